@@ -1,0 +1,5 @@
+"""``python -m glotbench``: the command line."""
+
+from glotbench.cli import main
+
+main()

@@ -1,0 +1,1 @@
+"""analysis layer of glotbench (see DESIGN.md)."""

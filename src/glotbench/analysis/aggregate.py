@@ -1,0 +1,151 @@
+"""Aggregate scores over languages and tasks with standard errors.
+
+Languages are treated as a sample from the population of languages a
+benchmark stands for, so an average over L languages has standard error
+
+    SE = s_between / sqrt(L),
+
+where s_between is the sample SD (ddof = 1) of the per-language scores — the
+between-language standard deviation σ_b of Sälevä, Ataman & Lignos (their
+eq. for the SD of the mean of language scores). The observed per-language
+scores already contain their own measurement noise, so this SE includes it.
+
+A benchmark's overall score is the unweighted mean of its task scores
+(XTREME-R: "we average the per-task scores"), with
+
+    SE_overall = sqrt(Σ_t SE_t²) / T,
+
+treating the tasks' language samples as independent. Overall scores are only
+reported for models that have every task of the selection, as XTREME-R's
+leaderboard does; partial coverage is shown, not silently averaged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+
+from glotbench.errors import InputError
+
+REQUIRED_COLUMNS = ("model", "task", "language", "score")
+
+
+def _check_columns(scores: pd.DataFrame) -> None:
+    missing = [c for c in REQUIRED_COLUMNS if c not in scores.columns]
+    if missing:
+        raise InputError(f"scores table lacks column(s) {', '.join(missing)}", field=missing[0])
+
+
+def mean_standard_error(values: np.ndarray) -> float:
+    """SE of the mean of a sample, s/√n with ddof = 1 (NaN for n < 2)."""
+    if values.size < 2:
+        return float("nan")
+    return float(values.std(ddof=1) / np.sqrt(values.size))
+
+
+def t_interval(mean: float, se: float, df: int, confidence_level: float) -> tuple[float, float]:
+    """Student-t interval mean ± t_{df, 1−α/2} · SE (NaN where undefined)."""
+    if not np.isfinite(se) or df < 1:
+        return float("nan"), float("nan")
+    half = float(sps.t.ppf(0.5 + confidence_level / 2, df)) * se
+    return mean - half, mean + half
+
+
+def language_aggregates(
+    scores: pd.DataFrame, by: tuple[str, ...] = ("model", "task"), confidence_level: float = 0.95
+) -> pd.DataFrame:
+    """Mean over languages per group, with between-language SD, SE and t-interval.
+
+    Scores are first averaged within each language (over seeds or replicates
+    if present), so every language counts once.
+    """
+    _check_columns(scores)
+    per_language = scores.groupby([*by, "language"], as_index=False, sort=True)["score"].mean()
+    rows: list[dict[str, Any]] = []
+    for key, group in per_language.groupby(list(by), sort=True):
+        values = group["score"].to_numpy(dtype=np.float64)
+        mean, se = float(values.mean()), mean_standard_error(values)
+        low, high = t_interval(mean, se, values.size - 1, confidence_level)
+        keys = key if isinstance(key, tuple) else (key,)
+        rows.append(
+            {
+                **dict(zip(by, keys, strict=True)),
+                "score": mean,
+                "between_language_sd": float(values.std(ddof=1)) if values.size > 1 else float("nan"),
+                "standard_error": se,
+                "ci_low": low,
+                "ci_high": high,
+                "n_languages": int(values.size),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    """Per-task and overall scores of each model, with standard errors."""
+
+    per_task: pd.DataFrame
+    overall: pd.DataFrame
+    tasks: tuple[str, ...]
+    confidence_level: float
+
+    def to_frame(self) -> pd.DataFrame:
+        """Tidy: one row per model and task, plus task ``"overall"``."""
+        overall = self.overall.assign(task="overall", between_language_sd=np.nan)
+        return pd.concat([self.per_task, overall[self.per_task.columns.intersection(overall.columns)]], ignore_index=True)
+
+    def to_dict(self) -> dict[str, Any]:
+        def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+            clean = frame.astype(object).where(frame.notna(), None)
+            return clean.to_dict(orient="records")
+
+        return {
+            "tasks": list(self.tasks),
+            "confidence_level": self.confidence_level,
+            "overall": records(self.overall),
+            "per_task": records(self.per_task),
+        }
+
+
+def leaderboard(scores: pd.DataFrame, confidence_level: float = 0.95) -> Leaderboard:
+    """Leaderboard of models: language averages per task and their unweighted overall mean.
+
+    ``scores`` is a tidy table with columns model, task, language, score (more
+    columns are ignored; several metrics per task should be filtered first).
+    Models are ordered by overall score, then by number of tasks covered.
+    """
+    _check_columns(scores)
+    if scores.empty:
+        raise InputError("no scores to rank; check the store or the filters")
+    per_task = language_aggregates(scores, ("model", "task"), confidence_level)
+    tasks = tuple(sorted(per_task["task"].unique()))
+    rows: list[dict[str, Any]] = []
+    for model, group in per_task.groupby("model", sort=False):
+        complete = len(group) == len(tasks)
+        se_parts = group["standard_error"].to_numpy(dtype=np.float64)
+        mean = float(group["score"].mean()) if complete else float("nan")
+        se = float(np.sqrt(np.sum(se_parts**2)) / len(tasks)) if complete else float("nan")
+        z = float(sps.norm.ppf(0.5 + confidence_level / 2))
+        rows.append(
+            {
+                "model": model,
+                "score": mean,
+                "standard_error": se,
+                "ci_low": mean - z * se,
+                "ci_high": mean + z * se,
+                "n_tasks": int(len(group)),
+                "n_languages": int(group["n_languages"].sum()),
+            }
+        )
+    overall = pd.DataFrame(rows).sort_values(["score", "n_tasks"], ascending=[False, False], na_position="last")
+    return Leaderboard(
+        per_task=per_task.sort_values(["task", "score"], ascending=[True, False]).reset_index(drop=True),
+        overall=overall.reset_index(drop=True),
+        tasks=tasks,
+        confidence_level=confidence_level,
+    )

@@ -1,0 +1,1 @@
+"""core layer of glotbench (see DESIGN.md)."""

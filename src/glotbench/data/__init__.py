@@ -1,0 +1,20 @@
+"""Example data embedded in the package (published figures)."""
+
+from __future__ import annotations
+
+from importlib import resources
+
+import pandas as pd
+
+
+def xtreme_r_baselines() -> pd.DataFrame:
+    """Published per-language test scores of the XTREME-R baselines.
+
+    Ruder et al. 2021, "XTREME-R: Towards More Challenging and Nuanced
+    Multilingual Evaluation" (EMNLP): mBERT, XLM-R Large, mT5-XXL and mBERT
+    translate-train(-all) on XNLI, XCOPA, WikiANN-NER, XQuAD, MLQA,
+    TyDiQA-GoldP, Mewsli-X and LAReQA. Long format: model, task, language,
+    metric, score (0-100).
+    """
+    with resources.files(__name__).joinpath("xtreme_r_baselines.csv").open("r", encoding="utf-8") as fh:
+        return pd.read_csv(fh, dtype={"model": str, "task": str, "language": str, "metric": str})

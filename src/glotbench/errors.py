@@ -1,0 +1,61 @@
+"""Errors a user can cause.
+
+Every error a user can trigger is a :class:`GlotbenchError`; the CLI prints its
+message without a traceback and exits with :attr:`GlotbenchError.exit_code`.
+Messages say what went wrong *and* what to do about it.
+"""
+
+from __future__ import annotations
+
+
+class GlotbenchError(Exception):
+    """Base class of all user-facing glotbench errors."""
+
+    exit_code: int = 1
+
+
+class InputError(GlotbenchError):
+    """A file or value supplied by the user is malformed.
+
+    ``path``, ``line`` and ``field`` locate the problem; the message names them
+    so the user can open the file at the right place.
+    """
+
+    exit_code = 2
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        line: int | None = None,
+        field: str | None = None,
+    ) -> None:
+        self.path = path
+        self.line = line
+        self.field = field
+        self.reason = message
+        where = []
+        if path is not None:
+            where.append(str(path))
+        if line is not None:
+            where.append(f"line {line}")
+        if field is not None:
+            where.append(f"field '{field}'")
+        prefix = ", ".join(where)
+        super().__init__(f"{prefix}: {message}" if prefix else message)
+
+
+class UnknownMetricError(GlotbenchError, KeyError):
+    """A metric name that is not in the registry."""
+
+    exit_code = 2
+
+    def __str__(self) -> str:  # KeyError would otherwise quote the message
+        return str(self.args[0]) if self.args else "unknown metric"
+
+
+class StoreError(GlotbenchError):
+    """The results store cannot be opened or is inconsistent."""
+
+    exit_code = 3

@@ -1,0 +1,1 @@
+"""importers layer of glotbench (see DESIGN.md)."""

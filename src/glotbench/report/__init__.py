@@ -1,0 +1,1 @@
+"""report layer of glotbench (see DESIGN.md)."""

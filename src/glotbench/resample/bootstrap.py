@@ -1,0 +1,124 @@
+"""Bootstrap confidence intervals and standard errors of any registered metric."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from glotbench.metrics.base import Metric
+from glotbench.metrics.registry import get_metric
+from glotbench.resample.engine import (
+    ScoreFn,
+    as_systems,
+    jackknife_scores,
+    point_scores,
+    replicate_scores,
+)
+from glotbench.resample.intervals import (
+    IntervalMethod,
+    bca_interval,
+    percentile_interval,
+    standard_error,
+)
+from glotbench.resample.result import BootstrapResult
+from glotbench.resample.weights import Scheme
+
+
+def bootstrap(
+    stats: npt.ArrayLike,
+    score: Metric | ScoreFn,
+    *,
+    n_resamples: int = 10_000,
+    confidence_level: float = 0.95,
+    method: IntervalMethod = "percentile",
+    seed: int = 0,
+    scheme: Scheme = "multinomial",
+    compress: bool | Literal["auto"] = "auto",
+    chunk_size: int | None = None,
+    n_jobs: int = 1,
+    names: Sequence[str] | None = None,
+) -> BootstrapResult:
+    """Bootstrap one system's (n × k) or several systems' (m × n × k) statistics.
+
+    Systems are resampled with the same weights (paired). ``method`` is
+    ``"percentile"`` or ``"bca"``; ``scheme`` is ``"multinomial"`` (the
+    classical bootstrap) or ``"poisson"`` (independent Poisson(1) weights).
+    """
+    if not 0.0 < confidence_level < 1.0:
+        raise ValueError("confidence_level must lie strictly between 0 and 1")
+    if method not in ("percentile", "bca"):
+        raise ValueError(f"unknown interval method {method!r}; use 'percentile' or 'bca'")
+    systems = as_systems(stats)
+    m = systems.shape[0]
+    labels = tuple(names) if names is not None else tuple(f"system_{i}" for i in range(m))
+    if len(labels) != m:
+        raise ValueError(f"{len(labels)} names for {m} systems")
+    replicates = replicate_scores(
+        systems,
+        score,
+        n_resamples=n_resamples,
+        seed=seed,
+        scheme=scheme,
+        compress=compress,
+        chunk_size=chunk_size,
+        n_jobs=n_jobs,
+    )
+    estimates = point_scores(systems, score)
+    if method == "bca":
+        low, high = bca_interval(replicates, estimates, jackknife_scores(systems, score), confidence_level)
+    else:
+        low, high = percentile_interval(replicates, confidence_level)
+    return BootstrapResult(
+        estimates=estimates,
+        replicates=replicates,
+        low=np.asarray(low, dtype=np.float64),
+        high=np.asarray(high, dtype=np.float64),
+        standard_errors=standard_error(replicates),
+        confidence_level=confidence_level,
+        method=method,
+        scheme=scheme,
+        n_resamples=n_resamples,
+        seed=seed,
+        n_examples=systems.shape[1],
+        names=labels,
+        metric=score.name if isinstance(score, Metric) else None,
+    )
+
+
+def bootstrap_metric(
+    metric: str | Metric,
+    predictions: Sequence[Any],
+    references: Sequence[Any],
+    n_resamples: int = 10_000,
+    confidence_level: float = 0.95,
+    seed: int = 0,
+    *,
+    method: IntervalMethod = "percentile",
+    scheme: Scheme = "multinomial",
+) -> BootstrapResult:
+    """Score ``predictions`` against ``references`` with a bootstrap CI.
+
+    >>> res = bootstrap_metric("accuracy", [1, 0, 1, 1], [1, 1, 1, 0], n_resamples=1000)
+    >>> res.score
+    0.5
+
+    ``metric`` is a registry name (``accuracy``, ``f1_macro``, ``mcc``,
+    ``ner_f1``, ``bleu``, ``chrf``, …) or a :class:`~glotbench.metrics.Metric`.
+    Metrics that need a label set learn it from the data (``Metric.fit``).
+    """
+    base = get_metric(metric) if isinstance(metric, str) else metric
+    bound = base.fit(predictions, references)
+    stats = bound.stats(predictions, references)
+    return bootstrap(
+        stats,
+        bound,
+        n_resamples=n_resamples,
+        confidence_level=confidence_level,
+        method=method,
+        seed=seed,
+        scheme=scheme,
+        names=(bound.name,),
+    )

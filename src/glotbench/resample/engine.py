@@ -1,0 +1,141 @@
+"""The bootstrap engine: ``score(W @ S)`` in chunks, paired across systems.
+
+``stats`` is one system's (n × k) statistics matrix or several systems'
+(m × n × k) on the *same* examples in the same order. All systems share one W,
+so differences between them are paired bootstrap differences.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from glotbench.metrics.base import Metric
+from glotbench.resample.weights import BLOCK, Scheme, Support, make_support, weight_block
+
+ScoreFn = Callable[[npt.NDArray[np.float64]], npt.NDArray[np.float64]]
+#: memory budget of one chunk of W and W @ S, in bytes
+CHUNK_BYTES = 64 * 2**20
+
+
+def as_score_fn(score: Metric | ScoreFn) -> ScoreFn:
+    """Accept a metric or a plain vectorised ``score(summed[..., k])`` function."""
+    return score.score if isinstance(score, Metric) else score
+
+
+def as_systems(stats: npt.ArrayLike) -> npt.NDArray[np.float64]:
+    """Return statistics as (m × n × k): one system becomes m = 1."""
+    arr = np.asarray(stats, dtype=np.float64)
+    if arr.ndim == 2:
+        arr = arr[None]
+    if arr.ndim != 3:
+        raise ValueError(f"statistics must be (n, k) or (m, n, k); got shape {arr.shape}")
+    if not np.isfinite(arr).all():
+        raise ValueError("statistics contain NaN or infinite values")
+    return arr
+
+
+def _flatten(systems: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    m, n, k = systems.shape
+    return systems.transpose(1, 0, 2).reshape(n, m * k)
+
+
+def _chunk_blocks(support: Support, width: int, chunk_size: int | None) -> int:
+    """Blocks per chunk so that W (rows × u) and W @ S (rows × width) fit the budget."""
+    if chunk_size is not None:
+        return max(1, -(-int(chunk_size) // BLOCK))
+    per_row = 8 * (support.size + width + (support.n if not support.compressed else 0))
+    return max(1, CHUNK_BYTES // (per_row * BLOCK))
+
+
+def replicate_scores(
+    stats: npt.ArrayLike,
+    score: Metric | ScoreFn,
+    *,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    scheme: Scheme = "multinomial",
+    compress: bool | Literal["auto"] = "auto",
+    chunk_size: int | None = None,
+    n_jobs: int = 1,
+) -> npt.NDArray[np.float64]:
+    """Bootstrap replicate scores, shape (n_resamples × m).
+
+    Replicate r of every system is ``score(w_r @ S_system)`` for the same
+    weight row ``w_r``; rows come from fixed seeded blocks (see
+    :mod:`glotbench.resample.weights`), so the result does not depend on
+    ``chunk_size`` or ``n_jobs``.
+    """
+    if n_resamples < 1:
+        raise ValueError("n_resamples must be at least 1")
+    systems = as_systems(stats)
+    m, n, k = systems.shape
+    if n == 0:
+        raise ValueError("cannot resample an empty test set")
+    score_fn = as_score_fn(score)
+    support = make_support(_flatten(systems), compress)
+    blocks_per_chunk = _chunk_blocks(support, m * k, chunk_size)
+    n_blocks = -(-n_resamples // BLOCK)
+    out = np.empty((n_resamples, m), dtype=np.float64)
+
+    def run_chunk(first_block: int) -> None:
+        last_block = min(first_block + blocks_per_chunk, n_blocks)
+        for block in range(first_block, last_block):
+            start = block * BLOCK
+            rows = min(BLOCK, n_resamples - start)
+            weights = weight_block(scheme, seed, block, support, rows)
+            summed = (weights @ support.rows).reshape(rows, m, k)
+            out[start : start + rows] = score_fn(summed)
+
+    starts = range(0, n_blocks, blocks_per_chunk)
+    if n_jobs == 1:
+        for first in starts:
+            run_chunk(first)
+    else:
+        with ThreadPoolExecutor(max_workers=n_jobs) as pool:
+            list(pool.map(run_chunk, starts))
+    return out
+
+
+def jackknife_scores(stats: npt.ArrayLike, score: Metric | ScoreFn) -> npt.NDArray[np.float64]:
+    """Leave-one-out scores (n × m): ``score(T − S_i)`` for every example i.
+
+    With additive statistics the jackknife is one vectorised subtraction. Rows
+    that are identical give identical values, so each distinct row is scored
+    once and broadcast back.
+    """
+    systems = as_systems(stats)
+    m, n, k = systems.shape
+    score_fn = as_score_fn(score)
+    flat = _flatten(systems)
+    support = make_support(flat, compress=True)
+    total = flat.sum(axis=0)
+    distinct = score_fn((total[None, :] - support.rows).reshape(support.size, m, k))
+    return distinct[support.index]
+
+
+def point_scores(stats: npt.ArrayLike, score: Metric | ScoreFn) -> npt.NDArray[np.float64]:
+    """Full-sample score of each system, shape (m,)."""
+    systems = as_systems(stats)
+    return np.asarray(as_score_fn(score)(systems.sum(axis=1)), dtype=np.float64).reshape(-1)
+
+
+def mask_scores(
+    stats: npt.ArrayLike, score: Metric | ScoreFn, masks: npt.ArrayLike
+) -> npt.NDArray[np.float64]:
+    """Scores of arbitrary weighted subsets: ``score(mask @ S)``, shape (rows × m).
+
+    ``masks`` is (rows × n): 0/1 rows for buckets or subsamples, or any
+    non-negative weights.
+    """
+    systems = as_systems(stats)
+    m, n, k = systems.shape
+    weights = np.atleast_2d(np.asarray(masks, dtype=np.float64))
+    if weights.shape[1] != n:
+        raise ValueError(f"masks have {weights.shape[1]} columns but there are {n} examples")
+    summed = (weights @ _flatten(systems)).reshape(weights.shape[0], m, k)
+    return np.asarray(as_score_fn(score)(summed), dtype=np.float64)

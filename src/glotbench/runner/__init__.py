@@ -1,0 +1,1 @@
+"""runner layer of glotbench (see DESIGN.md)."""

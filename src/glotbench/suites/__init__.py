@@ -1,0 +1,1 @@
+"""suites layer of glotbench (see DESIGN.md)."""
