@@ -49,7 +49,11 @@ class _BinaryMetric(Metric):
         pred_pos = prediction == self.pos_label
         ref_pos = reference == self.pos_label
         return np.array(
-            [float(pred_pos and ref_pos), float(pred_pos and not ref_pos), float(ref_pos and not pred_pos)]
+            [
+                float(pred_pos and ref_pos),
+                float(pred_pos and not ref_pos),
+                float(ref_pos and not pred_pos),
+            ]
         )
 
     def stats(self, predictions: Sequence[Any], references: Sequence[Any]) -> FloatArray:
@@ -58,9 +62,11 @@ class _BinaryMetric(Metric):
         n = len(references)
         pred_pos = np.fromiter((p == self.pos_label for p in predictions), dtype=bool, count=n)
         ref_pos = np.fromiter((r == self.pos_label for r in references), dtype=bool, count=n)
-        return np.column_stack([pred_pos & ref_pos, pred_pos & ~ref_pos, ref_pos & ~pred_pos]).astype(
-            np.float64
-        ).reshape(n, 3)
+        return (
+            np.column_stack([pred_pos & ref_pos, pred_pos & ~ref_pos, ref_pos & ~pred_pos])
+            .astype(np.float64)
+            .reshape(n, 3)
+        )
 
     def _counts(self, summed: npt.ArrayLike) -> tuple[FloatArray, FloatArray, FloatArray]:
         arr = as_float_array(summed, 3, self.name)

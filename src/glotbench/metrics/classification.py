@@ -97,7 +97,9 @@ class _CountsMetric(Metric):
             ref_idx = np.fromiter((index[r] for r in references), dtype=np.int64, count=n)
             pred_idx = np.fromiter((index.get(p, -1) for p in predictions), dtype=np.int64, count=n)
         except KeyError as exc:
-            raise ValueError(f"{self.name}: reference label {exc.args[0]!r} not in labels") from None
+            raise ValueError(
+                f"{self.name}: reference label {exc.args[0]!r} not in labels"
+            ) from None
         out = np.zeros((n, 3 * n_labels), dtype=np.float64)
         rows = np.arange(n)
         correct = ref_idx == pred_idx
@@ -112,7 +114,9 @@ class _CountsMetric(Metric):
         arr = as_float_array(summed, 3 * n_labels, self.name)
         return arr[..., :n_labels], arr[..., n_labels : 2 * n_labels], arr[..., 2 * n_labels :]
 
-    def _per_class(self, summed: npt.ArrayLike) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+    def _per_class(
+        self, summed: npt.ArrayLike
+    ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
         """Per-class precision, recall, F1 and the 'label present' mask."""
         tp, pred, true = self._split(summed)
         precision = safe_divide(tp, pred)
@@ -132,15 +136,22 @@ def _register_prf(kind: str, index: int) -> None:
             name = f"{kind}_{average}"
             description = f"{kind} with {average} averaging over classes"
 
-            def score(self, summed: npt.ArrayLike, _i: int = index, _avg: str = average) -> FloatArray:
+            def score(
+                self, summed: npt.ArrayLike, _i: int = index, _avg: str = average
+            ) -> FloatArray:
                 if _avg == "macro":
                     *values, present = self._per_class(summed)
                     return self._macro(values[_i], present)
                 tp, pred, true = (part.sum(axis=-1) for part in self._split(summed))
-                micro = (safe_divide(tp, pred), safe_divide(tp, true), safe_divide(2 * tp, pred + true))
+                micro = (
+                    safe_divide(tp, pred),
+                    safe_divide(tp, true),
+                    safe_divide(2 * tp, pred + true),
+                )
                 return micro[_i]
 
         _PRF.__name__ = _PRF.__qualname__ = f"{kind.capitalize()}{average.capitalize()}"
+        globals()[_PRF.__name__] = _PRF  # a module attribute, so instances pickle
         aliases = (kind,) if (kind == "f1" and average == "macro") else ()
         register_metric(_PRF.name, aliases=aliases)(_PRF)
 

@@ -85,9 +85,7 @@ def _reference_streams(
                 raise InputError(f"{metric}: references of example {i} must be strings, got {r!r}")
         per_example.append(refs)
     n_streams = max(len(refs) for refs in per_example)
-    return [
-        [refs[j] if j < len(refs) else None for refs in per_example] for j in range(n_streams)
-    ]
+    return [[refs[j] if j < len(refs) else None for refs in per_example] for j in range(n_streams)]
 
 
 class _SacreMetric(Metric):
@@ -96,6 +94,10 @@ class _SacreMetric(Metric):
     def _sacre(self) -> Any:
         """The sacrebleu metric object (built lazily: sacrebleu is slow to import)."""
         raise NotImplementedError
+
+    def __getstate__(self) -> dict[str, Any]:
+        # the sacrebleu object (tokeniser caches, sentencepiece models) is rebuilt on demand
+        return {**self.__dict__, "_metric": None}
 
     def example_stats(self, prediction: Any, reference: Any) -> FloatArray:
         return self.stats([prediction], [reference])[0]
@@ -188,9 +190,10 @@ class Bleu(_SacreMetric):
         ratio = np.divide(ref_len, sys_len, out=np.zeros_like(sys_len), where=sys_len > 0)
         bp = np.where(short, np.where(sys_len > 0, np.exp(1.0 - ratio), 0.0), bp)
 
+        # sacrebleu's default value for floor / add-k (unused by exp and none)
         smooth_value = self.smooth_value
         if smooth_value is None:
-            smooth_value = _SMOOTH_DEFAULTS[self.smooth_method]
+            smooth_value = _SMOOTH_DEFAULTS[self.smooth_method] or 0.0
         if self.smooth_method == "add-k" and n_orders > 1:
             correct[..., 1:] += smooth_value
             total[..., 1:] += smooth_value
@@ -291,7 +294,10 @@ class ChrF(_SacreMetric):
             rec = np.where(rec_ok, rec, _CHRF_EPS)
             denom = factor * prec + rec
             f_order = np.divide(
-                (1 + factor) * prec * rec, denom, out=np.full_like(denom, _CHRF_EPS), where=denom > 0
+                (1 + factor) * prec * rec,
+                denom,
+                out=np.full_like(denom, _CHRF_EPS),
+                where=denom > 0,
             )
             total = f_order[..., 0]
             for n in range(1, n_orders):

@@ -1,0 +1,77 @@
+"""The command line as a user runs it: exit codes, JSON output, error messages."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "glotbench", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
+    )
+
+
+def test_demo_prints_the_leaderboard() -> None:
+    result = run_cli("demo")
+    assert result.returncode == 0, result.stderr
+    assert "XLM-R Large" in result.stdout
+    assert "64.2 ± 1.0" in result.stdout
+
+
+def test_demo_json_is_documented_object() -> None:
+    result = run_cli("demo", "--json")
+    assert result.returncode == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert set(payload) == {"tasks", "confidence_level", "overall", "per_task"}
+    top = payload["overall"][0]
+    assert top["model"] == "XLM-R Large"
+    assert top["ci_low"] < top["score"] < top["ci_high"]
+
+
+def test_bootstrap_command(tmp_path: Path) -> None:
+    (tmp_path / "pred.txt").write_text("\n".join(["POS", "NEG", "POS", "NEU"] * 25) + "\n")
+    (tmp_path / "ref.txt").write_text("\n".join(["POS", "NEG", "NEG", "NEU"] * 25) + "\n")
+    result = run_cli("bootstrap", "pred.txt", "ref.txt", "--metric", "accuracy", "-B", "2000", "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    system = json.loads(result.stdout)["systems"][0]
+    assert system["score"] == pytest.approx(0.75)
+    assert system["standard_error"] == pytest.approx((0.75 * 0.25 / 100) ** 0.5, rel=0.12)
+
+
+def test_bootstrap_command_reports_misaligned_files(tmp_path: Path) -> None:
+    (tmp_path / "pred.txt").write_text("a\nb\n")
+    (tmp_path / "ref.txt").write_text("a\n")
+    result = run_cli("bootstrap", "pred.txt", "ref.txt", cwd=tmp_path)
+    assert result.returncode != 0
+    assert "2 predictions" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_bootstrap_command_reports_bad_json_line(tmp_path: Path) -> None:
+    (tmp_path / "pred.jsonl").write_text('"a"\n{broken\n')
+    (tmp_path / "ref.jsonl").write_text('"a"\n"b"\n')
+    result = run_cli("bootstrap", "pred.jsonl", "ref.jsonl", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "pred.jsonl, line 2" in result.stderr
+
+
+def test_metrics_command_lists_the_registry() -> None:
+    result = run_cli("metrics", "--json")
+    assert result.returncode == 0, result.stderr
+    names = {m["name"] for m in json.loads(result.stdout)["metrics"]}
+    assert {"accuracy", "f1_macro", "mcc"} <= names
+
+
+def test_every_command_has_help() -> None:
+    for command in (["--help"], ["demo", "--help"], ["bootstrap", "--help"], ["metrics", "--help"]):
+        result = run_cli(*command)
+        assert result.returncode == 0, (command, result.stderr)
+        assert "Usage" in result.stdout
