@@ -98,3 +98,114 @@ def bootstrap_files(
         bound, preds, refs, n_resamples=n_resamples, confidence_level=confidence_level, seed=seed,
         method=method,  # type: ignore[arg-type]
     )
+
+
+# --- store commands ---------------------------------------------------------------
+
+from collections.abc import Callable, Sequence  # noqa: E402
+
+import pandas as pd  # noqa: E402
+
+from glotbench.core import (  # noqa: E402
+    ImportResult,
+    Store,
+    StoreSummary,
+    add_scores_frame,
+    import_examples_file,
+    import_scores_file,
+)
+from glotbench.core.ingest import open_store_for_import  # noqa: E402
+from glotbench.core.store import ExportResult  # noqa: E402
+
+#: Store used when none is given: ``glotbench.duckdb`` in the working directory.
+DEFAULT_STORE_PATH = Path("glotbench.duckdb")
+
+__all__ += [
+    "DEFAULT_STORE_PATH",
+    "ExportResult",
+    "ImportResult",
+    "Store",
+    "StoreSummary",
+    "add_scores",
+    "export_store",
+    "import_examples",
+    "import_parquet",
+    "import_scores",
+    "open_store",
+    "show_store",
+]
+
+
+def open_store(store: str | Path = DEFAULT_STORE_PATH, *, read_only: bool = False) -> Store:
+    """Open (or create, unless ``read_only``) a results store; use it as a context manager."""
+    return Store.open(store, read_only=read_only)
+
+
+def import_scores(
+    path: str | Path,
+    *,
+    store: str | Path = DEFAULT_STORE_PATH,
+    allow_unknown_metrics: bool = False,
+) -> ImportResult:
+    """Import a tidy scores file (CSV / JSONL / Parquet) in one transaction.
+
+    Re-importing the same file is a no-op (``status == "skipped"``); rows
+    already stored with the same values are skipped; a stored key with a
+    different value raises :class:`~glotbench.errors.InputError` and nothing
+    is written.
+    """
+    with open_store_for_import(store) as s:
+        return import_scores_file(s, path, allow_unknown_metrics=allow_unknown_metrics)
+
+
+def import_examples(
+    path: str | Path,
+    *,
+    store: str | Path = DEFAULT_STORE_PATH,
+    labels: Sequence[str] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> ImportResult:
+    """Import a tidy per-example file: validated first, then one transaction per run.
+
+    Runs already complete in the store are skipped, so repeating an
+    interrupted import completes it. ``labels`` (e.g. ``["POS", "NEG"]``) fixes
+    the label set of label-count metrics (macro-F1, MCC, ...); otherwise it is
+    read from the ``tp[LABEL]`` column names.
+    """
+    with open_store_for_import(store) as s:
+        return import_examples_file(s, path, labels=labels, progress=progress)
+
+
+def import_parquet(path: str | Path, *, store: str | Path = DEFAULT_STORE_PATH) -> ImportResult:
+    """Merge a Parquet snapshot written by :func:`export_store` into ``store``."""
+    with open_store_for_import(store) as s:
+        return s.import_parquet(path)
+
+
+def add_scores(
+    frame: pd.DataFrame,
+    *,
+    store: str | Path = DEFAULT_STORE_PATH,
+    source: str = "<DataFrame>",
+    allow_unknown_metrics: bool = False,
+) -> ImportResult:
+    """Add a DataFrame of scores (the columns of a scores file) in one transaction."""
+    with open_store_for_import(store) as s:
+        return add_scores_frame(
+            s, frame, source=source, allow_unknown_metrics=allow_unknown_metrics
+        )
+
+
+def show_store(store: str | Path = DEFAULT_STORE_PATH) -> StoreSummary:
+    """What the store holds: counts and a per (model, task, language) table."""
+    with Store.open(store, read_only=True) as s:
+        return s.summary()
+
+
+def export_store(
+    out: str | Path, *, store: str | Path = DEFAULT_STORE_PATH, table: str = "all"
+) -> ExportResult:
+    """Export table(s) to CSV or Parquet (see :meth:`Store.export` for the file names)."""
+    with Store.open(store, read_only=True) as s:
+        files = s.export(out, table=table)
+    return ExportResult(store=str(store), table=table, files=[str(f) for f in files])

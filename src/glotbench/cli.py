@@ -116,3 +116,184 @@ def bootstrap_command(
         return
     frame = result.to_frame()[["metric", "score", "standard_error", "ci_low", "ci_high", "n_examples"]]
     console.print(frame_table(frame, title=f"{metric}: bootstrap ({n_resamples} resamples, {method})"))
+
+
+# --- store commands ------------------------------------------------------------
+
+from enum import StrEnum  # noqa: E402
+
+
+class ExportTable(StrEnum):
+    """Tables ``glotbench export`` can write."""
+
+    runs = "runs"
+    examples = "examples"
+    scores = "scores"
+    imports = "imports"
+    meta = "meta"
+    all = "all"
+
+
+def _print_import(result: api.ImportResult, json_output: bool) -> None:
+    if json_output:
+        print_json(result.to_dict())
+        return
+    style = {"imported": "green", "resumed": "green", "skipped": "yellow"}[result.status]
+    console.print(
+        f"[{style}]{result.status}[/] {result.source} -> {result.store}: {result.message} "
+        f"[dim]({result.seconds:.2f} s)[/]",
+        highlight=False,
+    )
+    if result.ignored_columns:
+        console.print(
+            f"[dim]note: ignored column(s) that are neither keys nor statistics: "
+            f"{', '.join(result.ignored_columns)}[/]",
+            highlight=False,
+        )
+
+
+@import_app.command("scores")
+def import_scores_command(
+    file: Annotated[
+        Path,
+        typer.Argument(
+            help="Tidy scores file (.csv, .csv.gz, .jsonl, .jsonl.gz, .parquet): one score per "
+            "row with model, task, language, metric, score (docs/formats.md)."
+        ),
+    ],
+    store: StoreOption = DEFAULT_STORE,
+    allow_unknown_metrics: Annotated[
+        bool,
+        typer.Option(
+            "--allow-unknown-metrics",
+            help="Accept metric names that are not in the registry (e.g. published scores of "
+            "metrics glotbench cannot compute).",
+        ),
+    ] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Import aggregate scores in one transaction (re-importing the same file is a no-op)."""
+    result = api.import_scores(file, store=store, allow_unknown_metrics=allow_unknown_metrics)
+    _print_import(result, json_output)
+
+
+@import_app.command("examples")
+def import_examples_command(
+    file: Annotated[
+        Path,
+        typer.Argument(
+            help="Tidy per-example file (.csv, .csv.gz, .jsonl, .jsonl.gz, .parquet): one example "
+            "of one run per row with model, task, language, seed, example_id, metric and the "
+            "metric's statistic columns or a 'score' column (docs/formats.md)."
+        ),
+    ],
+    store: StoreOption = DEFAULT_STORE,
+    labels: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--labels",
+            help="Label set of label-count metrics (f1_macro, mcc, ...): comma-separated and/or "
+            "repeated. Default: read from the tp[LABEL] column names.",
+        ),
+    ] = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Import per-example statistics, one transaction per run; re-run to resume."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    try:
+        if json_output or not err_console.is_terminal:
+            result = api.import_examples(file, store=store, labels=labels)
+        else:
+            with Progress(
+                "[progress.description]{task.description}",
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeRemainingColumn(),
+                console=err_console,
+                transient=True,
+            ) as bar:
+                task = bar.add_task(f"reading and checking {file.name}", total=None)
+
+                def progress(done: int, total: int) -> None:
+                    bar.update(task, description="writing runs", completed=done, total=total)
+
+                result = api.import_examples(file, store=store, labels=labels, progress=progress)
+    except KeyboardInterrupt:
+        err_console.print(
+            "[yellow]interrupted:[/] the runs written so far are complete and kept; "
+            "run the same command again to resume",
+            highlight=False,
+        )
+        raise typer.Exit(130) from None
+    _print_import(result, json_output)
+
+
+@import_app.command("parquet")
+def import_parquet_command(
+    path: Annotated[
+        Path,
+        typer.Argument(
+            help="Snapshot written by 'glotbench export': a directory of runs.parquet, "
+            "examples.parquet, ... or NAME.parquet with siblings NAME_runs.parquet, ..."
+        ),
+    ],
+    store: StoreOption = DEFAULT_STORE,
+    json_output: JsonOption = False,
+) -> None:
+    """Merge a Parquet snapshot of a store into this store (skips what is already there)."""
+    _print_import(api.import_parquet(path, store=store), json_output)
+
+
+@app.command("show")
+def show_command(store: StoreOption = DEFAULT_STORE, json_output: JsonOption = False) -> None:
+    """Show what the store holds: counts, and runs / examples / scores per model, task, language."""
+    summary = api.show_store(store)
+    if json_output:
+        print_json(summary.to_dict())
+        return
+    c = summary.counts
+    console.print(
+        f"[bold]{summary.path}[/] (schema version {summary.schema_version}): "
+        f"{c['runs']} runs, {c['examples']} example rows, {c['scores']} scores, "
+        f"{c['imports']} imports; {c['models']} models, {c['tasks']} tasks, "
+        f"{c['languages']} languages, {c['metrics']} metrics",
+        highlight=False,
+    )
+    if not summary.by_model_task_language.empty:
+        console.print(frame_table(summary.to_frame(), title="By model, task and language"))
+    for item in summary.incomplete_imports:
+        console.print(
+            f"[yellow]interrupted import[/] {item['import_id']} of {item['source']} "
+            f"({item['kind']}, {item['runs_written']} runs written, started "
+            f"{item['started_at']}): run the same import again to complete it",
+            highlight=False,
+        )
+
+
+@app.command("export")
+def export_command(
+    out: Annotated[
+        Path,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Where to write: FILE.csv, FILE.csv.gz or FILE.parquet (with --table all: "
+            "FILE_runs.EXT, FILE_examples.EXT, ...), or a directory (a Parquet snapshot that "
+            "'glotbench import parquet' reads back).",
+        ),
+    ],
+    store: StoreOption = DEFAULT_STORE,
+    table: Annotated[
+        ExportTable,
+        typer.Option("--table", help="Table to export, or all of them.", case_sensitive=False),
+    ] = ExportTable.all,
+    json_output: JsonOption = False,
+) -> None:
+    """Export the store's tables to CSV or Parquet."""
+    result = api.export_store(out, store=store, table=table.value)
+    if json_output:
+        print_json(result.to_dict())
+        return
+    for file in result.files:
+        console.print(f"wrote {file}", highlight=False)

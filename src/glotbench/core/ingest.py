@@ -1,0 +1,301 @@
+"""Import tidy files into a store: validate everything, then write.
+
+* :func:`import_scores_file` — one transaction per file. Re-importing a file
+  with the same content (SHA-256) is a no-op; rows already stored with the same
+  values are skipped; a stored key with a different value is an error naming
+  the line, the field and the stored value.
+* :func:`import_examples_file` — one transaction per run. Runs already
+  complete are skipped, so an interrupted import (Ctrl-C, ``SIGKILL``, a power
+  cut) is completed by running the same command again.
+
+A validation error leaves the store exactly as it was: nothing is written
+before the whole file has been read and checked.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import pandas as pd
+
+from glotbench.core.readers import TidyTable, detect_format, file_sha256, read_tidy
+from glotbench.core.schema import ImportRecord, stats_digest
+from glotbench.core.store import ScoreConflictError, Store, new_import_id
+from glotbench.core.validate import validate_examples, validate_scores
+from glotbench.errors import InputError
+
+Progress = Callable[[int, int], None]
+ImportStatus = Literal["imported", "resumed", "skipped"]
+
+
+@dataclass
+class ImportResult:
+    """What an import did.
+
+    ``status``: ``imported`` (a new import), ``resumed`` (an interrupted
+    import of the same file was completed) or ``skipped`` (this exact file was
+    already imported; nothing was done).
+    """
+
+    kind: str
+    source: str
+    store: str
+    status: ImportStatus
+    sha256: str
+    import_id: str | None
+    rows: int = 0
+    runs_added: int = 0
+    runs_skipped: int = 0
+    scores_added: int = 0
+    scores_skipped: int = 0
+    ignored_columns: list[str] = field(default_factory=list)
+    message: str = ""
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def to_frame(self) -> pd.DataFrame:
+        d = self.to_dict()
+        d["ignored_columns"] = ", ".join(d["ignored_columns"])
+        return pd.DataFrame([d])
+
+
+@contextmanager
+def open_store_for_import(path: str | Path) -> Iterator[Store]:
+    """Open (or create) a store for an import.
+
+    If the store did not exist and the import fails before writing anything
+    (e.g. a validation error), the newly created, empty store file is removed
+    again, so a failed import leaves no trace. A store that holds anything
+    (e.g. runs committed before an interruption) is always kept.
+    """
+    p = Path(path)
+    existed = p.exists()
+    store = Store.open(p)
+    try:
+        yield store
+    except BaseException:
+        store.close()
+        if not existed:
+            _remove_if_empty(p)
+        raise
+    finally:
+        store.close()
+
+
+def _remove_if_empty(path: Path) -> None:
+    try:
+        with Store.open(path, read_only=True) as store:
+            counts = store.summary().counts
+    except Exception:  # noqa: BLE001 - if in doubt, keep the file
+        return
+    if counts["runs"] or counts["scores"] or counts["examples"] or counts["imports"]:
+        return
+    if counts["incomplete_imports"]:
+        return
+    for candidate in (path, path.with_name(path.name + ".wal")):
+        with suppress(OSError):
+            candidate.unlink()
+
+
+def _checked_path(path: str | Path) -> Path:
+    """The path, after checking that it names an existing file of a known format."""
+    p = Path(path)
+    detect_format(p)
+    if not p.exists():
+        raise InputError("file not found", path=str(p))
+    if not p.is_file():
+        raise InputError("not a file", path=str(p))
+    return p
+
+
+def _skipped(
+    kind: str, path: Path, store: Store, sha: str, done: ImportRecord, t0: float
+) -> ImportResult:
+    when = done.completed_at.strftime("%Y-%m-%d %H:%M:%S UTC") if done.completed_at else "earlier"
+    return ImportResult(
+        kind=kind,
+        source=str(path),
+        store=str(store.path),
+        status="skipped",
+        sha256=sha,
+        import_id=done.import_id,
+        rows=done.rows,
+        message=(
+            f"this file (sha256 {sha[:12]}…) was already imported on {when} "
+            f"(import {done.import_id}); nothing to do"
+        ),
+        seconds=time.perf_counter() - t0,
+    )
+
+
+def import_scores_file(
+    store: Store, path: str | Path, *, allow_unknown_metrics: bool = False
+) -> ImportResult:
+    """Validate a tidy scores file and add it to ``store`` in one transaction."""
+    t0 = time.perf_counter()
+    p = _checked_path(path)
+    sha = file_sha256(p)
+    done = store.find_import(sha, "scores", completed=True)
+    if done is not None:
+        return _skipped("scores", p, store, sha, done, t0)
+    table = read_tidy(p)
+    data = validate_scores(table, allow_unknown_metrics=allow_unknown_metrics)
+    record = ImportRecord(
+        import_id=new_import_id(),
+        kind="scores",
+        source=str(p.resolve()),
+        sha256=sha,
+        rows=len(table),
+    )
+    try:
+        added, skipped = store.add_scores(data.frame, record)
+    except ScoreConflictError as exc:
+        raise table.error(exc.reason, exc.position, exc.field) from None
+    return ImportResult(
+        kind="scores",
+        source=str(p),
+        store=str(store.path),
+        status="imported",
+        sha256=sha,
+        import_id=record.import_id,
+        rows=len(table),
+        scores_added=added,
+        scores_skipped=skipped,
+        message=(
+            f"added {added} score(s)"
+            + (f"; {skipped} already stored with the same value(s), skipped" if skipped else "")
+        ),
+        seconds=time.perf_counter() - t0,
+    )
+
+
+def add_scores_frame(
+    store: Store,
+    frame: pd.DataFrame,
+    *,
+    source: str = "<DataFrame>",
+    allow_unknown_metrics: bool = False,
+) -> ImportResult:
+    """Validate a DataFrame of scores (the scores file columns) and add it.
+
+    Errors name the 1-based row of ``frame``.
+    """
+    t0 = time.perf_counter()
+    table = TidyTable.from_frame(frame, name=source)
+    data = validate_scores(table, allow_unknown_metrics=allow_unknown_metrics)
+    sha = hashlib.sha256(data.frame.to_csv(index=False).encode("utf-8")).hexdigest()
+    record = ImportRecord(
+        import_id=new_import_id(), kind="api", source=source, sha256=sha, rows=len(table)
+    )
+    try:
+        added, skipped = store.add_scores(data.frame, record)
+    except ScoreConflictError as exc:
+        raise table.error(exc.reason, exc.position, exc.field) from None
+    return ImportResult(
+        kind="api",
+        source=source,
+        store=str(store.path),
+        status="imported",
+        sha256=sha,
+        import_id=record.import_id,
+        rows=len(table),
+        scores_added=added,
+        scores_skipped=skipped,
+        message=f"added {added} score(s), skipped {skipped}",
+        seconds=time.perf_counter() - t0,
+    )
+
+
+def import_examples_file(
+    store: Store,
+    path: str | Path,
+    *,
+    labels: Sequence[str] | None = None,
+    progress: Progress | None = None,
+) -> ImportResult:
+    """Validate a tidy per-example file, then write each run in its own transaction.
+
+    ``labels`` fixes the label set of metrics that need one (macro-F1, MCC...);
+    without it the labels are read from the statistic column names
+    (``tp[LABEL]``...). ``progress(done, total)`` is called after each run.
+    """
+    t0 = time.perf_counter()
+    p = _checked_path(path)
+    sha = file_sha256(p)
+    done = store.find_import(sha, "examples", completed=True)
+    if done is not None:
+        return _skipped("examples", p, store, sha, done, t0)
+    table = read_tidy(p)
+    data = validate_examples(table, labels=labels)
+
+    # compare with what is stored: same content -> skip (resume); else an error
+    stored = store.stored_runs(run.record.run_id for run in data.runs)
+    to_write = []
+    for run in data.runs:
+        existing = stored.get(run.record.run_id)
+        if existing is None:
+            to_write.append(run)
+            continue
+        digest = stats_digest(run.example_ids, run.stats, run.record.stat_names)
+        if digest != existing["stats_sha256"]:
+            raise table.error(
+                f"the run starting here ({run.record.describe()}) is already stored with "
+                f"different statistics ({existing['n_examples']} examples, from "
+                f"{existing['source']}); a run's key must identify one result — change its "
+                "seed or config_hash, or import into another store",
+                run.first_position,
+                None,
+            )
+
+    partial = store.find_import(sha, "examples", completed=False)
+    if partial is not None:
+        import_id, status = partial.import_id, "resumed"
+    else:
+        import_id, status = new_import_id(), "imported"
+        store.start_import(
+            ImportRecord(
+                import_id=import_id,
+                kind="examples",
+                source=str(p.resolve()),
+                sha256=sha,
+                rows=len(table),
+            )
+        )
+    total = len(to_write)
+    if progress is not None:
+        progress(0, total)
+    for i, run in enumerate(to_write, start=1):
+        run.record.import_id = import_id
+        store.write_run(run.record, run.example_ids, run.stats)
+        if progress is not None:
+            progress(i, total)
+    added = store.count_runs_of_import(import_id)
+    store.complete_import(import_id, added)
+    skipped = len(data.runs) - total
+    message = f"added {total} run(s) ({sum(len(r.example_ids) for r in to_write)} examples)"
+    if skipped:
+        message += f"; {skipped} run(s) already complete in the store, skipped"
+    if status == "resumed":
+        message += " (resumed an interrupted import of this file)"
+    return ImportResult(
+        kind="examples",
+        source=str(p),
+        store=str(store.path),
+        status=status,  # type: ignore[arg-type]
+        sha256=sha,
+        import_id=import_id,
+        rows=len(table),
+        runs_added=total,
+        runs_skipped=skipped,
+        ignored_columns=data.ignored_columns,
+        message=message,
+        seconds=time.perf_counter() - t0,
+    )

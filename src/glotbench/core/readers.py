@@ -1,0 +1,413 @@
+"""Read tidy result files (CSV, JSONL, Parquet) and locate their rows.
+
+:func:`read_tidy` returns a :class:`TidyTable`: the file's records as a pandas
+DataFrame plus what is needed to name the *physical* place of a record in an
+error message:
+
+* CSV (``.csv``, ``.csv.gz``): the 1-based line on which the record starts
+  (the header is line 1). The file is parsed by pandas; only when an error is
+  reported is the exact line recomputed with the :mod:`csv` module, so quoted
+  fields that span lines and blank lines are counted correctly.
+* JSONL (``.jsonl``, ``.jsonl.gz``, ``.ndjson``): the line of the record.
+* Parquet (``.parquet``): ``row N`` (1-based).
+* an in-memory DataFrame (:meth:`TidyTable.from_frame`): ``row N`` (1-based).
+
+CSV values are read as text (empty cell = missing); JSONL values keep their
+JSON types; Parquet columns keep their Arrow types.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import hashlib
+import io
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Literal
+
+import numpy as np
+import pandas as pd
+
+from glotbench.errors import InputError
+
+SourceKind = Literal["csv", "jsonl", "parquet", "frame"]
+
+_SUFFIXES: tuple[tuple[str, SourceKind, bool], ...] = (
+    (".csv.gz", "csv", True),
+    (".jsonl.gz", "jsonl", True),
+    (".ndjson.gz", "jsonl", True),
+    (".csv", "csv", False),
+    (".jsonl", "jsonl", False),
+    (".ndjson", "jsonl", False),
+    (".parquet", "parquet", False),
+    (".pq", "parquet", False),
+)
+
+SUPPORTED_SUFFIXES = tuple(s for s, _, _ in _SUFFIXES)
+
+
+class RowInputError(InputError):
+    """An :class:`InputError` located by *row* (Parquet files, DataFrames), not line.
+
+    ``line`` holds the 1-based row number; the message says ``row N``.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        row: int | None = None,
+        field: str | None = None,
+    ) -> None:
+        super().__init__(message, path=path, line=row, field=field)
+        where = [str(path)] if path is not None else []
+        if row is not None:
+            where.append(f"row {row}")
+        if field is not None:
+            where.append(f"field '{field}'")
+        prefix = ", ".join(where)
+        self.args = (f"{prefix}: {message}" if prefix else message,)
+
+
+def detect_format(path: Path) -> tuple[SourceKind, bool]:
+    """(format, gzipped) from the file name; raises InputError for other names."""
+    name = path.name.lower()
+    for suffix, kind, gz in _SUFFIXES:
+        if name.endswith(suffix):
+            return kind, gz
+    raise InputError(
+        f"cannot tell the file format from the name; use one of {', '.join(SUPPORTED_SUFFIXES)}",
+        path=str(path),
+    )
+
+
+def file_sha256(path: Path) -> str:
+    """SHA-256 of the file's bytes (as stored, i.e. of the compressed file for .gz)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _open_text(path: Path, gz: bool) -> IO[str]:
+    if gz:
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8-sig", newline="")
+    return open(path, encoding="utf-8-sig", newline="")
+
+
+@dataclass
+class TidyTable:
+    """Records of one tidy file, with what is needed to locate each record.
+
+    ``frame`` has a RangeIndex: position ``i`` is the i-th data record.
+    ``columns`` are the column names in file order (header order for CSV,
+    first appearance for JSONL).
+    """
+
+    path: str
+    kind: SourceKind
+    frame: pd.DataFrame
+    columns: list[str]
+    #: CSV: record number (0 = header) of each row; JSONL: physical line
+    #: number; Parquet / frame: unused.
+    record_index: np.ndarray = field(repr=False)
+    gz: bool = False
+    #: Parquet float columns: rows holding an explicit NaN (pandas reads NaN and
+    #: null alike; these masks keep "NaN" apart from "missing" in messages)
+    explicit_nan: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    _csv_lines: dict[int, int] | None = field(default=None, repr=False)
+
+    # -- construction ----------------------------------------------------
+    @classmethod
+    def from_frame(cls, frame: pd.DataFrame, name: str = "<DataFrame>") -> TidyTable:
+        """Wrap an in-memory DataFrame (errors name ``row N``, 1-based)."""
+        frame = frame.reset_index(drop=True)
+        frame.columns = [str(c) for c in frame.columns]
+        return cls(
+            path=name,
+            kind="frame",
+            frame=frame,
+            columns=list(frame.columns),
+            record_index=np.arange(len(frame)),
+        )
+
+    def __len__(self) -> int:
+        return len(self.frame)
+
+    # -- locations -------------------------------------------------------
+    @property
+    def unit(self) -> str:
+        """``"line"`` for text files, ``"row"`` for Parquet and DataFrames."""
+        return "line" if self.kind in ("csv", "jsonl") else "row"
+
+    @property
+    def header_line(self) -> int | None:
+        """Line of the header (CSV: 1), where missing columns are reported."""
+        return 1 if self.kind == "csv" else None
+
+    def lines_of(self, positions: Sequence[int]) -> list[int]:
+        """1-based line (CSV, JSONL) or row (Parquet, frame) of each record position."""
+        pos = [int(p) for p in positions]
+        if self.kind == "jsonl":
+            return [int(self.record_index[p]) for p in pos]
+        if self.kind != "csv":
+            return [p + 1 for p in pos]
+        records = [int(self.record_index[p]) for p in pos]
+        if self._csv_lines is None:
+            self._csv_lines = {}
+        missing = sorted(set(records) - set(self._csv_lines))
+        if missing:
+            self._csv_lines.update(_csv_record_lines(Path(self.path), self.gz, missing))
+        return [self._csv_lines[r] for r in records]
+
+    def line_of(self, position: int) -> int:
+        return self.lines_of([position])[0]
+
+    def error(
+        self, message: str, position: int | None = None, field: str | None = None
+    ) -> InputError:
+        """An InputError located at record ``position`` (None: the file / header)."""
+        if position is None:
+            if self.unit == "line":
+                return InputError(message, path=self.path, line=self.header_line, field=field)
+            return RowInputError(message, path=self.path, field=field)
+        loc = self.line_of(position)
+        if self.unit == "line":
+            return InputError(message, path=self.path, line=loc, field=field)
+        return RowInputError(message, path=self.path, row=loc, field=field)
+
+    def where(self, position: int) -> str:
+        """``"line N"`` or ``"row N"`` of a record, for messages naming a second place."""
+        return f"{self.unit} {self.line_of(position)}"
+
+
+def _csv_record_lines(path: Path, gz: bool, records: Sequence[int]) -> dict[int, int]:
+    """Start line of each CSV record number (record 0 is the header)."""
+    wanted = set(records)
+    last = max(wanted)
+    out: dict[int, int] = {}
+    with _open_text(path, gz) as fh:
+        reader = csv.reader(fh)
+        record = 0
+        start = reader.line_num + 1
+        for _row in reader:
+            if record in wanted:
+                out[record] = start
+            if record >= last:
+                break
+            record += 1
+            start = reader.line_num + 1
+    return out
+
+
+# ---------------------------------------------------------------------------
+# readers
+# ---------------------------------------------------------------------------
+
+
+def read_tidy(path: str | Path) -> TidyTable:
+    """Read a tidy CSV / JSONL / Parquet file (format from the extension)."""
+    p = Path(path)
+    kind, gz = detect_format(p)
+    if not p.exists():
+        raise InputError("file not found", path=str(p))
+    if not p.is_file():
+        raise InputError("not a file", path=str(p))
+    if kind == "csv":
+        table = _read_csv(p, gz)
+    elif kind == "jsonl":
+        table = _read_jsonl(p, gz)
+    else:
+        table = _read_parquet(p)
+    if len(table) == 0:
+        raise InputError("the file holds no data records", path=str(p))
+    return table
+
+
+def _check_utf8(path: Path, gz: bool) -> None:
+    """Raise InputError naming the first line that is not valid UTF-8."""
+    opener = gzip.open if gz else open
+    with opener(path, "rb") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(
+                    f"not valid UTF-8 text (byte {exc.start + 1} of the line); "
+                    "save the file as UTF-8",
+                    path=str(path),
+                    line=lineno,
+                ) from None
+
+
+def _read_csv(path: Path, gz: bool) -> TidyTable:
+    try:
+        with _open_text(path, gz) as fh:
+            header = next(csv.reader(fh), None)
+    except UnicodeDecodeError:
+        _check_utf8(path, gz)
+        raise
+    except (OSError, EOFError, csv.Error) as exc:
+        raise InputError(f"cannot read the file: {exc}", path=str(path)) from None
+    if header is None or not any(h.strip() for h in header):
+        raise InputError(
+            "the file is empty; expected a header line naming the columns", path=str(path), line=1
+        )
+    names = [h.strip() for h in header]
+    for i, name in enumerate(names):
+        if not name:
+            raise InputError(f"column {i + 1} of the header has no name", path=str(path), line=1)
+    seen: dict[str, int] = {}
+    for i, name in enumerate(names):
+        if name in seen:
+            raise InputError(
+                f"column name {name!r} appears twice in the header (columns {seen[name] + 1} "
+                f"and {i + 1})",
+                path=str(path),
+                line=1,
+                field=name,
+            )
+        seen[name] = i
+    try:
+        frame = pd.read_csv(
+            path,
+            dtype=str,
+            keep_default_na=False,
+            na_filter=False,
+            skip_blank_lines=False,
+            encoding="utf-8-sig",
+            compression="gzip" if gz else None,
+            header=0,
+            names=names,
+            engine="c",
+        )
+    except UnicodeDecodeError:
+        _check_utf8(path, gz)
+        raise
+    except pd.errors.ParserError as exc:
+        raise _csv_shape_error(path, gz, len(names), str(exc)) from None
+    except (OSError, EOFError) as exc:
+        raise InputError(f"cannot read the file: {exc}", path=str(path)) from None
+    # drop blank lines (all cells empty after stripping) but remember record numbers
+    records = np.arange(1, len(frame) + 1)
+    if len(frame):
+        stripped = [frame[c].str.strip() != "" for c in frame.columns]
+        nonblank = np.logical_or.reduce([s.to_numpy(dtype=bool) for s in stripped])
+        if not nonblank.all():
+            frame = frame.loc[nonblank].reset_index(drop=True)
+            records = records[nonblank]
+    return TidyTable(
+        path=str(path), kind="csv", frame=frame, columns=names, record_index=records, gz=gz
+    )
+
+
+def _csv_shape_error(path: Path, gz: bool, n_columns: int, fallback: str) -> InputError:
+    with _open_text(path, gz) as fh:
+        reader = csv.reader(fh)
+        start = 1
+        try:
+            for row in reader:
+                if len(row) > n_columns:
+                    return InputError(
+                        f"the record has {len(row)} fields but the header has {n_columns}; "
+                        "quote fields that contain commas",
+                        path=str(path),
+                        line=start,
+                    )
+                start = reader.line_num + 1
+        except csv.Error as exc:
+            return InputError(f"malformed CSV: {exc}", path=str(path), line=start)
+    return InputError(f"malformed CSV: {fallback}", path=str(path))
+
+
+def _iter_lines(path: Path, gz: bool) -> Iterator[tuple[int, str, bool]]:
+    """(line number, text, terminated) for each physical line."""
+    with _open_text(path, gz) as fh:
+        for lineno, line in enumerate(fh, start=1):
+            terminated = line.endswith("\n")
+            yield lineno, line, terminated
+
+
+def _read_jsonl(path: Path, gz: bool) -> TidyTable:
+    records: list[dict[str, object]] = []
+    lines: list[int] = []
+    try:
+        for lineno, line, terminated in _iter_lines(path, gz):
+            text = line.strip()
+            if not text:
+                continue
+            try:
+                value = json.loads(text)
+            except json.JSONDecodeError as exc:
+                if not terminated:
+                    reason = (
+                        f"truncated JSON record: the file ends inside it ({exc.msg}, column "
+                        f"{exc.colno}); was the file completely written?"
+                    )
+                else:
+                    reason = (
+                        f"invalid JSON ({exc.msg}, column {exc.colno}); each line must be one "
+                        "JSON object"
+                    )
+                raise InputError(reason, path=str(path), line=lineno) from None
+            if not isinstance(value, dict):
+                raise InputError(
+                    f"expected a JSON object ({{...}}) per line, got {type(value).__name__}",
+                    path=str(path),
+                    line=lineno,
+                )
+            records.append(value)
+            lines.append(lineno)
+    except UnicodeDecodeError:
+        _check_utf8(path, gz)
+        raise
+    except (OSError, EOFError) as exc:
+        raise InputError(f"cannot read the file: {exc}", path=str(path)) from None
+    columns: dict[str, None] = {}
+    for rec in records:
+        for key in rec:
+            columns.setdefault(key, None)
+    # keep JSON values as Python objects (no type inference); a missing key is None
+    frame = pd.DataFrame(
+        {c: pd.Series([rec.get(c) for rec in records], dtype=object) for c in columns}
+    )
+    return TidyTable(
+        path=str(path),
+        kind="jsonl",
+        frame=frame,
+        columns=list(columns),
+        record_index=np.asarray(lines, dtype=np.int64),
+        gz=gz,
+    )
+
+
+def _read_parquet(path: Path) -> TidyTable:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise InputError(f"not a readable Parquet file: {exc}", path=str(path)) from None
+    import pyarrow.compute as pc
+
+    explicit_nan: dict[str, np.ndarray] = {}
+    for name, column in zip(table.column_names, table.columns, strict=True):
+        if pa.types.is_floating(column.type):
+            mask = pc.fill_null(pc.is_nan(column), False)
+            explicit_nan[str(name)] = np.asarray(mask, dtype=bool)
+    frame = table.to_pandas()
+    frame.columns = [str(c) for c in frame.columns]
+    return TidyTable(
+        path=str(path),
+        kind="parquet",
+        frame=frame.reset_index(drop=True),
+        columns=list(frame.columns),
+        record_index=np.arange(len(frame)),
+        explicit_nan=explicit_nan,
+    )

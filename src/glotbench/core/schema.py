@@ -1,0 +1,212 @@
+"""Data model of the results store: run keys, run records, import records.
+
+A **run** is one evaluation of one model on one dataset (task, language) with
+one seed, configuration and metric. Its key is
+
+    (model, dataset, task, language, seed, config_hash, metric)
+
+and its ``run_id`` is a stable hash of that key (:func:`run_id_for`), so the
+same evaluation gets the same id in every store, on every machine: a re-run or
+a re-import can tell that a run is already complete and skip it.
+
+Conventions (see ``docs/store.md``):
+
+* ``dataset`` defaults to ``task`` when a result does not name one;
+* ``seed`` may be null (a deterministic model); ``config_hash`` defaults to
+  ``""`` (the default configuration);
+* metric names are stored as given, stripped and lower-cased (``"f1"`` stays
+  ``"f1"``: in a published table it may be span-F1, not the registry's
+  macro-F1 alias); ``metric_config`` holds the keyword arguments that rebuild
+  the metric with ``get_metric(metric, **metric_config)``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+
+#: Version of the store layout written by this glotbench. A store with a
+#: larger version is refused (it was written by a newer glotbench).
+SCHEMA_VERSION = 1
+
+#: Number of hexadecimal digits of the SHA-256 kept in a run id.
+RUN_ID_HEX_DIGITS = 16
+
+NonEmptyStr = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+
+#: Columns of the run key, in key order.
+RUN_KEY_COLUMNS: tuple[str, ...] = (
+    "model",
+    "dataset",
+    "task",
+    "language",
+    "seed",
+    "config_hash",
+    "metric",
+)
+
+#: Columns of the key of an aggregate score.
+SCORE_KEY_COLUMNS: tuple[str, ...] = (
+    "model",
+    "task",
+    "language",
+    "dataset",
+    "metric",
+    "seed",
+    "replicate",
+)
+
+#: Columns of the ``scores`` table, in table order.
+SCORE_COLUMNS: tuple[str, ...] = (
+    *SCORE_KEY_COLUMNS[:5],
+    "score",
+    "seed",
+    "replicate",
+    "stderr",
+    "n",
+    "metadata",
+    "import_id",
+)
+
+ImportKind = Literal["scores", "examples", "parquet", "api"]
+
+
+def utc_now() -> datetime:
+    """The current time in UTC as a naive ``datetime`` (the store's convention)."""
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+def normalise_metric_name(name: str) -> str:
+    """Metric name as stored: stripped and lower-cased."""
+    return name.strip().lower()
+
+
+def run_id_for(
+    model: str,
+    dataset: str,
+    task: str,
+    language: str,
+    seed: int | None,
+    config_hash: str,
+    metric: str,
+) -> str:
+    """Stable id of a run key.
+
+    The first :data:`RUN_ID_HEX_DIGITS` hex digits of the SHA-256 of the UTF-8
+    JSON array ``[model, dataset, task, language, seed, config_hash, metric]``
+    written without spaces (``json.dumps(key, separators=(",", ":"),
+    ensure_ascii=False)``); ``seed`` is a JSON integer or ``null``.
+    """
+    key = [model, dataset, task, language, None if seed is None else int(seed), config_hash, metric]
+    text = json.dumps(key, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:RUN_ID_HEX_DIGITS]
+
+
+class RunKey(BaseModel):
+    """What identifies a run; :attr:`run_id` is its stable hash."""
+
+    model_config = ConfigDict(frozen=True, protected_namespaces=())
+
+    model: NonEmptyStr
+    dataset: NonEmptyStr
+    task: NonEmptyStr
+    language: NonEmptyStr
+    seed: int | None = None
+    config_hash: str = ""
+    metric: NonEmptyStr
+
+    @model_validator(mode="before")
+    @classmethod
+    def _defaults(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            data = dict(data)
+            if not data.get("dataset") and data.get("task"):
+                data["dataset"] = data["task"]
+            if isinstance(data.get("metric"), str):
+                data["metric"] = normalise_metric_name(data["metric"])
+            if data.get("config_hash") is None:
+                data["config_hash"] = ""
+        return data
+
+    @property
+    def run_id(self) -> str:
+        return run_id_for(
+            self.model,
+            self.dataset,
+            self.task,
+            self.language,
+            self.seed,
+            self.config_hash,
+            self.metric,
+        )
+
+    def describe(self) -> str:
+        """Short human-readable form used in messages."""
+        seed = "none" if self.seed is None else self.seed
+        cfg = f", config_hash={self.config_hash!r}" if self.config_hash else ""
+        return (
+            f"model={self.model!r}, dataset={self.dataset!r}, task={self.task!r}, "
+            f"language={self.language!r}, seed={seed}{cfg}, metric={self.metric!r}"
+        )
+
+
+class RunRecord(RunKey):
+    """A run as stored in the ``runs`` table (without its example statistics).
+
+    ``stat_names`` are the metric's statistic names (the columns of the run's
+    n × k statistics matrix); ``n_examples`` is filled in by
+    :meth:`Store.write_run` from the matrix. ``seconds`` and
+    ``examples_per_second`` are optional timing of the evaluation.
+    """
+
+    model_config = ConfigDict(frozen=False, protected_namespaces=())
+
+    metric_config: dict[str, Any] = Field(default_factory=dict)
+    stat_names: tuple[str, ...]
+    n_examples: int | None = None
+    model_metadata: dict[str, Any] = Field(default_factory=dict)
+    seconds: float | None = Field(default=None, ge=0)
+    examples_per_second: float | None = Field(default=None, ge=0)
+    source: str | None = None
+    import_id: str | None = None
+    created_at: datetime = Field(default_factory=utc_now)
+
+    @property
+    def key(self) -> RunKey:
+        return RunKey(**{c: getattr(self, c) for c in RUN_KEY_COLUMNS})
+
+
+class ImportRecord(BaseModel):
+    """One import of a file (a row of the ``imports`` table)."""
+
+    import_id: str
+    kind: ImportKind
+    source: str
+    sha256: str
+    rows: int = Field(ge=0)
+    added: int | None = None
+    started_at: datetime = Field(default_factory=utc_now)
+    completed_at: datetime | None = None
+
+
+def stats_digest(
+    example_ids: npt.ArrayLike, stats: npt.NDArray[np.float64], stat_names: tuple[str, ...]
+) -> str:
+    """SHA-256 of a run's content: example ids (in order), statistic names and values.
+
+    Two imports of the same run from different files (CSV, JSONL, Parquet)
+    have the same digest; a re-import with different numbers does not.
+    """
+    h = hashlib.sha256()
+    h.update("\x1f".join(stat_names).encode("utf-8"))
+    h.update(b"\x1e")
+    h.update("\x1f".join(str(e) for e in np.asarray(example_ids, dtype=object)).encode("utf-8"))
+    h.update(b"\x1e")
+    h.update(np.ascontiguousarray(stats, dtype="<f8").tobytes())
+    return h.hexdigest()

@@ -1,0 +1,1258 @@
+"""The results store: one embedded DuckDB file.
+
+Tables (see ``docs/store.md`` for every column):
+
+``meta``           key/value pairs; ``schema_version`` guards the layout
+``runs``           one row per complete run (key, metric, statistic names, ...)
+``example_stats``  one row per example of a run: (run_id, position, example_id, stats[])
+``scores``         aggregate scores without per-example data
+``imports``        one row per imported file (kind, source, sha256, rows, completed_at)
+
+Guarantees:
+
+* a run is written in **one transaction** together with all its example
+  statistics (:meth:`Store.write_run`): a crash or ``SIGKILL`` never leaves a
+  half-written run, and a run is *complete* exactly when its ``runs`` row exists;
+* a repeated run (same key, hence same ``run_id``) is skipped, so a re-run or
+  a re-import resumes where it stopped;
+* a scores import is one transaction (:meth:`Store.add_scores`).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import duckdb
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+import pyarrow as pa
+
+from glotbench.core.schema import (
+    SCHEMA_VERSION,
+    SCORE_COLUMNS,
+    ImportRecord,
+    RunKey,
+    RunRecord,
+    normalise_metric_name,
+    run_id_for,
+    stats_digest,
+    utc_now,
+)
+from glotbench.errors import InputError, StoreError
+
+if TYPE_CHECKING:
+    from glotbench.core.ingest import ImportResult
+
+Filter = str | int | Sequence[str] | Sequence[int] | None
+ExportTable = Literal["runs", "examples", "scores", "imports", "meta", "all"]
+EXPORT_TABLES: tuple[str, ...] = ("runs", "examples", "scores", "imports", "meta")
+
+_DDL = """
+CREATE TABLE meta (
+    key VARCHAR PRIMARY KEY,
+    value VARCHAR NOT NULL
+);
+CREATE TABLE runs (
+    run_id VARCHAR PRIMARY KEY,
+    model VARCHAR NOT NULL,
+    dataset VARCHAR NOT NULL,
+    task VARCHAR NOT NULL,
+    language VARCHAR NOT NULL,
+    seed BIGINT,
+    config_hash VARCHAR NOT NULL,
+    metric VARCHAR NOT NULL,
+    metric_config JSON NOT NULL,
+    stat_names VARCHAR[] NOT NULL,
+    n_examples BIGINT NOT NULL,
+    model_metadata JSON NOT NULL,
+    seconds DOUBLE,
+    examples_per_second DOUBLE,
+    source VARCHAR,
+    import_id VARCHAR,
+    stats_sha256 VARCHAR NOT NULL,
+    created_at TIMESTAMP NOT NULL
+);
+CREATE TABLE example_stats (
+    run_id VARCHAR NOT NULL,
+    position INTEGER NOT NULL,
+    example_id VARCHAR NOT NULL,
+    stats DOUBLE[] NOT NULL
+);
+CREATE TABLE scores (
+    model VARCHAR NOT NULL,
+    task VARCHAR NOT NULL,
+    language VARCHAR NOT NULL,
+    dataset VARCHAR NOT NULL,
+    metric VARCHAR NOT NULL,
+    score DOUBLE NOT NULL,
+    seed BIGINT,
+    replicate BIGINT,
+    stderr DOUBLE,
+    n BIGINT,
+    metadata JSON NOT NULL,
+    import_id VARCHAR
+);
+CREATE TABLE imports (
+    import_id VARCHAR PRIMARY KEY,
+    kind VARCHAR NOT NULL,
+    source VARCHAR NOT NULL,
+    sha256 VARCHAR NOT NULL,
+    rows BIGINT NOT NULL,
+    added BIGINT,
+    started_at TIMESTAMP NOT NULL,
+    completed_at TIMESTAMP
+);
+"""
+
+_TABLES = ("meta", "runs", "example_stats", "scores", "imports")
+
+_RUN_COLUMNS = (
+    "run_id",
+    "model",
+    "dataset",
+    "task",
+    "language",
+    "seed",
+    "config_hash",
+    "metric",
+    "metric_config",
+    "stat_names",
+    "n_examples",
+    "model_metadata",
+    "seconds",
+    "examples_per_second",
+    "source",
+    "import_id",
+    "stats_sha256",
+    "created_at",
+)
+_SCORE_TABLE_COLUMNS = SCORE_COLUMNS
+_IMPORT_COLUMNS = (
+    "import_id",
+    "kind",
+    "source",
+    "sha256",
+    "rows",
+    "added",
+    "started_at",
+    "completed_at",
+)
+_EXAMPLE_COLUMNS = ("run_id", "position", "example_id", "stats")
+
+#: relative tolerance under which a re-imported score equals the stored one
+SCORE_RTOL = 1e-9
+
+
+def new_import_id() -> str:
+    """A fresh, random import id."""
+    return uuid.uuid4().hex[:16]
+
+
+def _as_list(values: Filter) -> list[Any] | None:
+    if values is None:
+        return None
+    if isinstance(values, str | int):
+        return [values]
+    return list(values)
+
+
+def _where(filters: dict[str, Filter], alias: str = "") -> tuple[str, list[Any]]:
+    clauses: list[str] = []
+    params: list[Any] = []
+    prefix = f"{alias}." if alias else ""
+    for column, values in filters.items():
+        items = _as_list(values)
+        if items is None:
+            continue
+        if column == "metric":
+            items = [normalise_metric_name(str(v)) for v in items]
+        clauses.append(f"list_contains(?, {prefix}{column})")
+        params.append(items)
+    return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
+
+
+def _first(rows: list[Any]) -> Any:
+    """First row of a fully fetched result, or None (DuckDB needs results fetched to the end)."""
+    return rows[0] if rows else None
+
+
+def _sql_string(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _sql_ident(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"'
+
+
+def _list_array(stats: npt.NDArray[np.float64]) -> pa.ListArray:
+    n, k = stats.shape
+    offsets = pa.array(np.arange(0, n * k + 1, k, dtype=np.int32))
+    return pa.ListArray.from_arrays(offsets, pa.array(stats.reshape(-1), type=pa.float64()))
+
+
+def _stats_from_list(column: pa.ChunkedArray | pa.Array, n: int, k: int) -> np.ndarray:
+    arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    values = np.asarray(arr.flatten(), dtype=np.float64)
+    if values.size != n * k:
+        raise StoreError(
+            f"the store is inconsistent: expected {n} × {k} statistics, found {values.size} values"
+        )
+    return values.reshape(n, k)
+
+
+class ScoreConflictError(InputError):
+    """A score whose key is stored with a different value.
+
+    ``position`` is the record's index in the incoming frame; the importer turns
+    it into the file's line number.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        position: int,
+        field: str,
+        existing: Any,
+        new: Any,
+    ) -> None:
+        super().__init__(message, line=position + 1, field=field)
+        self.position = position
+        self.existing = existing
+        self.new = new
+
+
+@dataclass
+class StatsMatrix:
+    """Per-example statistics of several runs, aligned by example_id.
+
+    ``stats[i, j, :]`` are the statistics of example ``example_ids[j]`` in run
+    ``run_ids[i]`` (model ``models[i]``, seed ``seeds[i]``).
+    """
+
+    dataset: str
+    task: str
+    language: str
+    metric: str
+    metric_config: dict[str, Any]
+    stat_names: tuple[str, ...]
+    run_ids: list[str]
+    models: list[str]
+    seeds: list[int | None]
+    config_hashes: list[str]
+    example_ids: np.ndarray
+    stats: np.ndarray  # (m, n, k)
+
+    def get_metric(self) -> Any:
+        """The metric, configured as stored (``get_metric(metric, **metric_config)``)."""
+        from glotbench.metrics import get_metric
+
+        return get_metric(self.metric, **self.metric_config)
+
+    def scores(self) -> np.ndarray:
+        """Score of each run on the whole test set: ``score(stats.sum(axis=1))``."""
+        return np.asarray(self.get_metric().score(self.stats.sum(axis=1)), dtype=np.float64)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per run: run_id, model, seed, config_hash, n_examples, score."""
+        return pd.DataFrame(
+            {
+                "run_id": self.run_ids,
+                "model": self.models,
+                "seed": pd.array(self.seeds, dtype="Int64"),
+                "config_hash": self.config_hashes,
+                "n_examples": len(self.example_ids),
+                "score": self.scores(),
+            }
+        )
+
+
+@dataclass
+class ExportResult:
+    """Files written by an export."""
+
+    store: str
+    table: str
+    files: list[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"store": self.store, "table": self.table, "files": list(self.files)}
+
+    def to_frame(self) -> pd.DataFrame:
+        return pd.DataFrame({"table": self.table, "file": self.files})
+
+
+@dataclass
+class StoreSummary:
+    """What a store holds (``glotbench show``)."""
+
+    path: str
+    schema_version: int
+    counts: dict[str, int]
+    by_model_task_language: pd.DataFrame
+    incomplete_imports: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_frame(self) -> pd.DataFrame:
+        return self.by_model_task_language.copy()
+
+    def to_dict(self) -> dict[str, Any]:
+        rows = []
+        for rec in self.by_model_task_language.to_dict("records"):
+            rows.append({k: (v.item() if isinstance(v, np.generic) else v) for k, v in rec.items()})
+        return {
+            "store": self.path,
+            "schema_version": self.schema_version,
+            "counts": dict(self.counts),
+            "by_model_task_language": rows,
+            "incomplete_imports": self.incomplete_imports,
+        }
+
+
+class Store:
+    """A glotbench results store in a DuckDB file.
+
+    Open with :meth:`Store.open` (creates the file unless ``read_only``) and
+    use as a context manager::
+
+        with Store.open("results.duckdb") as store:
+            store.write_run(record, example_ids, stats)
+            frame = store.runs(models=["xlmr"])
+    """
+
+    def __init__(self, connection: duckdb.DuckDBPyConnection, path: Path, read_only: bool) -> None:
+        self._con = connection
+        self.path = path
+        self.read_only = read_only
+        self.schema_version = SCHEMA_VERSION
+
+    # ------------------------------------------------------------------
+    # opening
+    # ------------------------------------------------------------------
+    @classmethod
+    def open(cls, path: str | Path, *, read_only: bool = False) -> Store:
+        """Open (or, unless ``read_only``, create) the store at ``path``."""
+        p = Path(path)
+        if p.exists() and p.is_dir():
+            raise StoreError(f"{p} is a directory; --store must name a DuckDB file")
+        if read_only and not p.exists():
+            raise StoreError(
+                f"no store at {p}; import results first (glotbench import ...) or pass --store"
+            )
+        if not read_only:
+            try:
+                p.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(f"cannot create the directory of {p}: {exc}") from None
+        try:
+            con = duckdb.connect(str(p), read_only=read_only)
+        except duckdb.Error as exc:
+            raise StoreError(_open_error_message(p, exc)) from None
+        store = cls(con, p, read_only)
+        try:
+            store._initialise()
+        except BaseException:
+            con.close()
+            raise
+        return store
+
+    def _initialise(self) -> None:
+        tables = {
+            row[0]
+            for row in self._con.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'"
+            ).fetchall()
+        }
+        if "meta" not in tables:
+            if tables or self.read_only:
+                raise StoreError(
+                    f"{self.path} is a DuckDB database but not a glotbench store "
+                    "(it has no 'meta' table); pass another --store"
+                )
+            with self.transaction():
+                self._con.execute(_DDL)
+                from glotbench import __version__
+
+                now = utc_now().isoformat(timespec="seconds")
+                self._con.executemany(
+                    "INSERT INTO meta VALUES (?, ?)",
+                    [
+                        ["schema_version", str(SCHEMA_VERSION)],
+                        ["created_at", now],
+                        ["created_by", f"glotbench {__version__}"],
+                    ],
+                )
+            return
+        row = _first(
+            self._con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
+        )
+        try:
+            version = int(row[0]) if row else None
+        except ValueError:
+            version = None
+        if version is None:
+            raise StoreError(f"{self.path} has no valid schema_version in its 'meta' table")
+        if version > SCHEMA_VERSION:
+            from glotbench import __version__
+
+            raise StoreError(
+                f"{self.path} has schema version {version}, but glotbench {__version__} "
+                f"reads versions up to {SCHEMA_VERSION}; upgrade glotbench to open this store"
+            )
+        missing = [t for t in _TABLES if t not in tables]
+        if missing:
+            raise StoreError(
+                f"{self.path} is missing the table(s) {', '.join(missing)}; it is damaged"
+            )
+        self.schema_version = version
+
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+        with suppress(duckdb.Error):
+            self._con.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        mode = "read-only" if self.read_only else "read-write"
+        return f"Store({str(self.path)!r}, {mode})"
+
+    @property
+    def connection(self) -> duckdb.DuckDBPyConnection:
+        """The underlying DuckDB connection (for ad-hoc SQL; do not write through it)."""
+        return self._con
+
+    # ------------------------------------------------------------------
+    # transactions
+    # ------------------------------------------------------------------
+    def _require_writable(self) -> None:
+        if self.read_only:
+            raise StoreError(f"{self.path} is open read-only; open it with read_only=False")
+
+    @contextmanager
+    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """``BEGIN ... COMMIT``; rolls back on any exception (including Ctrl-C)."""
+        self._require_writable()
+        self._con.begin()
+        try:
+            yield self._con
+        except BaseException:
+            with suppress(duckdb.Error):
+                self._con.rollback()
+            raise
+        try:
+            self._con.commit()
+        except duckdb.Error as exc:
+            with suppress(duckdb.Error):
+                self._con.rollback()
+            raise StoreError(f"could not commit to {self.path}: {exc}") from None
+
+    def meta(self) -> dict[str, str]:
+        """The ``meta`` key/value pairs."""
+        return dict(self._con.execute("SELECT key, value FROM meta ORDER BY key").fetchall())
+
+    # ------------------------------------------------------------------
+    # runs
+    # ------------------------------------------------------------------
+    def completed_run_ids(self) -> set[str]:
+        """Ids of all complete runs (a run is complete iff its ``runs`` row exists)."""
+        return {r[0] for r in self._con.execute("SELECT run_id FROM runs").fetchall()}
+
+    def has_run(self, key: RunKey | str) -> bool:
+        """Whether the run (a :class:`RunKey`, :class:`RunRecord` or run id) is complete."""
+        run_id = key if isinstance(key, str) else key.run_id
+        row = _first(self._con.execute("SELECT 1 FROM runs WHERE run_id = ?", [run_id]).fetchall())
+        return row is not None
+
+    def stored_runs(self, run_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """n_examples, stats_sha256, source and created_at of the stored runs among ``run_ids``."""
+        ids = list(run_ids)
+        if not ids:
+            return {}
+        rows = self._con.execute(
+            "SELECT run_id, n_examples, stats_sha256, source, created_at FROM runs "
+            "WHERE run_id IN (SELECT unnest(?))",
+            [ids],
+        ).fetchall()
+        return {
+            r[0]: {"n_examples": r[1], "stats_sha256": r[2], "source": r[3], "created_at": r[4]}
+            for r in rows
+        }
+
+    def write_run(
+        self,
+        run: RunRecord,
+        example_ids: Sequence[Any] | np.ndarray,
+        stats: npt.ArrayLike,
+    ) -> bool:
+        """Store one complete run in one transaction; ``False`` if it was already stored.
+
+        ``stats`` is the (n × k) matrix of per-example statistics, row ``i``
+        belonging to ``example_ids[i]``; k must equal ``len(run.stat_names)``.
+        Example ids must be unique non-empty strings and statistics finite.
+        """
+        ids = np.asarray([e if isinstance(e, str) else str(e) for e in example_ids], dtype=object)
+        matrix = np.asarray(stats, dtype=np.float64)
+        k = len(run.stat_names)
+        where = f"run ({run.describe()})"
+        if matrix.ndim != 2 or matrix.shape != (ids.size, k):
+            raise InputError(
+                f"{where}: statistics must be an (n × k) = ({ids.size} × {k}) matrix "
+                f"(one row per example id, one column per stat name), got shape {matrix.shape}"
+            )
+        if ids.size == 0:
+            raise InputError(f"{where}: a run needs at least one example")
+        if run.n_examples is not None and run.n_examples != ids.size:
+            raise InputError(
+                f"{where}: n_examples is {run.n_examples} but {ids.size} examples were given"
+            )
+        id_index = pd.Index(ids)
+        if (id_index.str.strip() == "").any():
+            raise InputError(f"{where}: example ids must not be empty")
+        if not id_index.is_unique:
+            dup = id_index[id_index.duplicated()][0]
+            raise InputError(f"{where}: example id {dup!r} occurs more than once")
+        if not np.isfinite(matrix).all():
+            bad = int(np.flatnonzero(~np.isfinite(matrix).all(axis=1))[0])
+            raise InputError(
+                f"{where}: statistics of example {ids[bad]!r} are not finite: "
+                f"{matrix[bad].tolist()}"
+            )
+        digest = stats_digest(ids, matrix, tuple(run.stat_names))
+        run_id = run.run_id
+        examples = pa.table(
+            {
+                "run_id": pa.array(np.full(ids.size, run_id, dtype=object), type=pa.string()),
+                "position": pa.array(np.arange(ids.size, dtype=np.int32)),
+                "example_id": pa.array(ids, type=pa.string()),
+                "stats": _list_array(matrix),
+            }
+        )
+        row = [
+            run_id,
+            run.model,
+            run.dataset,
+            run.task,
+            run.language,
+            run.seed,
+            run.config_hash,
+            run.metric,
+            json.dumps(run.metric_config, ensure_ascii=False, default=str),
+            list(run.stat_names),
+            int(ids.size),
+            json.dumps(run.model_metadata, ensure_ascii=False, default=str),
+            run.seconds,
+            run.examples_per_second,
+            run.source,
+            run.import_id,
+            digest,
+            run.created_at,
+        ]
+        view = f"_incoming_stats_{uuid.uuid4().hex[:8]}"
+        with self.transaction() as con:
+            if _first(con.execute("SELECT 1 FROM runs WHERE run_id = ?", [run_id]).fetchall()):
+                return False
+            con.register(view, examples)
+            try:
+                con.execute(f"INSERT INTO example_stats SELECT * FROM {view}")
+            finally:
+                con.unregister(view)
+            con.execute(
+                f"INSERT INTO runs ({', '.join(_RUN_COLUMNS)}) VALUES "
+                f"({', '.join('?' for _ in _RUN_COLUMNS)})",
+                row,
+            )
+        return True
+
+    def runs(
+        self,
+        *,
+        models: Filter = None,
+        datasets: Filter = None,
+        tasks: Filter = None,
+        languages: Filter = None,
+        metrics: Filter = None,
+        seeds: Filter = None,
+        run_ids: Filter = None,
+    ) -> pd.DataFrame:
+        """Complete runs as a tidy DataFrame (one row per run), filtered by lists of values.
+
+        JSON columns (``metric_config``, ``model_metadata``) are parsed into
+        dicts and ``stat_names`` is a tuple.
+        """
+        where, params = _where(
+            {
+                "model": models,
+                "dataset": datasets,
+                "task": tasks,
+                "language": languages,
+                "metric": metrics,
+                "seed": seeds,
+                "run_id": run_ids,
+            }
+        )
+        frame = self._con.sql(
+            f"SELECT {', '.join(_RUN_COLUMNS)} FROM runs{where} "
+            "ORDER BY model, dataset, task, language, metric, seed NULLS FIRST, config_hash",
+            params=params,
+        ).df()
+        for col in ("metric_config", "model_metadata"):
+            frame[col] = [json.loads(v) for v in frame[col]]
+        frame["stat_names"] = [tuple(v) for v in frame["stat_names"]]
+        frame["seed"] = frame["seed"].astype("Int64")
+        return frame.reset_index(drop=True)
+
+    def run_stats(self, run_id: str) -> tuple[np.ndarray, np.ndarray]:
+        """(example_ids, stats) of one run, in stored order; stats is (n × k)."""
+        row = _first(
+            self._con.execute(
+                "SELECT n_examples, len(stat_names) FROM runs WHERE run_id = ?", [run_id]
+            ).fetchall()
+        )
+        if row is None:
+            raise StoreError(f"no run with id {run_id!r} in {self.path}")
+        table = self._con.sql(
+            "SELECT example_id, stats FROM example_stats WHERE run_id = ? ORDER BY position",
+            params=[run_id],
+        ).to_arrow_table()
+        if table.num_rows != row[0]:
+            raise StoreError(
+                f"the store is inconsistent: run {run_id} has {table.num_rows} example rows "
+                f"but n_examples = {row[0]}"
+            )
+        ids = table.column("example_id").to_numpy(zero_copy_only=False).astype(object)
+        return ids, _stats_from_list(table.column("stats"), row[0], row[1])
+
+    def example_stats(
+        self,
+        run_ids: Filter = None,
+        *,
+        models: Filter = None,
+        datasets: Filter = None,
+        tasks: Filter = None,
+        languages: Filter = None,
+        metrics: Filter = None,
+        seeds: Filter = None,
+    ) -> pd.DataFrame:
+        """Per-example statistics, tidy: one row per (run, example).
+
+        Columns: run_id, model, dataset, task, language, seed, config_hash,
+        metric, position, example_id, stats (a float array per row).
+        For analysis prefer :meth:`stats_matrix`, which aligns runs by example id.
+        """
+        where, params = _where(
+            {
+                "run_id": run_ids,
+                "model": models,
+                "dataset": datasets,
+                "task": tasks,
+                "language": languages,
+                "metric": metrics,
+                "seed": seeds,
+            },
+            alias="r",
+        )
+        frame = self._con.sql(
+            "SELECT e.run_id, r.model, r.dataset, r.task, r.language, r.seed, r.config_hash, "
+            "r.metric, e.position, e.example_id, e.stats "
+            f"FROM example_stats e JOIN runs r USING (run_id){where} "
+            "ORDER BY r.model, r.dataset, r.task, r.language, r.metric, r.seed NULLS FIRST, "
+            "r.config_hash, e.position",
+            params=params,
+        ).df()
+        frame["seed"] = frame["seed"].astype("Int64")
+        frame["stats"] = [np.asarray(v, dtype=np.float64) for v in frame["stats"]]
+        return frame
+
+    def stats_matrix(
+        self,
+        dataset: str,
+        task: str,
+        language: str,
+        metric: str,
+        *,
+        models: Sequence[str] | None = None,
+        seeds: Sequence[int] | None = None,
+        config_hash: str | None = None,
+    ) -> StatsMatrix:
+        """Statistics of all matching runs as one (m × n × k) array aligned by example_id.
+
+        Runs are ordered by ``models`` (as given, else alphabetically), then
+        seed and config hash; examples follow the first run's order. Raises
+        :class:`StoreError` when no run matches, when a requested model has no
+        run, when the runs' statistic layouts differ, or when they do not
+        cover the same example ids.
+        """
+        metric = normalise_metric_name(metric)
+        runs = self.runs(
+            models=models,
+            datasets=[dataset],
+            tasks=[task],
+            languages=[language],
+            metrics=[metric],
+            seeds=seeds,
+        )
+        if config_hash is not None:
+            runs = runs[runs["config_hash"] == config_hash]
+        what = f"dataset={dataset!r}, task={task!r}, language={language!r}, metric={metric!r}"
+        if runs.empty:
+            raise StoreError(
+                f"no runs for {what} in {self.path}; 'glotbench show' lists what the store holds"
+            )
+        if models is not None:
+            absent = [m for m in models if m not in set(runs["model"])]
+            if absent:
+                raise StoreError(f"no runs of model(s) {', '.join(map(repr, absent))} for {what}")
+            order = {m: i for i, m in enumerate(models)}
+            runs = runs.assign(_order=runs["model"].map(order)).sort_values(
+                ["_order", "seed", "config_hash"], na_position="first", kind="stable"
+            )
+        runs = runs.reset_index(drop=True)
+        layouts = runs["stat_names"].drop_duplicates().tolist()
+        if len(layouts) > 1:
+            raise StoreError(
+                f"runs for {what} have different statistics "
+                f"({' vs '.join(map(str, layouts[:2]))}); "
+                "re-import them with the same label set (--labels) so they can be compared"
+            )
+        configs = {json.dumps(c, sort_keys=True) for c in runs["metric_config"]}
+        if len(configs) > 1:
+            raise StoreError(
+                f"runs for {what} were scored with different metric configurations "
+                f"({', '.join(sorted(configs))})"
+            )
+        stat_names = tuple(layouts[0])
+        run_ids = runs["run_id"].tolist()
+        table = self._con.sql(
+            "SELECT run_id, example_id, stats FROM example_stats "
+            "WHERE run_id IN (SELECT unnest(?)) ORDER BY run_id, position",
+            params=[run_ids],
+        ).to_arrow_table()
+        all_ids = table.column("example_id").to_numpy(zero_copy_only=False).astype(object)
+        run_col = table.column("run_id").to_numpy(zero_copy_only=False).astype(object)
+        k = len(stat_names)
+        flat = _stats_from_list(table.column("stats"), table.num_rows, k)
+        uniq, first_rows, sizes = np.unique(run_col, return_index=True, return_counts=True)
+        starts = dict(zip(uniq.tolist(), first_rows.tolist(), strict=True))
+        counts = dict(zip(uniq.tolist(), sizes.tolist(), strict=True))
+        reference_ids: np.ndarray | None = None
+        reference_index: pd.Index | None = None
+        blocks: list[np.ndarray] = []
+        for i, rid in enumerate(run_ids):
+            lo = starts[rid]
+            hi = lo + int(counts[rid])
+            ids = all_ids[lo:hi]
+            block = flat[lo:hi]
+            if reference_index is None:
+                reference_ids = ids
+                reference_index = pd.Index(ids)
+                blocks.append(block)
+                continue
+            idx = reference_index.get_indexer(pd.Index(ids))
+            if ids.size != reference_index.size or (idx < 0).any():
+                missing = reference_index.difference(pd.Index(ids))
+                extra = pd.Index(ids).difference(reference_index)
+                first = runs.iloc[0]
+                this = runs.iloc[i]
+                raise StoreError(
+                    f"runs for {what} cover different examples: model {this['model']!r} "
+                    f"(seed {this['seed']}) lacks {len(missing)} example id(s) that model "
+                    f"{first['model']!r} (seed {first['seed']}) has"
+                    + (f", e.g. {list(missing[:3])}" if len(missing) else "")
+                    + f", and has {len(extra)} it lacks"
+                    + (f", e.g. {list(extra[:3])}" if len(extra) else "")
+                    + "; paired analyses need the same test examples for every model"
+                )
+            aligned = np.empty_like(block)
+            aligned[idx] = block
+            blocks.append(aligned)
+        assert reference_ids is not None
+        return StatsMatrix(
+            dataset=dataset,
+            task=task,
+            language=language,
+            metric=metric,
+            metric_config=runs["metric_config"].iloc[0],
+            stat_names=stat_names,
+            run_ids=run_ids,
+            models=runs["model"].tolist(),
+            seeds=[None if pd.isna(s) else int(s) for s in runs["seed"]],
+            config_hashes=runs["config_hash"].tolist(),
+            example_ids=reference_ids,
+            stats=np.stack(blocks),
+        )
+
+    # ------------------------------------------------------------------
+    # scores
+    # ------------------------------------------------------------------
+    def add_scores(self, frame: pd.DataFrame, import_meta: ImportRecord) -> tuple[int, int]:
+        """Add validated scores and their import record in one transaction.
+
+        ``frame`` has the columns of :func:`glotbench.core.validate.validate_scores`
+        (model, task, language, dataset, metric, score, seed, replicate, stderr,
+        n, metadata as JSON text, position, optionally import_id). Rows whose
+        key is stored with the same values are skipped; a stored key with a
+        different score, stderr or n raises :class:`ScoreConflictError` and
+        nothing is written. Returns (added, skipped).
+        """
+        with self.transaction():
+            added, skipped = self._add_scores(frame, import_meta.import_id)
+            record = import_meta.model_copy(
+                update={"added": added, "completed_at": import_meta.completed_at or utc_now()}
+            )
+            self._insert_import(record)
+        return added, skipped
+
+    def _add_scores(self, frame: pd.DataFrame, import_id: str) -> tuple[int, int]:
+        """Conflict check and insert; the caller holds the transaction."""
+        con = self._con
+        incoming = frame.copy()
+        if "position" not in incoming:
+            incoming["position"] = np.arange(len(incoming), dtype=np.int64)
+        if "import_id" not in incoming:
+            incoming["import_id"] = import_id
+        else:
+            incoming["import_id"] = incoming["import_id"].where(
+                incoming["import_id"].notna(), import_id
+            )
+        for col in ("seed", "replicate", "n"):
+            incoming[col] = incoming[col].astype("Int64")
+        incoming["stderr"] = incoming["stderr"].astype(np.float64)
+        for col in ("model", "task", "language", "dataset", "metric", "metadata", "import_id"):
+            incoming[col] = incoming[col].astype(object)
+        arrow = pa.Table.from_pandas(
+            incoming[[*_SCORE_TABLE_COLUMNS, "position"]], preserve_index=False
+        )
+        view = f"_incoming_scores_{uuid.uuid4().hex[:8]}"
+        join = (
+            "s.model = i.model AND s.task = i.task AND s.language = i.language "
+            "AND s.dataset = i.dataset AND s.metric = i.metric "
+            "AND s.seed IS NOT DISTINCT FROM i.seed "
+            "AND s.replicate IS NOT DISTINCT FROM i.replicate"
+        )
+        con.register(view, arrow)
+        try:
+            matches = con.execute(
+                f"SELECT i.position, i.score, i.stderr, i.n, s.score, s.stderr, s.n, "
+                f"s.import_id, imp.source FROM {view} i JOIN scores s ON {join} "
+                "LEFT JOIN imports imp ON imp.import_id = s.import_id ORDER BY i.position"
+            ).fetchall()
+            for pos, new_score, new_se, new_n, old_score, old_se, old_n, old_imp, src in matches:
+                _check_same_score(
+                    int(pos),
+                    [
+                        ("score", new_score, old_score),
+                        ("stderr", new_se, old_se),
+                        ("n", new_n, old_n),
+                    ],
+                    old_imp,
+                    src,
+                )
+            con.execute(
+                f"INSERT INTO scores SELECT {', '.join('i.' + c for c in _SCORE_TABLE_COLUMNS)} "
+                f"FROM {view} i WHERE NOT EXISTS (SELECT 1 FROM scores s WHERE {join}) "
+                "ORDER BY i.position"
+            )
+        finally:
+            con.unregister(view)
+        return len(incoming) - len(matches), len(matches)
+
+    def scores(
+        self,
+        *,
+        models: Filter = None,
+        tasks: Filter = None,
+        languages: Filter = None,
+        metrics: Filter = None,
+        datasets: Filter = None,
+        seeds: Filter = None,
+    ) -> pd.DataFrame:
+        """Aggregate scores as a tidy DataFrame; ``metadata`` is parsed into dicts."""
+        where, params = _where(
+            {
+                "model": models,
+                "task": tasks,
+                "language": languages,
+                "metric": metrics,
+                "dataset": datasets,
+                "seed": seeds,
+            }
+        )
+        frame = self._con.sql(
+            f"SELECT {', '.join(_SCORE_TABLE_COLUMNS)} FROM scores{where} "
+            "ORDER BY model, task, language, dataset, metric, seed NULLS FIRST, "
+            "replicate NULLS FIRST",
+            params=params,
+        ).df()
+        frame["metadata"] = [json.loads(v) for v in frame["metadata"]]
+        for col in ("seed", "replicate", "n"):
+            frame[col] = frame[col].astype("Int64")
+        return frame.reset_index(drop=True)
+
+    # ------------------------------------------------------------------
+    # imports
+    # ------------------------------------------------------------------
+    def _insert_import(self, record: ImportRecord) -> None:
+        self._con.execute(
+            f"INSERT INTO imports ({', '.join(_IMPORT_COLUMNS)}) VALUES "
+            f"({', '.join('?' for _ in _IMPORT_COLUMNS)})",
+            [getattr(record, c) for c in _IMPORT_COLUMNS],
+        )
+
+    def start_import(self, record: ImportRecord) -> None:
+        """Record an import that is about to write runs (``completed_at`` stays NULL)."""
+        with self.transaction():
+            self._insert_import(record)
+
+    def complete_import(self, import_id: str, added: int) -> None:
+        """Mark an import complete with the number of items it added."""
+        with self.transaction() as con:
+            con.execute(
+                "UPDATE imports SET completed_at = ?, added = ? WHERE import_id = ?",
+                [utc_now(), added, import_id],
+            )
+
+    def find_import(
+        self, sha256: str, kind: str, *, completed: bool | None = None
+    ) -> ImportRecord | None:
+        """The latest import of a file with this content hash and kind."""
+        cond = ""
+        if completed is True:
+            cond = " AND completed_at IS NOT NULL"
+        elif completed is False:
+            cond = " AND completed_at IS NULL"
+        row = _first(
+            self._con.execute(
+                f"SELECT {', '.join(_IMPORT_COLUMNS)} FROM imports "
+                f"WHERE sha256 = ? AND kind = ?{cond} "
+                "ORDER BY started_at DESC LIMIT 1",
+                [sha256, kind],
+            ).fetchall()
+        )
+        return ImportRecord(**dict(zip(_IMPORT_COLUMNS, row, strict=True))) if row else None
+
+    def imports(self) -> pd.DataFrame:
+        """All imports, oldest first."""
+        return self._con.sql(
+            f"SELECT {', '.join(_IMPORT_COLUMNS)} FROM imports ORDER BY started_at, import_id"
+        ).df()
+
+    def count_runs_of_import(self, import_id: str) -> int:
+        row = _first(
+            self._con.execute(
+                "SELECT count(*) FROM runs WHERE import_id = ?", [import_id]
+            ).fetchall()
+        )
+        return int(row[0]) if row else 0
+
+    # ------------------------------------------------------------------
+    # summary
+    # ------------------------------------------------------------------
+    def summary(self) -> StoreSummary:
+        """Counts and a per (model, task, language) table of what the store holds."""
+        con = self._con
+        counts_row = _first(
+            con.execute(
+                "SELECT (SELECT count(*) FROM runs), (SELECT count(*) FROM example_stats), "
+                "(SELECT count(*) FROM scores), "
+                "(SELECT count(*) FROM imports WHERE completed_at IS NOT NULL), "
+                "(SELECT count(*) FROM imports WHERE completed_at IS NULL)"
+            ).fetchall()
+        )
+        assert counts_row is not None
+        distinct = {}
+        for col in ("model", "dataset", "task", "language", "metric"):
+            row = _first(
+                con.execute(
+                    f"SELECT count(DISTINCT {col}) FROM "
+                    f"(SELECT {col} FROM runs UNION ALL SELECT {col} FROM scores)"
+                ).fetchall()
+            )
+            distinct[col + "s"] = int(row[0]) if row else 0
+        counts = {
+            "runs": int(counts_row[0]),
+            "examples": int(counts_row[1]),
+            "scores": int(counts_row[2]),
+            "imports": int(counts_row[3]),
+            "incomplete_imports": int(counts_row[4]),
+            **distinct,
+        }
+        table = con.sql(
+            """
+            WITH r AS (
+                SELECT model, task, language, count(*) AS runs,
+                       count(DISTINCT seed) AS seeds, sum(n_examples) AS examples,
+                       list(DISTINCT metric) AS run_metrics
+                FROM runs GROUP BY model, task, language
+            ), s AS (
+                SELECT model, task, language, count(*) AS scores,
+                       list(DISTINCT metric) AS score_metrics
+                FROM scores GROUP BY model, task, language
+            )
+            SELECT coalesce(r.model, s.model) AS model,
+                   coalesce(r.task, s.task) AS task,
+                   coalesce(r.language, s.language) AS language,
+                   coalesce(r.runs, 0) AS runs,
+                   coalesce(r.seeds, 0) AS seeds,
+                   coalesce(r.examples, 0)::BIGINT AS examples,
+                   coalesce(s.scores, 0) AS scores,
+                   list_sort(list_distinct(list_concat(coalesce(r.run_metrics, []),
+                                                       coalesce(s.score_metrics, []))))
+                       AS metrics
+            FROM r FULL OUTER JOIN s
+              ON r.model = s.model AND r.task = s.task AND r.language = s.language
+            ORDER BY model, task, language
+            """
+        ).df()
+        table["metrics"] = [", ".join(v) for v in table["metrics"]]
+        for col in ("runs", "seeds", "examples", "scores"):
+            table[col] = table[col].astype(np.int64)
+        incomplete = [
+            {
+                "import_id": r[0],
+                "kind": r[1],
+                "source": r[2],
+                "started_at": r[3].isoformat(timespec="seconds"),
+                "runs_written": int(r[4]),
+            }
+            for r in con.execute(
+                "SELECT i.import_id, i.kind, i.source, i.started_at, "
+                "(SELECT count(*) FROM runs r WHERE r.import_id = i.import_id) "
+                "FROM imports i WHERE completed_at IS NULL ORDER BY started_at"
+            ).fetchall()
+        ]
+        return StoreSummary(
+            path=str(self.path),
+            schema_version=self.schema_version,
+            counts=counts,
+            by_model_task_language=table,
+            incomplete_imports=incomplete,
+        )
+
+    # ------------------------------------------------------------------
+    # export / import of whole tables
+    # ------------------------------------------------------------------
+    def _export_query(self, table: str, fmt: str) -> str:
+        if table == "runs":
+            if fmt == "csv":
+                return (
+                    "SELECT * REPLACE (to_json(stat_names)::VARCHAR AS stat_names) "
+                    "FROM runs ORDER BY run_id"
+                )
+            return "SELECT * FROM runs ORDER BY run_id"
+        if table == "examples":
+            keys = "r.model, r.dataset, r.task, r.language, r.seed, r.config_hash, r.metric"
+            if fmt != "csv":
+                return (
+                    f"SELECT e.run_id, {keys}, e.position, e.example_id, e.stats "
+                    "FROM example_stats e JOIN runs r USING (run_id) ORDER BY e.run_id, e.position"
+                )
+            layouts = [
+                list(row[0])
+                for row in self._con.execute(
+                    "SELECT DISTINCT stat_names FROM runs ORDER BY stat_names"
+                ).fetchall()
+            ]
+            if not layouts:
+                return (
+                    "SELECT NULL::VARCHAR AS run_id, NULL::VARCHAR AS model, "
+                    "NULL::VARCHAR AS dataset, NULL::VARCHAR AS task, NULL::VARCHAR AS language, "
+                    "NULL::BIGINT AS seed, NULL::VARCHAR AS config_hash, NULL::VARCHAR AS metric, "
+                    "NULL::VARCHAR AS example_id WHERE false"
+                )
+            parts = []
+            for names in layouts:
+                stat_cols = ", ".join(
+                    f"e.stats[{i + 1}] AS {_sql_ident(name)}" for i, name in enumerate(names)
+                )
+                literal = "[" + ", ".join(_sql_string(n) for n in names) + "]::VARCHAR[]"
+                parts.append(
+                    f"SELECT e.run_id, {keys}, e.position, e.example_id, {stat_cols} "
+                    "FROM example_stats e JOIN runs r USING (run_id) "
+                    f"WHERE r.stat_names = {literal}"
+                )
+            union = " UNION ALL BY NAME ".join(f"({p})" for p in parts)
+            return (
+                f"SELECT * EXCLUDE (position) FROM ({union}) "
+                "ORDER BY model, dataset, task, language, metric, seed NULLS FIRST, "
+                "config_hash, position"
+            )
+        if table == "scores":
+            return (
+                "SELECT * FROM scores ORDER BY model, task, language, dataset, metric, "
+                "seed NULLS FIRST, replicate NULLS FIRST"
+            )
+        if table == "imports":
+            return "SELECT * FROM imports ORDER BY started_at, import_id"
+        if table == "meta":
+            return "SELECT * FROM meta ORDER BY key"
+        raise InputError(
+            f"unknown table {table!r}; choose one of {', '.join(EXPORT_TABLES)} or all",
+            field="table",
+        )
+
+    def export(self, out: str | Path, table: str = "all") -> list[Path]:
+        """Write table(s) to CSV or Parquet; returns the files written.
+
+        * ``out`` ending in ``.csv``, ``.csv.gz`` or ``.parquet`` and one table:
+          that file;
+        * such a name and ``table="all"``: one file per table next to it,
+          ``STEM_runs.EXT``, ``STEM_examples.EXT``, ``STEM_scores.EXT``,
+          ``STEM_imports.EXT`` and ``STEM_meta.EXT``;
+        * any other name (no such suffix, or an existing directory): a
+          directory of Parquet files ``runs.parquet``, ``examples.parquet``, ...
+          — a snapshot of the whole store that :meth:`import_parquet` reads back.
+
+        In CSV, examples are *wide* (one column per statistic name, the format
+        ``glotbench import examples`` reads); in Parquet they keep the stats list.
+        """
+        out = Path(out)
+        if table != "all" and table not in EXPORT_TABLES:
+            raise InputError(
+                f"unknown table {table!r}; choose one of {', '.join(EXPORT_TABLES)} or all",
+                field="table",
+            )
+        tables = list(EXPORT_TABLES) if table == "all" else [table]
+        name = out.name.lower()
+        suffix = next((s for s in (".csv.gz", ".csv", ".parquet") if name.endswith(s)), None)
+        targets: list[tuple[str, Path, str]] = []
+        if suffix is None or out.is_dir():
+            try:
+                out.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise InputError(f"cannot create the directory: {exc}", path=str(out)) from None
+            targets = [(t, out / f"{t}.parquet", "parquet") for t in tables]
+        else:
+            fmt = "parquet" if suffix == ".parquet" else "csv"
+            stem = out.name[: len(out.name) - len(suffix)]
+            if not out.parent.exists():
+                raise InputError("the directory to write into does not exist", path=str(out.parent))
+            if len(tables) == 1:
+                targets = [(tables[0], out, fmt)]
+            else:
+                targets = [(t, out.with_name(f"{stem}_{t}{suffix}"), fmt) for t in tables]
+        for tbl, path, fmt in targets:
+            query = self._export_query(tbl, fmt)
+            if fmt == "parquet":
+                options = "FORMAT parquet, COMPRESSION zstd"
+            else:
+                options = "FORMAT csv, HEADER true"
+                if path.name.lower().endswith(".gz"):
+                    options += ", COMPRESSION gzip"
+            try:
+                self._con.execute(f"COPY ({query}) TO {_sql_string(str(path))} ({options})")
+            except duckdb.Error as exc:
+                raise StoreError(f"could not write {path}: {exc}") from None
+        return [p for _, p, _ in targets]
+
+    def import_parquet(self, path: str | Path) -> ImportResult:
+        """Merge a Parquet snapshot (written by :meth:`export`) into this store.
+
+        ``path`` is a snapshot directory (``runs.parquet``, ``examples.parquet``,
+        ``scores.parquet``, ``imports.parquet``, ``meta.parquet``, any subset)
+        or a name ``STEM.parquet`` whose siblings ``STEM_runs.parquet`` ... exist.
+        Everything is validated before anything is written. Imports and scores
+        are added in one transaction; runs in transactions of whole runs, so an
+        interrupted import resumes when repeated. Runs and scores already
+        stored with the same content are skipped; different content is an error.
+        """
+        from glotbench.core.snapshot import import_snapshot
+
+        return import_snapshot(self, Path(path))
+
+    # internal helpers used by the snapshot importer
+    def _insert_runs_from_parquet(
+        self, runs_path: Path, examples_path: Path, run_ids: list[str]
+    ) -> None:
+        cols = ", ".join(_RUN_COLUMNS)
+        casts = ", ".join(
+            f"{c}::JSON AS {c}" if c in ("metric_config", "model_metadata") else c
+            for c in _RUN_COLUMNS
+        )
+        with self.transaction() as con:
+            con.execute(
+                f"INSERT INTO runs ({cols}) SELECT {casts} FROM read_parquet(?) "
+                "WHERE run_id IN (SELECT unnest(?))",
+                [str(runs_path), run_ids],
+            )
+            con.execute(
+                "INSERT INTO example_stats SELECT run_id, position::INTEGER, example_id, "
+                "stats::DOUBLE[] FROM read_parquet(?) WHERE run_id IN (SELECT unnest(?)) "
+                "ORDER BY run_id, position",
+                [str(examples_path), run_ids],
+            )
+
+
+def _check_same_score(
+    position: int,
+    pairs: list[tuple[str, Any, Any]],
+    import_id: str | None,
+    source: str | None,
+) -> None:
+    for name, new, old in pairs:
+        new_missing = new is None or (isinstance(new, float) and np.isnan(new))
+        old_missing = old is None or (isinstance(old, float) and np.isnan(old))
+        if new_missing and old_missing:
+            continue
+        same = (
+            not new_missing
+            and not old_missing
+            and abs(float(new) - float(old)) <= SCORE_RTOL * max(abs(float(new)), abs(float(old)))
+        )
+        if not same:
+            origin = f" by import {import_id} of {source}" if import_id else ""
+            old_text = "empty" if old_missing else repr(old)
+            new_text = "empty" if new_missing else repr(new)
+            raise ScoreConflictError(
+                f"this key is already stored with {name} = {old_text}{origin}, but the file "
+                f"gives {new_text}; correct the file or import it into another store",
+                position=position,
+                field=name,
+                existing=None if old_missing else old,
+                new=None if new_missing else new,
+            )
+
+
+def _open_error_message(path: Path, exc: Exception) -> str:
+    text = str(exc)
+    lowered = text.lower()
+    if "lock" in lowered:
+        return (
+            f"the store {path} is in use by another process (DuckDB allows one writer at a "
+            f"time); wait for it to finish and try again [{text.splitlines()[0]}]"
+        )
+    if "different configuration" in lowered:
+        return (
+            f"the store {path} is already open in this process in another mode; "
+            "close the other Store first"
+        )
+    if "not a valid duckdb database" in lowered or "not a duckdb" in lowered or "magic" in lowered:
+        return f"{path} is not a DuckDB database; pass a glotbench store with --store"
+    if "version" in lowered and "storage" in lowered:
+        return f"{path} was written by an incompatible DuckDB version: {text.splitlines()[0]}"
+    return f"cannot open the store {path}: {text.splitlines()[0] if text else type(exc).__name__}"
+
+
+def run_id_of_row(row: dict[str, Any]) -> str:
+    """Recompute the run id from a row holding the run-key columns."""
+    seed = row.get("seed")
+    seed_val = None if seed is None or pd.isna(seed) else int(seed)
+    return run_id_for(
+        str(row["model"]),
+        str(row["dataset"]),
+        str(row["task"]),
+        str(row["language"]),
+        seed_val,
+        str(row["config_hash"] or ""),
+        str(row["metric"]),
+    )
