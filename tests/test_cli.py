@@ -40,7 +40,17 @@ def test_demo_json_is_documented_object() -> None:
 def test_bootstrap_command(tmp_path: Path) -> None:
     (tmp_path / "pred.txt").write_text("\n".join(["POS", "NEG", "POS", "NEU"] * 25) + "\n")
     (tmp_path / "ref.txt").write_text("\n".join(["POS", "NEG", "NEG", "NEU"] * 25) + "\n")
-    result = run_cli("bootstrap", "pred.txt", "ref.txt", "--metric", "accuracy", "-B", "2000", "--json", cwd=tmp_path)
+    result = run_cli(
+        "bootstrap",
+        "pred.txt",
+        "ref.txt",
+        "--metric",
+        "accuracy",
+        "-B",
+        "2000",
+        "--json",
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr
     system = json.loads(result.stdout)["systems"][0]
     assert system["score"] == pytest.approx(0.75)

@@ -44,7 +44,14 @@ def list_metrics() -> list[dict[str, Any]]:
             stat_names: list[str] | str = list(metric.stat_names())
         except ValueError:  # label-dependent layout
             stat_names = "per-label counts (tp[label], pred[label], true[label])"
-        out.append({"name": name, "description": metric.description, "stats": stat_names, "mean_type": metric.is_mean})
+        out.append(
+            {
+                "name": name,
+                "description": metric.description,
+                "stats": stat_names,
+                "mean_type": metric.is_mean,
+            }
+        )
     return out
 
 
@@ -69,7 +76,9 @@ def read_examples_file(path: Path) -> list[Any]:
                 try:
                     items.append(json.loads(text))
                 except json.JSONDecodeError as exc:
-                    raise InputError(f"invalid JSON ({exc.msg})", path=str(path), line=line_number) from None
+                    raise InputError(
+                        f"invalid JSON ({exc.msg})", path=str(path), line=line_number
+                    ) from None
     except FileNotFoundError:
         raise InputError("file not found", path=str(path)) from None
     return items
@@ -87,15 +96,24 @@ def bootstrap_files(
 ) -> BootstrapResult:
     """Bootstrap a metric over a predictions file against a references file (line-aligned)."""
     bound = get_metric(metric)
-    preds = [bound.parse_line(x) if isinstance(x, str) else x for x in read_examples_file(predictions)]
-    refs = [bound.parse_line(x) if isinstance(x, str) else x for x in read_examples_file(references)]
+    preds = [
+        bound.parse_line(x) if isinstance(x, str) else x for x in read_examples_file(predictions)
+    ]
+    refs = [
+        bound.parse_line(x) if isinstance(x, str) else x for x in read_examples_file(references)
+    ]
     if len(preds) != len(refs):
         raise InputError(
-            f"{len(preds)} predictions in {predictions} but {len(refs)} references in {references}; "
-            "the files must have one example per line, in the same order"
+            f"{len(preds)} predictions in {predictions} but {len(refs)} references in "
+            f"{references}; the files must have one example per line, in the same order"
         )
     return bootstrap_metric(
-        bound, preds, refs, n_resamples=n_resamples, confidence_level=confidence_level, seed=seed,
+        bound,
+        preds,
+        refs,
+        n_resamples=n_resamples,
+        confidence_level=confidence_level,
+        seed=seed,
         method=method,  # type: ignore[arg-type]
     )
 

@@ -33,7 +33,9 @@ err_console = Console(stderr=True)
 
 StoreOption = Annotated[
     Path,
-    typer.Option("--store", help="DuckDB results store (created if missing).", envvar="GLOTBENCH_STORE"),
+    typer.Option(
+        "--store", help="DuckDB results store (created if missing).", envvar="GLOTBENCH_STORE"
+    ),
 ]
 DEFAULT_STORE = Path("glotbench.duckdb")
 JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as a JSON object.")]
@@ -65,7 +67,9 @@ from glotbench.report.tables import frame_table, leaderboard_tables  # noqa: E40
 @app.command()
 def demo(
     json_output: JsonOption = False,
-    confidence_level: Annotated[float, typer.Option("--confidence-level", help="Level of the intervals.")] = 0.95,
+    confidence_level: Annotated[
+        float, typer.Option("--confidence-level", help="Level of the intervals.")
+    ] = 0.95,
 ) -> None:
     """Leaderboard of the XTREME-R baselines (embedded, offline) with standard errors.
 
@@ -77,7 +81,9 @@ def demo(
     if json_output:
         print_json(board.to_dict())
         return
-    for table in leaderboard_tables(board, title="XTREME-R baselines (Ruder et al. 2021): overall test score"):
+    for table in leaderboard_tables(
+        board, title="XTREME-R baselines (Ruder et al. 2021): overall test score"
+    ):
         console.print(table)
 
 
@@ -97,25 +103,47 @@ def metrics_command(json_output: JsonOption = False) -> None:
 
 @app.command("bootstrap")
 def bootstrap_command(
-    predictions: Annotated[Path, typer.Argument(help="Predictions, one example per line (.jsonl: one JSON value per line).")],
-    references: Annotated[Path, typer.Argument(help="References, line-aligned with the predictions.")],
-    metric: Annotated[str, typer.Option("--metric", "-m", help="Metric name (see 'glotbench metrics').")] = "accuracy",
-    n_resamples: Annotated[int, typer.Option("--n-resamples", "-B", help="Number of bootstrap resamples.")] = 10_000,
-    confidence_level: Annotated[float, typer.Option("--confidence-level", help="Level of the interval.")] = 0.95,
-    method: Annotated[str, typer.Option("--method", help="Interval: percentile or bca.")] = "percentile",
+    predictions: Annotated[
+        Path,
+        typer.Argument(help="Predictions, one example per line (.jsonl: one JSON value per line)."),
+    ],
+    references: Annotated[
+        Path, typer.Argument(help="References, line-aligned with the predictions.")
+    ],
+    metric: Annotated[
+        str, typer.Option("--metric", "-m", help="Metric name (see 'glotbench metrics').")
+    ] = "accuracy",
+    n_resamples: Annotated[
+        int, typer.Option("--n-resamples", "-B", help="Number of bootstrap resamples.")
+    ] = 10_000,
+    confidence_level: Annotated[
+        float, typer.Option("--confidence-level", help="Level of the interval.")
+    ] = 0.95,
+    method: Annotated[
+        str, typer.Option("--method", help="Interval: percentile or bca.")
+    ] = "percentile",
     seed: Annotated[int, typer.Option("--seed", help="Seed of the resampling.")] = 0,
     json_output: JsonOption = False,
 ) -> None:
     """Score a predictions file with a bootstrap standard error and confidence interval."""
     result = api.bootstrap_files(
-        metric, predictions, references,
-        n_resamples=n_resamples, confidence_level=confidence_level, seed=seed, method=method,
+        metric,
+        predictions,
+        references,
+        n_resamples=n_resamples,
+        confidence_level=confidence_level,
+        seed=seed,
+        method=method,
     )
     if json_output:
         print_json(result.to_dict())
         return
-    frame = result.to_frame()[["metric", "score", "standard_error", "ci_low", "ci_high", "n_examples"]]
-    console.print(frame_table(frame, title=f"{metric}: bootstrap ({n_resamples} resamples, {method})"))
+    frame = result.to_frame()[
+        ["metric", "score", "standard_error", "ci_low", "ci_high", "n_examples"]
+    ]
+    console.print(
+        frame_table(frame, title=f"{metric}: bootstrap ({n_resamples} resamples, {method})")
+    )
 
 
 # --- store commands ------------------------------------------------------------

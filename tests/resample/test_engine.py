@@ -51,11 +51,17 @@ def test_replicates_do_not_depend_on_chunk_size_or_workers() -> None:
     f1 = get_metric("f1_binary")
     reference = replicate_scores(S, f1, n_resamples=1000, seed=7, compress=False)
     for chunk, jobs in [(1, 1), (256, 2), (700, 1), (100_000, 2)]:
-        again = replicate_scores(S, f1, n_resamples=1000, seed=7, compress=False, chunk_size=chunk, n_jobs=jobs)
+        again = replicate_scores(
+            S, f1, n_resamples=1000, seed=7, compress=False, chunk_size=chunk, n_jobs=jobs
+        )
         np.testing.assert_array_equal(again, reference)
     # a prefix of the replicates is the same when fewer are asked for
-    np.testing.assert_array_equal(replicate_scores(S, f1, n_resamples=300, seed=7, compress=False), reference[:300])
-    assert not np.array_equal(replicate_scores(S, f1, n_resamples=1000, seed=8, compress=False), reference)
+    np.testing.assert_array_equal(
+        replicate_scores(S, f1, n_resamples=300, seed=7, compress=False), reference[:300]
+    )
+    assert not np.array_equal(
+        replicate_scores(S, f1, n_resamples=1000, seed=8, compress=False), reference
+    )
 
 
 def test_compression_keeps_the_bootstrap_distribution() -> None:
@@ -73,7 +79,9 @@ def test_systems_share_weights_so_differences_are_paired() -> None:
     flipped = S.copy()
     flipped[:50, 0] = 1 - flipped[:50, 0]
     for compress in (True, False):
-        reps = replicate_scores(np.stack([S, S, flipped]), ACC, n_resamples=500, seed=0, compress=compress)
+        reps = replicate_scores(
+            np.stack([S, S, flipped]), ACC, n_resamples=500, seed=0, compress=compress
+        )
         np.testing.assert_array_equal(reps[:, 0], reps[:, 1])
         # paired difference varies far less than either score
         assert (reps[:, 2] - reps[:, 0]).std() < reps[:, 0].std()
@@ -84,7 +92,9 @@ def test_jackknife_equals_leave_one_out_loop() -> None:
     preds, refs = rng.integers(0, 3, 60).tolist(), rng.integers(0, 3, 60).tolist()
     metric = get_metric("f1_macro").fit(preds, refs)
     S = metric.stats(preds, refs)
-    expected = [metric.corpus_score(preds[:i] + preds[i + 1 :], refs[:i] + refs[i + 1 :]) for i in range(60)]
+    expected = [
+        metric.corpus_score(preds[:i] + preds[i + 1 :], refs[:i] + refs[i + 1 :]) for i in range(60)
+    ]
     np.testing.assert_allclose(jackknife_scores(S, metric)[:, 0], expected, atol=1e-12)
 
 
@@ -107,7 +117,9 @@ def test_bca_matches_scipy_given_the_same_replicates() -> None:
     jack = jackknife_scores(S, ACC)
     assert acceleration(jack)[0] == pytest.approx(float(a_hat), rel=1e-9)
     z0 = bias_correction(res.replicates, res.estimates)[0]
-    share_below = (np.sum(theta_b < values.mean()) + np.sum(theta_b <= values.mean())) / (2 * theta_b.size)
+    share_below = (np.sum(theta_b < values.mean()) + np.sum(theta_b <= values.mean())) / (
+        2 * theta_b.size
+    )
     assert sps.norm.cdf(z0) == pytest.approx(share_below)
     expected = np.quantile(theta_b, [float(alpha_1), float(alpha_2)])
     np.testing.assert_allclose(res.confidence_interval, expected, rtol=1e-12)
@@ -117,11 +129,17 @@ def test_bca_close_to_scipy_bootstrap_on_same_data() -> None:
     rng = np.random.default_rng(7)
     values = rng.exponential(size=200)
     ours = bootstrap(ACC.stats_from_values(values), ACC, n_resamples=20_000, method="bca", seed=1)
-    theirs = sps.bootstrap((values,), np.mean, n_resamples=20_000, method="BCa", rng=np.random.default_rng(2))
+    theirs = sps.bootstrap(
+        (values,), np.mean, n_resamples=20_000, method="BCa", rng=np.random.default_rng(2)
+    )
     se = theirs.standard_error
     assert abs(ours.standard_error / se - 1) < 0.05
-    assert ours.confidence_interval.low == pytest.approx(theirs.confidence_interval.low, abs=0.1 * se)
-    assert ours.confidence_interval.high == pytest.approx(theirs.confidence_interval.high, abs=0.1 * se)
+    assert ours.confidence_interval.low == pytest.approx(
+        theirs.confidence_interval.low, abs=0.1 * se
+    )
+    assert ours.confidence_interval.high == pytest.approx(
+        theirs.confidence_interval.high, abs=0.1 * se
+    )
 
 
 @pytest.mark.parametrize("method", ["percentile", "bca"])

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
+from scipy.special import ndtri, stdtrit
 
 from glotbench.errors import InputError
 
@@ -51,7 +51,7 @@ def t_interval(mean: float, se: float, df: int, confidence_level: float) -> tupl
     """Student-t interval mean ± t_{df, 1−α/2} · SE (NaN where undefined)."""
     if not np.isfinite(se) or df < 1:
         return float("nan"), float("nan")
-    half = float(sps.t.ppf(0.5 + confidence_level / 2, df)) * se
+    half = float(stdtrit(df, 0.5 + confidence_level / 2)) * se
     return mean - half, mean + half
 
 
@@ -75,7 +75,9 @@ def language_aggregates(
             {
                 **dict(zip(by, keys, strict=True)),
                 "score": mean,
-                "between_language_sd": float(values.std(ddof=1)) if values.size > 1 else float("nan"),
+                "between_language_sd": float(values.std(ddof=1))
+                if values.size > 1
+                else float("nan"),
                 "standard_error": se,
                 "ci_low": low,
                 "ci_high": high,
@@ -97,7 +99,10 @@ class Leaderboard:
     def to_frame(self) -> pd.DataFrame:
         """Tidy: one row per model and task, plus task ``"overall"``."""
         overall = self.overall.assign(task="overall", between_language_sd=np.nan)
-        return pd.concat([self.per_task, overall[self.per_task.columns.intersection(overall.columns)]], ignore_index=True)
+        return pd.concat(
+            [self.per_task, overall[self.per_task.columns.intersection(overall.columns)]],
+            ignore_index=True,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
@@ -130,7 +135,7 @@ def leaderboard(scores: pd.DataFrame, confidence_level: float = 0.95) -> Leaderb
         se_parts = group["standard_error"].to_numpy(dtype=np.float64)
         mean = float(group["score"].mean()) if complete else float("nan")
         se = float(np.sqrt(np.sum(se_parts**2)) / len(tasks)) if complete else float("nan")
-        z = float(sps.norm.ppf(0.5 + confidence_level / 2))
+        z = float(ndtri(0.5 + confidence_level / 2))
         rows.append(
             {
                 "model": model,
@@ -142,9 +147,13 @@ def leaderboard(scores: pd.DataFrame, confidence_level: float = 0.95) -> Leaderb
                 "n_languages": int(group["n_languages"].sum()),
             }
         )
-    overall = pd.DataFrame(rows).sort_values(["score", "n_tasks"], ascending=[False, False], na_position="last")
+    overall = pd.DataFrame(rows).sort_values(
+        ["score", "n_tasks"], ascending=[False, False], na_position="last"
+    )
     return Leaderboard(
-        per_task=per_task.sort_values(["task", "score"], ascending=[True, False]).reset_index(drop=True),
+        per_task=per_task.sort_values(["task", "score"], ascending=[True, False]).reset_index(
+            drop=True
+        ),
         overall=overall.reset_index(drop=True),
         tasks=tasks,
         confidence_level=confidence_level,

@@ -16,5 +16,9 @@ def xtreme_r_baselines() -> pd.DataFrame:
     TyDiQA-GoldP, Mewsli-X and LAReQA. Long format: model, task, language,
     metric, score (0-100).
     """
-    with resources.files(__name__).joinpath("xtreme_r_baselines.csv").open("r", encoding="utf-8") as fh:
+    with (
+        resources.files(__name__)
+        .joinpath("xtreme_r_baselines.csv")
+        .open("r", encoding="utf-8") as fh
+    ):
         return pd.read_csv(fh, dtype={"model": str, "task": str, "language": str, "metric": str})

@@ -83,9 +83,12 @@ def frame_table(frame: pd.DataFrame, title: str | None = None, digits: int = 4) 
         numeric = pd.api.types.is_numeric_dtype(frame[column])
         table.add_column(str(column), justify="right" if numeric else "left")
     for row in frame.itertuples(index=False):
-        table.add_row(*(
-            f"{v:.{digits}g}" if isinstance(v, float) and not math.isnan(v)
-            else ("—" if isinstance(v, float) else str(v))
-            for v in row
-        ))
+        table.add_row(
+            *(
+                f"{v:.{digits}g}"
+                if isinstance(v, float) and not math.isnan(v)
+                else ("—" if isinstance(v, float) else str(v))
+                for v in row
+            )
+        )
     return table

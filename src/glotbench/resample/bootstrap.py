@@ -68,7 +68,9 @@ def bootstrap(
     )
     estimates = point_scores(systems, score)
     if method == "bca":
-        low, high = bca_interval(replicates, estimates, jackknife_scores(systems, score), confidence_level)
+        low, high = bca_interval(
+            replicates, estimates, jackknife_scores(systems, score), confidence_level
+        )
     else:
         low, high = percentile_interval(replicates, confidence_level)
     return BootstrapResult(

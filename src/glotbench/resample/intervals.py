@@ -29,7 +29,9 @@ def percentile_interval(
     return low, high
 
 
-def bias_correction(replicates: npt.NDArray[np.float64], estimate: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+def bias_correction(
+    replicates: npt.NDArray[np.float64], estimate: npt.NDArray[np.float64]
+) -> npt.NDArray[np.float64]:
     """ẑ0 = Φ⁻¹(share of replicates below the estimate, ties counted half)."""
     below = (replicates < estimate).sum(axis=0) + (replicates <= estimate).sum(axis=0)
     return ndtri(below / (2.0 * replicates.shape[0]))

@@ -77,10 +77,14 @@ def make_support(flat_stats: npt.NDArray[np.float64], compress: bool | Literal["
     rows, index, counts = np.unique(flat_stats, axis=0, return_inverse=True, return_counts=True)
     if compress == "auto" and rows.shape[0] * 4 > n:
         return Support(flat_stats, np.ones(n, dtype=np.int64), identity, compressed=False)
-    return Support(rows, counts.astype(np.int64), index.reshape(-1).astype(np.int64), compressed=True)
+    return Support(
+        rows, counts.astype(np.int64), index.reshape(-1).astype(np.int64), compressed=True
+    )
 
 
-def multinomial_block(rng: np.random.Generator, support: Support, rows: int) -> npt.NDArray[np.float64]:
+def multinomial_block(
+    rng: np.random.Generator, support: Support, rows: int
+) -> npt.NDArray[np.float64]:
     """``rows`` bootstrap count vectors over the support (each sums to n)."""
     n, u = support.n, support.size
     if support.compressed:
@@ -97,7 +101,9 @@ def poisson_block(rng: np.random.Generator, support: Support, rows: int) -> npt.
     Each example's weight is an independent Poisson(1) count; on a compressed
     support the sum over c_j identical examples is Poisson(c_j).
     """
-    return rng.poisson(support.counts.astype(np.float64), size=(rows, support.size)).astype(np.float64)
+    return rng.poisson(support.counts.astype(np.float64), size=(rows, support.size)).astype(
+        np.float64
+    )
 
 
 def weight_block(
@@ -112,9 +118,7 @@ def weight_block(
     raise ValueError(f"unknown resampling scheme {scheme!r}; use 'multinomial' or 'poisson'")
 
 
-def subsample_masks(
-    n: int, size: int, n_draws: int, seed: int
-) -> npt.NDArray[np.float64]:
+def subsample_masks(n: int, size: int, n_draws: int, seed: int) -> npt.NDArray[np.float64]:
     """``n_draws`` 0/1 rows selecting ``size`` of ``n`` examples without replacement.
 
     Row r is drawn from block ``r // BLOCK``'s generator, so rows do not depend
@@ -126,6 +130,8 @@ def subsample_masks(
     for start in range(0, n_draws, BLOCK):
         rows = min(BLOCK, n_draws - start)
         keys = block_rng(seed, start // BLOCK, 1).random((rows, n))
-        chosen = np.argpartition(keys, size - 1, axis=1)[:, :size] if size else np.empty((rows, 0), int)
+        chosen = (
+            np.argpartition(keys, size - 1, axis=1)[:, :size] if size else np.empty((rows, 0), int)
+        )
         np.put_along_axis(out[start : start + rows], chosen, 1.0, axis=1)
     return out
