@@ -1,0 +1,199 @@
+"""Replicate draws of every model's per-language scores, and their aggregates.
+
+One *draw* is a hypothetical replication of the whole evaluation: for every
+model and unit (language, or task × language) a score. Two schemes, after
+Sälevä, Ataman & Lignos (2025):
+
+* ``parametric`` (their §4.2): score = unit mean + ε, ε ~ N(0, σ_w²), drawn
+  independently per model and unit, from a :class:`ComponentTable` — works
+  from ready SDs too;
+* ``nonparametric`` (their §6.2): per draw and unit, pick a seed and a
+  bootstrap replicate and take that replicate's score. The pick is shared by
+  all models (the same uniform number selects each model's seed; the same
+  bootstrap replicate index, whose weights were shared when drawn), so draws
+  are paired across models.
+
+Optionally the languages are resampled too — ``"without"`` replacement to size
+k, or ``"with"`` replacement to the full size — so that between-language
+variation enters the uncertainty ("subsampled", §6.2). The same language draw
+is used for all models.
+
+Draws are generated in blocks of 256 with per-block seeds (as the bootstrap
+engine), so results do not depend on how many draws are computed at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from glotbench.analysis.replicates import ReplicatedScores
+from glotbench.analysis.variance import ComponentTable, components
+from glotbench.errors import GlotbenchError, InputError
+from glotbench.resample.weights import BLOCK, block_rng
+
+Scheme = Literal["parametric", "nonparametric"]
+LanguageSampling = Literal["none", "without", "with"]
+Aggregator = Literal["mean", "geometric_mean", "median"]
+AGGREGATORS: tuple[Aggregator, ...] = ("mean", "geometric_mean", "median")
+
+_PARAMETRIC_KEY, _NONPARAMETRIC_KEY, _LANGUAGE_KEY = 11, 12, 13
+
+
+class DesignError(GlotbenchError):
+    """The data cannot support the requested analysis (e.g. no variance information)."""
+
+    exit_code = 2
+
+
+@dataclass(frozen=True)
+class DrawSettings:
+    """How to draw replications: scheme, count, seed and language resampling."""
+
+    scheme: Scheme = "nonparametric"
+    n_draws: int = 10_000
+    seed: int = 0
+    languages: LanguageSampling = "none"
+    k: int | None = None
+
+    def describe(self) -> str:
+        text = f"{self.scheme} resampling, {self.n_draws} draws"
+        if self.languages == "without":
+            text += f", languages subsampled without replacement to k = {self.k}"
+        elif self.languages == "with":
+            text += ", languages resampled with replacement"
+        return text
+
+
+def common_units(present: np.ndarray, models: tuple[str, ...], labels: tuple[str, ...]) -> tuple[np.ndarray, list[str]]:
+    """Units every model has; notes naming what was dropped (unbalanced designs)."""
+    keep = present.all(axis=0)
+    notes = []
+    if not keep.any():
+        raise DesignError(
+            "the models share no language: comparisons and ranks need at least one language "
+            "that every selected model was evaluated on; filter with --model or --language"
+        )
+    if not keep.all():
+        dropped = [labels[u] for u in np.flatnonzero(~keep)]
+        lacking = {
+            models[m]: [labels[u] for u in np.flatnonzero(~present[m])] for m in range(len(models)) if not present[m].all()
+        }
+        detail = "; ".join(f"{m} lacks {', '.join(v[:5])}{' …' if len(v) > 5 else ''}" for m, v in lacking.items())
+        notes.append(
+            f"unbalanced design: {len(dropped)} language(s) not shared by all models were left out "
+            f"of comparisons and ranks ({detail})"
+        )
+    return keep, notes
+
+
+def _parametric_block(table: ComponentTable, rng: np.random.Generator, rows: int) -> np.ndarray:
+    sigma = table.sigma_w
+    return table.mean[None] + rng.standard_normal((rows, *table.mean.shape)) * sigma[None]
+
+
+def _nonparametric_block(replicates: ReplicatedScores, rng: np.random.Generator, rows: int) -> np.ndarray:
+    values = replicates.values
+    n_models, n_units, _, n_reps = values.shape
+    seeds = replicates.seed_counts()  # (M, U)
+    uniform = rng.random((rows, 1, n_units))  # shared by all models
+    seed_index = np.minimum((uniform * seeds[None]).astype(np.int64), np.maximum(seeds[None] - 1, 0))
+    rep_index = rng.integers(0, n_reps, size=(rows, 1, n_units))
+    m = np.arange(n_models)[None, :, None]
+    u = np.arange(n_units)[None, None, :]
+    return values[m, u, seed_index, np.broadcast_to(rep_index, seed_index.shape)]
+
+
+def unit_draws(
+    source: ReplicatedScores | ComponentTable, settings: DrawSettings, keep: np.ndarray | None = None
+) -> np.ndarray:
+    """Draws of every model's unit scores, shape (n_draws, models, units[keep])."""
+    if settings.n_draws < 2:
+        raise InputError("n_draws must be at least 2", field="n_draws")
+    if settings.scheme == "nonparametric":
+        if not isinstance(source, ReplicatedScores):
+            raise DesignError(
+                "non-parametric resampling needs seeds and bootstrap replicates; with ready SDs "
+                "use --scheme parametric"
+            )
+        if source.n_replicates < 2 and (source.seed_counts() < 2).all():
+            raise DesignError(
+                "non-parametric resampling needs several seeds or bootstrap replicates per "
+                "language, but each model-language cell has a single score; import per-example "
+                "statistics or replicated scores, or use ready SDs with --scheme parametric"
+            )
+        make: Callable[[np.random.Generator, int], np.ndarray] = lambda rng, rows: _nonparametric_block(
+            source, rng, rows
+        )
+        key = _NONPARAMETRIC_KEY
+    elif settings.scheme == "parametric":
+        table = source if isinstance(source, ComponentTable) else components(source)
+        present = table.present()
+        if np.isnan(table.sigma_w[present]).all():
+            raise DesignError(
+                "parametric resampling needs a within-language SD (σ_w), but the data have one "
+                "score per model and language; supply seeds, replicates or SD columns"
+            )
+        make = lambda rng, rows: _parametric_block(table, rng, rows)  # noqa: E731
+        key = _PARAMETRIC_KEY
+    else:
+        raise InputError(f"unknown scheme {settings.scheme!r}; use parametric or nonparametric", field="scheme")
+    blocks = []
+    for start in range(0, settings.n_draws, BLOCK):
+        rows = min(BLOCK, settings.n_draws - start)
+        block = make(block_rng(settings.seed, start // BLOCK, key), rows)
+        blocks.append(block if keep is None else block[..., keep])
+    return np.concatenate(blocks, axis=0)
+
+
+def language_draws(n_draws: int, n_units: int, settings: DrawSettings) -> np.ndarray | None:
+    """Unit indices per draw (n_draws × k), or None when languages are not resampled."""
+    if settings.languages == "none":
+        return None
+    if settings.languages == "with":
+        size = settings.k or n_units
+    elif settings.languages == "without":
+        size = settings.k or n_units
+        if not 1 <= size <= n_units:
+            raise InputError(
+                f"k = {size} languages cannot be drawn without replacement from {n_units}",
+                field="k",
+            )
+    else:
+        raise InputError(f"unknown language resampling {settings.languages!r}", field="languages")
+    out = np.empty((n_draws, size), dtype=np.int64)
+    for start in range(0, n_draws, BLOCK):
+        rows = min(BLOCK, n_draws - start)
+        rng = block_rng(settings.seed, start // BLOCK, _LANGUAGE_KEY)
+        if settings.languages == "with":
+            out[start : start + rows] = rng.integers(0, n_units, size=(rows, size))
+        else:
+            out[start : start + rows] = np.argsort(rng.random((rows, n_units)), axis=1)[:, :size]
+    return out
+
+
+def aggregate(scores: np.ndarray, aggregator: Aggregator, axis: int = -1) -> np.ndarray:
+    """Aggregate over languages: arithmetic mean, geometric mean or median."""
+    if aggregator == "mean":
+        return scores.mean(axis=axis)
+    if aggregator == "median":
+        return np.median(scores, axis=axis)
+    if aggregator == "geometric_mean":
+        if (scores <= 0).any():
+            raise DesignError(
+                "the geometric mean needs positive scores, but some (resampled) scores are ≤ 0; "
+                "use the mean or median, or a metric on a positive scale"
+            )
+        return np.exp(np.log(scores).mean(axis=axis))
+    raise InputError(f"unknown aggregator {aggregator!r}; use one of {', '.join(AGGREGATORS)}")
+
+
+def aggregate_draws(draws: np.ndarray, languages: np.ndarray | None, aggregator: Aggregator) -> np.ndarray:
+    """(n_draws × models) aggregates of unit draws, over resampled languages if given."""
+    if languages is None:
+        return aggregate(draws, aggregator)
+    picked = np.take_along_axis(draws, languages[:, None, :], axis=2)
+    return aggregate(picked, aggregator)

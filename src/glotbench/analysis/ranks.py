@@ -1,0 +1,191 @@
+"""Rank distributions, rank intervals and EuroEval's rank score.
+
+* Rank distribution (Sälevä, Ataman & Lignos 2025, Tables 3 and 6): on every
+  draw the models are ranked by an aggregate over languages (1 = best;
+  competition ranking, rank = 1 + number of models strictly better on that
+  draw); the share of draws at each rank, in percent, sums to 100 per model.
+* Rank interval (as Chatbot Arena reports ranks): model j is *significantly
+  better* than i when the (1 − α) percentile interval of the paired draws of
+  aggregate_j − aggregate_i lies above 0. Then best rank = 1 + #(significantly
+  better models) and worst rank = M − #(significantly worse models).
+* EuroEval rank score (EuroEval leaderboards, "Score aggregation"): per
+  dataset, models are sorted by mean score; the best gets 1; each next model is
+  compared with the current reference model by a one-sided Welch t-test
+  (p < 0.05); if significantly worse, its score is the reference's plus
+  (mean_ref − mean) / SD, SD being the population SD (ddof = 0) of all models'
+  mean scores on the dataset, and it becomes the reference; otherwise it
+  shares the reference's score. Dataset scores are averaged over tasks per
+  language, then over languages. Lower is better.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.special import stdtr
+
+from glotbench.analysis.compare import _table, records
+from glotbench.analysis.draws import (
+    Aggregator,
+    DrawSettings,
+    aggregate_draws,
+    common_units,
+    language_draws,
+    unit_draws,
+)
+from glotbench.analysis.replicates import ReplicatedScores
+from glotbench.analysis.variance import ComponentTable
+
+#: iterations EuroEval runs per model and dataset (seed × bootstrapped test set)
+EUROEVAL_ITERATIONS = 10
+
+
+def draw_ranks(aggregates: np.ndarray) -> np.ndarray:
+    """Competition ranks per draw: 1 + number of models strictly better, (R × M)."""
+    return 1 + (aggregates[:, None, :] > aggregates[:, :, None]).sum(axis=2)
+
+
+def rank_intervals(aggregates: np.ndarray, confidence_level: float) -> tuple[np.ndarray, np.ndarray]:
+    """Best and worst plausible rank per model from paired draws of aggregates (R × M)."""
+    alpha = (1 - confidence_level) / 2
+    diff = aggregates[:, None, :] - aggregates[:, :, None]  # [r, i, j] = agg_j − agg_i
+    low = np.quantile(diff, alpha, axis=0)
+    high = np.quantile(diff, 1 - alpha, axis=0)
+    better = (low > 0).sum(axis=1)  # models j significantly better than i
+    worse = (high < 0).sum(axis=1)
+    n_models = aggregates.shape[1]
+    return 1 + better, n_models - worse
+
+
+def welch_greater_pvalue(
+    mean_a: np.ndarray, sd_a: np.ndarray, n_a: np.ndarray, mean_b: np.ndarray, sd_b: np.ndarray, n_b: np.ndarray
+) -> np.ndarray:
+    """One-sided Welch t-test p-value of H1: mean_a > mean_b (Welch 1947; as scipy's ttest_ind)."""
+    var_a, var_b = sd_a**2 / n_a, sd_b**2 / n_b
+    se = np.sqrt(var_a + var_b)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = (mean_a - mean_b) / se
+        df = (var_a + var_b) ** 2 / (var_a**2 / (n_a - 1) + var_b**2 / (n_b - 1))
+    p = 1.0 - stdtr(df, t)
+    # identical iteration scores (se = 0): not significant unless the means differ
+    return np.where(se > 0, p, np.where(mean_a > mean_b, 0.0, 1.0))
+
+
+def _iteration_summary(source: ReplicatedScores | ComponentTable) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mean, SD and count of EuroEval-style iteration scores per (model, unit).
+
+    From replicates: iteration i is seed i's i-th bootstrap replicate (each
+    iteration has its own seed and resampled test set); with one seed, the
+    first ten bootstrap replicates. From a ComponentTable: the unit mean,
+    σ_w and the number of seeds (10 when unknown).
+    """
+    if isinstance(source, ComponentTable):
+        n = np.where(source.n_seeds >= 2, source.n_seeds, EUROEVAL_ITERATIONS).astype(float)
+        return source.mean, np.nan_to_num(source.sigma_w), n
+    values = source.values
+    n_seeds = values.shape[2]
+    if n_seeds >= 2:
+        b = np.arange(n_seeds) % values.shape[3]
+        iterations = values[:, :, np.arange(n_seeds), b]  # (M, U, S)
+    else:
+        iterations = values[:, :, 0, : min(EUROEVAL_ITERATIONS, values.shape[3])]
+    count = (~np.isnan(iterations)).sum(axis=2).astype(float)
+    with np.errstate(invalid="ignore"):
+        mean = np.nanmean(iterations, axis=2)
+        sd = np.where(count >= 2, np.nanstd(iterations, axis=2, ddof=1), 0.0)
+    return mean, sd, count
+
+
+def euroeval_rank_scores(mean: np.ndarray, sd: np.ndarray, n: np.ndarray, alpha: float = 0.05) -> np.ndarray:
+    """EuroEval rank score of each model on one dataset (lower is better; best = 1)."""
+    order = np.argsort(-mean, kind="stable")
+    spread = float(np.std(mean))  # population SD of the models' mean scores
+    out = np.empty_like(mean)
+    reference = order[0]
+    score = 1.0
+    for model in order:
+        if model != reference:
+            p = welch_greater_pvalue(
+                mean[reference], sd[reference], n[reference], mean[model], sd[model], n[model]
+            )
+            if p < alpha:
+                score += (mean[reference] - mean[model]) / spread if spread > 0 else 0.0
+                reference = model
+        out[model] = score
+    return out
+
+
+@dataclass(frozen=True)
+class Ranks:
+    """Result of :func:`rank_models`."""
+
+    distribution: pd.DataFrame
+    summary: pd.DataFrame
+    settings: DrawSettings
+    notes: tuple[str, ...]
+
+    def to_frame(self) -> pd.DataFrame:
+        return self.summary
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "settings": self.settings.__dict__ | {"description": self.settings.describe()},
+            "summary": records(self.summary),
+            "distribution": records(self.distribution),
+            "notes": list(self.notes),
+        }
+
+
+def rank_models(
+    source: ReplicatedScores | ComponentTable,
+    settings: DrawSettings = DrawSettings(),
+    aggregators: tuple[Aggregator, ...] = ("mean", "geometric_mean", "median"),
+    confidence_level: float = 0.95,
+) -> Ranks:
+    """Rank distributions and intervals under each aggregator, plus EuroEval's rank score."""
+    table = _table(source)
+    labels = tuple(u.label(table.single_task) for u in table.units)
+    keep, notes = common_units(table.present(), table.models, labels)
+    draws = unit_draws(source, settings, keep)
+    languages = language_draws(settings.n_draws, int(keep.sum()), settings)
+    n_models = len(table.models)
+    it_mean, it_sd, it_n = _iteration_summary(source)
+    units = [u for u, k in zip(table.units, keep) if k]
+    unit_scores = np.column_stack(
+        [euroeval_rank_scores(it_mean[:, u], it_sd[:, u], it_n[:, u]) for u in np.flatnonzero(keep)]
+    )  # (M, U')
+    by_language = {}
+    for language in sorted({u.language for u in units}):
+        idx = [i for i, u in enumerate(units) if u.language == language]
+        by_language[language] = unit_scores[:, idx].mean(axis=1)  # mean over tasks
+    rank_score = np.mean(list(by_language.values()), axis=0)
+    distribution_rows, summary_rows = [], []
+    for aggregator in aggregators:
+        try:
+            replicated = aggregate_draws(draws, languages, aggregator)
+        except Exception as exc:
+            notes.append(f"{aggregator}: {exc}")
+            continue
+        ranks = draw_ranks(replicated)
+        best, worst = rank_intervals(replicated, confidence_level)
+        shares = np.stack([(ranks == r).mean(axis=0) * 100 for r in range(1, n_models + 1)], axis=1)
+        for m, model in enumerate(table.models):
+            distribution_rows.append(
+                {"aggregator": aggregator, "model": model}
+                | {f"rank_{r}": float(shares[m, r - 1]) for r in range(1, n_models + 1)}
+            )
+            summary_rows.append(
+                {
+                    "aggregator": aggregator,
+                    "model": model,
+                    "mean_rank": float(ranks[:, m].mean()),
+                    "modal_rank": int(np.argmax(shares[m]) + 1),
+                    "rank_best": int(best[m]),
+                    "rank_worst": int(worst[m]),
+                    "euroeval_rank_score": float(rank_score[m]),
+                }
+            )
+    return Ranks(pd.DataFrame(distribution_rows), pd.DataFrame(summary_rows), settings, tuple(list(table.notes) + notes))

@@ -1,0 +1,235 @@
+"""Replicated scores: the table every replication-aware analysis starts from.
+
+A multilingual evaluation with replication gives one score per
+
+    model × unit × seed × bootstrap replicate,
+
+where a *unit* is a (task, language) cell (just the language when one task is
+analysed). :class:`ReplicatedScores` holds these as a dense array
+``values[model, unit, seed, replicate]`` with NaN where a model lacks a unit
+or a seed, so unbalanced designs are represented, not padded with guesses.
+
+Three inputs lead here (Sälevä, Ataman & Lignos 2025, §3):
+
+* per-example statistics from the store: glotbench draws B bootstrap
+  replicates of every run itself, with the *same* resampling weights for every
+  model and seed on a dataset (paired), via :func:`glotbench.resample.replicate_scores`;
+* a scores table with ``seed`` and ``replicate`` columns (replicates drawn elsewhere);
+* a scores table with ``seed`` only (B = 1: no bootstrap component).
+
+A table with ready standard deviations (one row per model and language) has no
+replicates; it becomes a :class:`~glotbench.analysis.variance.ComponentTable`
+directly (see :func:`glotbench.analysis.variance.components_from_summary`).
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+import numpy as np
+import pandas as pd
+
+from glotbench.errors import InputError
+from glotbench.resample.engine import replicate_scores
+
+if TYPE_CHECKING:
+    from glotbench.core.store import Store
+
+Source = Literal["examples", "replicates", "seeds"]
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One (task, language) cell of the design."""
+
+    task: str
+    language: str
+
+    def label(self, single_task: bool) -> str:
+        return self.language if single_task else f"{self.task}/{self.language}"
+
+
+@dataclass(frozen=True)
+class ReplicatedScores:
+    """Scores ``values[model, unit, seed, replicate]`` (NaN where absent).
+
+    Seeds are positions, not seed values: a model's s-th seed on a unit is at
+    ``values[m, u, s]``; models may have different numbers of seeds.
+    """
+
+    models: tuple[str, ...]
+    units: tuple[Unit, ...]
+    values: np.ndarray
+    source: Source
+    metric: str | None = None
+
+    def __post_init__(self) -> None:
+        shape = (len(self.models), len(self.units))
+        if self.values.ndim != 4 or self.values.shape[:2] != shape:
+            raise ValueError(f"values must be (models, units, seeds, replicates) = {shape}+(S, B)")
+
+    @property
+    def single_task(self) -> bool:
+        return len({u.task for u in self.units}) == 1
+
+    @property
+    def unit_labels(self) -> tuple[str, ...]:
+        return tuple(u.label(self.single_task) for u in self.units)
+
+    @property
+    def n_replicates(self) -> int:
+        return int(self.values.shape[3])
+
+    def seed_counts(self) -> np.ndarray:
+        """Number of seeds present per (model, unit)."""
+        return (~np.isnan(self.values[..., 0])).sum(axis=2)
+
+    def present(self) -> np.ndarray:
+        """(model, unit) cells that have at least one seed."""
+        return self.seed_counts() > 0
+
+    def select_models(self, models: Sequence[str]) -> ReplicatedScores:
+        index = [self.models.index(m) for m in models]
+        return ReplicatedScores(tuple(models), self.units, self.values[index], self.source, self.metric)
+
+    def to_frame(self) -> pd.DataFrame:
+        """Long form: model, task, language, seed (position), replicate, score."""
+        m, u, s, b = np.nonzero(~np.isnan(self.values))
+        return pd.DataFrame(
+            {
+                "model": np.asarray(self.models, dtype=object)[m],
+                "task": [self.units[i].task for i in u],
+                "language": [self.units[i].language for i in u],
+                "seed": s,
+                "replicate": b,
+                "score": self.values[m, u, s, b],
+            }
+        )
+
+
+def _unit_order(frame: pd.DataFrame) -> list[Unit]:
+    pairs = frame[["task", "language"]].drop_duplicates().sort_values(["task", "language"])
+    return [Unit(str(t), str(lang)) for t, lang in pairs.itertuples(index=False)]
+
+
+def replicates_from_frame(frame: pd.DataFrame, metric: str | None = None) -> ReplicatedScores:
+    """Build :class:`ReplicatedScores` from a tidy scores table.
+
+    Columns: model, language, score; optional task (default ``"task"``), seed,
+    replicate. Rows without a seed are one seed; rows without a replicate are
+    the seed's only replicate (no bootstrap component). Duplicate
+    (model, task, language, seed, replicate) rows and non-finite scores are
+    errors that name the first offending row.
+    """
+    required = ("model", "language", "score")
+    missing = [c for c in required if c not in frame.columns]
+    if missing:
+        raise InputError(
+            f"scores table lacks column(s) {', '.join(missing)}; expected model, language, "
+            "score and optionally task, seed, replicate",
+            field=missing[0],
+        )
+    data = frame.copy()
+    if "task" not in data.columns:
+        data["task"] = "task"
+    has_seed = "seed" in data.columns and data["seed"].notna().any()
+    has_replicate = "replicate" in data.columns and data["replicate"].notna().any()
+    data["seed"] = data["seed"].fillna(-1) if has_seed else -1
+    data["replicate"] = data["replicate"].fillna(0) if has_replicate else 0
+    score = pd.to_numeric(data["score"], errors="coerce").to_numpy(dtype=np.float64)
+    bad = ~np.isfinite(score)
+    if bad.any():
+        row = int(np.argmax(bad))
+        raise InputError(
+            f"score {data['score'].iloc[row]!r} is not a finite number (row {row + 1}); "
+            "remove the row or fix the value — NaN scores are never averaged silently",
+            field="score",
+        )
+    data["score"] = score
+    key = ["model", "task", "language", "seed", "replicate"]
+    duplicated = data.duplicated(key, keep=False)
+    if duplicated.any():
+        rows = np.flatnonzero(duplicated.to_numpy())[:2] + 1
+        raise InputError(
+            f"rows {rows[0]} and {rows[1]} repeat the same model, task, language, seed and "
+            "replicate; give each replicate its own 'replicate' index",
+            field="replicate",
+        )
+    models = sorted(data["model"].astype(str).unique())
+    units = _unit_order(data)
+    model_index = {m: i for i, m in enumerate(models)}
+    unit_index = {(u.task, u.language): i for i, u in enumerate(units)}
+    # seed and replicate positions within each (model, unit)
+    data["m"] = data["model"].astype(str).map(model_index)
+    data["u"] = [unit_index[(str(t), str(lang))] for t, lang in zip(data["task"], data["language"])]
+    data["s"] = data.groupby(["m", "u"])["seed"].rank(method="dense").astype(int) - 1
+    data["b"] = data.groupby(["m", "u", "seed"])["replicate"].rank(method="dense").astype(int) - 1
+    n_seeds, n_reps = int(data["s"].max()) + 1, int(data["b"].max()) + 1
+    counts = data.groupby(["m", "u", "s"])["b"].count()
+    if has_replicate and counts.nunique() > 1:
+        (m, u, s), low = counts.idxmin(), counts.min()
+        raise InputError(
+            f"model {models[m]!r} on {units[u].task}/{units[u].language} has {low} replicates "
+            f"for one seed but others have {counts.max()}; every seed needs the same number of "
+            "bootstrap replicates (they are paired draws)",
+            field="replicate",
+        )
+    values = np.full((len(models), len(units), n_seeds, n_reps), np.nan)
+    values[data["m"], data["u"], data["s"], data["b"]] = data["score"].to_numpy()
+    source: Source = "replicates" if has_replicate else "seeds"
+    return ReplicatedScores(tuple(models), tuple(units), values, source, metric)
+
+
+def unit_seed(seed: int, unit: Unit) -> int:
+    """Seed of a unit's bootstrap: independent of which other units are analysed."""
+    return zlib.crc32(f"{seed}\x1f{unit.task}\x1f{unit.language}".encode()) ^ (seed & 0xFFFFFFFF)
+
+
+def replicates_from_store(
+    store: Store,
+    metric: str,
+    *,
+    models: Sequence[str] | None = None,
+    tasks: Sequence[str] | None = None,
+    languages: Sequence[str] | None = None,
+    n_replicates: int = 1000,
+    seed: int = 0,
+) -> ReplicatedScores:
+    """Bootstrap every stored run of ``metric`` and collect the replicate scores.
+
+    For each (dataset, task, language) the runs of all models and seeds are
+    resampled with one shared weight matrix (paired). Datasets of a (task,
+    language) unit are pooled by averaging their scores per replicate.
+    """
+    runs = store.runs(models=models, tasks=tasks, languages=languages, metrics=[metric])
+    if runs.empty:
+        raise InputError(
+            f"no stored runs of metric {metric!r} match the filters; "
+            "see 'glotbench show' for what the store holds"
+        )
+    model_names = sorted(runs["model"].unique())
+    cells = runs[["dataset", "task", "language"]].drop_duplicates().sort_values(["task", "language", "dataset"])
+    units = _unit_order(cells)
+    unit_index = {(u.task, u.language): i for i, u in enumerate(units)}
+    max_seeds = int(runs.groupby(["model", "dataset", "task", "language"]).size().max())
+    totals = np.zeros((len(model_names), len(units), max_seeds, n_replicates))
+    counts = np.zeros((len(model_names), len(units), max_seeds))
+    for dataset, task, language in cells.itertuples(index=False):
+        matrix = store.stats_matrix(dataset, task, language, metric, models=models)
+        unit = Unit(str(task), str(language))
+        reps = replicate_scores(
+            matrix.stats, matrix.get_metric(), n_resamples=n_replicates, seed=unit_seed(seed, unit)
+        )  # (B, systems), paired across all models and seeds
+        u = unit_index[(unit.task, unit.language)]
+        position: dict[str, int] = {}
+        for j, model in enumerate(matrix.models):
+            s = position.get(model, 0)
+            position[model] = s + 1
+            totals[model_names.index(model), u, s] += reps[:, j]
+            counts[model_names.index(model), u, s] += 1
+    values = np.full_like(totals, np.nan)
+    np.divide(totals, counts[..., None], out=values, where=counts[..., None] > 0)
+    return ReplicatedScores(tuple(model_names), tuple(units), values, "examples", metric)

@@ -1,0 +1,304 @@
+"""Variance components of replicated multilingual scores.
+
+After Sälevä, Ataman & Lignos (2025, "From tests to effect sizes"), for one
+model and one unit (language, or task × language) with scores
+``x[s, b]`` over seeds s = 1..S and bootstrap replicates b = 1..B:
+
+* seed-to-seed SD   σ_seed = SD_s( mean_b x[s, b] )                 (ddof = 1)
+* bootstrap SD      σ_boot = mean_s( SD_b x[s, b] )                 (ddof = 1)
+* within-language   σ_w    = √(σ_seed² + σ_boot²)
+
+and, over the units of a model, with ``μ_u`` the unit mean over seeds and
+replicates,
+
+* between-language SD σ_b = SD_u( μ_u )                              (ddof = 1).
+
+Plug-in standard errors use the normal-theory standard error of a sample SD,
+SE(s) = s / √(2(n − 1)) (e.g. Ahn & Fessler 2003), with the estimate plugged
+in: n = S for σ_seed, n = U for σ_b; σ_boot averages S independent SDs of B
+replicates, SE(σ_boot) = √(Σ_s SE_s²) / S; and σ_w by the delta method,
+SE(σ_w) = √((σ_seed·SE_seed)² + (σ_boot·SE_boot)²) / σ_w.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from glotbench.analysis.replicates import ReplicatedScores, Unit
+from glotbench.errors import InputError
+
+COMPONENTS = ("sigma_seed", "sigma_boot", "sigma_w")
+
+
+def sd_standard_error(sd: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """Normal-theory SE of a sample SD from n values: s / √(2(n − 1)) (NaN for n < 2)."""
+    sd = np.asarray(sd, dtype=np.float64)
+    n = np.asarray(n, dtype=np.float64)
+    out = np.full(np.broadcast(sd, n).shape, np.nan)
+    np.divide(sd, np.sqrt(2.0 * (n - 1.0)), out=out, where=n >= 2)
+    return out
+
+
+def _nan_sd(values: np.ndarray, axis: int) -> np.ndarray:
+    """SD with ddof = 1 ignoring NaN; NaN (no warning) where fewer than 2 values."""
+    count = (~np.isnan(values)).sum(axis=axis)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        sd = np.nanstd(values, axis=axis, ddof=1)
+    return np.where(count >= 2, sd, np.nan)
+
+
+def _nan_mean(values: np.ndarray, axis: int) -> np.ndarray:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.nanmean(values, axis=axis)
+
+
+@dataclass(frozen=True)
+class ComponentTable:
+    """Per (model, unit): mean, σ_seed, σ_boot, σ_w and their SEs, as arrays (M × U).
+
+    NaN marks a component that the design cannot estimate (one seed: no
+    σ_seed; one replicate: no σ_boot) or a unit the model lacks; ``notes``
+    says which, in words.
+    """
+
+    models: tuple[str, ...]
+    units: tuple[Unit, ...]
+    mean: np.ndarray
+    sigma_seed: np.ndarray
+    sigma_boot: np.ndarray
+    se_seed: np.ndarray
+    se_boot: np.ndarray
+    n_seeds: np.ndarray
+    n_replicates: np.ndarray
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def single_task(self) -> bool:
+        return len({u.task for u in self.units}) == 1
+
+    @property
+    def sigma_w(self) -> np.ndarray:
+        """Within-language SD √(σ_seed² + σ_boot²); a missing part counts as 0 if the other exists."""
+        seed = np.nan_to_num(self.sigma_seed)
+        boot = np.nan_to_num(self.sigma_boot)
+        both_missing = np.isnan(self.sigma_seed) & np.isnan(self.sigma_boot)
+        return np.where(both_missing | np.isnan(self.mean), np.nan, np.sqrt(seed**2 + boot**2))
+
+    @property
+    def se_w(self) -> np.ndarray:
+        seed = np.nan_to_num(self.sigma_seed * self.se_seed)
+        boot = np.nan_to_num(self.sigma_boot * self.se_boot)
+        w = self.sigma_w
+        out = np.full_like(w, np.nan)
+        np.divide(np.sqrt(seed**2 + boot**2), w, out=out, where=w > 0)
+        return out
+
+    def present(self) -> np.ndarray:
+        return ~np.isnan(self.mean)
+
+
+def _design_notes(n_seeds: np.ndarray, n_replicates: np.ndarray, present: np.ndarray) -> list[str]:
+    notes = []
+    if present.any() and (n_seeds[present] < 2).all():
+        notes.append(
+            "one seed per model and language: seed-to-seed variance cannot be estimated "
+            "(sigma_seed is missing and sigma_w is the bootstrap SD alone)"
+        )
+    elif present.any() and (n_seeds[present] < 2).any():
+        notes.append("some model-language cells have one seed: their sigma_seed is missing")
+    if present.any() and (n_replicates[present] < 2).all():
+        notes.append(
+            "no bootstrap replicates: bootstrap variance cannot be estimated "
+            "(import per-example statistics, or scores with a 'replicate' column)"
+        )
+    if (~present).any():
+        notes.append(
+            f"unbalanced design: {int((~present).sum())} model-language cell(s) have no scores; "
+            "each model's summaries use its own languages"
+        )
+    return notes
+
+
+def components(replicates: ReplicatedScores) -> ComponentTable:
+    """σ_seed, σ_boot (and so σ_w) with plug-in SEs for every model and unit."""
+    values = replicates.values  # (M, U, S, B)
+    seed_means = _nan_mean(values, axis=3)  # bootstrap-averaged score of each seed
+    n_seeds = (~np.isnan(seed_means)).sum(axis=2)
+    n_reps = np.full(n_seeds.shape, replicates.n_replicates)
+    sigma_seed = _nan_sd(seed_means, axis=2)
+    per_seed_boot = _nan_sd(values, axis=3)  # (M, U, S)
+    sigma_boot = _nan_mean(per_seed_boot, axis=2)
+    se_each = sd_standard_error(per_seed_boot, replicates.n_replicates)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        se_boot = np.sqrt(np.nansum(se_each**2, axis=2)) / n_seeds
+    se_boot = np.where(np.isnan(sigma_boot), np.nan, se_boot)
+    mean = _nan_mean(seed_means, axis=2)
+    present = n_seeds > 0
+    return ComponentTable(
+        models=replicates.models,
+        units=replicates.units,
+        mean=mean,
+        sigma_seed=sigma_seed,
+        sigma_boot=sigma_boot,
+        se_seed=sd_standard_error(sigma_seed, n_seeds),
+        se_boot=se_boot,
+        n_seeds=n_seeds,
+        n_replicates=n_reps,
+        notes=tuple(_design_notes(n_seeds, n_reps, present)),
+    )
+
+
+def components_from_summary(frame: pd.DataFrame) -> ComponentTable:
+    """A :class:`ComponentTable` from ready SDs: one row per model and language.
+
+    Columns: model, language, score (the mean over seeds and replicates);
+    optional task; and either ``sigma_seed`` and/or ``sigma_boot``, or
+    ``sigma_w`` alone (then treated as the whole within-language SD); optional
+    ``n_seeds`` and ``n_replicates`` for the plug-in SEs.
+    """
+    required = ("model", "language", "score")
+    missing = [c for c in required if c not in frame.columns]
+    if missing:
+        raise InputError(f"summary table lacks column(s) {', '.join(missing)}", field=missing[0])
+    if not {"sigma_seed", "sigma_boot", "sigma_w"} & set(frame.columns):
+        raise InputError(
+            "summary table needs SD columns: sigma_seed and/or sigma_boot, or sigma_w",
+            field="sigma_w",
+        )
+    data = frame.copy()
+    if "task" not in data.columns:
+        data["task"] = "task"
+    duplicated = data.duplicated(["model", "task", "language"], keep=False)
+    if duplicated.any():
+        row = int(np.flatnonzero(duplicated.to_numpy())[0]) + 1
+        raise InputError(f"row {row}: model, task and language repeat another row", field="language")
+    models = tuple(sorted(data["model"].astype(str).unique()))
+    pairs = data[["task", "language"]].drop_duplicates().sort_values(["task", "language"])
+    units = tuple(Unit(str(t), str(lang)) for t, lang in pairs.itertuples(index=False))
+    shape = (len(models), len(units))
+    m = data["model"].astype(str).map({name: i for i, name in enumerate(models)}).to_numpy()
+    unit_pos = {(u.task, u.language): i for i, u in enumerate(units)}
+    u = np.array([unit_pos[(str(t), str(lang))] for t, lang in zip(data["task"], data["language"])])
+
+    def column(name: str, default: float = np.nan) -> np.ndarray:
+        out = np.full(shape, np.nan)
+        if name in data.columns:
+            vals = pd.to_numeric(data[name], errors="coerce").to_numpy(dtype=np.float64)
+            if np.isnan(vals).any() and name == "score":
+                row = int(np.flatnonzero(np.isnan(vals))[0]) + 1
+                raise InputError(f"row {row}: score is missing or not a number", field="score")
+            if (vals < 0).any():
+                row = int(np.flatnonzero(vals < 0)[0]) + 1
+                raise InputError(f"row {row}: a standard deviation cannot be negative", field=name)
+            out[m, u] = vals
+        elif not np.isnan(default):
+            out[m, u] = default
+        return out
+
+    mean = column("score")
+    if "sigma_w" in data.columns and not {"sigma_seed", "sigma_boot"} & set(data.columns):
+        sigma_seed, sigma_boot = column("sigma_w"), np.full(shape, np.nan)
+    else:
+        sigma_seed, sigma_boot = column("sigma_seed"), column("sigma_boot")
+    n_seeds = np.nan_to_num(column("n_seeds")).astype(int)
+    n_reps = np.nan_to_num(column("n_replicates")).astype(int)
+    notes = ["ready standard deviations: plug-in SEs need n_seeds / n_replicates columns"] if not (
+        "n_seeds" in data.columns
+    ) else []
+    present = ~np.isnan(mean)
+    if (~present).any():
+        notes.append(f"unbalanced design: {int((~present).sum())} model-language cell(s) missing")
+    return ComponentTable(
+        models=models,
+        units=units,
+        mean=mean,
+        sigma_seed=sigma_seed,
+        sigma_boot=sigma_boot,
+        se_seed=sd_standard_error(sigma_seed, n_seeds),
+        se_boot=sd_standard_error(sigma_boot, n_reps),
+        n_seeds=n_seeds,
+        n_replicates=n_reps,
+        notes=tuple(notes),
+    )
+
+
+@dataclass(frozen=True)
+class VarianceComponents:
+    """Result of :func:`variance_components`: per-language rows, per-model summary."""
+
+    per_unit: pd.DataFrame
+    per_model: pd.DataFrame
+    notes: tuple[str, ...]
+
+    def to_frame(self) -> pd.DataFrame:
+        return self.per_unit
+
+    def to_dict(self) -> dict[str, Any]:
+        def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+            return frame.astype(object).where(frame.notna(), None).to_dict(orient="records")
+
+        return {"per_model": records(self.per_model), "per_language": records(self.per_unit), "notes": list(self.notes)}
+
+
+def variance_components(table: ComponentTable) -> VarianceComponents:
+    """Per-unit components and a per-model summary (as the paper's Table 1).
+
+    The per-model summary has σ_b with its plug-in SE, and for each of σ_seed,
+    σ_boot, σ_w its mean, SD, min and max over the model's languages.
+    """
+    rows = []
+    labels = [u.label(table.single_task) for u in table.units]
+    w, se_w = table.sigma_w, table.se_w
+    for i, model in enumerate(table.models):
+        for j, unit in enumerate(table.units):
+            if not table.present()[i, j]:
+                continue
+            rows.append(
+                {
+                    "model": model,
+                    "task": unit.task,
+                    "language": unit.language,
+                    "unit": labels[j],
+                    "mean": table.mean[i, j],
+                    "sigma_seed": table.sigma_seed[i, j],
+                    "se_sigma_seed": table.se_seed[i, j],
+                    "sigma_boot": table.sigma_boot[i, j],
+                    "se_sigma_boot": table.se_boot[i, j],
+                    "sigma_w": w[i, j],
+                    "se_sigma_w": se_w[i, j],
+                    "n_seeds": int(table.n_seeds[i, j]),
+                    "n_replicates": int(table.n_replicates[i, j]),
+                }
+            )
+    per_unit = pd.DataFrame(rows)
+    if per_unit.empty:
+        raise InputError("no scores to analyse after filtering")
+    summary = []
+    notes = list(table.notes)
+    for model, group in per_unit.groupby("model", sort=False):
+        n_units = len(group)
+        between = float(group["mean"].std(ddof=1)) if n_units > 1 else float("nan")
+        row: dict[str, Any] = {
+            "model": model,
+            "n_languages": n_units,
+            "mean": float(group["mean"].mean()),
+            "sigma_b": between,
+            "se_sigma_b": float(sd_standard_error(np.array(between), np.array(n_units))),
+        }
+        for component in COMPONENTS:
+            col = group[component].dropna()
+            row[f"{component}_mean"] = float(col.mean()) if len(col) else float("nan")
+            row[f"{component}_sd"] = float(col.std(ddof=1)) if len(col) > 1 else float("nan")
+            row[f"{component}_min"] = float(col.min()) if len(col) else float("nan")
+            row[f"{component}_max"] = float(col.max()) if len(col) else float("nan")
+        summary.append(row)
+        if n_units < 2:
+            notes.append(f"{model}: one language only, so no between-language SD")
+    return VarianceComponents(per_unit=per_unit, per_model=pd.DataFrame(summary), notes=tuple(notes))
