@@ -12,6 +12,21 @@ from pathlib import Path
 from typing import Any
 
 from glotbench.analysis.aggregate import Leaderboard, leaderboard
+from glotbench.analysis.compare import Aggregates, Comparison, aggregate_scores, compare_models
+from glotbench.analysis.draws import DrawSettings
+from glotbench.analysis.ranks import Ranks, rank_models
+from glotbench.analysis.replicates import (
+    ReplicatedScores,
+    replicates_from_frame,
+    replicates_from_store,
+)
+from glotbench.analysis.variance import (
+    ComponentTable,
+    VarianceComponents,
+    components,
+    components_from_summary,
+    variance_components,
+)
 from glotbench.data import xtreme_r_baselines
 from glotbench.errors import InputError
 from glotbench.metrics import get_metric, metric_names
@@ -227,3 +242,138 @@ def export_store(
     with Store.open(store, read_only=True) as s:
         files = s.export(out, table=table)
     return ExportResult(store=str(store), table=table, files=[str(f) for f in files])
+
+
+# --- replication-aware analyses ----------------------------------------------------
+
+SUMMARY_COLUMNS = ("sigma_seed", "sigma_boot", "sigma_w")
+
+
+def _filter_frame(frame: pd.DataFrame, filters: dict[str, Sequence[str] | None]) -> pd.DataFrame:
+    out = frame
+    for column, wanted in filters.items():
+        if wanted:
+            if column not in out.columns:
+                raise InputError(
+                    f"cannot filter on {column!r}: the input has no such column", field=column
+                )
+            out = out[out[column].astype(str).isin([str(w) for w in wanted])]
+    if out.empty:
+        described = ", ".join(f"{k}={list(v)}" for k, v in filters.items() if v)
+        raise InputError(f"no rows match the filters ({described})")
+    return out
+
+
+def _single_metric(frame: pd.DataFrame) -> str | None:
+    if "metric" not in frame.columns:
+        return None
+    metrics = sorted(frame["metric"].astype(str).unique())
+    if len(metrics) > 1:
+        raise InputError(
+            f"the input holds several metrics ({', '.join(metrics)}); choose one with --metric",
+            field="metric",
+        )
+    return metrics[0]
+
+
+def load_replicated(
+    *,
+    input: str | Path | None = None,
+    store: str | Path | None = None,
+    metric: str | None = None,
+    models: Sequence[str] | None = None,
+    tasks: Sequence[str] | None = None,
+    languages: Sequence[str] | None = None,
+    n_replicates: int = 1000,
+    seed: int = 0,
+) -> ReplicatedScores | ComponentTable:
+    """The replicated scores an analysis works on, from a file or a store.
+
+    * ``input``: a tidy CSV / JSONL / Parquet file — either scores with
+      optional ``seed`` and ``replicate`` columns, or ready SDs
+      (``sigma_seed``/``sigma_boot`` or ``sigma_w``, one row per model and
+      language);
+    * ``store``: per-example statistics of ``metric`` (bootstrapped here, paired
+      across models, ``n_replicates`` per seed) or, when the store holds no
+      such runs, its scores table.
+    """
+    filters = {
+        "model": models,
+        "task": tasks,
+        "language": languages,
+        "metric": [metric] if metric else None,
+    }
+    if input is not None:
+        from glotbench.core.readers import read_tidy
+
+        table = read_tidy(input)
+        frame = _filter_frame(table.frame, filters)
+        positions = frame.index.to_numpy()
+
+        def error(message: str, position: int | None, field: str | None) -> InputError:
+            return table.error(
+                message, None if position is None else int(positions[position]), field
+            )
+
+        frame = frame.reset_index(drop=True)
+        chosen = _single_metric(frame)
+        if SUMMARY_COLUMNS[0] in frame.columns or set(SUMMARY_COLUMNS) & set(frame.columns):
+            return components_from_summary(frame, error=error)
+        return replicates_from_frame(frame, metric=chosen, error=error)
+    if store is None:
+        raise InputError("give --input FILE or --store PATH")
+    with open_store(store, read_only=True) as handle:
+        runs = handle.runs(
+            models=models, tasks=tasks, languages=languages, metrics=[metric] if metric else None
+        )
+        if not runs.empty:
+            run_metrics = sorted(runs["metric"].unique())
+            if metric is None and len(run_metrics) > 1:
+                raise InputError(
+                    f"the store holds runs of several metrics ({', '.join(run_metrics)}); "
+                    "choose one with --metric",
+                    field="metric",
+                )
+            return replicates_from_store(
+                handle,
+                metric or run_metrics[0],
+                models=models,
+                tasks=tasks,
+                languages=languages,
+                n_replicates=n_replicates,
+                seed=seed,
+            )
+        scores = handle.scores()
+    frame = _filter_frame(scores, filters).reset_index(drop=True)
+    return replicates_from_frame(frame, metric=_single_metric(frame))
+
+
+def analyze_variance(source: ReplicatedScores | ComponentTable) -> VarianceComponents:
+    """Variance components (σ_b, σ_seed, σ_boot, σ_w) per model and language."""
+    table = source if isinstance(source, ComponentTable) else components(source)
+    return variance_components(table)
+
+
+def analyze_aggregate(
+    source: ReplicatedScores | ComponentTable, settings: DrawSettings
+) -> Aggregates:
+    """Mean, geometric mean and median over languages with standard errors."""
+    return aggregate_scores(source, settings)
+
+
+def analyze_compare(
+    source: ReplicatedScores | ComponentTable,
+    settings: DrawSettings,
+    confidence_level: float = 0.95,
+) -> Comparison:
+    """Pairwise differences with SDs over draws and effect sizes."""
+    return compare_models(source, settings, confidence_level=confidence_level)
+
+
+def analyze_ranks(
+    source: ReplicatedScores | ComponentTable,
+    settings: DrawSettings,
+    confidence_level: float = 0.95,
+) -> Ranks:
+    """Rank distributions, rank intervals and EuroEval rank scores."""
+    return rank_models(source, settings, confidence_level=confidence_level)

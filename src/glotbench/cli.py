@@ -325,3 +325,252 @@ def export_command(
         return
     for file in result.files:
         console.print(f"wrote {file}", highlight=False)
+
+
+# --- replication-aware analyses ---------------------------------------------------------
+
+analyze_app = typer.Typer(
+    help="Replication-aware analyses: variance components, aggregates, comparisons, ranks.",
+    no_args_is_help=True,
+)
+app.add_typer(analyze_app, name="analyze")
+
+InputOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--input",
+        "-i",
+        help="Tidy scores file (CSV/JSONL/Parquet): model, language, score and optional task, "
+        "seed, replicate; or ready SDs (sigma_seed/sigma_boot or sigma_w). Default: the store.",
+    ),
+]
+AnalysisStoreOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--store",
+        help="Results store to read (used when --input is not given).",
+        envvar="GLOTBENCH_STORE",
+    ),
+]
+ModelFilter = Annotated[
+    list[str] | None, typer.Option("--model", help="Only these models (repeatable).")
+]
+TaskFilter = Annotated[
+    list[str] | None, typer.Option("--task", help="Only these tasks (repeatable).")
+]
+LanguageFilter = Annotated[
+    list[str] | None, typer.Option("--language", help="Only these languages (repeatable).")
+]
+MetricFilter = Annotated[
+    str | None, typer.Option("--metric", help="Metric to analyse (needed when several are stored).")
+]
+SchemeOption = Annotated[
+    str,
+    typer.Option(
+        "--scheme",
+        help="Replication draws: nonparametric (seed + bootstrap replicate) or parametric (Gaussian, sd σ_w).",
+    ),
+]
+DrawsOption = Annotated[int, typer.Option("--draws", help="Number of replication draws.")]
+SeedOption = Annotated[int, typer.Option("--seed", help="Seed of all random draws.")]
+LanguagesOption = Annotated[
+    str,
+    typer.Option(
+        "--resample-languages",
+        help="Also resample languages: none, without (to size --k) or with replacement.",
+    ),
+]
+KOption = Annotated[
+    int | None, typer.Option("--k", help="Number of languages per draw when resampling languages.")
+]
+ReplicatesOption = Annotated[
+    int,
+    typer.Option(
+        "--replicates", help="Bootstrap replicates per run when reading per-example statistics."
+    ),
+]
+LevelOption = Annotated[float, typer.Option("--confidence-level", help="Level of intervals.")]
+
+
+def _source(
+    input: Path | None,
+    store: Path | None,
+    metric: str | None,
+    models: list[str] | None,
+    tasks: list[str] | None,
+    languages: list[str] | None,
+    replicates: int,
+    seed: int,
+) -> Any:
+    return api.load_replicated(
+        input=input,
+        store=store if store is not None or input is not None else DEFAULT_STORE,
+        metric=metric,
+        models=models,
+        tasks=tasks,
+        languages=languages,
+        n_replicates=replicates,
+        seed=seed,
+    )
+
+
+def _settings(scheme: str, draws: int, seed: int, resample_languages: str, k: int | None) -> Any:
+    from glotbench.analysis.draws import DrawSettings
+
+    if scheme not in ("parametric", "nonparametric"):
+        raise typer.BadParameter("use parametric or nonparametric", param_hint="--scheme")
+    if resample_languages not in ("none", "with", "without"):
+        raise typer.BadParameter("use none, with or without", param_hint="--resample-languages")
+    return DrawSettings(scheme=scheme, n_draws=draws, seed=seed, languages=resample_languages, k=k)  # type: ignore[arg-type]
+
+
+def _print_notes(notes: tuple[str, ...]) -> None:
+    for note in notes:
+        console.print(f"[yellow]note:[/] {note}", highlight=False)
+
+
+@analyze_app.command("variance")
+def analyze_variance_command(
+    input: InputOption = None,
+    store: AnalysisStoreOption = None,
+    model: ModelFilter = None,
+    task: TaskFilter = None,
+    language: LanguageFilter = None,
+    metric: MetricFilter = None,
+    replicates: ReplicatesOption = 1000,
+    seed: SeedOption = 0,
+    json_output: JsonOption = False,
+) -> None:
+    """Variance components per model: between-language SD σ_b; per language σ_seed, σ_boot, σ_w."""
+    result = api.analyze_variance(
+        _source(input, store, metric, model, task, language, replicates, seed)
+    )
+    if json_output:
+        print_json(result.to_dict())
+        return
+    summary = result.per_model[
+        [
+            "model",
+            "n_languages",
+            "mean",
+            "sigma_b",
+            "se_sigma_b",
+            "sigma_seed_mean",
+            "sigma_boot_mean",
+            "sigma_w_mean",
+            "sigma_w_min",
+            "sigma_w_max",
+        ]
+    ]
+    console.print(
+        frame_table(summary, title="Variance components per model (means over languages)")
+    )
+    columns = [
+        "model",
+        "unit",
+        "mean",
+        "sigma_seed",
+        "sigma_boot",
+        "sigma_w",
+        "se_sigma_w",
+        "n_seeds",
+    ]
+    console.print(frame_table(result.per_unit[columns], title="Per language"))
+    _print_notes(result.notes)
+
+
+@analyze_app.command("aggregate")
+def analyze_aggregate_command(
+    input: InputOption = None,
+    store: AnalysisStoreOption = None,
+    model: ModelFilter = None,
+    task: TaskFilter = None,
+    language: LanguageFilter = None,
+    metric: MetricFilter = None,
+    scheme: SchemeOption = "nonparametric",
+    draws: DrawsOption = 10_000,
+    resample_languages: LanguagesOption = "none",
+    k: KOption = None,
+    replicates: ReplicatesOption = 1000,
+    seed: SeedOption = 0,
+    json_output: JsonOption = False,
+) -> None:
+    """Mean, geometric mean and median over languages, with standard errors and the task → language → overall hierarchy."""
+    source = _source(input, store, metric, model, task, language, replicates, seed)
+    result = api.analyze_aggregate(source, _settings(scheme, draws, seed, resample_languages, k))
+    if json_output:
+        print_json(result.to_dict())
+        return
+    console.print(frame_table(result.frame, title=f"Aggregates ({result.settings.describe()})"))
+    console.print(
+        frame_table(result.hierarchy, title="Hierarchy: language (mean over tasks) → overall")
+    )
+    _print_notes(result.notes)
+
+
+@analyze_app.command("compare")
+def analyze_compare_command(
+    input: InputOption = None,
+    store: AnalysisStoreOption = None,
+    model: ModelFilter = None,
+    task: TaskFilter = None,
+    language: LanguageFilter = None,
+    metric: MetricFilter = None,
+    scheme: SchemeOption = "nonparametric",
+    draws: DrawsOption = 10_000,
+    resample_languages: LanguagesOption = "none",
+    k: KOption = None,
+    replicates: ReplicatesOption = 1000,
+    seed: SeedOption = 0,
+    confidence_level: LevelOption = 0.95,
+    per_language: Annotated[
+        bool, typer.Option("--per-language", help="Also print per-language differences.")
+    ] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Pairwise differences with their SD over replications and effect sizes (flag: |effect| ≥ 2)."""
+    source = _source(input, store, metric, model, task, language, replicates, seed)
+    result = api.analyze_compare(
+        source, _settings(scheme, draws, seed, resample_languages, k), confidence_level
+    )
+    if json_output:
+        print_json(result.to_dict())
+        return
+    console.print(
+        frame_table(
+            result.aggregates, title=f"Pairwise differences A − B ({result.settings.describe()})"
+        )
+    )
+    if per_language:
+        console.print(frame_table(result.per_language, title="Per language"))
+    _print_notes(result.notes)
+
+
+@analyze_app.command("ranks")
+def analyze_ranks_command(
+    input: InputOption = None,
+    store: AnalysisStoreOption = None,
+    model: ModelFilter = None,
+    task: TaskFilter = None,
+    language: LanguageFilter = None,
+    metric: MetricFilter = None,
+    scheme: SchemeOption = "nonparametric",
+    draws: DrawsOption = 10_000,
+    resample_languages: LanguagesOption = "none",
+    k: KOption = None,
+    replicates: ReplicatesOption = 1000,
+    seed: SeedOption = 0,
+    confidence_level: LevelOption = 0.95,
+    json_output: JsonOption = False,
+) -> None:
+    """Rank distributions (% of draws at each rank), rank intervals and EuroEval rank scores."""
+    source = _source(input, store, metric, model, task, language, replicates, seed)
+    result = api.analyze_ranks(
+        source, _settings(scheme, draws, seed, resample_languages, k), confidence_level
+    )
+    if json_output:
+        print_json(result.to_dict())
+        return
+    console.print(frame_table(result.summary, title=f"Ranks ({result.settings.describe()})"))
+    console.print(frame_table(result.distribution, title="Rank distribution, % of draws"))
+    _print_notes(result.notes)

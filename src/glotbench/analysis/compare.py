@@ -41,7 +41,10 @@ EFFECT_THRESHOLD = 2.0
 def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     """JSON-ready records: NaN becomes None, numpy scalars become Python numbers."""
     clean = frame.astype(object).where(frame.notna(), None)
-    return [{k: (v.item() if isinstance(v, np.generic) else v) for k, v in row.items()} for row in clean.to_dict(orient="records")]
+    return [
+        {k: (v.item() if isinstance(v, np.generic) else v) for k, v in row.items()}
+        for row in clean.to_dict(orient="records")
+    ]
 
 
 def _table(source: ReplicatedScores | ComponentTable) -> ComponentTable:
@@ -176,7 +179,9 @@ class Aggregates:
         }
 
 
-def mean_standard_errors(table: ComponentTable, model: int, keep: np.ndarray) -> tuple[float, float]:
+def mean_standard_errors(
+    table: ComponentTable, model: int, keep: np.ndarray
+) -> tuple[float, float]:
     """Closed-form SEs of a model's mean over its L languages.
 
     * replication SE (languages fixed): √(Σ_l σ_w,l²) / L — the SD of the mean
@@ -188,7 +193,9 @@ def mean_standard_errors(table: ComponentTable, model: int, keep: np.ndarray) ->
     sigma_w = table.sigma_w[model, keep]
     means = table.mean[model, keep]
     n = means.size
-    replication = float(np.sqrt(np.nansum(sigma_w**2)) / n) if not np.isnan(sigma_w).all() else float("nan")
+    replication = (
+        float(np.sqrt(np.nansum(sigma_w**2)) / n) if not np.isnan(sigma_w).all() else float("nan")
+    )
     language = float(means.std(ddof=1) / np.sqrt(n)) if n > 1 else float("nan")
     return replication, language
 
@@ -222,7 +229,9 @@ def aggregate_scores(
             continue
         sd = _sd(replicated)
         for m, model in enumerate(table.models):
-            closed, by_language = mean_standard_errors(table, m, keep) if aggregator == "mean" else (np.nan, np.nan)
+            closed, by_language = (
+                mean_standard_errors(table, m, keep) if aggregator == "mean" else (np.nan, np.nan)
+            )
             rows.append(
                 {
                     "model": model,

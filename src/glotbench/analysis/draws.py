@@ -68,7 +68,9 @@ class DrawSettings:
         return text
 
 
-def common_units(present: np.ndarray, models: tuple[str, ...], labels: tuple[str, ...]) -> tuple[np.ndarray, list[str]]:
+def common_units(
+    present: np.ndarray, models: tuple[str, ...], labels: tuple[str, ...]
+) -> tuple[np.ndarray, list[str]]:
     """Units every model has; notes naming what was dropped (unbalanced designs)."""
     keep = present.all(axis=0)
     notes = []
@@ -80,9 +82,13 @@ def common_units(present: np.ndarray, models: tuple[str, ...], labels: tuple[str
     if not keep.all():
         dropped = [labels[u] for u in np.flatnonzero(~keep)]
         lacking = {
-            models[m]: [labels[u] for u in np.flatnonzero(~present[m])] for m in range(len(models)) if not present[m].all()
+            models[m]: [labels[u] for u in np.flatnonzero(~present[m])]
+            for m in range(len(models))
+            if not present[m].all()
         }
-        detail = "; ".join(f"{m} lacks {', '.join(v[:5])}{' …' if len(v) > 5 else ''}" for m, v in lacking.items())
+        detail = "; ".join(
+            f"{m} lacks {', '.join(v[:5])}{' …' if len(v) > 5 else ''}" for m, v in lacking.items()
+        )
         notes.append(
             f"unbalanced design: {len(dropped)} language(s) not shared by all models were left out "
             f"of comparisons and ranks ({detail})"
@@ -95,12 +101,16 @@ def _parametric_block(table: ComponentTable, rng: np.random.Generator, rows: int
     return table.mean[None] + rng.standard_normal((rows, *table.mean.shape)) * sigma[None]
 
 
-def _nonparametric_block(replicates: ReplicatedScores, rng: np.random.Generator, rows: int) -> np.ndarray:
+def _nonparametric_block(
+    replicates: ReplicatedScores, rng: np.random.Generator, rows: int
+) -> np.ndarray:
     values = replicates.values
     n_models, n_units, _, n_reps = values.shape
     seeds = replicates.seed_counts()  # (M, U)
     uniform = rng.random((rows, 1, n_units))  # shared by all models
-    seed_index = np.minimum((uniform * seeds[None]).astype(np.int64), np.maximum(seeds[None] - 1, 0))
+    seed_index = np.minimum(
+        (uniform * seeds[None]).astype(np.int64), np.maximum(seeds[None] - 1, 0)
+    )
     rep_index = rng.integers(0, n_reps, size=(rows, 1, n_units))
     m = np.arange(n_models)[None, :, None]
     u = np.arange(n_units)[None, None, :]
@@ -108,7 +118,9 @@ def _nonparametric_block(replicates: ReplicatedScores, rng: np.random.Generator,
 
 
 def unit_draws(
-    source: ReplicatedScores | ComponentTable, settings: DrawSettings, keep: np.ndarray | None = None
+    source: ReplicatedScores | ComponentTable,
+    settings: DrawSettings,
+    keep: np.ndarray | None = None,
 ) -> np.ndarray:
     """Draws of every model's unit scores, shape (n_draws, models, units[keep])."""
     if settings.n_draws < 2:
@@ -125,8 +137,8 @@ def unit_draws(
                 "language, but each model-language cell has a single score; import per-example "
                 "statistics or replicated scores, or use ready SDs with --scheme parametric"
             )
-        make: Callable[[np.random.Generator, int], np.ndarray] = lambda rng, rows: _nonparametric_block(
-            source, rng, rows
+        make: Callable[[np.random.Generator, int], np.ndarray] = lambda rng, rows: (
+            _nonparametric_block(source, rng, rows)
         )
         key = _NONPARAMETRIC_KEY
     elif settings.scheme == "parametric":
@@ -140,7 +152,9 @@ def unit_draws(
         make = lambda rng, rows: _parametric_block(table, rng, rows)  # noqa: E731
         key = _PARAMETRIC_KEY
     else:
-        raise InputError(f"unknown scheme {settings.scheme!r}; use parametric or nonparametric", field="scheme")
+        raise InputError(
+            f"unknown scheme {settings.scheme!r}; use parametric or nonparametric", field="scheme"
+        )
     blocks = []
     for start in range(0, settings.n_draws, BLOCK):
         rows = min(BLOCK, settings.n_draws - start)
@@ -191,7 +205,9 @@ def aggregate(scores: np.ndarray, aggregator: Aggregator, axis: int = -1) -> np.
     raise InputError(f"unknown aggregator {aggregator!r}; use one of {', '.join(AGGREGATORS)}")
 
 
-def aggregate_draws(draws: np.ndarray, languages: np.ndarray | None, aggregator: Aggregator) -> np.ndarray:
+def aggregate_draws(
+    draws: np.ndarray, languages: np.ndarray | None, aggregator: Aggregator
+) -> np.ndarray:
     """(n_draws × models) aggregates of unit draws, over resampled languages if given."""
     if languages is None:
         return aggregate(draws, aggregator)

@@ -48,7 +48,9 @@ def draw_ranks(aggregates: np.ndarray) -> np.ndarray:
     return 1 + (aggregates[:, None, :] > aggregates[:, :, None]).sum(axis=2)
 
 
-def rank_intervals(aggregates: np.ndarray, confidence_level: float) -> tuple[np.ndarray, np.ndarray]:
+def rank_intervals(
+    aggregates: np.ndarray, confidence_level: float
+) -> tuple[np.ndarray, np.ndarray]:
     """Best and worst plausible rank per model from paired draws of aggregates (R × M)."""
     alpha = (1 - confidence_level) / 2
     diff = aggregates[:, None, :] - aggregates[:, :, None]  # [r, i, j] = agg_j − agg_i
@@ -61,7 +63,12 @@ def rank_intervals(aggregates: np.ndarray, confidence_level: float) -> tuple[np.
 
 
 def welch_greater_pvalue(
-    mean_a: np.ndarray, sd_a: np.ndarray, n_a: np.ndarray, mean_b: np.ndarray, sd_b: np.ndarray, n_b: np.ndarray
+    mean_a: np.ndarray,
+    sd_a: np.ndarray,
+    n_a: np.ndarray,
+    mean_b: np.ndarray,
+    sd_b: np.ndarray,
+    n_b: np.ndarray,
 ) -> np.ndarray:
     """One-sided Welch t-test p-value of H1: mean_a > mean_b (Welch 1947; as scipy's ttest_ind)."""
     var_a, var_b = sd_a**2 / n_a, sd_b**2 / n_b
@@ -74,7 +81,9 @@ def welch_greater_pvalue(
     return np.where(se > 0, p, np.where(mean_a > mean_b, 0.0, 1.0))
 
 
-def _iteration_summary(source: ReplicatedScores | ComponentTable) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _iteration_summary(
+    source: ReplicatedScores | ComponentTable,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Mean, SD and count of EuroEval-style iteration scores per (model, unit).
 
     From replicates: iteration i is seed i's i-th bootstrap replicate (each
@@ -99,7 +108,9 @@ def _iteration_summary(source: ReplicatedScores | ComponentTable) -> tuple[np.nd
     return mean, sd, count
 
 
-def euroeval_rank_scores(mean: np.ndarray, sd: np.ndarray, n: np.ndarray, alpha: float = 0.05) -> np.ndarray:
+def euroeval_rank_scores(
+    mean: np.ndarray, sd: np.ndarray, n: np.ndarray, alpha: float = 0.05
+) -> np.ndarray:
     """EuroEval rank score of each model on one dataset (lower is better; best = 1)."""
     order = np.argsort(-mean, kind="stable")
     spread = float(np.std(mean))  # population SD of the models' mean scores
@@ -188,4 +199,9 @@ def rank_models(
                     "euroeval_rank_score": float(rank_score[m]),
                 }
             )
-    return Ranks(pd.DataFrame(distribution_rows), pd.DataFrame(summary_rows), settings, tuple(list(table.notes) + notes))
+    return Ranks(
+        pd.DataFrame(distribution_rows),
+        pd.DataFrame(summary_rows),
+        settings,
+        tuple(list(table.notes) + notes),
+    )

@@ -25,7 +25,7 @@ directly (see :func:`glotbench.analysis.variance.components_from_summary`).
 from __future__ import annotations
 
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -39,6 +39,14 @@ if TYPE_CHECKING:
     from glotbench.core.store import Store
 
 Source = Literal["examples", "replicates", "seeds"]
+#: builds the error for record ``position`` (0-based; None: the whole table) and ``field``
+ErrorAt = Callable[[str, int | None, str | None], InputError]
+
+
+def row_error(message: str, position: int | None, field: str | None) -> InputError:
+    """Default locator for in-memory tables: 'row N' (1-based) in the message."""
+    where = f"row {position + 1}: " if position is not None else ""
+    return InputError(where + message, field=field)
 
 
 @dataclass(frozen=True)
@@ -93,7 +101,9 @@ class ReplicatedScores:
 
     def select_models(self, models: Sequence[str]) -> ReplicatedScores:
         index = [self.models.index(m) for m in models]
-        return ReplicatedScores(tuple(models), self.units, self.values[index], self.source, self.metric)
+        return ReplicatedScores(
+            tuple(models), self.units, self.values[index], self.source, self.metric
+        )
 
     def to_frame(self) -> pd.DataFrame:
         """Long form: model, task, language, seed (position), replicate, score."""
@@ -115,7 +125,9 @@ def _unit_order(frame: pd.DataFrame) -> list[Unit]:
     return [Unit(str(t), str(lang)) for t, lang in pairs.itertuples(index=False)]
 
 
-def replicates_from_frame(frame: pd.DataFrame, metric: str | None = None) -> ReplicatedScores:
+def replicates_from_frame(
+    frame: pd.DataFrame, metric: str | None = None, error: ErrorAt = row_error
+) -> ReplicatedScores:
     """Build :class:`ReplicatedScores` from a tidy scores table.
 
     Columns: model, language, score; optional task (default ``"task"``), seed,
@@ -127,14 +139,25 @@ def replicates_from_frame(frame: pd.DataFrame, metric: str | None = None) -> Rep
     required = ("model", "language", "score")
     missing = [c for c in required if c not in frame.columns]
     if missing:
-        raise InputError(
+        raise error(
             f"scores table lacks column(s) {', '.join(missing)}; expected model, language, "
             "score and optionally task, seed, replicate",
-            field=missing[0],
+            None,
+            missing[0],
         )
     data = frame.copy()
     if "task" not in data.columns:
         data["task"] = "task"
+    for column in ("seed", "replicate"):
+        if column in data.columns:
+            raw = data[column].replace("", None)
+            numeric = pd.to_numeric(raw, errors="coerce")
+            bad = numeric.isna() & raw.notna()
+            bad |= numeric.notna() & (numeric != numeric.round())
+            if bad.any():
+                row = int(np.flatnonzero(bad.to_numpy())[0])
+                raise error(f"{column} {raw.iloc[row]!r} is not an integer", row, column)
+            data[column] = numeric
     has_seed = "seed" in data.columns and data["seed"].notna().any()
     has_replicate = "replicate" in data.columns and data["replicate"].notna().any()
     data["seed"] = data["seed"].fillna(-1) if has_seed else -1
@@ -143,20 +166,22 @@ def replicates_from_frame(frame: pd.DataFrame, metric: str | None = None) -> Rep
     bad = ~np.isfinite(score)
     if bad.any():
         row = int(np.argmax(bad))
-        raise InputError(
-            f"score {data['score'].iloc[row]!r} is not a finite number (row {row + 1}); "
-            "remove the row or fix the value — NaN scores are never averaged silently",
-            field="score",
+        raise error(
+            f"score {data['score'].iloc[row]!r} is not a finite number; remove the row or fix "
+            "the value (NaN scores are never averaged silently)",
+            row,
+            "score",
         )
     data["score"] = score
     key = ["model", "task", "language", "seed", "replicate"]
     duplicated = data.duplicated(key, keep=False)
     if duplicated.any():
-        rows = np.flatnonzero(duplicated.to_numpy())[:2] + 1
-        raise InputError(
-            f"rows {rows[0]} and {rows[1]} repeat the same model, task, language, seed and "
-            "replicate; give each replicate its own 'replicate' index",
-            field="replicate",
+        rows = np.flatnonzero(duplicated.to_numpy())[:2]
+        raise error(
+            "this record repeats the model, task, language, seed and replicate of an earlier "
+            "one; give each replicate its own 'replicate' index",
+            int(rows[1]),
+            "replicate",
         )
     models = sorted(data["model"].astype(str).unique())
     units = _unit_order(data)
@@ -171,11 +196,12 @@ def replicates_from_frame(frame: pd.DataFrame, metric: str | None = None) -> Rep
     counts = data.groupby(["m", "u", "s"])["b"].count()
     if has_replicate and counts.nunique() > 1:
         (m, u, s), low = counts.idxmin(), counts.min()
-        raise InputError(
+        raise error(
             f"model {models[m]!r} on {units[u].task}/{units[u].language} has {low} replicates "
             f"for one seed but others have {counts.max()}; every seed needs the same number of "
             "bootstrap replicates (they are paired draws)",
-            field="replicate",
+            None,
+            "replicate",
         )
     values = np.full((len(models), len(units), n_seeds, n_reps), np.nan)
     values[data["m"], data["u"], data["s"], data["b"]] = data["score"].to_numpy()
@@ -211,7 +237,11 @@ def replicates_from_store(
             "see 'glotbench show' for what the store holds"
         )
     model_names = sorted(runs["model"].unique())
-    cells = runs[["dataset", "task", "language"]].drop_duplicates().sort_values(["task", "language", "dataset"])
+    cells = (
+        runs[["dataset", "task", "language"]]
+        .drop_duplicates()
+        .sort_values(["task", "language", "dataset"])
+    )
     units = _unit_order(cells)
     unit_index = {(u.task, u.language): i for i, u in enumerate(units)}
     max_seeds = int(runs.groupby(["model", "dataset", "task", "language"]).size().max())

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from glotbench.analysis.replicates import ReplicatedScores, Unit
+from glotbench.analysis.replicates import ErrorAt, ReplicatedScores, Unit, row_error
 from glotbench.errors import InputError
 
 COMPONENTS = ("sigma_seed", "sigma_boot", "sigma_w")
@@ -155,7 +155,7 @@ def components(replicates: ReplicatedScores) -> ComponentTable:
     )
 
 
-def components_from_summary(frame: pd.DataFrame) -> ComponentTable:
+def components_from_summary(frame: pd.DataFrame, error: ErrorAt = row_error) -> ComponentTable:
     """A :class:`ComponentTable` from ready SDs: one row per model and language.
 
     Columns: model, language, score (the mean over seeds and replicates);
@@ -166,19 +166,20 @@ def components_from_summary(frame: pd.DataFrame) -> ComponentTable:
     required = ("model", "language", "score")
     missing = [c for c in required if c not in frame.columns]
     if missing:
-        raise InputError(f"summary table lacks column(s) {', '.join(missing)}", field=missing[0])
+        raise error(f"summary table lacks column(s) {', '.join(missing)}", None, missing[0])
     if not {"sigma_seed", "sigma_boot", "sigma_w"} & set(frame.columns):
-        raise InputError(
+        raise error(
             "summary table needs SD columns: sigma_seed and/or sigma_boot, or sigma_w",
-            field="sigma_w",
+            None,
+            "sigma_w",
         )
     data = frame.copy()
     if "task" not in data.columns:
         data["task"] = "task"
     duplicated = data.duplicated(["model", "task", "language"], keep=False)
     if duplicated.any():
-        row = int(np.flatnonzero(duplicated.to_numpy())[0]) + 1
-        raise InputError(f"row {row}: model, task and language repeat another row", field="language")
+        row = int(np.flatnonzero(duplicated.to_numpy())[1])
+        raise error("model, task and language repeat an earlier record", row, "language")
     models = tuple(sorted(data["model"].astype(str).unique()))
     pairs = data[["task", "language"]].drop_duplicates().sort_values(["task", "language"])
     units = tuple(Unit(str(t), str(lang)) for t, lang in pairs.itertuples(index=False))
@@ -191,12 +192,17 @@ def components_from_summary(frame: pd.DataFrame) -> ComponentTable:
         out = np.full(shape, np.nan)
         if name in data.columns:
             vals = pd.to_numeric(data[name], errors="coerce").to_numpy(dtype=np.float64)
-            if np.isnan(vals).any() and name == "score":
-                row = int(np.flatnonzero(np.isnan(vals))[0]) + 1
-                raise InputError(f"row {row}: score is missing or not a number", field="score")
+            if (~np.isfinite(vals)).any() and name in (
+                "score",
+                "sigma_seed",
+                "sigma_boot",
+                "sigma_w",
+            ):
+                row = int(np.flatnonzero(~np.isfinite(vals))[0])
+                raise error(f"{name} is missing or not a finite number", row, name)
             if (vals < 0).any():
-                row = int(np.flatnonzero(vals < 0)[0]) + 1
-                raise InputError(f"row {row}: a standard deviation cannot be negative", field=name)
+                row = int(np.flatnonzero(vals < 0)[0])
+                raise error("a standard deviation cannot be negative", row, name)
             out[m, u] = vals
         elif not np.isnan(default):
             out[m, u] = default
@@ -209,9 +215,11 @@ def components_from_summary(frame: pd.DataFrame) -> ComponentTable:
         sigma_seed, sigma_boot = column("sigma_seed"), column("sigma_boot")
     n_seeds = np.nan_to_num(column("n_seeds")).astype(int)
     n_reps = np.nan_to_num(column("n_replicates")).astype(int)
-    notes = ["ready standard deviations: plug-in SEs need n_seeds / n_replicates columns"] if not (
-        "n_seeds" in data.columns
-    ) else []
+    notes = (
+        ["ready standard deviations: plug-in SEs need n_seeds / n_replicates columns"]
+        if "n_seeds" not in data.columns
+        else []
+    )
     present = ~np.isnan(mean)
     if (~present).any():
         notes.append(f"unbalanced design: {int((~present).sum())} model-language cell(s) missing")
@@ -244,7 +252,11 @@ class VarianceComponents:
         def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
             return frame.astype(object).where(frame.notna(), None).to_dict(orient="records")
 
-        return {"per_model": records(self.per_model), "per_language": records(self.per_unit), "notes": list(self.notes)}
+        return {
+            "per_model": records(self.per_model),
+            "per_language": records(self.per_unit),
+            "notes": list(self.notes),
+        }
 
 
 def variance_components(table: ComponentTable) -> VarianceComponents:
@@ -301,4 +313,6 @@ def variance_components(table: ComponentTable) -> VarianceComponents:
         summary.append(row)
         if n_units < 2:
             notes.append(f"{model}: one language only, so no between-language SD")
-    return VarianceComponents(per_unit=per_unit, per_model=pd.DataFrame(summary), notes=tuple(notes))
+    return VarianceComponents(
+        per_unit=per_unit, per_model=pd.DataFrame(summary), notes=tuple(notes)
+    )
