@@ -115,8 +115,10 @@ def main() -> int:
 
     golds, preds = make_data(args.n, args.agreement, args.positive_rate, args.seed)
     items = list(zip(golds, preds, strict=True))
-    print(f"data: n={args.n}, agreement={np.mean(np.equal(golds, preds)):.4f}, "
-          f"positive rate={np.mean(golds):.4f}\n")
+    print(
+        f"data: n={args.n}, agreement={np.mean(np.equal(golds, preds)):.4f}, "
+        f"positive rate={np.mean(golds):.4f}\n"
+    )
 
     # warm-up (imports, caches), not timed
     glotbench_auto("f1_binary", preds, golds, 256, args.seed)
@@ -132,15 +134,30 @@ def main() -> int:
         results = []
         for tool, fn, reps in variants:
             best, times, (score, se) = timed(
-                lambda fn=fn: fn(name, preds, golds, args.resamples, args.seed), reps
+                lambda fn=fn, name=name: fn(name, preds, golds, args.resamples, args.seed), reps
             )
-            results.append(dict(tool=tool, seconds=best, times=times, score=score, se=se,
-                                resamples=args.resamples))
+            results.append(
+                dict(
+                    tool=tool,
+                    seconds=best,
+                    times=times,
+                    score=score,
+                    se=se,
+                    resamples=args.resamples,
+                )
+            )
         print(f"[{name}] glotbench done; lm-eval running (load {load_average()}) ...", flush=True)
-        best, times, se_lm = timed(lambda lm_fn=lm_fn: lmeval_stderr(lm_fn, items,
-                                                                     args.resamples), peer_repeats)
-        lm_row = dict(tool=f"lm-eval bootstrap_stderr ({os.cpu_count()} procs)", seconds=best,
-                      times=times, score=point_lm, se=float(se_lm), resamples=b_lmeval)
+        best, times, se_lm = timed(
+            lambda lm_fn=lm_fn: lmeval_stderr(lm_fn, items, args.resamples), peer_repeats
+        )
+        lm_row = dict(
+            tool=f"lm-eval bootstrap_stderr ({os.cpu_count()} procs)",
+            seconds=best,
+            times=times,
+            score=point_lm,
+            se=float(se_lm),
+            resamples=b_lmeval,
+        )
         for r in results:
             r["ratio"] = lm_row["seconds"] / r["seconds"]
             r["z_vs_lmeval"] = se_z(r["se"], r["resamples"], lm_row["se"], lm_row["resamples"])
@@ -153,24 +170,44 @@ def main() -> int:
     print()
     for r in rows:
         r["seconds (all runs)"] = ", ".join(f"{t:.3f}" for t in r["times"])
-        r["speed-up vs lm-eval"] = f"{r['ratio']:.0f}x" if r["ratio"] >= 10 else f"{r['ratio']:.1f}x"
+        r["speed-up vs lm-eval"] = (
+            f"{r['ratio']:.0f}x" if r["ratio"] >= 10 else f"{r['ratio']:.1f}x"
+        )
         r["SE rel. diff"] = f"{100 * r['rel_diff']:+.2f}%"
         r["z (SE diff)"] = f"{r['z_vs_lmeval']:+.2f}"
-    print_table(rows, ["metric", "tool", "seconds", "seconds (all runs)", "score", "se",
-                       "speed-up vs lm-eval", "SE rel. diff", "z (SE diff)"])
+    print_table(
+        rows,
+        [
+            "metric",
+            "tool",
+            "seconds",
+            "seconds (all runs)",
+            "score",
+            "se",
+            "speed-up vs lm-eval",
+            "SE rel. diff",
+            "z (SE diff)",
+        ],
+    )
     tol = 1 / np.sqrt(2 * args.resamples)
-    print(f"Monte Carlo error: relative SD of an SE from B={args.resamples} replicates "
-          f"≈ 1/sqrt(2B) = {100 * tol:.2f}% (difference of two: {100 * tol * np.sqrt(2):.2f}%); "
-          "|z| < 2 means agreement.")
+    print(
+        f"Monte Carlo error: relative SD of an SE from B={args.resamples} replicates "
+        f"≈ 1/sqrt(2B) = {100 * tol:.2f}% (difference of two: {100 * tol * np.sqrt(2):.2f}%); "
+        "|z| < 2 means agreement."
+    )
 
     for r in rows:
         if r["tool"].startswith("glotbench (compressed"):
             met = r["ratio"] >= TARGET_RATIO
-            print(f"target >= {TARGET_RATIO:.0f}x for {r['metric']}: "
-                  f"{r['ratio']:.0f}x -> {'met' if met else 'NOT met'}")
+            print(
+                f"target >= {TARGET_RATIO:.0f}x for {r['metric']}: "
+                f"{r['ratio']:.0f}x -> {'met' if met else 'NOT met'}"
+            )
         if r["tool"].startswith("glotbench") and abs(r["z_vs_lmeval"]) >= 3:
-            print(f"warning: {r['metric']} {r['tool']} SE differs from lm-eval with "
-                  f"z = {r['z_vs_lmeval']:+.2f}")
+            print(
+                f"warning: {r['metric']} {r['tool']} SE differs from lm-eval with "
+                f"z = {r['z_vs_lmeval']:+.2f}"
+            )
     print(f"load average at end: {load_average()}")
     write_json(args.json, {"info": info, "rows": [{k: v for k, v in r.items()} for r in rows]})
     return 0

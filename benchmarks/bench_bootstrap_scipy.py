@@ -60,20 +60,36 @@ def make_squad_like(n: int, rng: np.random.Generator) -> np.ndarray:
 def run_glotbench(values, metric, method: str, resamples: int, seed: int, compress):
     def fn():
         stats = MeanMetric.stats_from_values(values)
-        res = bootstrap(stats, metric, n_resamples=resamples, method=method, seed=seed,
-                        compress=compress, confidence_level=CONFIDENCE)
+        res = bootstrap(
+            stats,
+            metric,
+            n_resamples=resamples,
+            method=method,
+            seed=seed,
+            compress=compress,
+            confidence_level=CONFIDENCE,
+        )
         low, high = res.confidence_interval
         return res.standard_error, low, high
+
     return fn
 
 
 def run_scipy(values, method: str, resamples: int, seed: int, batch):
     def fn():
-        res = scipy.stats.bootstrap((values,), np.mean, n_resamples=resamples, vectorized=True,
-                                    method=method, batch=batch, confidence_level=CONFIDENCE,
-                                    rng=np.random.default_rng(seed))
+        res = scipy.stats.bootstrap(
+            (values,),
+            np.mean,
+            n_resamples=resamples,
+            vectorized=True,
+            method=method,
+            batch=batch,
+            confidence_level=CONFIDENCE,
+            rng=np.random.default_rng(seed),
+        )
         ci = res.confidence_interval
         return float(res.standard_error), float(ci.low), float(ci.high)
+
     return fn
 
 
@@ -111,28 +127,56 @@ def main() -> int:
     for name, values, metric in datasets:
         distinct = np.unique(values).size
         analytic = float(values.std(ddof=0) / math.sqrt(values.size))
-        print(f"[{name}] mean={values.mean():.6f}, distinct values={distinct} "
-              f"({'compressed' if 4 * distinct <= values.size else 'not compressed'} under "
-              f"compress='auto'), analytic SE={analytic:.6g}; load {load_average()}", flush=True)
+        print(
+            f"[{name}] mean={values.mean():.6f}, distinct values={distinct} "
+            f"({'compressed' if 4 * distinct <= values.size else 'not compressed'} under "
+            f"compress='auto'), analytic SE={analytic:.6g}; load {load_average()}",
+            flush=True,
+        )
         variants = []
         for method in ("percentile", "bca"):
-            variants.append(("glotbench", method, "compress=auto",
-                             run_glotbench(values, metric, method, args.resamples, args.seed,
-                                           "auto")))
+            variants.append(
+                (
+                    "glotbench",
+                    method,
+                    "compress=auto",
+                    run_glotbench(values, metric, method, args.resamples, args.seed, "auto"),
+                )
+            )
             if 4 * distinct <= values.size:
-                variants.append(("glotbench", method, "compress=False",
-                                 run_glotbench(values, metric, method, args.resamples, args.seed,
-                                               False)))
+                variants.append(
+                    (
+                        "glotbench",
+                        method,
+                        "compress=False",
+                        run_glotbench(values, metric, method, args.resamples, args.seed, False),
+                    )
+                )
             scipy_method = "BCa" if method == "bca" else "percentile"
             for batch in (None, 100):
-                variants.append(("scipy", method, f"batch={batch}",
-                                 run_scipy(values, scipy_method, args.resamples, args.seed,
-                                           batch)))
+                variants.append(
+                    (
+                        "scipy",
+                        method,
+                        f"batch={batch}",
+                        run_scipy(values, scipy_method, args.resamples, args.seed, batch),
+                    )
+                )
         reference: dict[str, dict] = {}
         for tool, method, option, fn in variants:
             best, times, (se, low, high) = timed(fn, args.repeats)
-            row = dict(metric=name, tool=tool, method=method, option=option, seconds=best,
-                       times=times, se=se, ci_low=low, ci_high=high, analytic_se=analytic)
+            row = dict(
+                metric=name,
+                tool=tool,
+                method=method,
+                option=option,
+                seconds=best,
+                times=times,
+                se=se,
+                ci_low=low,
+                ci_high=high,
+                analytic_se=analytic,
+            )
             if tool == "glotbench" and option == "compress=auto":
                 reference[method] = row
             rows.append(row)
@@ -155,12 +199,29 @@ def main() -> int:
         r["SE vs analytic"] = f"{100 * r['se_vs_analytic']:+.2f}%"
         r["z SE"] = f"{r['z_se']:+.2f}"
         r["z low, z high"] = f"{r['z_low']:+.2f}, {r['z_high']:+.2f}"
-    print_table(rows, ["metric", "tool", "method", "option", "seconds", "seconds (all runs)",
-                       "time / glotbench", "se", "SE vs analytic", "ci_low", "ci_high", "z SE",
-                       "z low, z high"])
-    print("time / glotbench: seconds of the row divided by glotbench (compress=auto) with the "
-          "same interval method.\nz SE, z low, z high: difference from that glotbench row in "
-          f"units of its Monte Carlo SD at B={args.resamples}; |z| < 2 means agreement.")
+    print_table(
+        rows,
+        [
+            "metric",
+            "tool",
+            "method",
+            "option",
+            "seconds",
+            "seconds (all runs)",
+            "time / glotbench",
+            "se",
+            "SE vs analytic",
+            "ci_low",
+            "ci_high",
+            "z SE",
+            "z low, z high",
+        ],
+    )
+    print(
+        "time / glotbench: seconds of the row divided by glotbench (compress=auto) with the "
+        "same interval method.\nz SE, z low, z high: difference from that glotbench row in "
+        f"units of its Monte Carlo SD at B={args.resamples}; |z| < 2 means agreement."
+    )
     print(f"load average at end: {load_average()}")
     write_json(args.json, {"info": info, "rows": rows})
     return 0

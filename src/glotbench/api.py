@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import gzip
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import pandas as pd
 
 from glotbench.analysis.aggregate import Leaderboard, leaderboard
 from glotbench.analysis.compare import Aggregates, Comparison, aggregate_scores, compare_models
@@ -20,6 +23,7 @@ from glotbench.analysis.replicates import (
     replicates_from_frame,
     replicates_from_store,
 )
+from glotbench.analysis.results import records
 from glotbench.analysis.variance import (
     ComponentTable,
     VarianceComponents,
@@ -48,6 +52,52 @@ __all__ = [
 def demo_leaderboard(confidence_level: float = 0.95) -> Leaderboard:
     """Leaderboard of the embedded XTREME-R baselines (published per-language scores)."""
     return leaderboard(xtreme_r_baselines(), confidence_level=confidence_level)
+
+
+@dataclass(frozen=True)
+class Demo:
+    """What ``glotbench demo`` shows: leaderboard, between-language SDs, comparisons, ranks."""
+
+    leaderboard: Leaderboard
+    comparison: Comparison
+    ranks: Ranks
+
+    def between_language_sd(self) -> pd.DataFrame:
+        """σ_b per model and task: the SD (ddof = 1) of the per-language scores."""
+        return self.leaderboard.per_task[["model", "task", "between_language_sd", "n_languages"]]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "leaderboard": self.leaderboard.to_dict(),
+            "between_language_sd": records(self.between_language_sd()),
+            "comparison": self.comparison.to_dict(),
+            "ranks": self.ranks.to_dict(),
+        }
+
+
+def demo(n_draws: int = 10_000, seed: int = 0, k: int = 5) -> Demo:
+    """The demo on the embedded XTREME-R baselines.
+
+    The published table has one score per model, task and language (no seeds
+    or replicates), so uncertainty comes from the languages: pairwise effect
+    sizes of the overall average (mean of task means) resample each task's
+    languages with replacement; rank distributions subsample k languages per
+    task without replacement. Both use the tasks every model was evaluated on.
+    """
+    scores = xtreme_r_baselines()
+    board = leaderboard(scores)
+    replicated = replicates_from_frame(scores)
+    comparison = compare_models(
+        replicated,
+        DrawSettings(scheme="languages-only", n_draws=n_draws, seed=seed, languages="with"),
+        aggregators=("mean",),
+    )
+    ranks = rank_models(
+        replicated,
+        DrawSettings(scheme="languages-only", n_draws=n_draws, seed=seed, languages="without", k=k),
+        aggregators=("mean",),
+    )
+    return Demo(board, comparison, ranks)
 
 
 def list_metrics() -> list[dict[str, Any]]:
@@ -136,8 +186,6 @@ def bootstrap_files(
 # --- store commands ---------------------------------------------------------------
 
 from collections.abc import Callable, Sequence  # noqa: E402
-
-import pandas as pd  # noqa: E402
 
 from glotbench.core import (  # noqa: E402
     ImportResult,

@@ -67,24 +67,64 @@ from glotbench.report.tables import frame_table, leaderboard_tables  # noqa: E40
 @app.command()
 def demo(
     json_output: JsonOption = False,
-    confidence_level: Annotated[
-        float, typer.Option("--confidence-level", help="Level of the intervals.")
-    ] = 0.95,
+    draws: Annotated[int, typer.Option("--draws", help="Language resampling draws.")] = 10_000,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the draws.")] = 0,
 ) -> None:
-    """Leaderboard of the XTREME-R baselines (embedded, offline) with standard errors.
+    """XTREME-R baselines (embedded, offline): leaderboard with SEs, between-language SDs,
+    pairwise effect sizes and rank distributions under language subsampling.
 
     Scores are the published per-language test results; each task score is the
     mean over languages with SE = between-language SD / √L, and the overall
     score is the unweighted mean of the tasks.
     """
-    board = api.demo_leaderboard(confidence_level=confidence_level)
+    result = api.demo(n_draws=draws, seed=seed)
     if json_output:
-        print_json(board.to_dict())
+        print_json(result.to_dict())
         return
+    board = result.leaderboard
     for table in leaderboard_tables(
         board, title="XTREME-R baselines (Ruder et al. 2021): overall test score"
     ):
         console.print(table)
+    sd = board.per_task.pivot(index="task", columns="model", values="between_language_sd")
+    console.print(
+        frame_table(
+            sd.reindex(columns=list(board.overall["model"])).reset_index(),
+            title="Between-language SD σ_b (SD of the per-language scores)",
+            digits=3,
+        )
+    )
+    comparison = result.comparison.aggregates[
+        ["model_a", "model_b", "difference", "sd", "effect_size", "flagged"]
+    ]
+    console.print(
+        frame_table(
+            comparison,
+            title=f"Pairwise differences of the average over {', '.join(_tasks(result))} "
+            "(languages resampled within tasks; flagged: |effect| ≥ 2)",
+            digits=3,
+        )
+    )
+    distribution = result.ranks.distribution.drop(columns="aggregator")
+    console.print(
+        frame_table(
+            distribution,
+            title=f"Rank distribution, % of draws ({result.ranks.settings.describe()})",
+            digits=3,
+        )
+    )
+    shared = _tasks(result)
+    console.print(
+        f"[yellow]note:[/] the published table has one score per language (no seeds or test-set "
+        f"replicates), so these uncertainties come from the choice of languages only; the "
+        f"comparisons and ranks use the {len(shared)} of {len(board.tasks)} tasks every model "
+        "was evaluated on.",
+        highlight=False,
+    )
+
+
+def _tasks(result: Any) -> list[str]:
+    return sorted({label.split("/")[0] for label in result.comparison.languages})
 
 
 @app.command("metrics")
@@ -368,7 +408,9 @@ SchemeOption = Annotated[
     str,
     typer.Option(
         "--scheme",
-        help="Replication draws: nonparametric (seed + bootstrap replicate) or parametric (Gaussian, sd σ_w).",
+        help="Replication draws: nonparametric (seed + bootstrap replicate), parametric "
+        "(Gaussian noise with sd σ_w) or languages-only (no replication noise; needs "
+        "--resample-languages).",
     ),
 ]
 DrawsOption = Annotated[int, typer.Option("--draws", help="Number of replication draws.")]
@@ -417,8 +459,10 @@ def _source(
 def _settings(scheme: str, draws: int, seed: int, resample_languages: str, k: int | None) -> Any:
     from glotbench.analysis.draws import DrawSettings
 
-    if scheme not in ("parametric", "nonparametric"):
-        raise typer.BadParameter("use parametric or nonparametric", param_hint="--scheme")
+    if scheme not in ("parametric", "nonparametric", "languages-only"):
+        raise typer.BadParameter(
+            "use nonparametric, parametric or languages-only", param_hint="--scheme"
+        )
     if resample_languages not in ("none", "with", "without"):
         raise typer.BadParameter("use none, with or without", param_hint="--resample-languages")
     return DrawSettings(scheme=scheme, n_draws=draws, seed=seed, languages=resample_languages, k=k)  # type: ignore[arg-type]
@@ -495,7 +539,7 @@ def analyze_aggregate_command(
     seed: SeedOption = 0,
     json_output: JsonOption = False,
 ) -> None:
-    """Mean, geometric mean and median over languages, with standard errors and the task → language → overall hierarchy."""
+    """Mean, geometric mean and median over languages with standard errors; language → overall."""
     source = _source(input, store, metric, model, task, language, replicates, seed)
     result = api.analyze_aggregate(source, _settings(scheme, draws, seed, resample_languages, k))
     if json_output:
@@ -528,7 +572,7 @@ def analyze_compare_command(
     ] = False,
     json_output: JsonOption = False,
 ) -> None:
-    """Pairwise differences with their SD over replications and effect sizes (flag: |effect| ≥ 2)."""
+    """Pairwise differences, their SD over replications and effect sizes (flag: |effect| ≥ 2)."""
     source = _source(input, store, metric, model, task, language, replicates, seed)
     result = api.analyze_compare(
         source, _settings(scheme, draws, seed, resample_languages, k), confidence_level

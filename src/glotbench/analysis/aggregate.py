@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import ndtri, stdtrit
 
+from glotbench.analysis.results import records
 from glotbench.errors import InputError
 
 REQUIRED_COLUMNS = ("model", "task", "language", "score")
@@ -105,10 +106,6 @@ class Leaderboard:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-            clean = frame.astype(object).where(frame.notna(), None)
-            return clean.to_dict(orient="records")
-
         return {
             "tasks": list(self.tasks),
             "confidence_level": self.confidence_level,

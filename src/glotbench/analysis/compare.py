@@ -25,30 +25,15 @@ import pandas as pd
 from glotbench.analysis.draws import (
     AGGREGATORS,
     Aggregator,
+    DrawnDesign,
     DrawSettings,
-    aggregate,
-    aggregate_draws,
-    common_units,
-    language_draws,
-    unit_draws,
+    prepare_draws,
 )
 from glotbench.analysis.replicates import ReplicatedScores
-from glotbench.analysis.variance import ComponentTable, components
+from glotbench.analysis.results import records
+from glotbench.analysis.variance import ComponentTable
 
 EFFECT_THRESHOLD = 2.0
-
-
-def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    """JSON-ready records: NaN becomes None, numpy scalars become Python numbers."""
-    clean = frame.astype(object).where(frame.notna(), None)
-    return [
-        {k: (v.item() if isinstance(v, np.generic) else v) for k, v in row.items()}
-        for row in clean.to_dict(orient="records")
-    ]
-
-
-def _table(source: ReplicatedScores | ComponentTable) -> ComponentTable:
-    return source if isinstance(source, ComponentTable) else components(source)
 
 
 def _sd(values: np.ndarray, axis: int = 0) -> np.ndarray:
@@ -89,23 +74,19 @@ class Comparison:
 
 def compare_models(
     source: ReplicatedScores | ComponentTable,
-    settings: DrawSettings = DrawSettings(),
+    settings: DrawSettings | None = None,
     aggregators: tuple[Aggregator, ...] = ("mean", "median"),
     confidence_level: float = 0.95,
 ) -> Comparison:
     """Every pair of models: per-language and aggregate differences with effect sizes."""
-    table = _table(source)
-    labels = tuple(u.label(table.single_task) for u in table.units)
-    keep, notes = common_units(table.present(), table.models, labels)
-    observed_units = table.mean[:, keep]  # (M, U')
-    draws = unit_draws(source, settings, keep)  # (R, M, U')
-    languages = language_draws(settings.n_draws, int(keep.sum()), settings)
+    settings = settings or DrawSettings()
+    design = prepare_draws(source, settings)
+    table, draws, observed_units = design.table, design.draws, design.observed
     alpha = (1 - confidence_level) / 2
     models = table.models
     aggregate_rows = []
     for aggregator in aggregators:
-        observed = aggregate(observed_units, aggregator)  # (M,)
-        replicated = aggregate_draws(draws, languages, aggregator)  # (R, M)
+        observed, replicated = design.aggregate(aggregator)  # (M,), (R, M)
         for i in range(len(models)):
             for j in range(i + 1, len(models)):
                 diff_draws = replicated[:, i] - replicated[:, j]
@@ -132,7 +113,7 @@ def compare_models(
     # per language: the unit draws themselves, languages fixed
     sd_units = _sd(draws[:, :, None, :] - draws[:, None, :, :])  # (M, M, U')
     language_rows = []
-    kept_labels = [labels[u] for u in np.flatnonzero(keep)]
+    kept_labels = design.labels
     for i in range(len(models)):
         for j in range(i + 1, len(models)):
             diff = observed_units[i] - observed_units[j]
@@ -153,8 +134,8 @@ def compare_models(
         aggregates=pd.DataFrame(aggregate_rows),
         per_language=pd.DataFrame(language_rows),
         settings=settings,
-        languages=tuple(kept_labels),
-        notes=tuple(list(table.notes) + notes),
+        languages=kept_labels,
+        notes=design.notes,
     )
 
 
@@ -179,30 +160,38 @@ class Aggregates:
         }
 
 
-def mean_standard_errors(
-    table: ComponentTable, model: int, keep: np.ndarray
-) -> tuple[float, float]:
-    """Closed-form SEs of a model's mean over its L languages.
+def mean_standard_errors(design: DrawnDesign, model: int) -> tuple[float, float]:
+    """Closed-form SEs of a model's mean score (mean over tasks of means over languages).
 
-    * replication SE (languages fixed): √(Σ_l σ_w,l²) / L — the SD of the mean
-      over replications of seeds and test sets (the parametric scheme's SD);
-    * language SE (languages a sample): σ_b / √L, with σ_b the SD of the
-      observed per-language means, which already contains their replication
-      noise: E[σ_b²] = τ² + mean σ_w² for true between-language variance τ².
+    With weights w_u = 1 / (T · L_t) for a unit of task t (T tasks, L_t languages):
+
+    * replication SE (languages fixed): √(Σ_u w_u² σ_w,u²) — for one task
+      √(Σ_l σ_w,l²) / L, the SD of the mean over replications of seeds and test
+      sets (and of the parametric scheme's draws);
+    * language SE (languages a sample): √(Σ_t SE_t²) / T with SE_t = s_t / √L_t,
+      s_t the SD of the task's observed language means (σ_b for one task). It
+      already contains replication noise: E[s_t²] = τ_t² + mean σ_w².
     """
-    sigma_w = table.sigma_w[model, keep]
-    means = table.mean[model, keep]
-    n = means.size
+    sigma_w = design.table.sigma_w[model, design.keep]
+    means = design.observed[model]
+    n_tasks = len(design.layout)
+    weights = np.empty(len(means))
+    task_se = []
+    for idx in design.layout:
+        weights[idx] = 1.0 / (n_tasks * len(idx))
+        task_se.append(means[idx].std(ddof=1) / np.sqrt(len(idx)) if len(idx) > 1 else np.nan)
     replication = (
-        float(np.sqrt(np.nansum(sigma_w**2)) / n) if not np.isnan(sigma_w).all() else float("nan")
+        float(np.sqrt(np.nansum((weights * sigma_w) ** 2)))
+        if not np.isnan(sigma_w).all()
+        else np.nan
     )
-    language = float(means.std(ddof=1) / np.sqrt(n)) if n > 1 else float("nan")
+    language = float(np.sqrt(np.sum(np.square(task_se))) / n_tasks)
     return replication, language
 
 
 def aggregate_scores(
     source: ReplicatedScores | ComponentTable,
-    settings: DrawSettings = DrawSettings(),
+    settings: DrawSettings | None = None,
     aggregators: tuple[Aggregator, ...] = AGGREGATORS,
 ) -> Aggregates:
     """Mean, geometric mean and median over languages per model, with SEs.
@@ -214,23 +203,20 @@ def aggregate_scores(
     hierarchy (task → language → overall, with datasets already averaged
     within a task and language) is in :attr:`Aggregates.hierarchy`.
     """
-    table = _table(source)
-    labels = tuple(u.label(table.single_task) for u in table.units)
-    keep, notes = common_units(table.present(), table.models, labels)
-    draws = unit_draws(source, settings, keep)
-    languages = language_draws(settings.n_draws, int(keep.sum()), settings)
+    settings = settings or DrawSettings()
+    design = prepare_draws(source, settings)
+    table, notes = design.table, list(design.notes)
     rows = []
     for aggregator in aggregators:
         try:
-            observed = aggregate(table.mean[:, keep], aggregator)
-            replicated = aggregate_draws(draws, languages, aggregator)
+            observed, replicated = design.aggregate(aggregator)
         except Exception as exc:  # geometric mean of non-positive scores
             notes.append(f"{aggregator}: {exc}")
             continue
         sd = _sd(replicated)
         for m, model in enumerate(table.models):
             closed, by_language = (
-                mean_standard_errors(table, m, keep) if aggregator == "mean" else (np.nan, np.nan)
+                mean_standard_errors(design, m) if aggregator == "mean" else (np.nan, np.nan)
             )
             rows.append(
                 {
@@ -240,45 +226,41 @@ def aggregate_scores(
                     "se_resampled": float(sd[m]),
                     "se_closed_form": closed,
                     "se_languages": by_language,
-                    "n_languages": int(keep.sum()),
+                    "n_languages": len(design.units),
                 }
             )
-    hierarchy = _hierarchy(table, keep, draws)
-    return Aggregates(pd.DataFrame(rows), hierarchy, settings, tuple(list(table.notes) + notes))
+    return Aggregates(pd.DataFrame(rows), _hierarchy(design), settings, tuple(notes))
 
 
-def _hierarchy(table: ComponentTable, keep: np.ndarray, draws: np.ndarray) -> pd.DataFrame:
+def _hierarchy(design: DrawnDesign) -> pd.DataFrame:
     """ScandEval's hierarchy: (task, language) cell → language (mean over tasks) → overall.
 
     Datasets of a cell are averaged before this point. SEs are SDs over the
-    draws (languages fixed), so they carry replication uncertainty.
+    draws with languages fixed, so they carry replication uncertainty.
     """
-    units = [u for u, k in zip(table.units, keep) if k]
-    languages = sorted({u.language for u in units})
+    languages = sorted({u.language for u in design.units})
     rows = []
-    language_draws_ = []
-    language_observed = []
+    per_language_draws, per_language_observed = [], []
     for language in languages:
-        idx = [i for i, u in enumerate(units) if u.language == language]
-        lang_draws = draws[:, :, idx].mean(axis=2)  # (R, M)
-        lang_obs = table.mean[:, keep][:, idx].mean(axis=1)
-        language_draws_.append(lang_draws)
-        language_observed.append(lang_obs)
-        for m, model in enumerate(table.models):
+        idx = [i for i, u in enumerate(design.units) if u.language == language]
+        lang_draws = design.draws[:, :, idx].mean(axis=2)  # (R, M)
+        lang_observed = design.observed[:, idx].mean(axis=1)
+        per_language_draws.append(lang_draws)
+        per_language_observed.append(lang_observed)
+        for m, model in enumerate(design.table.models):
             rows.append(
                 {
                     "level": "language",
                     "name": language,
                     "model": model,
-                    "score": float(lang_obs[m]),
+                    "score": float(lang_observed[m]),
                     "se": float(_sd(lang_draws[:, m])),
                     "n_tasks": len(idx),
                 }
             )
-    overall_draws = np.mean(language_draws_, axis=0)  # (R, M): mean over languages
-    overall_observed = np.mean(language_observed, axis=0)
-    n_tasks = len({u.task for u in units})
-    for m, model in enumerate(table.models):
+    overall_draws = np.mean(per_language_draws, axis=0)  # (R, M): mean over languages
+    overall_observed = np.mean(per_language_observed, axis=0)
+    for m, model in enumerate(design.table.models):
         rows.append(
             {
                 "level": "overall",
@@ -286,7 +268,7 @@ def _hierarchy(table: ComponentTable, keep: np.ndarray, draws: np.ndarray) -> pd
                 "model": model,
                 "score": float(overall_observed[m]),
                 "se": float(_sd(overall_draws[:, m])),
-                "n_tasks": n_tasks,
+                "n_tasks": len(design.layout),
             }
         )
     return pd.DataFrame(rows)

@@ -13,6 +13,10 @@ Sälevä, Ataman & Lignos (2025):
   bootstrap replicate index, whose weights were shared when drawn), so draws
   are paired across models.
 
+* ``languages-only``: no replication noise — every draw keeps the observed
+  unit means, and only the language resampling below varies. For published
+  tables with one score per language.
+
 Optionally the languages are resampled too — ``"without"`` replacement to size
 k, or ``"with"`` replacement to the full size — so that between-language
 variation enters the uncertainty ("subsampled", §6.2). The same language draw
@@ -24,18 +28,18 @@ engine), so results do not depend on how many draws are computed at once.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 
-from glotbench.analysis.replicates import ReplicatedScores
+from glotbench.analysis.replicates import ReplicatedScores, Unit
 from glotbench.analysis.variance import ComponentTable, components
 from glotbench.errors import GlotbenchError, InputError
 from glotbench.resample.weights import BLOCK, block_rng
 
-Scheme = Literal["parametric", "nonparametric"]
+Scheme = Literal["parametric", "nonparametric", "languages-only"]
 LanguageSampling = Literal["none", "without", "with"]
 Aggregator = Literal["mean", "geometric_mean", "median"]
 AGGREGATORS: tuple[Aggregator, ...] = ("mean", "geometric_mean", "median")
@@ -137,10 +141,20 @@ def unit_draws(
                 "language, but each model-language cell has a single score; import per-example "
                 "statistics or replicated scores, or use ready SDs with --scheme parametric"
             )
-        make: Callable[[np.random.Generator, int], np.ndarray] = lambda rng, rows: (
-            _nonparametric_block(source, rng, rows)
-        )
+
+        def make(rng: np.random.Generator, rows: int) -> np.ndarray:
+            return _nonparametric_block(source, rng, rows)
+
         key = _NONPARAMETRIC_KEY
+    elif settings.scheme == "languages-only":
+        if settings.languages == "none":
+            raise DesignError(
+                "the languages-only scheme has no replication noise, so it needs language "
+                "resampling: add --resample-languages with or without"
+            )
+        table = source if isinstance(source, ComponentTable) else components(source)
+        mean = table.mean if keep is None else table.mean[:, keep]
+        return np.broadcast_to(mean[None], (settings.n_draws, *mean.shape))
     elif settings.scheme == "parametric":
         table = source if isinstance(source, ComponentTable) else components(source)
         present = table.present()
@@ -149,11 +163,15 @@ def unit_draws(
                 "parametric resampling needs a within-language SD (σ_w), but the data have one "
                 "score per model and language; supply seeds, replicates or SD columns"
             )
-        make = lambda rng, rows: _parametric_block(table, rng, rows)  # noqa: E731
+
+        def make(rng: np.random.Generator, rows: int) -> np.ndarray:
+            return _parametric_block(table, rng, rows)
+
         key = _PARAMETRIC_KEY
     else:
         raise InputError(
-            f"unknown scheme {settings.scheme!r}; use parametric or nonparametric", field="scheme"
+            f"unknown scheme {settings.scheme!r}; use nonparametric, parametric or languages-only",
+            field="scheme",
         )
     blocks = []
     for start in range(0, settings.n_draws, BLOCK):
@@ -163,29 +181,46 @@ def unit_draws(
     return np.concatenate(blocks, axis=0)
 
 
-def language_draws(n_draws: int, n_units: int, settings: DrawSettings) -> np.ndarray | None:
-    """Unit indices per draw (n_draws × k), or None when languages are not resampled."""
+def task_layout(units: Sequence[Unit]) -> list[np.ndarray]:
+    """Positions of each task's units (tasks in order of first appearance)."""
+    tasks: dict[str, list[int]] = {}
+    for i, unit in enumerate(units):
+        tasks.setdefault(unit.task, []).append(i)
+    return [np.asarray(idx, dtype=np.int64) for idx in tasks.values()]
+
+
+def language_draws(
+    n_draws: int, layout: list[np.ndarray], settings: DrawSettings
+) -> list[np.ndarray] | None:
+    """Per task, unit positions drawn for every draw (n_draws × k_t); None: languages fixed.
+
+    Languages are resampled within each task (stratified), the same way for all
+    models; ``k`` is per task, capped at the task's number of languages when
+    sampling without replacement.
+    """
     if settings.languages == "none":
         return None
-    if settings.languages == "with":
-        size = settings.k or n_units
-    elif settings.languages == "without":
-        size = settings.k or n_units
-        if not 1 <= size <= n_units:
-            raise InputError(
-                f"k = {size} languages cannot be drawn without replacement from {n_units}",
-                field="k",
-            )
-    else:
+    if settings.languages not in ("with", "without"):
         raise InputError(f"unknown language resampling {settings.languages!r}", field="languages")
-    out = np.empty((n_draws, size), dtype=np.int64)
+    if settings.k is not None and settings.k < 1:
+        raise InputError("k must be at least 1", field="k")
+    out = [np.empty((n_draws, 0), dtype=np.int64) for _ in layout]
+    sizes = [
+        min(settings.k or len(idx), len(idx))
+        if settings.languages == "without"
+        else (settings.k or len(idx))
+        for idx in layout
+    ]
+    out = [np.empty((n_draws, size), dtype=np.int64) for size in sizes]
     for start in range(0, n_draws, BLOCK):
         rows = min(BLOCK, n_draws - start)
         rng = block_rng(settings.seed, start // BLOCK, _LANGUAGE_KEY)
-        if settings.languages == "with":
-            out[start : start + rows] = rng.integers(0, n_units, size=(rows, size))
-        else:
-            out[start : start + rows] = np.argsort(rng.random((rows, n_units)), axis=1)[:, :size]
+        for t, idx in enumerate(layout):
+            if settings.languages == "with":
+                picks = rng.integers(0, len(idx), size=(rows, sizes[t]))
+            else:
+                picks = np.argsort(rng.random((rows, len(idx))), axis=1)[:, : sizes[t]]
+            out[t][start : start + rows] = idx[picks]
     return out
 
 
@@ -205,11 +240,72 @@ def aggregate(scores: np.ndarray, aggregator: Aggregator, axis: int = -1) -> np.
     raise InputError(f"unknown aggregator {aggregator!r}; use one of {', '.join(AGGREGATORS)}")
 
 
-def aggregate_draws(
-    draws: np.ndarray, languages: np.ndarray | None, aggregator: Aggregator
+def aggregate_units(
+    scores: np.ndarray,
+    layout: list[np.ndarray],
+    aggregator: Aggregator,
+    languages: list[np.ndarray] | None = None,
 ) -> np.ndarray:
-    """(n_draws × models) aggregates of unit draws, over resampled languages if given."""
-    if languages is None:
-        return aggregate(draws, aggregator)
-    picked = np.take_along_axis(draws, languages[:, None, :], axis=2)
-    return aggregate(picked, aggregator)
+    """Aggregate unit scores (..., units) over languages within each task, then over tasks.
+
+    With one task this is the aggregate over its languages; with several it
+    is XTREME-R's convention (each task counts once, whatever its number of
+    languages). ``languages`` (from :func:`language_draws`) replaces each
+    task's units by the drawn ones, draw by draw (``scores`` then (R, M, U)).
+    """
+    per_task = []
+    for t, idx in enumerate(layout):
+        if languages is None:
+            picked = scores[..., idx]
+        else:
+            picked = np.take_along_axis(scores, languages[t][:, None, :], axis=2)
+        per_task.append(aggregate(picked, aggregator))
+    if len(per_task) == 1:
+        return per_task[0]
+    return aggregate(np.stack(per_task, axis=-1), aggregator)
+
+
+@dataclass(frozen=True)
+class DrawnDesign:
+    """Everything an analysis over draws needs, prepared once.
+
+    ``table`` has the observed unit means and σ's; ``keep`` marks the units all
+    models share; ``units``/``labels`` are the kept units; ``draws`` is
+    (R × M × U'); ``layout`` groups kept units by task; ``languages`` holds the
+    per-task language draws (None: languages fixed).
+    """
+
+    table: ComponentTable
+    keep: np.ndarray
+    units: tuple[Unit, ...]
+    labels: tuple[str, ...]
+    draws: np.ndarray
+    layout: list[np.ndarray]
+    languages: list[np.ndarray] | None
+    notes: tuple[str, ...]
+
+    @property
+    def observed(self) -> np.ndarray:
+        """Observed unit means of the kept units (M × U')."""
+        return self.table.mean[:, self.keep]
+
+    def aggregate(self, aggregator: Aggregator) -> tuple[np.ndarray, np.ndarray]:
+        """Observed aggregate (M,) and its draws (R × M)."""
+        observed = aggregate_units(self.observed, self.layout, aggregator)
+        replicated = aggregate_units(self.draws, self.layout, aggregator, self.languages)
+        return observed, replicated
+
+
+def prepare_draws(source: ReplicatedScores | ComponentTable, settings: DrawSettings) -> DrawnDesign:
+    """Component table, shared units, unit draws and language draws for ``settings``."""
+    table = source if isinstance(source, ComponentTable) else components(source)
+    labels = tuple(u.label(table.single_task) for u in table.units)
+    keep, notes = common_units(table.present(), table.models, labels)
+    units = tuple(u for u, k in zip(table.units, keep, strict=True) if k)
+    draws = unit_draws(source, settings, keep)
+    layout = task_layout(units)
+    languages = language_draws(settings.n_draws, layout, settings)
+    kept_labels = tuple(label for label, k in zip(labels, keep, strict=True) if k)
+    return DrawnDesign(
+        table, keep, units, kept_labels, draws, layout, languages, tuple(list(table.notes) + notes)
+    )

@@ -27,16 +27,9 @@ import numpy as np
 import pandas as pd
 from scipy.special import stdtr
 
-from glotbench.analysis.compare import _table, records
-from glotbench.analysis.draws import (
-    Aggregator,
-    DrawSettings,
-    aggregate_draws,
-    common_units,
-    language_draws,
-    unit_draws,
-)
+from glotbench.analysis.draws import Aggregator, DrawSettings, prepare_draws
 from glotbench.analysis.replicates import ReplicatedScores
+from glotbench.analysis.results import records
 from glotbench.analysis.variance import ComponentTable
 
 #: iterations EuroEval runs per model and dataset (seed × bootstrapped test set)
@@ -152,19 +145,16 @@ class Ranks:
 
 def rank_models(
     source: ReplicatedScores | ComponentTable,
-    settings: DrawSettings = DrawSettings(),
+    settings: DrawSettings | None = None,
     aggregators: tuple[Aggregator, ...] = ("mean", "geometric_mean", "median"),
     confidence_level: float = 0.95,
 ) -> Ranks:
     """Rank distributions and intervals under each aggregator, plus EuroEval's rank score."""
-    table = _table(source)
-    labels = tuple(u.label(table.single_task) for u in table.units)
-    keep, notes = common_units(table.present(), table.models, labels)
-    draws = unit_draws(source, settings, keep)
-    languages = language_draws(settings.n_draws, int(keep.sum()), settings)
+    settings = settings or DrawSettings()
+    design = prepare_draws(source, settings)
+    table, keep, units, notes = design.table, design.keep, design.units, list(design.notes)
     n_models = len(table.models)
     it_mean, it_sd, it_n = _iteration_summary(source)
-    units = [u for u, k in zip(table.units, keep) if k]
     unit_scores = np.column_stack(
         [euroeval_rank_scores(it_mean[:, u], it_sd[:, u], it_n[:, u]) for u in np.flatnonzero(keep)]
     )  # (M, U')
@@ -176,7 +166,7 @@ def rank_models(
     distribution_rows, summary_rows = [], []
     for aggregator in aggregators:
         try:
-            replicated = aggregate_draws(draws, languages, aggregator)
+            _, replicated = design.aggregate(aggregator)
         except Exception as exc:
             notes.append(f"{aggregator}: {exc}")
             continue
@@ -203,5 +193,5 @@ def rank_models(
         pd.DataFrame(distribution_rows),
         pd.DataFrame(summary_rows),
         settings,
-        tuple(list(table.notes) + notes),
+        tuple(notes),
     )

@@ -189,13 +189,16 @@ def replicates_from_frame(
     unit_index = {(u.task, u.language): i for i, u in enumerate(units)}
     # seed and replicate positions within each (model, unit)
     data["m"] = data["model"].astype(str).map(model_index)
-    data["u"] = [unit_index[(str(t), str(lang))] for t, lang in zip(data["task"], data["language"])]
+    data["u"] = [
+        unit_index[(str(t), str(lang))]
+        for t, lang in zip(data["task"], data["language"], strict=True)
+    ]
     data["s"] = data.groupby(["m", "u"])["seed"].rank(method="dense").astype(int) - 1
     data["b"] = data.groupby(["m", "u", "seed"])["replicate"].rank(method="dense").astype(int) - 1
     n_seeds, n_reps = int(data["s"].max()) + 1, int(data["b"].max()) + 1
     counts = data.groupby(["m", "u", "s"])["b"].count()
     if has_replicate and counts.nunique() > 1:
-        (m, u, s), low = counts.idxmin(), counts.min()
+        (m, u, _), low = counts.idxmin(), counts.min()
         raise error(
             f"model {models[m]!r} on {units[u].task}/{units[u].language} has {low} replicates "
             f"for one seed but others have {counts.max()}; every seed needs the same number of "

@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from glotbench.analysis.replicates import ErrorAt, ReplicatedScores, Unit, row_error
+from glotbench.analysis.results import records
 from glotbench.errors import InputError
 
 COMPONENTS = ("sigma_seed", "sigma_boot", "sigma_w")
@@ -85,7 +86,7 @@ class ComponentTable:
 
     @property
     def sigma_w(self) -> np.ndarray:
-        """Within-language SD √(σ_seed² + σ_boot²); a missing part counts as 0 if the other exists."""
+        """Within-language SD √(σ_seed² + σ_boot²); a missing part counts as 0."""
         seed = np.nan_to_num(self.sigma_seed)
         boot = np.nan_to_num(self.sigma_boot)
         both_missing = np.isnan(self.sigma_seed) & np.isnan(self.sigma_boot)
@@ -186,7 +187,12 @@ def components_from_summary(frame: pd.DataFrame, error: ErrorAt = row_error) -> 
     shape = (len(models), len(units))
     m = data["model"].astype(str).map({name: i for i, name in enumerate(models)}).to_numpy()
     unit_pos = {(u.task, u.language): i for i, u in enumerate(units)}
-    u = np.array([unit_pos[(str(t), str(lang))] for t, lang in zip(data["task"], data["language"])])
+    u = np.array(
+        [
+            unit_pos[(str(t), str(lang))]
+            for t, lang in zip(data["task"], data["language"], strict=True)
+        ]
+    )
 
     def column(name: str, default: float = np.nan) -> np.ndarray:
         out = np.full(shape, np.nan)
@@ -249,9 +255,6 @@ class VarianceComponents:
         return self.per_unit
 
     def to_dict(self) -> dict[str, Any]:
-        def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-            return frame.astype(object).where(frame.notna(), None).to_dict(orient="records")
-
         return {
             "per_model": records(self.per_model),
             "per_language": records(self.per_unit),
