@@ -30,7 +30,7 @@ from scipy.special import stdtr
 from glotbench.analysis.draws import Aggregator, DrawSettings, prepare_draws
 from glotbench.analysis.replicates import ReplicatedScores
 from glotbench.analysis.results import records
-from glotbench.analysis.variance import ComponentTable
+from glotbench.analysis.variance import ComponentTable, nan_mean, nan_sd
 
 #: iterations EuroEval runs per model and dataset (seed × bootstrapped test set)
 EUROEVAL_ITERATIONS = 10
@@ -95,10 +95,7 @@ def _iteration_summary(
     else:
         iterations = values[:, :, 0, : min(EUROEVAL_ITERATIONS, values.shape[3])]
     count = (~np.isnan(iterations)).sum(axis=2).astype(float)
-    with np.errstate(invalid="ignore"):
-        mean = np.nanmean(iterations, axis=2)
-        sd = np.where(count >= 2, np.nanstd(iterations, axis=2, ddof=1), 0.0)
-    return mean, sd, count
+    return nan_mean(iterations, axis=2), np.nan_to_num(nan_sd(iterations, axis=2)), count
 
 
 def euroeval_rank_scores(

@@ -41,11 +41,11 @@ def sd_standard_error(sd: np.ndarray, n: np.ndarray) -> np.ndarray:
     sd = np.asarray(sd, dtype=np.float64)
     n = np.asarray(n, dtype=np.float64)
     out = np.full(np.broadcast(sd, n).shape, np.nan)
-    np.divide(sd, np.sqrt(2.0 * (n - 1.0)), out=out, where=n >= 2)
+    np.divide(sd, np.sqrt(np.maximum(2.0 * (n - 1.0), 1.0)), out=out, where=n >= 2)
     return out
 
 
-def _nan_sd(values: np.ndarray, axis: int) -> np.ndarray:
+def nan_sd(values: np.ndarray, axis: int) -> np.ndarray:
     """SD with ddof = 1 ignoring NaN; NaN (no warning) where fewer than 2 values."""
     count = (~np.isnan(values)).sum(axis=axis)
     with warnings.catch_warnings():
@@ -54,7 +54,7 @@ def _nan_sd(values: np.ndarray, axis: int) -> np.ndarray:
     return np.where(count >= 2, sd, np.nan)
 
 
-def _nan_mean(values: np.ndarray, axis: int) -> np.ndarray:
+def nan_mean(values: np.ndarray, axis: int) -> np.ndarray:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         return np.nanmean(values, axis=axis)
@@ -130,17 +130,17 @@ def _design_notes(n_seeds: np.ndarray, n_replicates: np.ndarray, present: np.nda
 def components(replicates: ReplicatedScores) -> ComponentTable:
     """σ_seed, σ_boot (and so σ_w) with plug-in SEs for every model and unit."""
     values = replicates.values  # (M, U, S, B)
-    seed_means = _nan_mean(values, axis=3)  # bootstrap-averaged score of each seed
+    seed_means = nan_mean(values, axis=3)  # bootstrap-averaged score of each seed
     n_seeds = (~np.isnan(seed_means)).sum(axis=2)
     n_reps = np.full(n_seeds.shape, replicates.n_replicates)
-    sigma_seed = _nan_sd(seed_means, axis=2)
-    per_seed_boot = _nan_sd(values, axis=3)  # (M, U, S)
-    sigma_boot = _nan_mean(per_seed_boot, axis=2)
+    sigma_seed = nan_sd(seed_means, axis=2)
+    per_seed_boot = nan_sd(values, axis=3)  # (M, U, S)
+    sigma_boot = nan_mean(per_seed_boot, axis=2)
     se_each = sd_standard_error(per_seed_boot, replicates.n_replicates)
     with np.errstate(invalid="ignore", divide="ignore"):
         se_boot = np.sqrt(np.nansum(se_each**2, axis=2)) / n_seeds
     se_boot = np.where(np.isnan(sigma_boot), np.nan, se_boot)
-    mean = _nan_mean(seed_means, axis=2)
+    mean = nan_mean(seed_means, axis=2)
     present = n_seeds > 0
     return ComponentTable(
         models=replicates.models,
