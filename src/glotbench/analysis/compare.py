@@ -111,13 +111,13 @@ def compare_models(
                     }
                 )
     # per language: the unit draws themselves, languages fixed
-    sd_units = _sd(draws[:, :, None, :] - draws[:, None, :, :])  # (M, M, U')
     language_rows = []
     kept_labels = design.labels
     for i in range(len(models)):
         for j in range(i + 1, len(models)):
             diff = observed_units[i] - observed_units[j]
-            effect = _effect(diff, sd_units[i, j])
+            sd_units = _sd(draws[:, i, :] - draws[:, j, :])  # (U',), one pair at a time
+            effect = _effect(diff, sd_units)
             for u, label in enumerate(kept_labels):
                 language_rows.append(
                     {
@@ -125,7 +125,7 @@ def compare_models(
                         "model_b": models[j],
                         "language": label,
                         "difference": float(diff[u]),
-                        "sd": float(sd_units[i, j, u]),
+                        "sd": float(sd_units[u]),
                         "effect_size": float(effect[u]),
                         "flagged": bool(abs(effect[u]) >= EFFECT_THRESHOLD),
                     }

@@ -25,9 +25,10 @@ directly (see :func:`glotbench.analysis.variance.components_from_summary`).
 from __future__ import annotations
 
 import zlib
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import numpy as np
 import pandas as pd
@@ -217,6 +218,53 @@ def unit_seed(seed: int, unit: Unit) -> int:
     return zlib.crc32(f"{seed}\x1f{unit.task}\x1f{unit.language}".encode()) ^ (seed & 0xFFFFFFFF)
 
 
+class CellStatistics(Protocol):
+    """Per-example statistics of all runs on one dataset (``core.store.StatsMatrix`` is one)."""
+
+    task: str
+    language: str
+    models: list[str]
+    stats: np.ndarray  # (runs, n, k), runs = models × seeds
+
+    def get_metric(self) -> Any: ...
+
+
+def replicates_from_statistics(
+    cells: Iterable[CellStatistics], metric: str, *, n_replicates: int = 1000, seed: int = 0
+) -> ReplicatedScores:
+    """Bootstrap every run of every cell and collect the replicate scores.
+
+    Within a cell all runs (models × seeds) are resampled with one weight
+    matrix, so replicates are paired across models. Several datasets of the
+    same (task, language) are pooled by averaging their scores per replicate.
+    """
+    cells = list(cells)
+    if not cells:
+        raise InputError(f"no per-example statistics of metric {metric!r} to analyse")
+    model_names = sorted({model for cell in cells for model in cell.models})
+    units = sorted(
+        {Unit(str(c.task), str(c.language)) for c in cells}, key=lambda u: (u.task, u.language)
+    )
+    unit_index = {u: i for i, u in enumerate(units)}
+    max_seeds = max(max(Counter(cell.models).values()) for cell in cells)
+    totals = np.zeros((len(model_names), len(units), max_seeds, n_replicates))
+    counts = np.zeros((len(model_names), len(units), max_seeds))
+    for cell in cells:
+        unit = Unit(str(cell.task), str(cell.language))
+        reps = replicate_scores(
+            cell.stats, cell.get_metric(), n_resamples=n_replicates, seed=unit_seed(seed, unit)
+        )  # (B, runs), paired across all models and seeds of the cell
+        position: Counter[str] = Counter()
+        for j, model in enumerate(cell.models):
+            m, s = model_names.index(model), position[model]
+            position[model] += 1
+            totals[m, unit_index[unit], s] += reps[:, j]
+            counts[m, unit_index[unit], s] += 1
+    values = np.full_like(totals, np.nan)
+    np.divide(totals, counts[..., None], out=values, where=counts[..., None] > 0)
+    return ReplicatedScores(tuple(model_names), tuple(units), values, "examples", metric)
+
+
 def replicates_from_store(
     store: Store,
     metric: str,
@@ -227,42 +275,16 @@ def replicates_from_store(
     n_replicates: int = 1000,
     seed: int = 0,
 ) -> ReplicatedScores:
-    """Bootstrap every stored run of ``metric`` and collect the replicate scores.
-
-    For each (dataset, task, language) the runs of all models and seeds are
-    resampled with one shared weight matrix (paired). Datasets of a (task,
-    language) unit are pooled by averaging their scores per replicate.
-    """
+    """Bootstrap every stored run of ``metric`` (see :func:`replicates_from_statistics`)."""
     runs = store.runs(models=models, tasks=tasks, languages=languages, metrics=[metric])
     if runs.empty:
         raise InputError(
             f"no stored runs of metric {metric!r} match the filters; "
             "see 'glotbench show' for what the store holds"
         )
-    model_names = sorted(runs["model"].unique())
-    cells = (
-        runs[["dataset", "task", "language"]]
-        .drop_duplicates()
-        .sort_values(["task", "language", "dataset"])
+    cells = runs[["dataset", "task", "language"]].drop_duplicates()
+    matrices = (
+        store.stats_matrix(dataset, task, language, metric, models=models)
+        for dataset, task, language in cells.itertuples(index=False)
     )
-    units = _unit_order(cells)
-    unit_index = {(u.task, u.language): i for i, u in enumerate(units)}
-    max_seeds = int(runs.groupby(["model", "dataset", "task", "language"]).size().max())
-    totals = np.zeros((len(model_names), len(units), max_seeds, n_replicates))
-    counts = np.zeros((len(model_names), len(units), max_seeds))
-    for dataset, task, language in cells.itertuples(index=False):
-        matrix = store.stats_matrix(dataset, task, language, metric, models=models)
-        unit = Unit(str(task), str(language))
-        reps = replicate_scores(
-            matrix.stats, matrix.get_metric(), n_resamples=n_replicates, seed=unit_seed(seed, unit)
-        )  # (B, systems), paired across all models and seeds
-        u = unit_index[(unit.task, unit.language)]
-        position: dict[str, int] = {}
-        for j, model in enumerate(matrix.models):
-            s = position.get(model, 0)
-            position[model] = s + 1
-            totals[model_names.index(model), u, s] += reps[:, j]
-            counts[model_names.index(model), u, s] += 1
-    values = np.full_like(totals, np.nan)
-    np.divide(totals, counts[..., None], out=values, where=counts[..., None] > 0)
-    return ReplicatedScores(tuple(model_names), tuple(units), values, "examples", metric)
+    return replicates_from_statistics(matrices, metric, n_replicates=n_replicates, seed=seed)

@@ -44,6 +44,22 @@ def _flatten(systems: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     return systems.transpose(1, 0, 2).reshape(n, m * k)
 
 
+def distinct_columns(
+    flat: npt.NDArray[np.float64],
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]:
+    """Distinct columns of ``flat`` and, per original column, the index of its copy.
+
+    Columns are grouped by a random projection and the grouping is verified
+    exactly, so the result is exact (on a projection collision nothing is merged).
+    """
+    width = flat.shape[1]
+    keys = np.random.default_rng(0).standard_normal(flat.shape[0]) @ flat
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    if first.size == width or not np.array_equal(flat[:, first[inverse]], flat):
+        return flat, np.arange(width, dtype=np.int64)
+    return flat[:, first], inverse.reshape(-1).astype(np.int64)
+
+
 def _chunk_blocks(support: Support, width: int, chunk_size: int | None) -> int:
     """Blocks per chunk so that W (rows × u) and W @ S (rows × width) fit the budget."""
     if chunk_size is not None:
@@ -77,8 +93,11 @@ def replicate_scores(
     if n == 0:
         raise ValueError("cannot resample an empty test set")
     score_fn = as_score_fn(score)
-    support = make_support(_flatten(systems), compress)
-    blocks_per_chunk = _chunk_blocks(support, m * k, chunk_size)
+    # identical statistic columns (e.g. accuracy's count column, the same for every
+    # system) are multiplied once and expanded afterwards
+    columns, column_of = distinct_columns(_flatten(systems))
+    support = make_support(columns, compress)
+    blocks_per_chunk = _chunk_blocks(support, columns.shape[1], chunk_size)
     n_blocks = -(-n_resamples // BLOCK)
     out = np.empty((n_resamples, m), dtype=np.float64)
 
@@ -88,7 +107,7 @@ def replicate_scores(
             start = block * BLOCK
             rows = min(BLOCK, n_resamples - start)
             weights = weight_block(scheme, seed, block, support, rows)
-            summed = (weights @ support.rows).reshape(rows, m, k)
+            summed = (weights @ support.rows)[:, column_of].reshape(rows, m, k)
             out[start : start + rows] = score_fn(summed)
 
     starts = range(0, n_blocks, blocks_per_chunk)
