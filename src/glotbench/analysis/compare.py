@@ -37,15 +37,28 @@ EFFECT_THRESHOLD = 2.0
 
 
 def _sd(values: np.ndarray, axis: int = 0) -> np.ndarray:
-    return values.std(axis=axis, ddof=1)
+    """SD over draws (ddof = 1); exactly 0 when all draws are equal (not float noise ~1e-15)."""
+    sd = values.std(axis=axis, ddof=1)
+    return np.where(values.max(axis=axis) == values.min(axis=axis), 0.0, sd)
 
 
 def _effect(observed: np.ndarray, sd: np.ndarray) -> np.ndarray:
     out = np.full(np.broadcast(observed, sd).shape, np.nan)
     np.divide(observed, sd, out=out, where=sd > 0)
     # a non-zero difference with no replication variance at all is infinitely clear
-    out = np.where((sd == 0) & (observed != 0), np.sign(observed) * np.inf, out)
+    out = np.where((sd == 0) & (observed != 0), np.copysign(np.inf, observed), out)
     return np.where((sd == 0) & (observed == 0), 0.0, out)
+
+
+def _infinite_effect_notes(*row_lists: list[dict[str, Any]]) -> tuple[str, ...]:
+    """Say so when differences have no replication variance (their effect is ±inf)."""
+    count = int(sum(np.isinf(row["effect_size"]) for rows in row_lists for row in rows))
+    if not count:
+        return ()
+    return (
+        f"{count} difference(s) have no replication variance (SD = 0 over all draws): their "
+        "effect size is infinite (null in JSON) and they are flagged",
+    )
 
 
 @dataclass(frozen=True)
@@ -135,7 +148,7 @@ def compare_models(
         per_language=pd.DataFrame(language_rows),
         settings=settings,
         languages=kept_labels,
-        notes=design.notes,
+        notes=design.notes + _infinite_effect_notes(aggregate_rows, language_rows),
     )
 
 

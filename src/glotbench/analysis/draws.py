@@ -176,7 +176,9 @@ def unit_draws(
     blocks = []
     for start in range(0, settings.n_draws, BLOCK):
         rows = min(BLOCK, settings.n_draws - start)
-        block = make(block_rng(settings.seed, start // BLOCK, key), rows)
+        # always a whole block, then cut: the generator's stream (uniforms, then replicate
+        # indices) must not depend on how many rows the last block keeps
+        block = make(block_rng(settings.seed, start // BLOCK, key), BLOCK)[:rows]
         blocks.append(block if keep is None else block[..., keep])
     return np.concatenate(blocks, axis=0)
 
@@ -216,11 +218,12 @@ def language_draws(
         rows = min(BLOCK, n_draws - start)
         rng = block_rng(settings.seed, start // BLOCK, _LANGUAGE_KEY)
         for t, idx in enumerate(layout):
+            # whole blocks, then cut, so that later tasks' draws do not depend on n_draws
             if settings.languages == "with":
-                picks = rng.integers(0, len(idx), size=(rows, sizes[t]))
+                picks = rng.integers(0, len(idx), size=(BLOCK, sizes[t]))
             else:
-                picks = np.argsort(rng.random((rows, len(idx))), axis=1)[:, : sizes[t]]
-            out[t][start : start + rows] = idx[picks]
+                picks = np.argsort(rng.random((BLOCK, len(idx))), axis=1)[:, : sizes[t]]
+            out[t][start : start + rows] = idx[picks[:rows]]
     return out
 
 

@@ -160,6 +160,11 @@ def rank_models(
         idx = [i for i, u in enumerate(units) if u.language == language]
         by_language[language] = unit_scores[:, idx].mean(axis=1)  # mean over tasks
     rank_score = np.mean(list(by_language.values()), axis=0)
+    if (it_n[:, keep] < 2).all():
+        notes.append(
+            "EuroEval rank score: one score per model and language, so its Welch t-test cannot "
+            "run; every lower mean counts as significantly worse"
+        )
     distribution_rows, summary_rows = [], []
     for aggregator in aggregators:
         try:

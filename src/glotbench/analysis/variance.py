@@ -16,7 +16,9 @@ replicates,
 Plug-in standard errors use the normal-theory standard error of a sample SD,
 SE(s) = s / √(2(n − 1)) (e.g. Ahn & Fessler 2003), with the estimate plugged
 in: n = S for σ_seed, n = U for σ_b; σ_boot averages S independent SDs of B
-replicates, SE(σ_boot) = √(Σ_s SE_s²) / S; and σ_w by the delta method,
+replicates, SE(σ_boot) = √(Σ_s SE_s²) / S when the seeds' replicates are
+independent, and mean_s SE_s (the bound for fully correlated estimates) when
+glotbench drew them itself with weights shared by all seeds; σ_w by the delta method,
 SE(σ_w) = √((σ_seed·SE_seed)² + (σ_boot·SE_boot)²) / σ_w.
 """
 
@@ -94,35 +96,53 @@ class ComponentTable:
 
     @property
     def se_w(self) -> np.ndarray:
+        """Delta-method SE of σ_w: NaN when a present component has no SE; 0 when σ_w = 0."""
         seed = np.nan_to_num(self.sigma_seed * self.se_seed)
         boot = np.nan_to_num(self.sigma_boot * self.se_boot)
         w = self.sigma_w
         out = np.full_like(w, np.nan)
         np.divide(np.sqrt(seed**2 + boot**2), w, out=out, where=w > 0)
-        return out
+        # σ_w = 0: the limit, as both SEs are proportional to their SDs
+        out = np.where(w == 0, 0.0, out)
+        # a component without an SE (ready SDs without counts) leaves σ_w's SE unknown
+        known = (np.isnan(self.sigma_seed) | ~np.isnan(self.se_seed)) & (
+            np.isnan(self.sigma_boot) | ~np.isnan(self.se_boot)
+        )
+        return np.where(known, out, np.nan)
 
     def present(self) -> np.ndarray:
         return ~np.isnan(self.mean)
 
 
-def _design_notes(n_seeds: np.ndarray, n_replicates: np.ndarray, present: np.ndarray) -> list[str]:
+def _design_notes(
+    n_seeds: np.ndarray, n_replicates: np.ndarray, present: np.ndarray, models: tuple[str, ...]
+) -> list[str]:
     notes = []
+    has_replicates = present.any() and (n_replicates[present] >= 2).any()
     if present.any() and (n_seeds[present] < 2).all():
+        consequence = (
+            "sigma_w is the bootstrap SD alone" if has_replicates else "sigma_w is missing too"
+        )
         notes.append(
             "one seed per model and language: seed-to-seed variance cannot be estimated "
-            "(sigma_seed is missing and sigma_w is the bootstrap SD alone)"
+            f"(sigma_seed is missing and {consequence})"
         )
     elif present.any() and (n_seeds[present] < 2).any():
         notes.append("some model-language cells have one seed: their sigma_seed is missing")
-    if present.any() and (n_replicates[present] < 2).all():
+    if present.any() and not has_replicates:
         notes.append(
             "no bootstrap replicates: bootstrap variance cannot be estimated "
             "(import per-example statistics, or scores with a 'replicate' column)"
         )
     if (~present).any():
+        lacking = [
+            f"{models[m]} ({int((~present[m]).sum())})"
+            for m in np.flatnonzero(~present.all(axis=1))
+        ]
         notes.append(
-            f"unbalanced design: {int((~present).sum())} model-language cell(s) have no scores; "
-            "each model's summaries use its own languages"
+            f"unbalanced design: {int((~present).sum())} model-language cell(s) have no scores "
+            f"(missing per model: {', '.join(lacking)}); each model's summaries use its own "
+            "languages"
         )
     return notes
 
@@ -138,7 +158,13 @@ def components(replicates: ReplicatedScores) -> ComponentTable:
     sigma_boot = nan_mean(per_seed_boot, axis=2)
     se_each = sd_standard_error(per_seed_boot, replicates.n_replicates)
     with np.errstate(invalid="ignore", divide="ignore"):
-        se_boot = np.sqrt(np.nansum(se_each**2, axis=2)) / n_seeds
+        if replicates.source == "examples":
+            # every seed of a dataset was resampled with the same weights, so the per-seed
+            # bootstrap SDs are positively correlated: use the conservative bound for fully
+            # correlated estimates, the mean of their SEs
+            se_boot = nan_mean(se_each, axis=2)
+        else:
+            se_boot = np.sqrt(np.nansum(se_each**2, axis=2)) / n_seeds
     se_boot = np.where(np.isnan(sigma_boot), np.nan, se_boot)
     mean = nan_mean(seed_means, axis=2)
     present = n_seeds > 0
@@ -152,7 +178,7 @@ def components(replicates: ReplicatedScores) -> ComponentTable:
         se_boot=se_boot,
         n_seeds=n_seeds,
         n_replicates=n_reps,
-        notes=tuple(_design_notes(n_seeds, n_reps, present)),
+        notes=tuple(_design_notes(n_seeds, n_reps, present, replicates.models)),
     )
 
 
@@ -265,8 +291,10 @@ class VarianceComponents:
 def variance_components(table: ComponentTable) -> VarianceComponents:
     """Per-unit components and a per-model summary (as the paper's Table 1).
 
-    The per-model summary has σ_b with its plug-in SE, and for each of σ_seed,
-    σ_boot, σ_w its mean, SD, min and max over the model's languages.
+    The summary has one row per model and task: σ_b (the SD of the model's
+    per-language means within the task, so between-task differences never
+    enter it) with its plug-in SE, and for each of σ_seed, σ_boot, σ_w its
+    mean, SD, min and max over the task's languages.
     """
     rows = []
     labels = [u.label(table.single_task) for u in table.units]
@@ -297,11 +325,12 @@ def variance_components(table: ComponentTable) -> VarianceComponents:
         raise InputError("no scores to analyse after filtering")
     summary = []
     notes = list(table.notes)
-    for model, group in per_unit.groupby("model", sort=False):
+    for (model, task), group in per_unit.groupby(["model", "task"], sort=False):
         n_units = len(group)
         between = float(group["mean"].std(ddof=1)) if n_units > 1 else float("nan")
         row: dict[str, Any] = {
             "model": model,
+            "task": task,
             "n_languages": n_units,
             "mean": float(group["mean"].mean()),
             "sigma_b": between,
@@ -315,7 +344,7 @@ def variance_components(table: ComponentTable) -> VarianceComponents:
             row[f"{component}_max"] = float(col.max()) if len(col) else float("nan")
         summary.append(row)
         if n_units < 2:
-            notes.append(f"{model}: one language only, so no between-language SD")
+            notes.append(f"{model} on {task}: one language only, so no between-language SD")
     return VarianceComponents(
         per_unit=per_unit, per_model=pd.DataFrame(summary), notes=tuple(notes)
     )
