@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pytest
 
 from glotbench.analysis.replicates import ReplicatedScores, Unit
 from glotbench.core import RunRecord, Store
@@ -106,40 +103,3 @@ def write_accuracy_runs(
             stats = np.column_stack([values, np.ones_like(values)])
             assert store.write_run(accuracy_record(model, language, seed, task), ids, stats)
     return path
-
-
-@dataclass
-class CliResult:
-    exit_code: int
-    stdout: str
-    stderr: str
-
-    @property
-    def err(self) -> str:
-        """stderr with whitespace normalised (rich wraps long lines)."""
-        return " ".join(self.stderr.split())
-
-
-@pytest.fixture
-def cli(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> Callable[..., CliResult]:
-    """Run the real entry point (``glotbench.cli.main``) in-process."""
-    import glotbench.cli as cli_module
-
-    monkeypatch.setattr(cli_module.console, "width", 1000)
-    monkeypatch.setattr(cli_module.err_console, "width", 1000)
-    monkeypatch.delenv("GLOTBENCH_STORE", raising=False)
-
-    def run(*args: object) -> CliResult:
-        capsys.readouterr()
-        monkeypatch.setattr(sys, "argv", ["glotbench", *map(str, args)])
-        try:
-            cli_module.main()
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-        captured = capsys.readouterr()
-        return CliResult(code, captured.out, captured.err)
-
-    return run

@@ -15,7 +15,8 @@ import pytest
 
 from glotbench.data import xtreme_r_baselines
 
-from .conftest import CliResult, simulate, write_accuracy_runs
+from ..conftest import CliResult
+from .conftest import simulate, write_accuracy_runs
 
 Cli = Callable[..., CliResult]
 

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import shutil
-import sys
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -92,46 +90,6 @@ mBERT,xnli,de,accuracy,0.711,,,110M
 XLM-R,xnli,en,accuracy,0.889,1,,270M
 XLM-R,xnli,en,accuracy,0.885,2,,270M
 """
-
-
-@dataclass
-class CliResult:
-    exit_code: int
-    stdout: str
-    stderr: str
-
-    @property
-    def err(self) -> str:
-        """stderr with whitespace normalised (rich wraps long lines)."""
-        return " ".join(self.stderr.split())
-
-    @property
-    def out(self) -> str:
-        return " ".join(self.stdout.split())
-
-
-@pytest.fixture
-def cli(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> Callable[..., CliResult]:
-    """Run the real entry point (``glotbench.cli.main``) in-process."""
-    import glotbench.cli as cli_module
-
-    monkeypatch.setattr(cli_module.console, "width", 1000)
-    monkeypatch.setattr(cli_module.err_console, "width", 1000)
-
-    def run(*args: object) -> CliResult:
-        capsys.readouterr()
-        monkeypatch.setattr(sys, "argv", ["glotbench", *map(str, args)])
-        try:
-            cli_module.main()
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-        captured = capsys.readouterr()
-        return CliResult(code, captured.out, captured.err)
-
-    return run
 
 
 @pytest.fixture(scope="session")

@@ -17,7 +17,8 @@ import pytest
 
 from glotbench.core import Store
 
-from .conftest import SCORES_CSV, CliResult, examples_frame, store_contents
+from ..conftest import CliResult
+from .conftest import SCORES_CSV, examples_frame, store_contents
 
 
 def test_import_show_export_round_trip(tmp_path: Path, cli: Callable[..., CliResult]) -> None:

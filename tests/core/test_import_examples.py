@@ -16,7 +16,8 @@ from glotbench.core.store import Store as StoreClass
 from glotbench.errors import InputError
 from glotbench.metrics import get_metric
 
-from .conftest import CliResult, examples_frame, label_frame, store_contents
+from ..conftest import CliResult
+from .conftest import examples_frame, label_frame, store_contents
 
 H = "model,task,language,seed,example_id,metric"
 

@@ -15,7 +15,8 @@ from glotbench import api
 from glotbench.core import Store
 from glotbench.errors import InputError
 
-from .conftest import SCORES_CSV, CliResult, store_contents
+from ..conftest import CliResult
+from .conftest import SCORES_CSV, store_contents
 
 HEADER = "model,task,language,metric,score"
 
