@@ -265,7 +265,7 @@ def _recommend(table: pd.DataFrame, level: float) -> pd.DataFrame:
             {
                 "strategy": strategy,
                 "unit": unit,
-                "recommended_size": None if chosen == "all" else chosen,
+                "recommended_size": None if chosen in (None, "all") else int(chosen),
                 "full_set_needed": chosen in (None, "all"),
             }
         )

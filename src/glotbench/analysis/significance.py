@@ -107,7 +107,7 @@ class PairedTestResult:
             "difference": _json(self.difference),
             "p_value": _json(self.p_value),
             "confidence_interval": [_json(self.ci_low), _json(self.ci_high)],
-            "confidence_level": self.confidence_level,
+            "confidence_level": _json(self.confidence_level),
             "n_resamples": self.n_resamples,
             "seed": self.seed,
             "n_examples": self.n_examples,
