@@ -1,0 +1,322 @@
+"use strict";
+// glotbench leaderboard. Every value from the data is rendered with textContent
+// or setAttribute; no HTML string is ever parsed. No network access.
+(function () {
+  var DATA = JSON.parse(document.getElementById("glotbench-data").textContent);
+  var state = { view: "overall", sortKey: null, sortDir: -1, search: "", filters: {} };
+  var modelIndex = {};
+  DATA.models.forEach(function (m, i) { modelIndex[m.name] = i; });
+  var cellIndex = new Map();
+  DATA.cells.forEach(function (c) {
+    cellIndex.set(c[0] + "\u0000" + c[1] + "\u0000" + c[2], c);
+  });
+  var level = Math.round(DATA.confidence_level * 100);
+
+  function el(tag, text, cls) {
+    var node = document.createElement(tag);
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    if (cls) node.className = cls;
+    return node;
+  }
+  function fmt(x, digits) {
+    if (x === null || x === undefined || !isFinite(x)) return "—";
+    return Number(x).toFixed(digits === undefined ? 1 : digits);
+  }
+  function estimate(score, se) {
+    if (score === null || score === undefined) return "—";
+    return se === null || se === undefined ? fmt(score) : fmt(score) + " ± " + fmt(se);
+  }
+  function interval(ci) {
+    if (!ci || ci[0] === null || ci[1] === null) return "—";
+    return "[" + fmt(ci[0]) + ", " + fmt(ci[1]) + "]";
+  }
+  function cell(model, task, language) {
+    return cellIndex.get(modelIndex[model] + "\u0000" + task + "\u0000" + language);
+  }
+
+  // ---- views --------------------------------------------------------------
+  function fillViewSelect() {
+    var select = document.getElementById("view");
+    var groups = { overall: "Overall", task: "Per task", group: "Language groups", language: "Per language" };
+    var byKind = {};
+    Object.keys(DATA.views).forEach(function (key) {
+      var kind = DATA.views[key].kind;
+      (byKind[kind] = byKind[kind] || []).push(key);
+    });
+    ["overall", "task", "group", "language"].forEach(function (kind) {
+      if (!byKind[kind]) return;
+      var parent = select;
+      if (kind !== "overall") {
+        parent = document.createElement("optgroup");
+        parent.label = groups[kind];
+        select.appendChild(parent);
+      }
+      byKind[kind].forEach(function (key) {
+        var option = el("option", DATA.views[key].label);
+        option.value = key;
+        parent.appendChild(option);
+      });
+    });
+    select.value = state.view;
+    select.addEventListener("change", function () {
+      state.view = select.value;
+      state.sortKey = null;
+      render();
+    });
+  }
+
+  function subValue(view, row, column) {
+    if (view.kind === "overall" || view.kind === "group") {
+      var v = row.sub && row.sub[column];
+      return v ? { score: v[0], se: v[1], ci: [v[2], v[3]] } : null;
+    }
+    var c = view.kind === "task" ? cell(row.model, view.task, column) : cell(row.model, column, view.language);
+    return c ? { score: c[3], se: null, ci: [c[5], c[6]], sd: c[4] } : null;
+  }
+
+  function columns(view) {
+    var cols = [
+      { key: "rank", label: "#", num: true, value: function (r) { return r.rank ? r.rank.mean : null; },
+        render: function (td, r) {
+          if (!r.rank) { td.textContent = "—"; td.classList.add("missing"); return; }
+          td.textContent = r.rank.best === r.rank.worst ? String(r.rank.best) : r.rank.best + "–" + r.rank.worst;
+          td.title = "rank interval (" + level + "%); mean rank " + fmt(r.rank.mean, 2);
+          if (r.rank.tie_next) {
+            var tie = el("span", " ≈", "tie");
+            tie.title = "statistically indistinguishable from the next model (the " + level +
+              "% interval of the difference contains 0)";
+            td.appendChild(tie);
+          }
+        } },
+      { key: "dist", label: "rank distribution", num: true, value: function (r) { return r.rank ? r.rank.mean : null; },
+        render: function (td, r) {
+          if (!r.rank) { td.textContent = "—"; td.classList.add("missing"); return; }
+          td.appendChild(rankBar(r.rank));
+        } },
+      { key: "model", label: "model", text: true, value: function (r) { return r.model; },
+        render: function (td, r) { td.textContent = r.model; td.title = r.model; td.classList.add("model"); } }
+    ];
+    DATA.metadata_keys.forEach(function (key) {
+      cols.push({ key: "meta:" + key, label: key, text: true,
+        value: function (r) { var v = meta(r.model, key); return v === null ? null : metaSortValue(v); },
+        render: function (td, r) { var v = meta(r.model, key); td.textContent = v === null ? "—" : String(v); } });
+    });
+    cols.push({ key: "score", label: view.score_label + (view.kind === "language" ? "" : " ± SE"), num: true,
+      value: function (r) { return r.score; },
+      render: function (td, r) { td.textContent = estimate(r.score, r.se); } });
+    if (view.kind !== "language") {
+      cols.push({ key: "ci", label: level + "% CI", num: true, value: function (r) { return r.ci[0]; },
+        render: function (td, r) { td.textContent = interval(r.ci); } });
+    }
+    cols.push({ key: "n", label: view.kind === "task" ? "languages" : "tasks", num: true,
+      value: function (r) { return view.kind === "task" ? r.n_languages : r.n_tasks; },
+      render: function (td, r) { td.textContent = String(view.kind === "task" ? r.n_languages : r.n_tasks); } });
+    view.sub_columns.forEach(function (column) {
+      cols.push({ key: "sub:" + column, label: column, num: true,
+        value: function (r) { var v = subValue(view, r, column); return v ? v.score : null; },
+        render: function (td, r) {
+          var v = subValue(view, r, column);
+          if (!v) { td.textContent = "—"; td.classList.add("missing"); return; }
+          td.textContent = estimate(v.score, v.se);
+          if (v.ci[0] !== null) td.title = level + "% CI " + interval(v.ci);
+          else td.title = "no replication: no interval";
+        } });
+    });
+    return cols;
+  }
+
+  function meta(model, key) {
+    var m = DATA.models[modelIndex[model]];
+    var v = m && m.metadata ? m.metadata[key] : null;
+    return v === undefined ? null : v;
+  }
+  var SIZE = /^\s*([0-9.]+)\s*([kKmMbBtT]?)\s*$/;
+  function metaSortValue(v) {
+    if (typeof v === "number") return v;
+    var match = SIZE.exec(String(v));
+    if (match) {
+      var scale = { "": 1, k: 1e3, m: 1e6, b: 1e9, t: 1e12 }[match[2].toLowerCase()];
+      return parseFloat(match[1]) * scale;
+    }
+    return String(v);
+  }
+
+  function rankBar(rank) {
+    var width = 100, height = 16;
+    var canvas = document.createElement("canvas");
+    canvas.width = width;
+    canvas.height = height;
+    canvas.className = "rankbar";
+    var ctx = canvas.getContext("2d");
+    var n = Math.max(rank.n_ranked, 1);
+    var barWidth = Math.max(width / n, 1);
+    var parts = [];
+    ctx.fillStyle = "#2f6db5";
+    rank.dist.forEach(function (pair) {
+      var h = Math.max(1, (pair[1] / 100) * height);
+      ctx.fillRect(((pair[0] - 1) / n) * width, height - h, barWidth, h);
+      parts.push("rank " + pair[0] + ": " + fmt(pair[1], 1) + "%");
+    });
+    canvas.title = parts.join(", ");
+    canvas.setAttribute("role", "img");
+    canvas.setAttribute("aria-label", "rank distribution: " + parts.join(", "));
+    return canvas;
+  }
+
+  // ---- filters and search -------------------------------------------------
+  function fillFilters() {
+    var holder = document.getElementById("filters");
+    DATA.metadata_keys.forEach(function (key, i) {
+      var values = [];
+      DATA.models.forEach(function (m) {
+        var v = m.metadata[key];
+        if (v !== null && v !== undefined && values.indexOf(String(v)) < 0) values.push(String(v));
+      });
+      values.sort();
+      var label = el("label", key + " ");
+      var select = el("select");
+      select.id = "filter-" + i;
+      select.setAttribute("data-key", key);
+      var any = el("option", "(any)");
+      any.value = "";
+      select.appendChild(any);
+      values.forEach(function (v) { var o = el("option", v); o.value = v; select.appendChild(o); });
+      select.addEventListener("change", function () { state.filters[key] = select.value; render(); });
+      label.appendChild(select);
+      holder.appendChild(label);
+    });
+    var search = document.getElementById("search");
+    search.addEventListener("input", function () { state.search = search.value.toLowerCase(); render(); });
+  }
+
+  function visible(row) {
+    var keys = Object.keys(state.filters);
+    for (var i = 0; i < keys.length; i++) {
+      var wanted = state.filters[keys[i]];
+      if (wanted && String(meta(row.model, keys[i])) !== wanted) return false;
+    }
+    if (!state.search) return true;
+    var hay = row.model.toLowerCase();
+    DATA.metadata_keys.forEach(function (key) { var v = meta(row.model, key); if (v !== null) hay += " " + String(v).toLowerCase(); });
+    return hay.indexOf(state.search) >= 0;
+  }
+
+  // ---- table ----------------------------------------------------------------
+  function compare(a, b, dir) {
+    if (a === null || a === undefined) return b === null || b === undefined ? 0 : 1; // missing last
+    if (b === null || b === undefined) return -1;
+    if (typeof a === "number" && typeof b === "number") return dir * (a - b);
+    return dir * String(a).localeCompare(String(b));
+  }
+
+  function render() {
+    var view = DATA.views[state.view];
+    var cols = columns(view);
+    document.getElementById("view-title").textContent = view.label;
+    var table = document.getElementById("board");
+    var thead = table.tHead, tbody = table.tBodies[0];
+    var headRow = document.createElement("tr");
+    cols.forEach(function (col) {
+      var th = el("th", col.label, col.text ? "text" : "");
+      th.setAttribute("data-key", col.key);
+      th.setAttribute("scope", "col");
+      if (state.sortKey === col.key) th.setAttribute("aria-sort", state.sortDir > 0 ? "ascending" : "descending");
+      th.addEventListener("click", function () {
+        if (state.sortKey === col.key) state.sortDir = -state.sortDir;
+        else { state.sortKey = col.key; state.sortDir = col.text || col.key === "rank" || col.key === "dist" ? 1 : -1; }
+        render();
+      });
+      headRow.appendChild(th);
+    });
+    thead.replaceChildren(headRow);
+    var rows = view.rows.filter(visible);
+    var sortCol = null;
+    cols.forEach(function (c) { if (c.key === state.sortKey) sortCol = c; });
+    if (sortCol) {
+      var keyed = rows.map(function (r, i) { return { r: r, v: sortCol.value(r), i: i }; });
+      keyed.sort(function (a, b) { return compare(a.v, b.v, state.sortDir) || a.i - b.i; });
+      rows = keyed.map(function (k) { return k.r; });
+    }
+    var fragment = document.createDocumentFragment();
+    rows.forEach(function (row) {
+      var tr = document.createElement("tr");
+      tr.setAttribute("data-model", row.model);
+      cols.forEach(function (col) {
+        var td = el("td", null, col.text ? "text" : "");
+        col.render(td, row);
+        tr.appendChild(td);
+      });
+      fragment.appendChild(tr);
+    });
+    tbody.replaceChildren(fragment);
+    document.getElementById("count").textContent = rows.length + " of " + view.rows.length + " models";
+    var notes = document.getElementById("notes");
+    notes.replaceChildren();
+    DATA.notes.concat(view.notes || []).forEach(function (n) { notes.appendChild(el("li", n)); });
+  }
+
+  // ---- pairwise -------------------------------------------------------------
+  function fillPairSelects() {
+    var a = document.getElementById("model-a"), b = document.getElementById("model-b");
+    var order = DATA.views.overall.rows.map(function (r) { return r.model; });
+    order.forEach(function (name) {
+      var oa = el("option", name); oa.value = name; a.appendChild(oa);
+      var ob = el("option", name); ob.value = name; b.appendChild(ob);
+    });
+    if (order.length > 1) b.value = order[1];
+    a.addEventListener("change", renderPair);
+    b.addEventListener("change", renderPair);
+  }
+
+  function renderPair() {
+    var a = document.getElementById("model-a").value, b = document.getElementById("model-b").value;
+    var table = document.getElementById("pair");
+    var headers = ["task", "language", a, b, "difference", "SD", "effect size", "|effect| ≥ 2"];
+    var headRow = document.createElement("tr");
+    headers.forEach(function (h, i) { headRow.appendChild(el("th", h, i < 2 ? "text" : "")); });
+    table.tHead.replaceChildren(headRow);
+    var fragment = document.createDocumentFragment();
+    var diffs = [], wins = 0;
+    DATA.tasks.forEach(function (task) {
+      DATA.languages.forEach(function (language) {
+        var ca = cell(a, task, language), cb = cell(b, task, language);
+        if (!ca || !cb) return;
+        var d = ca[3] - cb[3];
+        var sd = ca[4] !== null && cb[4] !== null ? Math.sqrt(ca[4] * ca[4] + cb[4] * cb[4]) : null;
+        var effect = sd === null ? null : sd > 0 ? d / sd : d === 0 ? 0 : (d > 0 ? Infinity : -Infinity);
+        diffs.push(d);
+        if (d > 0) wins += 1;
+        var tr = document.createElement("tr");
+        tr.setAttribute("data-unit", task + "/" + language);
+        [task, language, fmt(ca[3]), fmt(cb[3]), fmt(d, 2), fmt(sd, 2),
+          effect === null ? "—" : isFinite(effect) ? fmt(effect, 2) : (effect > 0 ? "∞" : "−∞")].forEach(function (t, i) {
+          tr.appendChild(el("td", t, i < 2 ? "text" : ""));
+        });
+        var flagged = effect !== null && Math.abs(effect) >= 2;
+        tr.appendChild(el("td", flagged ? "yes" : "", flagged ? "flag" : ""));
+        fragment.appendChild(tr);
+      });
+    });
+    table.tBodies[0].replaceChildren(fragment);
+    var summary = document.getElementById("pair-summary");
+    if (!diffs.length) { summary.textContent = "The two models share no task and language."; return; }
+    var mean = diffs.reduce(function (s, x) { return s + x; }, 0) / diffs.length;
+    var text = a + " − " + b + ": mean difference " + fmt(mean, 2) + " over " + diffs.length +
+      " task-language cells; " + a + " is better in " + wins + " of them";
+    if (diffs.length > 1) {
+      var sd = Math.sqrt(diffs.reduce(function (s, x) { return s + (x - mean) * (x - mean); }, 0) / (diffs.length - 1));
+      text += " (SE over cells " + fmt(sd / Math.sqrt(diffs.length), 2) + ")";
+    }
+    summary.textContent = text + ".";
+  }
+
+  document.getElementById("title").textContent = DATA.title;
+  document.getElementById("level").textContent = String(level);
+  fillViewSelect();
+  fillFilters();
+  fillPairSelects();
+  render();
+  renderPair();
+  document.body.setAttribute("data-ready-ms", String(Math.round(performance.now())));
+  document.body.setAttribute("data-ready", "true");
+})();

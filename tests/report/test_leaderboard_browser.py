@@ -1,0 +1,215 @@
+"""The leaderboard in a real headless browser (Debian Chromium + Playwright).
+
+Skipped with a message when /usr/bin/chromium or playwright is missing.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from glotbench import api
+from glotbench.analysis.replicates import replicates_from_frame
+from glotbench.report.leaderboard import build_leaderboard, write_leaderboard
+
+from .conftest import SCRIPT_NAME, XSS, write_store
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("site")
+    store = write_store(
+        folder / "s.duckdb",
+        {XSS: 0.82, SCRIPT_NAME: 0.6, "alpha": 0.8, "beta": 0.7},
+        metadata={
+            XSS: {"type": "<svg onload=alert(3)>", "parameters": "7B"},
+            SCRIPT_NAME: {"type": "decoder", "parameters": "1B"},
+            "alpha": {"type": "encoder", "parameters": "550M"},
+            "beta": {"type": "encoder", "parameters": "178M"},
+        },
+    )
+    source = api.leaderboard_source(store=store, n_replicates=100)
+    api.write_leaderboard_site(folder / "out", source, n_draws=300)
+    return folder / "out" / "index.html"
+
+
+class PageWatch:
+    """A page with its console errors, dialogs and requests recorded."""
+
+    def __init__(self, page: Any) -> None:
+        self.page = page
+        self.errors: list[str] = []
+        self.dialogs: list[str] = []
+        self.requests: list[str] = []
+        page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: self.errors.append(str(e)))
+        page.on("dialog", self._dialog)
+        page.on("request", lambda r: self.requests.append(r.url))
+
+    def _dialog(self, dialog: Any) -> None:
+        self.dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    def open(self, url: str) -> Any:
+        self.page.goto(url)
+        self.page.wait_for_selector("body[data-ready=true]", timeout=10_000)
+        return self.page
+
+
+@pytest.fixture()
+def watch(browser: Any) -> Iterator[PageWatch]:
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    yield PageWatch(context.new_page())
+    context.close()
+
+
+def _models(page: Any) -> list[str]:
+    return page.eval_on_selector_all(
+        "#board tbody tr", "rows => rows.map(r => r.getAttribute('data-model'))"
+    )
+
+
+def test_file_url_offline_and_hostile_names_are_text(
+    site: Path, watch: PageWatch, artifacts_dir: Path
+) -> None:
+    page = watch.open(site.as_uri())
+    page.wait_for_timeout(200)
+    assert watch.errors == []
+    assert watch.dialogs == []
+    assert all(url.startswith("file://") for url in watch.requests), watch.requests
+    names = page.locator("#board td.model").all_text_contents()
+    assert XSS in names and SCRIPT_NAME in names
+    assert page.locator("#board img, #board svg, #board script").count() == 0
+    assert page.get_by_text("<svg onload=alert(3)>", exact=True).count() >= 1
+    page.screenshot(path=str(artifacts_dir / "leaderboard_file.png"), full_page=True)
+
+
+def test_served_over_http_without_leaving_localhost(
+    site: Path, watch: PageWatch, artifacts_dir: Path
+) -> None:
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    handler = functools.partial(Quiet, directory=str(site.parent))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        page = watch.open(f"http://127.0.0.1:{server.server_address[1]}/index.html")
+        page.wait_for_timeout(200)
+        assert watch.errors == [] and watch.dialogs == []
+        assert all(u.startswith("http://127.0.0.1:") for u in watch.requests), watch.requests
+        assert XSS in page.locator("#board td.model").all_text_contents()
+        page.screenshot(path=str(artifacts_dir / "leaderboard_http.png"))
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_sorting_search_filters_and_views(site: Path, watch: PageWatch) -> None:
+    page = watch.open(site.as_uri())
+    score_header = page.locator("#board th[data-key=score]")
+    score_header.click()
+    assert score_header.get_attribute("aria-sort") == "descending"
+    desc = _models(page)
+    assert desc[-1] == SCRIPT_NAME  # the weakest model
+    page.locator("#board th[data-key=score]").click()
+    assert page.locator("#board th[data-key=score]").get_attribute("aria-sort") == "ascending"
+    assert _models(page) == desc[::-1]
+    page.locator("#board th[data-key=model]").click()
+    assert _models(page) == sorted(desc)
+    # metadata sorts sizes numerically: 178M < 550M < 1B < 7B
+    page.locator("#board th[data-key='meta:parameters']").click()
+    assert _models(page) == ["beta", "alpha", SCRIPT_NAME, XSS]
+    # search
+    page.fill("#search", "onerror")
+    assert _models(page) == [XSS]
+    page.fill("#search", "")
+    # filter on metadata
+    page.select_option("select[data-key=type]", "encoder")
+    assert sorted(_models(page)) == ["alpha", "beta"]
+    assert "2 of 4" in page.locator("#count").text_content()
+    page.select_option("select[data-key=type]", "")
+    # switch to a task, a language group and a language
+    page.select_option("#view", "task:xnli")
+    assert page.locator("#view-title").text_content() == "xnli"
+    headers = page.locator("#board th").all_text_contents()
+    assert {"da", "sv", "nb", "de"} <= set(headers)
+    cell_title = page.locator("#board tbody tr").first.locator("td").last.get_attribute("title")
+    assert cell_title.startswith("95% CI [")
+    page.select_option("#view", "group:Mainland Scandinavian")
+    assert page.locator("#view-title").text_content() == "Mainland Scandinavian"
+    page.select_option("#view", "language:da")
+    assert len(_models(page)) == 4
+    # the rank distribution is a small bar chart per model
+    page.select_option("#view", "overall")
+    assert page.locator("#board canvas.rankbar").count() == 4
+    assert "rank" in page.locator("#board canvas.rankbar").first.get_attribute("aria-label")
+    assert watch.errors == [] and watch.dialogs == []
+
+
+def test_pairwise_view(site: Path, watch: PageWatch, artifacts_dir: Path) -> None:
+    page = watch.open(site.as_uri())
+    page.select_option("#model-a", XSS)
+    page.select_option("#model-b", SCRIPT_NAME)
+    rows = page.locator("#pair tbody tr")
+    assert rows.count() == 8  # 2 tasks x 4 languages
+    flagged = page.locator("#pair tbody td.flag").count()
+    assert flagged >= 1  # 0.82 vs 0.6 on 120 examples per cell is clear
+    summary = page.locator("#pair-summary").text_content()
+    assert summary.startswith(f"{XSS} − {SCRIPT_NAME}: mean difference")
+    headers = page.locator("#pair th").all_text_contents()
+    assert XSS in headers
+    assert watch.dialogs == [] and watch.errors == []
+    page.locator("#pairwise").screenshot(path=str(artifacts_dir / "leaderboard_pairwise.png"))
+
+
+def test_benchmark_200_models_50_languages_loads_and_sorts_under_a_second(
+    tmp_path: Path, watch: PageWatch
+) -> None:
+    rng = np.random.default_rng(0)
+    languages = [f"l{j:02d}" for j in range(50)]
+    frame = pd.DataFrame(
+        [
+            (f"model-{i:03d}", task, lang, float(rng.normal(50 + i * 0.05, 5)))
+            for i in range(200)
+            for task in ("ner", "nli")
+            for lang in languages
+        ],
+        columns=["model", "task", "language", "score"],
+    )
+    data = build_leaderboard(
+        replicates_from_frame(frame),
+        n_draws=200,
+        metadata={f"model-{i:03d}": {"type": ("enc", "dec")[i % 2]} for i in range(200)},
+    )
+    index = write_leaderboard(data, tmp_path / "big")
+    start = time.perf_counter()
+    page = watch.open(index.as_uri())
+    loaded = time.perf_counter() - start
+    ready_ms = float(page.get_attribute("body", "data-ready-ms"))
+    assert page.locator("#board tbody tr").count() == 200
+    page.select_option("#view", "task:nli")  # 200 rows x 50 language columns
+    sort_ms = page.evaluate(
+        """() => { const t0 = performance.now();
+                   document.querySelector('#board th[data-key="sub:l07"]').click();
+                   return performance.now() - t0; }"""
+    )
+    print(
+        f"\n200 models x 50 languages: ready {ready_ms:.0f} ms after navigation start "
+        f"(wall {loaded * 1000:.0f} ms), sort {sort_ms:.0f} ms"
+    )
+    assert ready_ms < 1000 and sort_ms < 1000 and loaded < 3.0
+    assert watch.errors == []
