@@ -31,7 +31,8 @@ def test_demo_json_is_documented_object() -> None:
     result = run_cli("demo", "--json", "--draws", "1000")
     assert result.returncode == 0, result.stderr
     payload = json.loads(result.stdout)
-    assert set(payload) == {"leaderboard", "between_language_sd", "comparison", "ranks"}
+    assert set(payload) == {"leaderboard", "between_language_sd", "comparison", "ranks", "written"}
+    assert payload["written"] == []
     top = payload["leaderboard"]["overall"][0]
     assert top["model"] == "XLM-R Large"
     assert top["ci_low"] < top["score"] < top["ci_high"]
@@ -85,3 +86,13 @@ def test_every_command_has_help() -> None:
         result = run_cli(*command)
         assert result.returncode == 0, (command, result.stderr)
         assert "Usage" in result.stdout
+
+
+def test_demo_writes_leaderboard_and_report(tmp_path: Path) -> None:
+    result = run_cli("demo", "--draws", "500", "--out", str(tmp_path / "site"), "--json")
+    assert result.returncode == 0, result.stderr
+    written = json.loads(result.stdout)["written"]
+    assert [Path(p).name for p in written] == ["index.html", "report.html"]
+    index = (tmp_path / "site" / "leaderboard" / "index.html").read_text(encoding="utf-8")
+    assert "XLM-R Large" in index and "<script src=" not in index  # self-contained
+    assert "<svg" in (tmp_path / "site" / "report.html").read_text(encoding="utf-8")

@@ -100,6 +100,16 @@ def demo(n_draws: int = 10_000, seed: int = 0, k: int = 5) -> Demo:
     return Demo(board, comparison, ranks)
 
 
+def write_demo_pages(out: str | Path, seed: int = 0) -> list[Path]:
+    """Write the demo data's leaderboard folder and HTML report into ``out``."""
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    source = leaderboard_source(demo=True, seed=seed)
+    site = write_leaderboard_site(folder / "leaderboard", source, seed=seed)
+    report = write_report(folder / "report.html", source, seed=seed)
+    return [site.path, report.path]
+
+
 def list_metrics() -> list[dict[str, Any]]:
     """Name, description and statistics layout of every registered metric."""
     out = []
@@ -425,3 +435,1034 @@ def analyze_ranks(
 ) -> Ranks:
     """Rank distributions, rank intervals and EuroEval rank scores."""
     return rank_models(source, settings, confidence_level=confidence_level)
+
+
+# --- mixed models (issue 5) ---
+
+from glotbench.analysis.mixed.model import LmmResult  # noqa: E402
+
+
+def load_lmm_frame(
+    input: str | Path | None = None,
+    store: str | Path | None = None,
+    *,
+    metric: str | None = None,
+    models: Sequence[str] | None = None,
+    tasks: Sequence[str] | None = None,
+    languages: Sequence[str] | None = None,
+) -> tuple[pd.DataFrame, Callable[..., InputError]]:
+    """A tidy table for a mixed model: a scores file, or the store's scores table.
+
+    Returns the frame and an error factory ``(message, position, field)`` that
+    locates problems in the file (line / row) when the data came from a file.
+    """
+    from glotbench.core.readers import TidyTable, read_tidy
+
+    if input is not None:
+        table = read_tidy(input)
+        frame = table.frame
+        if models or tasks or languages or metric:
+            mask = pd.Series(True, index=frame.index)
+            for col, wanted in (
+                ("model", models),
+                ("task", tasks),
+                ("language", languages),
+                ("metric", [metric] if metric else None),
+            ):
+                if wanted and col in frame.columns:
+                    mask &= frame[col].astype(str).isin([str(w) for w in wanted])
+            positions = mask.to_numpy().nonzero()[0]
+            frame = frame.iloc[positions].reset_index(drop=True)
+            base = table
+
+            def located(message: str, position: int | None = None, field: str | None = None):
+                pos = None if position is None else int(positions[position])
+                return base.error(message, pos, field)
+
+            return frame, located
+        return frame, table.error
+    path = store if store is not None else DEFAULT_STORE_PATH
+    with open_store(path, read_only=True) as handle:
+        scores = handle.scores(
+            models=list(models) if models else None,
+            tasks=list(tasks) if tasks else None,
+            languages=list(languages) if languages else None,
+            metrics=[metric] if metric else None,
+        )
+    if scores.empty:
+        raise InputError(
+            f"the store {path} holds no scores matching the filters; import scores first "
+            "(glotbench import scores) or give --input FILE"
+        )
+    if metric is None and "metric" in scores.columns and scores["metric"].nunique() > 1:
+        raise InputError(
+            "the store holds scores of several metrics "
+            f"({', '.join(sorted(map(str, scores['metric'].unique())))}); choose one with --metric",
+            field="metric",
+        )
+    if "metadata" in scores.columns:
+        scores = scores.drop(columns=["metadata"])
+    return scores.reset_index(drop=True), TidyTable.from_frame(scores, f"store {path}").error
+
+
+def analyze_mixed_model(
+    frame: pd.DataFrame,
+    formula: str,
+    *,
+    emmeans: Sequence[str] = (),
+    reml: bool = True,
+    adjust: str = "tukey",
+    confidence_level: float = 0.95,
+    eta2_alternative: str = "greater",
+    error: Callable[..., InputError] | None = None,
+    qq_plot: str | Path | None = None,
+    n_sim: int = 250,
+    seed: int = 0,
+) -> LmmResult:
+    """Fit a linear mixed model (lme4 formula) and report as lmerTest/emmeans/effectsize do.
+
+    With ``qq_plot`` also simulates DHARMa-style residuals, runs their tests
+    (reported under ``residual_checks``) and writes the Q-Q plot there.
+    """
+    from glotbench.analysis.mixed.dharma import simulate_residuals
+    from glotbench.analysis.mixed.model import analyze_lmm
+
+    result = analyze_lmm(
+        frame,
+        formula,
+        emmeans_specs=list(emmeans),
+        reml=reml,
+        adjust=adjust,
+        ci=confidence_level,
+        alternative=eta2_alternative,
+        error=error,
+    )
+    if qq_plot is not None:
+        sims = simulate_residuals(result.model, n_sim=n_sim, seed=seed)
+        sims.qq_plot(qq_plot)
+        result.residual_checks = {**sims.to_dict(), "qq_plot": str(qq_plot)}
+    return result
+
+
+# --- design analyses (issue 6) ---
+# Significance tests (paired bootstrap, permutation, ASO, McNemar, corrections), the
+# evaluation-size analysis and transfer groups. Thin wrappers that read files or the
+# store and call glotbench.analysis.{significance,aso,datasize,transfer}.
+
+import numpy as _np  # noqa: E402
+
+from glotbench.analysis.aso import ASOResult, MultiASOResult, aso, multi_aso  # noqa: E402
+from glotbench.analysis.datasize import (  # noqa: E402
+    DEFAULT_SIZES,
+    STRATEGIES,
+    DataSizeResult,
+    conllu_statistics,
+    datasize_analysis,
+    simulate_tagger_statistics,
+)
+from glotbench.analysis.significance import (  # noqa: E402
+    AdjustedPValues,
+    McNemarResult,
+    PairedTestResult,
+    adjust_p_values,
+    mcnemar_test,
+    paired_bootstrap_test,
+    permutation_test,
+)
+from glotbench.analysis.transfer import TransferGroups, transfer_groups  # noqa: E402
+from glotbench.metrics.base import MeanMetric as _MeanMetric  # noqa: E402
+from glotbench.metrics.base import Metric as _Metric  # noqa: E402
+
+
+def read_scores_file(path: str | Path) -> _np.ndarray:
+    """One number per line (e.g. one score per seed, or one per-example score).
+
+    Trailing blank lines are ignored; a blank line before the last number, a
+    line that is not a number, or a file without numbers is an
+    :class:`InputError` naming the file and line.
+    """
+    p = Path(path)
+    try:
+        lines = p.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise InputError("file not found", path=str(p)) from None
+    except UnicodeDecodeError:
+        raise InputError("not a UTF-8 text file", path=str(p)) from None
+    while lines and not lines[-1].strip():
+        lines.pop()
+    if not lines:
+        raise InputError("the file holds no scores; give one number per line", path=str(p))
+    values = []
+    for number, line in enumerate(lines, start=1):
+        text = line.strip()
+        if not text:
+            raise InputError("empty line; give one number per line", path=str(p), line=number)
+        try:
+            value = float(text)
+        except ValueError:
+            raise InputError(
+                f"{text[:40]!r} is not a number; give one number per line", path=str(p), line=number
+            ) from None
+        if not _np.isfinite(value):
+            raise InputError(f"{text!r} is not a finite number", path=str(p), line=number)
+        values.append(value)
+    return _np.asarray(values, dtype=_np.float64)
+
+
+def aso_files(
+    paths: Sequence[str | Path],
+    *,
+    confidence_level: float = 0.95,
+    num_bootstrap_iterations: int = 1000,
+    seed: int | None = None,
+    num_comparisons: int = 1,
+    use_bonferroni: bool = True,
+) -> ASOResult | MultiASOResult:
+    """ASO of two score files (A against B), or ``multi_aso`` of three or more.
+
+    Each file holds one score per line (e.g. one per seed); systems are named
+    by the file stems.
+    """
+    if len(paths) < 2:
+        raise InputError("give at least two score files (A and B)")
+    samples = [read_scores_file(p) for p in paths]
+    if len(paths) == 2:
+        return aso(
+            samples[0],
+            samples[1],
+            confidence_level=confidence_level,
+            num_bootstrap_iterations=num_bootstrap_iterations,
+            seed=seed,
+            num_comparisons=num_comparisons,
+        )
+    return multi_aso(
+        samples,
+        confidence_level=confidence_level,
+        use_bonferroni=use_bonferroni,
+        num_bootstrap_iterations=num_bootstrap_iterations,
+        seed=seed,
+        names=[Path(p).stem for p in paths],
+    )
+
+
+def _same_length(a: Sequence[Any], b: Sequence[Any], path_a: Path, path_b: Path) -> None:
+    if len(a) != len(b):
+        raise InputError(
+            f"{len(a)} lines in {path_a} but {len(b)} in {path_b}; the files must have one "
+            "example per line, in the same order",
+            path=str(path_b),
+        )
+
+
+def paired_statistics(
+    file_a: str | Path,
+    file_b: str | Path,
+    *,
+    references: str | Path | None = None,
+    metric: str | None = None,
+) -> tuple[_np.ndarray, _np.ndarray, _Metric]:
+    """Per-example statistics of two systems from files.
+
+    With ``references``: ``file_a``/``file_b`` are line-aligned predictions,
+    scored by ``metric`` (fitted on both systems' predictions, so label sets
+    agree). Without: each file holds one per-example score per line and the
+    metric is their mean.
+    """
+    path_a, path_b = Path(file_a), Path(file_b)
+    if references is None:
+        if metric is not None and not get_metric(metric).is_mean:
+            raise InputError(
+                f"{metric} is not a mean of per-example values; give --references with "
+                "prediction files to test it"
+            )
+        a, b = read_scores_file(path_a), read_scores_file(path_b)
+        _same_length(a, b, path_a, path_b)
+        mean = get_metric(metric or "accuracy")
+        return _MeanMetric.stats_from_values(a), _MeanMetric.stats_from_values(b), mean
+    if metric is None:
+        raise InputError("give --metric to score prediction files against --references")
+    bound = get_metric(metric)
+    parse = [
+        [bound.parse_line(x) if isinstance(x, str) else x for x in read_examples_file(Path(p))]
+        for p in (path_a, path_b, Path(references))
+    ]
+    preds_a, preds_b, refs = parse
+    _same_length(preds_a, refs, path_a, Path(references))
+    _same_length(preds_b, refs, path_b, Path(references))
+    if not refs:
+        raise InputError("the references file is empty", path=str(references))
+    fitted = bound.fit(list(preds_a) + list(preds_b), list(refs) + list(refs))
+    return fitted.stats(preds_a, refs), fitted.stats(preds_b, refs), fitted
+
+
+def store_pair_statistics(
+    store: str | Path,
+    *,
+    dataset: str,
+    task: str,
+    language: str,
+    metric: str,
+    models: Sequence[str],
+    seed: int | None = None,
+) -> tuple[_np.ndarray, _np.ndarray, _Metric]:
+    """Per-example statistics of two models' runs from the store (one run each)."""
+    if len(models) != 2:
+        raise InputError("give exactly two --model options (A and B)")
+    with open_store(store, read_only=True) as handle:
+        matrix = handle.stats_matrix(
+            dataset, task, language, metric, models=list(models),
+            seeds=None if seed is None else [seed],
+        )
+    if len(matrix.run_ids) != 2:
+        raise InputError(
+            f"{len(matrix.run_ids)} runs match (models {list(models)}); choose one run per "
+            "model with --run-seed"
+        )
+    return matrix.stats[0], matrix.stats[1], matrix.get_metric()
+
+
+def significance_test(
+    test: str,
+    stats_a: _np.ndarray,
+    stats_b: _np.ndarray,
+    metric: _Metric,
+    *,
+    n_resamples: int = 10_000,
+    confidence_level: float = 0.95,
+    seed: int = 0,
+    names: tuple[str, str] = ("A", "B"),
+) -> PairedTestResult:
+    """Run the paired ``bootstrap`` or ``permutation`` test on per-example statistics."""
+    if test == "bootstrap":
+        return paired_bootstrap_test(
+            stats_a, stats_b, metric, n_resamples=n_resamples,
+            confidence_level=confidence_level, seed=seed, names=names,
+        )
+    if test == "permutation":
+        return permutation_test(
+            stats_a, stats_b, metric, n_resamples=n_resamples, seed=seed, names=names
+        )
+    raise InputError(f"unknown test {test!r}; use bootstrap or permutation")
+
+
+def mcnemar_files(
+    file_a: str | Path,
+    file_b: str | Path,
+    *,
+    references: str | Path | None = None,
+    exact: bool | None = None,
+    correction: bool = True,
+) -> McNemarResult:
+    """McNemar's test from files: 0/1 outcomes per line, or predictions + references.
+
+    With ``references`` an example is correct when its prediction line equals
+    the reference line (after stripping whitespace).
+    """
+    path_a, path_b = Path(file_a), Path(file_b)
+    if references is None:
+        a, b = read_scores_file(path_a), read_scores_file(path_b)
+        _same_length(a, b, path_a, path_b)
+        for path, values in ((path_a, a), (path_b, b)):
+            bad = _np.flatnonzero(~_np.isin(values, (0.0, 1.0)))
+            if bad.size:
+                raise InputError(
+                    f"{values[bad[0]]:g} is not 0 or 1; McNemar's test needs binary outcomes",
+                    path=str(path),
+                    line=int(bad[0]) + 1,
+                )
+    else:
+        refs = [
+            x.strip() if isinstance(x, str) else x for x in read_examples_file(Path(references))
+        ]
+        preds = [
+            [x.strip() if isinstance(x, str) else x for x in read_examples_file(p)]
+            for p in (path_a, path_b)
+        ]
+        _same_length(preds[0], refs, path_a, Path(references))
+        _same_length(preds[1], refs, path_b, Path(references))
+        a = _np.array([p == r for p, r in zip(preds[0], refs, strict=True)], dtype=float)
+        b = _np.array([p == r for p, r in zip(preds[1], refs, strict=True)], dtype=float)
+    return mcnemar_test(
+        a, b, exact=exact, correction=correction, names=(path_a.stem, path_b.stem)
+    )
+
+
+def _tokens_column(stat_names: Sequence[str]) -> int | None:
+    for wanted in ("tokens", "words"):
+        if wanted in stat_names:
+            return list(stat_names).index(wanted)
+    return None
+
+
+def analyze_datasize(
+    *,
+    store: str | Path | None = None,
+    dataset: str | None = None,
+    task: str | None = None,
+    language: str | None = None,
+    metric: str | None = None,
+    models: Sequence[str] | None = None,
+    gold: str | Path | None = None,
+    predictions: Sequence[str | Path] = (),
+    simulate_models: int = 0,
+    simulate_seeds: int = 3,
+    sizes: Sequence[int | None] = DEFAULT_SIZES,
+    strategies: Sequence[str] = STRATEGIES,
+    n_draws: int = 100,
+    level: float = 0.9,
+    seed: int = 0,
+    aso: bool = True,
+    aso_draws: int | None = 25,
+    aso_bootstrap_iterations: int = 200,
+) -> DataSizeResult:
+    """Evaluation-size analysis from one of three sources.
+
+    * ``gold`` + ``predictions``: CoNLL-U prediction files (``metric`` las, uas
+      or upos; a ``-seedN`` suffix of a file name marks a seed of one model);
+    * ``gold`` + ``simulate_models``: simulated UPOS taggers (error rates 2 %
+      to 2 % + 1 % × (models − 1), ``simulate_seeds`` seeds each) on the gold file;
+    * ``store``: the runs of ``dataset``/``task``/``language``/``metric``
+      (sizes in tokens when the metric has a ``tokens`` or ``words`` statistic,
+      else in examples).
+    """
+    tokens = None
+    if gold is not None and simulate_models:
+        rates = [0.02 + 0.01 * i for i in range(simulate_models)]
+        stats, labels, tokens, bound = simulate_tagger_statistics(
+            gold, rates, simulate_seeds, seed=seed
+        )
+    elif gold is not None:
+        if not predictions:
+            raise InputError("give --pred files (or --simulate-models) with --gold")
+        stats, labels, tokens, bound = conllu_statistics(gold, predictions, metric or "las")
+    elif store is not None:
+        missing = [
+            name
+            for name, value in (
+                ("--dataset", dataset), ("--task", task), ("--language", language),
+                ("--metric", metric),
+            )
+            if value is None
+        ]
+        if missing:
+            raise InputError(f"reading the store needs {', '.join(missing)}")
+        with open_store(store, read_only=True) as handle:
+            matrix = handle.stats_matrix(
+                dataset, task, language, metric, models=list(models) if models else None  # type: ignore[arg-type]
+            )
+        stats, labels, bound = matrix.stats, list(matrix.models), matrix.get_metric()
+        column = _tokens_column(matrix.stat_names)
+        if column is not None:
+            tokens = matrix.stats[0, :, column]
+    else:
+        raise InputError("give --store (with --dataset/--task/--language/--metric) or --gold")
+    return datasize_analysis(
+        stats,
+        bound,
+        models=labels,
+        tokens=tokens,
+        sizes=sizes,
+        strategies=strategies,
+        n_draws=n_draws,
+        level=level,
+        seed=seed,
+        aso=aso,
+        aso_draws=aso_draws,
+        aso_bootstrap_iterations=aso_bootstrap_iterations,
+    )
+
+
+def analyze_transfer(input: str | Path, *, rest: str = "pooled") -> TransferGroups:
+    """Transfer groups (ScandEval §3.3) from a tidy scores file.
+
+    Columns: ``model_language``, ``language`` (of the dataset), ``score`` and
+    optionally ``model`` and ``dataset``; CSV, JSONL or Parquet.
+    """
+    from glotbench.core.readers import read_tidy
+
+    table = read_tidy(input)
+    return transfer_groups(table.frame, rest=rest)  # type: ignore[arg-type]
+
+
+__all__ += [
+    "ASOResult",
+    "AdjustedPValues",
+    "DataSizeResult",
+    "McNemarResult",
+    "MultiASOResult",
+    "PairedTestResult",
+    "TransferGroups",
+    "adjust_p_values",
+    "analyze_datasize",
+    "analyze_transfer",
+    "aso",
+    "aso_files",
+    "mcnemar_files",
+    "mcnemar_test",
+    "multi_aso",
+    "paired_bootstrap_test",
+    "paired_statistics",
+    "permutation_test",
+    "read_scores_file",
+    "significance_test",
+    "store_pair_statistics",
+]
+
+
+# --- leaderboard, report, buckets (issue 7) ---
+
+
+@dataclass(frozen=True)
+class LeaderboardSource:
+    """What the leaderboard and the report are built from: scores, metadata and provenance."""
+
+    replicated: ReplicatedScores
+    metadata: dict[str, dict[str, Any]]
+    title: str
+    notes: tuple[str, ...]
+
+
+def _primary_metrics(frame: pd.DataFrame, metric: str | None) -> tuple[dict[str, str], list[str]]:
+    """One metric per task: ``metric`` if given, else the one with most rows (then by name)."""
+    if metric is not None:
+        frame = frame[frame["metric"] == metric]
+        if frame.empty:
+            raise InputError(f"no results of metric {metric!r}; 'glotbench show' lists metrics")
+    chosen: dict[str, str] = {}
+    notes = []
+    for task, group in frame.groupby("task", sort=True):
+        counts = group["metric"].value_counts()
+        best = sorted(counts.index, key=lambda m: (-counts[m], m))[0]
+        chosen[str(task)] = str(best)
+        if len(counts) > 1:
+            notes.append(
+                f"{task}: shown with metric {best} (also stored: "
+                f"{', '.join(sorted(set(counts.index) - {best}))}; choose with --metric)"
+            )
+    return chosen, notes
+
+
+def _merge_metadata(target: dict[str, dict[str, Any]], model: str, values: Any) -> None:
+    if isinstance(values, dict):
+        for key, value in values.items():
+            target.setdefault(model, {}).setdefault(str(key), value)
+
+
+def read_model_metadata(path: str | Path) -> dict[str, dict[str, Any]]:
+    """Model metadata from a CSV/JSONL/Parquet file with a ``model`` column (one row per model)."""
+    from glotbench.core.readers import read_tidy
+
+    frame = read_tidy(path).frame
+    if "model" not in frame.columns:
+        raise InputError("the metadata file needs a 'model' column", path=str(path), field="model")
+    out: dict[str, dict[str, Any]] = {}
+    for row in frame.to_dict(orient="records"):
+        model = str(row.pop("model"))
+        out[model] = {k: (None if pd.isna(v) else v) for k, v in row.items()}
+    return out
+
+
+def leaderboard_source(
+    *,
+    store: str | Path | None = None,
+    demo: bool = False,
+    metric: str | None = None,
+    models: Sequence[str] | None = None,
+    tasks: Sequence[str] | None = None,
+    languages: Sequence[str] | None = None,
+    metadata_file: str | Path | None = None,
+    n_replicates: int = 200,
+    seed: int = 0,
+) -> LeaderboardSource:
+    """Replicated scores and model metadata for the leaderboard / report.
+
+    ``demo``: the embedded XTREME-R baselines. ``store``: its runs (per-example
+    statistics, bootstrapped by the engine with ``n_replicates`` paired
+    replicates per run, one metric per task) or, if it holds no runs, its
+    scores table. ``metadata_file`` adds or overrides model metadata.
+    """
+    from glotbench.report.leaderboard import XTREME_R_METADATA
+
+    filters = {"model": models, "task": tasks, "language": languages}
+    metadata: dict[str, dict[str, Any]] = {}
+    notes: list[str] = []
+    if demo:
+        frame = _filter_frame(xtreme_r_baselines(), filters).reset_index(drop=True)
+        replicated = replicates_from_frame(frame)
+        metadata = {k: dict(v) for k, v in XTREME_R_METADATA.items()}
+        title = "XTREME-R baselines (Ruder et al. 2021)"
+        notes.append(
+            "published per-language test scores: one score per model and language, so intervals "
+            "and ranks reflect the choice of languages only"
+        )
+    elif store is not None:
+        title = f"glotbench leaderboard: {Path(store).name}"
+        with open_store(store, read_only=True) as handle:
+            runs = handle.runs(models=models, tasks=tasks, languages=languages)
+            if not runs.empty:
+                chosen, metric_notes = _primary_metrics(runs, metric)
+                notes += metric_notes
+                frames = []
+                for name in sorted(set(chosen.values())):
+                    its_tasks = [t for t, m in chosen.items() if m == name]
+                    rep = replicates_from_store(
+                        handle,
+                        name,
+                        models=models,
+                        tasks=its_tasks,
+                        languages=languages,
+                        n_replicates=n_replicates,
+                        seed=seed,
+                    )
+                    frames.append(rep.to_frame())
+                replicated = replicates_from_frame(pd.concat(frames, ignore_index=True))
+                for model, values in zip(runs["model"], runs["model_metadata"], strict=True):
+                    _merge_metadata(metadata, str(model), values)
+                notes.append(
+                    f"per-example statistics bootstrapped with {n_replicates} paired replicates "
+                    "per run (intervals: mean ± z·σ_w over seeds and replicates)"
+                )
+            else:
+                scores = handle.scores(models=models, tasks=tasks, languages=languages)
+                if scores.empty:
+                    raise InputError(f"the store {store} holds no runs or scores to show")
+                chosen, metric_notes = _primary_metrics(scores, metric)
+                notes += metric_notes
+                keep = scores["metric"] == scores["task"].map(chosen)
+                scores = scores[keep]
+                for model, values in zip(scores["model"], scores["metadata"], strict=True):
+                    _merge_metadata(metadata, str(model), values)
+                columns = ["model", "task", "language", "score", "seed", "replicate"]
+                frame = scores[columns].astype(object).where(scores[columns].notna(), None)
+                # several datasets of one task and language: their scores are averaged per seed
+                frame = (
+                    frame.fillna({"seed": -1, "replicate": -1})
+                    .groupby(["model", "task", "language", "seed", "replicate"], as_index=False)[
+                        "score"
+                    ]
+                    .mean()
+                )
+                frame[["seed", "replicate"]] = frame[["seed", "replicate"]].replace(-1, None)
+                replicated = replicates_from_frame(frame)
+    else:
+        raise InputError("give --store PATH or --demo")
+    if metadata_file is not None:
+        for model, values in read_model_metadata(metadata_file).items():
+            metadata.setdefault(model, {}).update(values)
+    return LeaderboardSource(replicated, metadata, title, tuple(notes))
+
+
+@dataclass(frozen=True)
+class SiteResult:
+    """Where a leaderboard or report was written, and what it holds."""
+
+    path: Path
+    kind: str
+    models: tuple[str, ...]
+    views: tuple[str, ...]
+    notes: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "path": str(self.path),
+            "models": list(self.models),
+            "views": list(self.views),
+            "notes": list(self.notes),
+        }
+
+
+def write_leaderboard_site(
+    out: str | Path,
+    source: LeaderboardSource,
+    *,
+    title: str | None = None,
+    language_groups: dict[str, Sequence[str]] | None = None,
+    n_draws: int = 1000,
+    seed: int = 0,
+    confidence_level: float = 0.95,
+) -> SiteResult:
+    """Write the static interactive leaderboard folder ``out`` (``out/index.html``)."""
+    from glotbench.report.leaderboard import build_leaderboard, write_leaderboard
+
+    data = build_leaderboard(
+        source.replicated,
+        title=title or source.title,
+        metadata=source.metadata,
+        language_groups=language_groups,
+        notes=source.notes,
+        n_draws=n_draws,
+        seed=seed,
+        confidence_level=confidence_level,
+    )
+    path = write_leaderboard(data, out)
+    return SiteResult(
+        path, "leaderboard", source.replicated.models, tuple(data.payload["views"]), source.notes
+    )
+
+
+def parse_language_groups(specs: Sequence[str]) -> dict[str, list[str]]:
+    """``NAME=lang,lang`` strings to a dict (the built-in groups are added by the caller)."""
+    groups: dict[str, list[str]] = {}
+    for spec in specs:
+        name, sep, langs = spec.partition("=")
+        members = [x.strip() for x in langs.split(",") if x.strip()]
+        if not sep or not name.strip() or not members:
+            raise InputError(
+                f"language group {spec!r} is not NAME=lang,lang (e.g. 'Nordic=da,sv,nb')",
+                field="group",
+            )
+        groups[name.strip()] = members
+    return groups
+
+
+__all__ += [
+    "LeaderboardSource",
+    "SiteResult",
+    "leaderboard_source",
+    "parse_language_groups",
+    "read_model_metadata",
+    "write_leaderboard_site",
+]
+
+
+def read_attributes_file(path: str | Path) -> pd.DataFrame:
+    """Per-example attributes (CSV, TSV, JSONL or Parquet with an ``example_id`` column)."""
+    from glotbench.analysis.buckets import example_attributes
+
+    file = Path(path)
+    if not file.is_file():
+        raise InputError(f"attributes file {file} not found")
+    suffix = file.suffix.lower()
+    try:
+        if suffix in (".jsonl", ".ndjson"):
+            frame = pd.read_json(file, lines=True, dtype=False)
+        elif suffix == ".parquet":
+            frame = pd.read_parquet(file)
+        else:
+            frame = pd.read_csv(
+                file, sep="\t" if suffix == ".tsv" else ",", dtype={"example_id": str}
+            )
+    except ValueError as exc:
+        raise InputError(f"cannot read the attributes: {exc}", path=str(file)) from None
+    try:
+        return example_attributes(frame)
+    except InputError as exc:
+        raise InputError(exc.reason, path=str(file), field=exc.field) from None
+
+
+def analyze_buckets(
+    *,
+    store: str | Path,
+    attributes: str | Path | pd.DataFrame,
+    task: str,
+    language: str,
+    metric: str,
+    dataset: str | None = None,
+    models: Sequence[str] | None = None,
+    columns: Sequence[str] | None = None,
+    n_buckets: int = 4,
+    n_resamples: int = 1000,
+    confidence_level: float = 0.95,
+    seed: int = 0,
+) -> Any:
+    """Bucket analysis of stored runs on one dataset (see :mod:`glotbench.analysis.buckets`)."""
+    from glotbench.analysis.buckets import analyze_buckets as bucket_analysis
+
+    table = attributes if isinstance(attributes, pd.DataFrame) else read_attributes_file(attributes)
+    with open_store(store, read_only=True) as handle:
+        if dataset is None:
+            runs = handle.runs(tasks=[task], languages=[language], metrics=[metric], models=models)
+            datasets = sorted(runs["dataset"].unique())
+            if len(datasets) > 1:
+                raise InputError(
+                    f"{task}/{language} has several datasets ({', '.join(datasets)}); "
+                    "choose one with --dataset",
+                    field="dataset",
+                )
+            dataset = datasets[0] if datasets else task
+        matrix = handle.stats_matrix(dataset, task, language, metric, models=models)
+    bound = matrix.get_metric()
+    return bucket_analysis(
+        matrix.stats,
+        bound,
+        table,
+        systems=list(dict.fromkeys(matrix.models)),
+        system_of_run=matrix.models,
+        example_ids=list(matrix.example_ids),
+        columns=columns,
+        n_buckets=n_buckets,
+        n_resamples=n_resamples,
+        confidence_level=confidence_level,
+        seed=seed,
+    )
+
+
+__all__ += ["analyze_buckets", "read_attributes_file"]
+
+
+def write_report(
+    out: str | Path,
+    source: LeaderboardSource,
+    *,
+    title: str | None = None,
+    n_draws: int = 2000,
+    seed: int = 0,
+    max_models: int = 10,
+) -> SiteResult:
+    """Write the HTML report (one self-contained file) of a leaderboard source.
+
+    Variance components, the leaderboard's aggregates, pairwise comparisons
+    (forest plot) and rank distributions (heatmap) of the ``max_models`` best
+    models; draws are non-parametric when the scores are replicated, else
+    languages-only with languages resampled with replacement.
+    """
+    from glotbench.report.html import build_report
+    from glotbench.report.html import write_report as write_html
+
+    replicated = source.replicated
+    notes = list(source.notes)
+    board = leaderboard(replicated.to_frame())
+    variance = variance_components(components(replicated))
+    notes += list(variance.notes)
+    ranked = [
+        m
+        for m, s in zip(board.overall["model"], board.overall["score"], strict=True)
+        if pd.notna(s)
+    ] or list(board.overall["model"])
+    if len(ranked) > max_models:
+        notes.append(f"comparisons and ranks show the {max_models} best of {len(ranked)} models")
+        ranked = ranked[:max_models]
+    is_replicated = replicated.values.shape[2] > 1 or replicated.values.shape[3] > 1
+    settings = DrawSettings(
+        scheme="nonparametric" if is_replicated else "languages-only",
+        n_draws=n_draws,
+        seed=seed,
+        languages="with",
+    )
+    comparison = ranks = None
+    if len(ranked) > 1:
+        subset = replicated.select_models(ranked)
+        comparison = compare_models(subset, settings, aggregators=("mean",))
+        ranks = rank_models(subset, settings, aggregators=("mean",))
+        notes += [n for n in comparison.notes if n not in notes]
+    report = build_report(title or source.title, board, variance, comparison, ranks, notes)
+    path = write_html(report, out)
+    return SiteResult(
+        path, "report", replicated.models, tuple(h for h, _ in report.sections), tuple(notes)
+    )
+
+
+__all__ += ["write_report"]
+
+
+# --- harness importers (issue 8) ---
+
+from glotbench.importers.common import HarnessImportResult  # noqa: E402
+from glotbench.importers.euroeval import import_euroeval as _import_euroeval  # noqa: E402
+from glotbench.importers.lm_eval import import_lm_eval as _import_lm_eval  # noqa: E402
+from glotbench.importers.xtreme import import_xtreme as _import_xtreme  # noqa: E402
+
+__all__ += ["HarnessImportResult", "import_euroeval", "import_lm_eval", "import_xtreme"]
+
+
+def import_lm_eval(
+    path: str | Path,
+    *,
+    store: str | Path = DEFAULT_STORE_PATH,
+    model: str | None = None,
+    families: Sequence[str] | None = None,
+    task_map: Sequence[str] | None = None,
+    default_language: str | None = None,
+    tasks: Sequence[str] | None = None,
+    seed_from: str = "config",
+    samples: bool = True,
+    progress: Callable[[int, int], None] | None = None,
+) -> HarnessImportResult:
+    """Import an lm-evaluation-harness output folder (results JSON + logged samples).
+
+    Samples become runs with per-example statistics keyed by ``doc_id``; the
+    results JSON becomes aggregate scores with their stderr (group rows with
+    language ``all``). ``families`` adds task-name prefixes split as
+    ``<family>_<language>``; ``task_map`` entries ``TASK=NAME:LANG`` name the
+    task and language of one task. Re-importing the same folder is a no-op.
+    See ``docs/importers/lm-eval.md``.
+    """
+    with open_store_for_import(store) as s:
+        return _import_lm_eval(
+            s,
+            path,
+            model=model,
+            families=families,
+            task_map=task_map,
+            default_language=default_language,
+            tasks=tasks,
+            seed_from=seed_from,  # type: ignore[arg-type]
+            samples=samples,
+            progress=progress,
+        )
+
+
+def import_euroeval(
+    path: str | Path, *, store: str | Path = DEFAULT_STORE_PATH
+) -> HarnessImportResult:
+    """Import a EuroEval / ScandEval results JSONL file (pre-v17 records and v17+ EEE records).
+
+    Totals become scores on 0–1 with ``stderr`` = EuroEval's 1.96·SE / 1.96;
+    every iteration becomes a replicate score. See ``docs/importers/euroeval.md``.
+    """
+    with open_store_for_import(store) as s:
+        return _import_euroeval(s, path)
+
+
+def import_xtreme(
+    predictions: str | Path,
+    labels: str | Path,
+    *,
+    store: str | Path = DEFAULT_STORE_PATH,
+    model: str | None = None,
+    tasks: Sequence[str] | None = None,
+    seed: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> HarnessImportResult:
+    """Score an XTREME / XTREME-R predictions folder against a labels folder, per example.
+
+    The result's ``aggregates`` reproduce XTREME's averaging (unweighted over
+    languages; QA as the mean of EM and F1). See ``docs/importers/xtreme.md``.
+    """
+    with open_store_for_import(store) as s:
+        return _import_xtreme(
+            s, predictions, labels, model=model, tasks=tasks, seed=seed, progress=progress
+        )
+
+
+# --- benchmark runner (issue 4) ---
+
+
+def run_benchmark(
+    suite: str | Path,
+    *,
+    store: str | Path = DEFAULT_STORE_PATH,
+    data_dir: str | Path | None = None,
+    models: list[str] | None = None,
+    languages: list[str] | None = None,
+    tasks: list[str] | None = None,
+    datasets: list[str] | None = None,
+    iterations: int | None = None,
+    executor: str = "local",
+    force: bool = False,
+    num_cpus: int | None = None,
+    ray_address: str | None = None,
+    on_event: Any = None,
+) -> Any:
+    """Run (or resume) a benchmark suite — a built-in name or a YAML file — into ``store``.
+
+    Returns a :class:`~glotbench.runner.executors.RunSummary` (``.to_dict()``,
+    ``.to_frame()`` = ScandEval scores per model, dataset and metric).
+    """
+    from glotbench.runner.executors import run_suite
+    from glotbench.runner.suite import load_suite
+
+    selected = load_suite(suite, data_dir=data_dir).select(
+        models=models, languages=languages, tasks=tasks, datasets=datasets, iterations=iterations
+    )
+    return run_suite(
+        selected,
+        store=store,
+        executor=executor,
+        force=force,
+        on_event=on_event,
+        num_cpus=num_cpus,
+        ray_address=ray_address,
+    )
+
+
+def benchmark_scores(
+    store: str | Path = DEFAULT_STORE_PATH,
+    *,
+    models: list[str] | None = None,
+    datasets: list[str] | None = None,
+    metrics: list[str] | None = None,
+) -> pd.DataFrame:
+    """ScandEval scores (mean of bootstrapped-test scores over iterations ± 1.96·SD/√N)."""
+    from glotbench.runner.protocol import scandeval_scores
+
+    with open_store(store, read_only=True) as handle:
+        return scandeval_scores(handle, models=models, datasets=datasets, metrics=metrics)
+
+
+def list_suites() -> dict[str, str]:
+    """Built-in suites: name -> description."""
+    import yaml
+
+    from glotbench.runner.suite import builtin_suites
+
+    out = {}
+    for name, path in sorted(builtin_suites().items()):
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        out[name] = str(raw.get("description", ""))
+    return out
+
+
+@dataclass(frozen=True)
+class ScalaBuild:
+    """Result of ``glotbench build scala``."""
+
+    out: str
+    sizes: dict[str, int]
+    labels: dict[str, int]
+    content_sha256: str
+    notes: list[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "out": self.out,
+            "sizes": self.sizes,
+            "labels": self.labels,
+            "content_sha256": self.content_sha256,
+            "notes": self.notes,
+        }
+
+    def to_frame(self) -> pd.DataFrame:
+        return pd.DataFrame([{"split": k, "examples": v} for k, v in self.sizes.items()])
+
+
+def build_scala(
+    treebank: list[str | Path],
+    out: str | Path,
+    *,
+    language: str = "und",
+    seed: int = 4242,
+    splits: dict[str, int] | None = None,
+) -> ScalaBuild:
+    """Build a ScaLA dataset from UD CoNLL-U files into a JSONL file with a ``split`` field.
+
+    The file can be used in a suite with ``loader: jsonl`` and ``splits: predefined``.
+    """
+    from collections import Counter
+
+    from glotbench.runner.datasets import build_dataset
+
+    ds = build_dataset(
+        {
+            "name": Path(out).stem,
+            "task": "linguistic_acceptability",
+            "language": language,
+            "loader": "scala",
+            "paths": [str(p) for p in treebank],
+            "splits": splits,
+            "split_seed": seed,
+        }
+    )
+    target = Path(out)
+    with target.open("w", encoding="utf-8") as handle:
+        for split in ("train", "validation", "test"):
+            for rec in ds.split(split):
+                handle.write(json.dumps({**rec, "split": split}, ensure_ascii=False) + "\n")
+    labels = Counter(r["label"] for s in ("train", "validation", "test") for r in ds.split(s))
+    return ScalaBuild(
+        str(target), ds.sizes(), dict(sorted(labels.items())), ds.content_hash, ds.notes
+    )
+
+
+__all__ += ["benchmark_scores", "build_scala", "list_suites", "run_benchmark", "ScalaBuild"]

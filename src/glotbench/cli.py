@@ -69,6 +69,14 @@ def demo(
     json_output: JsonOption = False,
     draws: Annotated[int, typer.Option("--draws", help="Language resampling draws.")] = 10_000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the draws.")] = 0,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            help="Also write the interactive leaderboard (OUT/leaderboard/index.html) and the "
+            "HTML report (OUT/report.html) of the demo data into this folder.",
+        ),
+    ] = None,
 ) -> None:
     """XTREME-R baselines (embedded, offline): leaderboard with SEs, between-language SDs,
     pairwise effect sizes and rank distributions under language subsampling.
@@ -78,8 +86,9 @@ def demo(
     score is the unweighted mean of the tasks.
     """
     result = api.demo(n_draws=draws, seed=seed)
+    written = api.write_demo_pages(out, seed=seed) if out is not None else []
     if json_output:
-        print_json(result.to_dict())
+        print_json(result.to_dict() | {"written": [str(p) for p in written]})
         return
     board = result.leaderboard
     for table in leaderboard_tables(
@@ -121,6 +130,8 @@ def demo(
         "was evaluated on.",
         highlight=False,
     )
+    for path in written:
+        console.print(f"wrote {path}", highlight=False)
 
 
 def _tasks(result: Any) -> list[str]:
@@ -618,3 +629,1007 @@ def analyze_ranks_command(
     console.print(frame_table(result.summary, title=f"Ranks ({result.settings.describe()})"))
     console.print(frame_table(result.distribution, title="Rank distribution, % of draws"))
     _print_notes(result.notes)
+
+
+# --- mixed models (issue 5) ---
+
+
+@analyze_app.command("lmm")
+def analyze_lmm_command(
+    formula: Annotated[
+        str,
+        typer.Option(
+            "--formula",
+            "-f",
+            help="Model in lme4 syntax, e.g. 'delta ~ language * task + (1 | architecture/model)'.",
+        ),
+    ],
+    input: Annotated[
+        Path | None,
+        typer.Option("--input", "-i", help="Tidy table (CSV/JSONL/Parquet). Default: the store."),
+    ] = None,
+    store: AnalysisStoreOption = None,
+    emmeans: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--emmeans",
+            help="Factor (or combination a:b) for marginal means and pairwise contrasts "
+            "(repeatable).",
+        ),
+    ] = None,
+    reml: Annotated[
+        bool, typer.Option("--reml/--ml", help="Fit by REML (default) or maximum likelihood.")
+    ] = True,
+    adjust: Annotated[
+        str,
+        typer.Option(
+            "--adjust", help="Contrast p-value adjustment: tukey, bonferroni, holm, none."
+        ),
+    ] = "tukey",
+    qq_plot: Annotated[
+        Path | None,
+        typer.Option(
+            "--qq-plot",
+            help="Simulate DHARMa-style residuals, test them and write their Q-Q plot here.",
+        ),
+    ] = None,
+    model: ModelFilter = None,
+    task: TaskFilter = None,
+    language: LanguageFilter = None,
+    metric: MetricFilter = None,
+    seed: SeedOption = 0,
+    json_output: JsonOption = False,
+) -> None:
+    """Linear mixed model: Satterthwaite tests, Type III ANOVA + partial η², EMMs, R²."""
+    frame, error = api.load_lmm_frame(
+        input,
+        store if store is not None or input is not None else DEFAULT_STORE,
+        metric=metric,
+        models=model,
+        tasks=task,
+        languages=language,
+    )
+    result = api.analyze_mixed_model(
+        frame,
+        formula,
+        emmeans=emmeans or [],
+        reml=reml,
+        adjust=adjust,
+        error=error,
+        qq_plot=qq_plot,
+        seed=seed,
+    )
+    if json_output:
+        print_json(result.to_dict())
+        return
+    criterion = "REML" if reml else "ML"
+    console.print(
+        frame_table(result.fixed_effects, title=f"Fixed effects ({criterion}, Satterthwaite df)")
+    )
+    console.print(frame_table(result.anova, title="Type III ANOVA (Satterthwaite) + partial η²"))
+    for spec, table in result.emmeans.items():
+        console.print(frame_table(table, title=f"Estimated marginal means: {spec}"))
+        console.print(frame_table(result.contrasts[spec], title=f"Pairwise contrasts: {spec}"))
+    console.print(frame_table(result.random_effects, title="Random effects"))
+    console.print(
+        f"residual variance {result.residual_variance:.6g}; R² marginal "
+        f"{result.r2['marginal']:.4g}, conditional {result.r2['conditional']:.4g}",
+        highlight=False,
+    )
+    _print_notes(tuple(result.diagnostics["messages"]))
+    if result.residual_checks is not None:
+        _print_notes(tuple(result.residual_checks["messages"]))
+        console.print(f"Q-Q plot written to {result.residual_checks['qq_plot']}", highlight=False)
+
+
+# --- design analyses (issue 6) ---
+# `glotbench significance bootstrap|permutation|aso|mcnemar|adjust` and
+# `glotbench analyze datasize|transfer`. Thin: parse, call glotbench.api, render.
+
+significance_app = typer.Typer(
+    help="Significance tests: paired bootstrap, permutation, ASO, McNemar, corrections.",
+    no_args_is_help=True,
+)
+app.add_typer(significance_app, name="significance")
+
+PairFiles = Annotated[
+    list[Path] | None,
+    typer.Argument(
+        help="A and B: per-example scores (one number per line) or, with --references, "
+        "line-aligned predictions. Omit when reading the store."
+    ),
+]
+ReferencesOption = Annotated[
+    Path | None,
+    typer.Option("--references", "-r", help="References file: the inputs are predictions."),
+]
+SigMetricOption = Annotated[
+    str | None,
+    typer.Option("--metric", help="Metric (registry name); needed with --references or --store."),
+]
+SigStoreOption = Annotated[
+    Path | None, typer.Option("--store", help="Read per-example statistics from this store.")
+]
+DatasetOption = Annotated[str | None, typer.Option("--dataset", help="Dataset (store).")]
+TaskOption = Annotated[str | None, typer.Option("--task", help="Task (store).")]
+LanguageOption = Annotated[str | None, typer.Option("--language", help="Language (store).")]
+ModelsOption = Annotated[
+    list[str] | None, typer.Option("--model", help="Model (repeatable; store).")
+]
+ResamplesOption = Annotated[int, typer.Option("--resamples", help="Number of resamples.")]
+
+
+def _fields_table(payload: dict[str, Any], title: str) -> Any:
+    """A one-row result as a two-column (field, value) table."""
+    import pandas as pd
+
+    rows = [
+        {"field": key, "value": value if isinstance(value, str) else json.dumps(value)}
+        for key, value in payload.items()
+    ]
+    return frame_table(pd.DataFrame(rows), title=title)
+
+
+def _pair_source(
+    files: list[Path] | None,
+    references: Path | None,
+    metric: str | None,
+    store: Path | None,
+    dataset: str | None,
+    task: str | None,
+    language: str | None,
+    models: list[str] | None,
+    run_seed: int | None,
+) -> tuple[Any, Any, Any, tuple[str, str]]:
+    if store is not None:
+        if files:
+            raise typer.BadParameter("give either files or --store, not both")
+        if None in (dataset, task, language, metric):
+            raise typer.BadParameter("--store needs --dataset, --task, --language and --metric")
+        stats_a, stats_b, bound = api.store_pair_statistics(
+            store, dataset=dataset, task=task, language=language, metric=metric,  # type: ignore[arg-type]
+            models=models or [], seed=run_seed,
+        )
+        return stats_a, stats_b, bound, (str(models[0]), str(models[1]))  # type: ignore[index]
+    if not files or len(files) != 2:
+        raise typer.BadParameter("give two files, A and B (or --store)")
+    stats_a, stats_b, bound = api.paired_statistics(
+        files[0], files[1], references=references, metric=metric
+    )
+    return stats_a, stats_b, bound, (files[0].stem, files[1].stem)
+
+
+def _paired_command(
+    test: str,
+    files: list[Path] | None,
+    references: Path | None,
+    metric: str | None,
+    store: Path | None,
+    dataset: str | None,
+    task: str | None,
+    language: str | None,
+    models: list[str] | None,
+    run_seed: int | None,
+    resamples: int,
+    seed: int,
+    confidence_level: float,
+    json_output: bool,
+) -> None:
+    stats_a, stats_b, bound, names = _pair_source(
+        files, references, metric, store, dataset, task, language, models, run_seed
+    )
+    result = api.significance_test(
+        test, stats_a, stats_b, bound, n_resamples=resamples,
+        confidence_level=confidence_level, seed=seed, names=names,
+    )
+    if json_output:
+        print_json(result.to_dict())
+        return
+    payload = result.to_dict()
+    if test == "permutation":
+        for key in ("confidence_interval", "confidence_level"):
+            payload.pop(key)
+    title = "Paired bootstrap test" if test == "bootstrap" else "Paired permutation test"
+    console.print(_fields_table(payload, f"{title}: {names[0]} − {names[1]}"))
+
+
+RunSeedOption = Annotated[
+    int | None, typer.Option("--run-seed", help="Seed of the runs to compare (store).")
+]
+
+
+@significance_app.command("bootstrap")
+def significance_bootstrap_command(
+    files: PairFiles = None,
+    references: ReferencesOption = None,
+    metric: SigMetricOption = None,
+    store: SigStoreOption = None,
+    dataset: DatasetOption = None,
+    task: TaskOption = None,
+    language: LanguageOption = None,
+    model: ModelsOption = None,
+    run_seed: RunSeedOption = None,
+    resamples: ResamplesOption = 10_000,
+    seed: SeedOption = 0,
+    confidence_level: LevelOption = 0.95,
+    json_output: JsonOption = False,
+) -> None:
+    """Paired bootstrap test of score(A) − score(B): two-sided p-value (+1) and CI."""
+    _paired_command(
+        "bootstrap", files, references, metric, store, dataset, task, language, model,
+        run_seed, resamples, seed, confidence_level, json_output,
+    )
+
+
+@significance_app.command("permutation")
+def significance_permutation_command(
+    files: PairFiles = None,
+    references: ReferencesOption = None,
+    metric: SigMetricOption = None,
+    store: SigStoreOption = None,
+    dataset: DatasetOption = None,
+    task: TaskOption = None,
+    language: LanguageOption = None,
+    model: ModelsOption = None,
+    run_seed: RunSeedOption = None,
+    resamples: ResamplesOption = 10_000,
+    seed: SeedOption = 0,
+    json_output: JsonOption = False,
+) -> None:
+    """Paired approximate randomisation test of score(A) − score(B) (two-sided, +1)."""
+    _paired_command(
+        "permutation", files, references, metric, store, dataset, task, language, model,
+        run_seed, resamples, seed, 0.95, json_output,
+    )
+
+
+@significance_app.command("aso")
+def significance_aso_command(
+    files: Annotated[
+        list[Path], typer.Argument(help="Score files, one score per line (e.g. per seed).")
+    ],
+    confidence_level: LevelOption = 0.95,
+    iterations: Annotated[
+        int, typer.Option("--iterations", help="Bootstrap iterations (deepsig default 1000).")
+    ] = 1000,
+    seed: Annotated[int | None, typer.Option("--seed", help="Seed (default: random).")] = None,
+    num_comparisons: Annotated[
+        int, typer.Option("--num-comparisons", help="Bonferroni correction (two files).")
+    ] = 1,
+    no_bonferroni: Annotated[
+        bool, typer.Option("--no-bonferroni", help="No correction (three or more files).")
+    ] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Almost Stochastic Order: ε_min of A over B (two files), or all pairs (three or more)."""
+    result = api.aso_files(
+        files,
+        confidence_level=confidence_level,
+        num_bootstrap_iterations=iterations,
+        seed=seed,
+        num_comparisons=num_comparisons,
+        use_bonferroni=not no_bonferroni,
+    )
+    if json_output:
+        print_json(result.to_dict())
+        return
+    if isinstance(result, api.ASOResult):
+        console.print(_fields_table(result.to_dict(), f"ASO: {files[0].stem} vs {files[1].stem}"))
+        verdict = "is" if result.a_better else "is not"
+        console.print(
+            f"{files[0].stem} {verdict} almost stochastically better than {files[1].stem} "
+            f"(ε_min = {result.eps_min:.4f}, threshold {result.threshold})",
+            highlight=False,
+        )
+        return
+    console.print(
+        frame_table(
+            result.to_frame().reset_index(names="A \\ B"),
+            title=f"ε_min of row over column (level {result.corrected_confidence_level:.4g})",
+        )
+    )
+
+
+@significance_app.command("mcnemar")
+def significance_mcnemar_command(
+    files: Annotated[
+        list[Path],
+        typer.Argument(help="A and B: 0/1 outcomes per line, or predictions with --references."),
+    ],
+    references: ReferencesOption = None,
+    exact: Annotated[
+        bool | None,
+        typer.Option(
+            "--exact/--asymptotic", help="Exact binomial or χ² (default: exact if b+c<25)."
+        ),
+    ] = None,
+    no_correction: Annotated[
+        bool, typer.Option("--no-correction", help="χ² without continuity correction.")
+    ] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """McNemar's test of paired binary outcomes."""
+    if len(files) != 2:
+        raise typer.BadParameter("give two files, A and B")
+    result = api.mcnemar_files(
+        files[0], files[1], references=references, exact=exact, correction=not no_correction
+    )
+    if json_output:
+        print_json(result.to_dict())
+        return
+    console.print(_fields_table(result.to_dict(), "McNemar's test"))
+
+
+@significance_app.command("adjust")
+def significance_adjust_command(
+    p_values: Annotated[list[float], typer.Argument(help="p-values to adjust.")],
+    method: Annotated[
+        str, typer.Option("--method", help="bonferroni, holm or fdr_bh (Benjamini-Hochberg).")
+    ] = "holm",
+    alpha: Annotated[float, typer.Option("--alpha", help="Family-wise level / FDR.")] = 0.05,
+    json_output: JsonOption = False,
+) -> None:
+    """Adjust p-values for multiple comparisons (Bonferroni, Holm, Benjamini-Hochberg)."""
+    result = api.adjust_p_values(p_values, method=method, alpha=alpha)
+    if json_output:
+        print_json(result.to_dict())
+        return
+    console.print(frame_table(result.to_frame(), title=f"{result.method} adjustment"))
+
+
+def _parse_sizes(text: str) -> list[int | None]:
+    sizes: list[int | None] = []
+    for part in text.split(","):
+        part = part.strip().lower()
+        if part == "all":
+            sizes.append(None)
+            continue
+        try:
+            value = int(part.replace("_", ""))
+        except ValueError:
+            raise typer.BadParameter(f"{part!r} is not a size", param_hint="--sizes") from None
+        if value <= 0:
+            raise typer.BadParameter("sizes must be positive", param_hint="--sizes")
+        sizes.append(value)
+    return sizes
+
+
+@analyze_app.command("datasize")
+def analyze_datasize_command(
+    store: AnalysisStoreOption = None,
+    dataset: DatasetOption = None,
+    task: TaskOption = None,
+    language: LanguageOption = None,
+    metric: Annotated[
+        str | None, typer.Option("--metric", help="Metric (store), or las/uas/upos (CoNLL-U).")
+    ] = None,
+    model: ModelsOption = None,
+    gold: Annotated[Path | None, typer.Option("--gold", help="Gold CoNLL-U file.")] = None,
+    pred: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--pred", help="CoNLL-U predictions (repeatable; name-seedN.conllu = seed N)."
+        ),
+    ] = None,
+    simulate_models: Annotated[
+        int, typer.Option("--simulate-models", help="Simulated UPOS taggers on --gold.")
+    ] = 0,
+    simulate_seeds: Annotated[
+        int, typer.Option("--simulate-seeds", help="Seeds per simulated tagger.")
+    ] = 3,
+    sizes: Annotated[
+        str, typer.Option("--sizes", help="Comma-separated sizes in tokens; 'all' = full set.")
+    ] = "100,200,500,1000,2000,5000,10000,20000,all",
+    strategy: Annotated[
+        list[str] | None, typer.Option("--strategy", help="SEQ, RAND, RAND_SEQ (repeatable).")
+    ] = None,
+    draws: Annotated[int, typer.Option("--draws", help="Draws per size and strategy.")] = 100,
+    level: Annotated[float, typer.Option("--level", help="τ level for the recommendation.")] = 0.9,
+    seed: SeedOption = 0,
+    no_aso: Annotated[bool, typer.Option("--no-aso", help="Skip the ASO agreement.")] = False,
+    aso_draws: Annotated[
+        int, typer.Option("--aso-draws", help="Draws per cell with ASO (0 = all).")
+    ] = 25,
+    aso_iterations: Annotated[
+        int, typer.Option("--aso-iterations", help="ASO bootstrap iterations.")
+    ] = 200,
+    plot: Annotated[
+        Path | None, typer.Option("--plot", help="Write the τ curve here (PNG).")
+    ] = None,
+    json_output: JsonOption = False,
+) -> None:
+    """How much test data is enough: ranking agreement (weighted τ, ASO) against test-set size."""
+    result = api.analyze_datasize(
+        store=store,
+        dataset=dataset,
+        task=task,
+        language=language,
+        metric=metric,
+        models=model,
+        gold=gold,
+        predictions=pred or [],
+        simulate_models=simulate_models,
+        simulate_seeds=simulate_seeds,
+        sizes=_parse_sizes(sizes),
+        strategies=[s.upper() for s in strategy] if strategy else list(api.STRATEGIES),
+        n_draws=draws,
+        level=level,
+        seed=seed,
+        aso=not no_aso,
+        aso_draws=aso_draws or None,
+        aso_bootstrap_iterations=aso_iterations,
+    )
+    if plot is not None:
+        result.plot(plot)
+    if json_output:
+        payload = result.to_dict()
+        payload["plot"] = None if plot is None else str(plot)
+        print_json(payload)
+        return
+    console.print(
+        frame_table(
+            result.table,
+            title=f"Weighted τ vs the full set ({result.n_tokens:g} {result.token_unit}, "
+            f"{len(result.models)} models × {result.n_seeds} seeds)",
+        )
+    )
+    console.print(frame_table(result.recommendation, title=f"Smallest size with mean τ ≥ {level}"))
+    _print_notes(result.notes)
+    if plot is not None:
+        console.print(f"plot written to {plot}", highlight=False)
+
+
+@analyze_app.command("transfer")
+def analyze_transfer_command(
+    input: Annotated[
+        Path,
+        typer.Option(
+            "--input", "-i",
+            help="Tidy scores (CSV/JSONL/Parquet): model_language, language, score "
+            "[, model, dataset].",
+        ),
+    ],
+    rest: Annotated[
+        str, typer.Option("--rest", help="pooled (group vs rest) or singletons.")
+    ] = "pooled",
+    top: Annotated[int, typer.Option("--top", help="Groups to print (table only).")] = 20,
+    json_output: JsonOption = False,
+) -> None:
+    """Benchmark language groups by mean F-statistic (ScandEval §3.3, Table 2)."""
+    result = api.analyze_transfer(input, rest=rest)
+    if json_output:
+        print_json(result.to_dict())
+        return
+    console.print(
+        frame_table(result.groups.head(top), title=f"Language groups by mean F ({result.rest})")
+    )
+    console.print(f"best group: {', '.join(result.best)}", highlight=False)
+    _print_notes(result.notes)
+
+
+# --- leaderboard, report, buckets (issue 7) ---
+
+ListOption = Annotated[list[str] | None, typer.Option(help="Repeatable filter.")]
+
+
+def _site_source(
+    store: Path | None,
+    demo: bool,
+    metric: str | None,
+    model: list[str] | None,
+    task: list[str] | None,
+    language: list[str] | None,
+    metadata: Path | None,
+    replicates: int,
+    seed: int,
+) -> Any:
+    if demo == (store is not None):
+        raise typer.BadParameter("give exactly one of --store PATH or --demo")
+    return api.leaderboard_source(
+        store=store,
+        demo=demo,
+        metric=metric,
+        models=model,
+        tasks=task,
+        languages=language,
+        metadata_file=metadata,
+        n_replicates=replicates,
+        seed=seed,
+    )
+
+
+@app.command("leaderboard")
+def leaderboard_command(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder to write (index.html).")],
+    store: Annotated[
+        Path | None, typer.Option("--store", help="Results store.", envvar="GLOTBENCH_STORE")
+    ] = None,
+    demo_data: Annotated[
+        bool, typer.Option("--demo", help="Use the embedded XTREME-R baselines.")
+    ] = False,
+    metric: Annotated[str | None, typer.Option("--metric", help="Metric to show.")] = None,
+    model: ListOption = None,
+    task: ListOption = None,
+    language: ListOption = None,
+    metadata: Annotated[
+        Path | None,
+        typer.Option("--metadata", help="Model metadata file (CSV/JSONL/Parquet, 'model' column)."),
+    ] = None,
+    group: Annotated[
+        list[str] | None,
+        typer.Option("--group", help="Extra language group NAME=lang,lang (repeatable)."),
+    ] = None,
+    title: Annotated[str | None, typer.Option("--title", help="Page title.")] = None,
+    draws: Annotated[int, typer.Option("--draws", help="Rank draws per view.")] = 1000,
+    replicates: Annotated[
+        int, typer.Option("--replicates", help="Bootstrap replicates per stored run.")
+    ] = 200,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of draws and replicates.")] = 0,
+    json_output: JsonOption = False,
+) -> None:
+    """Write a static interactive leaderboard folder (index.html; works offline, from disk)."""
+    from glotbench.report.leaderboard import LANGUAGE_GROUPS
+
+    source = _site_source(
+        store, demo_data, metric, model, task, language, metadata, replicates, seed
+    )
+    groups = {**LANGUAGE_GROUPS, **api.parse_language_groups(group or [])}
+    result = api.write_leaderboard_site(
+        out, source, title=title, language_groups=groups, n_draws=draws, seed=seed
+    )
+    if json_output:
+        print_json(result.to_dict())
+        return
+    console.print(
+        f"leaderboard of {len(result.models)} models ({len(result.views)} views) written to "
+        f"{result.path}",
+        highlight=False,
+    )
+
+
+@analyze_app.command("buckets")
+def analyze_buckets_command(
+    attributes: Annotated[
+        Path,
+        typer.Option(
+            "--attributes",
+            "-a",
+            help="Per-example attributes (CSV/TSV/JSONL/Parquet) with an example_id column; "
+            "text columns (text, question, context, answer, entity, …) become lengths.",
+        ),
+    ],
+    task: Annotated[str, typer.Option("--task", help="Task of the runs.")],
+    language: Annotated[str, typer.Option("--language", help="Language of the runs.")],
+    metric: Annotated[str, typer.Option("--metric", help="Metric of the runs.")],
+    store: StoreOption = DEFAULT_STORE,
+    dataset: Annotated[str | None, typer.Option("--dataset", help="Dataset (if several).")] = None,
+    model: ListOption = None,
+    attribute: Annotated[
+        list[str] | None, typer.Option("--attribute", help="Attribute to bucket (repeatable).")
+    ] = None,
+    buckets: Annotated[
+        int, typer.Option("--buckets", help="Equal-frequency buckets per continuous attribute.")
+    ] = 4,
+    replicates: Annotated[int, typer.Option("--replicates", help="Bootstrap replicates.")] = 1000,
+    seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
+    json_output: JsonOption = False,
+) -> None:
+    """Metric per bucket of examples (ExplainaBoard) with bootstrap CIs; pairwise diagnosis."""
+    result = api.analyze_buckets(
+        store=store,
+        attributes=attributes,
+        task=task,
+        language=language,
+        metric=metric,
+        dataset=dataset,
+        models=model,
+        columns=attribute,
+        n_buckets=buckets,
+        n_resamples=replicates,
+        seed=seed,
+    )
+    if json_output:
+        print_json(result.to_dict())
+        return
+    console.print(frame_table(result.buckets, title=f"{metric} per bucket ({task}/{language})"))
+    if not result.diagnosis.empty:
+        console.print(
+            frame_table(result.diagnosis, title="Where A beats B by the most, and B beats A")
+        )
+    _print_notes(result.notes)
+
+
+@app.command("report")
+def report_command(
+    out: Annotated[Path, typer.Option("--out", "-o", help="HTML file to write.")],
+    store: Annotated[
+        Path | None, typer.Option("--store", help="Results store.", envvar="GLOTBENCH_STORE")
+    ] = None,
+    demo_data: Annotated[
+        bool, typer.Option("--demo", help="Use the embedded XTREME-R baselines.")
+    ] = False,
+    metric: Annotated[str | None, typer.Option("--metric", help="Metric to show.")] = None,
+    model: ListOption = None,
+    task: ListOption = None,
+    language: ListOption = None,
+    title: Annotated[str | None, typer.Option("--title", help="Report title.")] = None,
+    draws: Annotated[int, typer.Option("--draws", help="Replication draws.")] = 2000,
+    replicates: Annotated[
+        int, typer.Option("--replicates", help="Bootstrap replicates per stored run.")
+    ] = 200,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of draws and replicates.")] = 0,
+    json_output: JsonOption = False,
+) -> None:
+    """Write a self-contained HTML report (variance, aggregates, comparisons, ranks, plots)."""
+    source = _site_source(store, demo_data, metric, model, task, language, None, replicates, seed)
+    result = api.write_report(out, source, title=title, n_draws=draws, seed=seed)
+    if json_output:
+        print_json(result.to_dict())
+        return
+    console.print(f"report written to {result.path}", highlight=False)
+
+
+# --- harness importers (issue 8) ---
+
+
+def _print_harness_import(result: Any, json_output: bool) -> None:
+    if json_output:
+        print_json(result.to_dict())
+        return
+    style = {"imported": "green", "resumed": "green", "skipped": "yellow"}[result.status]
+    console.print(
+        f"[{style}]{result.status}[/] {result.source} -> {result.store}: {result.message} "
+        f"[dim]({result.seconds:.2f} s)[/]",
+        highlight=False,
+    )
+    if result.models:
+        console.print(
+            f"[dim]models: {', '.join(result.models)}; tasks: {', '.join(result.tasks)}; "
+            f"languages: {', '.join(result.languages)}[/]",
+            highlight=False,
+        )
+    for note in result.notes:
+        console.print(f"[dim]note: {note}[/]", highlight=False)
+    if result.aggregates:
+        import pandas as pd
+
+        rows = [
+            {k: v for k, v in row.items() if k in ("level", "name", "metric", "score", "complete")}
+            for row in result.aggregates
+        ]
+        console.print(frame_table(pd.DataFrame(rows), title="XTREME averages (0-100)"))
+
+
+def _run_harness_import(call: Any, label: str, json_output: bool) -> Any:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    try:
+        if json_output or not err_console.is_terminal:
+            return call(None)
+        with Progress(
+            "[progress.description]{task.description}",
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+            console=err_console,
+            transient=True,
+        ) as bar:
+            task = bar.add_task(f"reading and checking {label}", total=None)
+
+            def progress(done: int, total: int) -> None:
+                bar.update(task, description="writing runs", completed=done, total=total)
+
+            return call(progress)
+    except KeyboardInterrupt:
+        err_console.print(
+            "[yellow]interrupted:[/] the runs written so far are complete and kept; "
+            "run the same command again to resume",
+            highlight=False,
+        )
+        raise typer.Exit(130) from None
+
+
+@import_app.command("lm-eval")
+def import_lm_eval_command(
+    path: Annotated[
+        Path,
+        typer.Argument(
+            help="lm-evaluation-harness --output_path folder (or a results_<timestamp>.json): "
+            "results_*.json and, with --log_samples, samples_<task>_*.jsonl."
+        ),
+    ],
+    store: StoreOption = DEFAULT_STORE,
+    model: Annotated[
+        str | None,
+        typer.Option("--model", help="Model name to store (default: the results' model_name)."),
+    ] = None,
+    family: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--family",
+            help="Extra task family named <family>_<language> (repeatable); xnli, belebele, "
+            "xquad, xcopa, ... are known.",
+        ),
+    ] = None,
+    task_map: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--map", help="TASK=NAME:LANGUAGE (or TASK=LANGUAGE) for one task (repeatable)."
+        ),
+    ] = None,
+    language: Annotated[
+        str | None,
+        typer.Option("--language", help="Language of tasks no family names (default: und)."),
+    ] = None,
+    tasks: Annotated[
+        list[str] | None, typer.Option("--task", help="Import only these lm-eval tasks.")
+    ] = None,
+    seed_from: Annotated[
+        str,
+        typer.Option(
+            "--seed-from",
+            help="config: the results' fewshot_seed; order: 0, 1, ... in timestamp order.",
+        ),
+    ] = "config",
+    no_samples: Annotated[
+        bool, typer.Option("--no-samples", help="Import the results JSON only.")
+    ] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Import lm-evaluation-harness results and logged samples (re-run to resume)."""
+    result = _run_harness_import(
+        lambda progress: api.import_lm_eval(
+            path,
+            store=store,
+            model=model,
+            families=family,
+            task_map=task_map,
+            default_language=language,
+            tasks=tasks,
+            seed_from=seed_from,
+            samples=not no_samples,
+            progress=progress,
+        ),
+        path.name,
+        json_output,
+    )
+    _print_harness_import(result, json_output)
+
+
+@import_app.command("euroeval")
+def import_euroeval_command(
+    file: Annotated[
+        Path,
+        typer.Argument(
+            help="euroeval_benchmark_results.jsonl or scandeval_benchmark_results.jsonl "
+            "(records before v17 and v17+ Every Eval Ever records)."
+        ),
+    ],
+    store: StoreOption = DEFAULT_STORE,
+    json_output: JsonOption = False,
+) -> None:
+    """Import EuroEval / ScandEval results: totals with SEs and every iteration as a replicate."""
+    _print_harness_import(api.import_euroeval(file, store=store), json_output)
+
+
+@import_app.command("xtreme")
+def import_xtreme_command(
+    predictions: Annotated[
+        Path,
+        typer.Argument(help="Predictions folder: <task>/test-<lang>.<tsv|json|jsonl>."),
+    ],
+    labels: Annotated[Path, typer.Option("--labels", help="Labels folder with the same layout.")],
+    store: StoreOption = DEFAULT_STORE,
+    model: Annotated[
+        str | None,
+        typer.Option("--model", help="Model name (default: the predictions folder's name)."),
+    ] = None,
+    tasks: Annotated[list[str] | None, typer.Option("--task", help="Only these tasks.")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="Seed of this submission.")] = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Score an XTREME / XTREME-R submission per example and store it (XTREME averages shown)."""
+    result = _run_harness_import(
+        lambda progress: api.import_xtreme(
+            predictions,
+            labels,
+            store=store,
+            model=model,
+            tasks=tasks,
+            seed=seed,
+            progress=progress,
+        ),
+        predictions.name,
+        json_output,
+    )
+    _print_harness_import(result, json_output)
+
+
+# --- benchmark runner (issue 4) ---
+
+build_app = typer.Typer(help="Build benchmark datasets.", no_args_is_help=True)
+app.add_typer(build_app, name="build")
+
+
+def _run_reporter(quiet: bool) -> Any:
+    """Progress: a rich bar with ETA on a terminal, one line per job otherwise."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    state: dict[str, Any] = {"progress": None, "task": None}
+    interactive = err_console.is_terminal and not quiet
+
+    def on_event(kind: str, job: Any, info: dict[str, Any]) -> None:
+        if kind == "planned":
+            if interactive and info["pending"]:
+                progress = Progress(
+                    TextColumn("[bold]running"),
+                    BarColumn(),
+                    MofNCompleteColumn(),
+                    TimeElapsedColumn(),
+                    TextColumn("ETA"),
+                    TimeRemainingColumn(),
+                    console=err_console,
+                )
+                progress.start()
+                state["progress"] = progress
+                state["task"] = progress.add_task("jobs", total=info["pending"])
+            elif not quiet:
+                err_console.print(
+                    f"{info['pending']} of {info['total']} jobs to run "
+                    f"({info['total'] - info['pending']} already stored)",
+                    highlight=False,
+                )
+            return
+        if kind in ("stored", "failed"):
+            if state["progress"] is not None:
+                state["progress"].advance(state["task"])
+            if kind == "failed":
+                err_console.print(
+                    f"[red]failed:[/] {job.label()}: {info['error']}", highlight=False
+                )
+            elif not interactive and not quiet:
+                scores = ", ".join(f"{k}={v:.3f}" for k, v in info["scores"].items())
+                err_console.print(f"stored {job.label()}: {scores}", highlight=False)
+                sys.stderr.flush()
+
+    def close() -> None:
+        if state["progress"] is not None:
+            state["progress"].stop()
+
+    return on_event, close
+
+
+@app.command("run")
+def run_command(
+    suite: Annotated[
+        str,
+        typer.Argument(help="Built-in suite name (see 'glotbench suites') or a suite YAML file."),
+    ],
+    store: StoreOption = DEFAULT_STORE,
+    data_dir: Annotated[
+        Path | None,
+        typer.Option("--data-dir", help="Folder the suite's data paths are relative to."),
+    ] = None,
+    model: Annotated[
+        list[str] | None, typer.Option("--model", help="Only this model (repeatable).")
+    ] = None,
+    language: Annotated[
+        list[str] | None, typer.Option("--language", help="Only this language (repeatable).")
+    ] = None,
+    task: Annotated[
+        list[str] | None, typer.Option("--task", help="Only this task (repeatable).")
+    ] = None,
+    dataset: Annotated[
+        list[str] | None, typer.Option("--dataset", help="Only this dataset (repeatable).")
+    ] = None,
+    iterations: Annotated[
+        int | None,
+        typer.Option("--iterations", min=1, help="Iterations (default: the suite's, 10)."),
+    ] = None,
+    executor: Annotated[str, typer.Option("--executor", help="local or ray.")] = "local",
+    num_cpus: Annotated[
+        int | None,
+        typer.Option("--num-cpus", help="CPUs of the local Ray started by --executor ray."),
+    ] = None,
+    ray_address: Annotated[
+        str | None, typer.Option("--ray-address", help="Address of a running Ray cluster.")
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Re-run and replace stored runs.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Run a benchmark suite (resumable: stored runs are skipped) and show ScandEval scores."""
+    on_event, close = _run_reporter(quiet or json_output)
+    try:
+        result = api.run_benchmark(
+            suite,
+            store=store,
+            data_dir=data_dir,
+            models=model or None,
+            languages=language or None,
+            tasks=task or None,
+            datasets=dataset or None,
+            iterations=iterations,
+            executor=executor,
+            force=force,
+            num_cpus=num_cpus,
+            ray_address=ray_address,
+            on_event=on_event,
+        )
+    finally:
+        close()
+    if json_output:
+        print_json(result.to_dict())
+    else:
+        for note in result.notes:
+            console.print(f"[yellow]note:[/] {note}", highlight=False)
+        frame = result.to_frame()
+        if not frame.empty:
+            shown = frame.assign(
+                score=[
+                    f"{s:.3f} ± {h:.3f}"
+                    for s, h in zip(frame["score"], frame["ci_half_width"], strict=True)
+                ]
+            )[["model", "dataset", "metric", "iterations", "score"]]
+            console.print(
+                frame_table(shown, title=f"{result.suite}: ScandEval scores (mean ± 1.96·SD/√N)")
+            )
+        console.print(
+            f"{result.completed} job(s) run, {result.skipped} already stored, "
+            f"{len(result.failures)} failed; {result.runs_written} run(s) written to "
+            f"{result.store} in {result.seconds:.1f} s",
+            highlight=False,
+        )
+    if result.failures:
+        from glotbench.runner.errors import JobError
+
+        raise JobError(
+            f"{len(result.failures)} job(s) failed (listed above); the others are stored. "
+            "Fix the cause and run the same command again to resume."
+        )
+
+
+@app.command("suites")
+def suites_command(json_output: JsonOption = False) -> None:
+    """List the built-in benchmark suites."""
+    suites = api.list_suites()
+    if json_output:
+        print_json({"suites": suites})
+        return
+    for name, description in suites.items():
+        console.print(f"[bold]{name}[/]  {description}", highlight=False)
+
+
+@build_app.command("scala")
+def build_scala_command(
+    treebank: Annotated[list[Path], typer.Argument(help="UD CoNLL-U file(s) of one language.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="JSONL file to write.")],
+    language: Annotated[str, typer.Option("--language", help="Language code.")] = "und",
+    seed: Annotated[int, typer.Option("--seed", help="Seed of corruptions and splits.")] = 4242,
+    train: Annotated[int, typer.Option("--train", help="Train size.")] = 1024,
+    validation: Annotated[int, typer.Option("--validation", help="Validation size.")] = 256,
+    test: Annotated[int, typer.Option("--test", help="Test size.")] = 2048,
+    json_output: JsonOption = False,
+) -> None:
+    """Build a ScaLA linguistic-acceptability dataset from a UD treebank."""
+    result = api.build_scala(
+        list(treebank),
+        out,
+        language=language,
+        seed=seed,
+        splits={"train": train, "validation": validation, "test": test},
+    )
+    if json_output:
+        print_json(result.to_dict())
+        return
+    for note in result.notes:
+        console.print(f"[yellow]note:[/] {note}", highlight=False)
+    sizes = ", ".join(f"{k} {v}" for k, v in result.sizes.items())
+    console.print(f"wrote {result.out}: {sizes}; labels {result.labels}", highlight=False)

@@ -1,0 +1,656 @@
+"""Import an lm-evaluation-harness output folder.
+
+``lm_eval ... --output_path OUT [--log_samples]`` writes, per evaluation,
+``OUT/<model>/results_<timestamp>.json`` and, with ``--log_samples``, one
+``samples_<task>_<timestamp>.jsonl`` per task (see ``docs/importers/lm-eval.md``).
+
+From the **samples** each task becomes runs with per-example statistics keyed
+by ``doc_id``:
+
+* every per-sample metric whose aggregation is the mean (``acc``,
+  ``acc_norm``, ``exact_match``, ...) gives statistics ``(value, 1)``;
+* corpus metrics whose per-sample record carries what the statistics need:
+  ``f1`` and ``mcc`` (``[gold, pred]`` → ``f1_binary`` / ``mcc`` counts),
+  ``bleu``, ``chrf`` and ``chrf++`` (``[reference, prediction]`` → sacrebleu's
+  segment statistics);
+* other aggregations (perplexity, bits per byte, ...) are reported and skipped.
+
+The run metric is the glotbench registry metric that reproduces the harness's
+aggregation: ``acc`` → ``accuracy``, ``f1`` → ``f1_binary``, ``mcc`` → ``mcc``,
+``bleu``/``chrf``/``chrf++`` as named. Other mean metrics with 0/1 values
+(``acc_norm``, ``exact_match``, ...) are stored as ``accuracy`` — the share of
+examples the harness counted correct — with ``config_hash`` ``lm_eval=<name>``,
+which keeps them apart from ``acc``; means of other values (brier score, ...)
+are only imported as aggregate scores. A filter other than ``none`` (e.g.
+``strict-match``) is added to the ``config_hash`` (``filter=strict-match``).
+
+From the **results** JSON each task's metrics become aggregate scores with
+their standard error (metric names as lm-eval writes them, ``acc``,
+``acc_norm``, ...; ``,<filter>`` appended unless the filter is ``none``).
+Group rows (``groups`` / ``group_subtasks``) are kept apart: their language is
+``all`` and ``metadata.lm_eval_kind`` is ``group``.
+
+Several results files of the same task (different ``--seed``) become runs with
+different seeds: the seed is the ``fewshot_seed`` of the results' ``config``
+(``random_seed`` when that is null), or the file's order with
+``seed_from="order"``. Task names are split into (task, language) by a
+:class:`~glotbench.importers.common.TaskLanguageMap`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from glotbench.core.schema import RunRecord
+from glotbench.core.store import Store
+from glotbench.errors import InputError
+from glotbench.importers.common import (
+    HarnessImportResult,
+    PendingRun,
+    Progress,
+    ScoreRow,
+    TaskLanguageMap,
+    files_sha256,
+    finite_number,
+    iter_jsonl,
+    read_json_file,
+    write_import,
+)
+from glotbench.metrics import get_metric
+
+#: lm-eval corpus aggregations glotbench can rebuild from per-sample records
+CORPUS_METRICS: dict[str, str] = {
+    "f1": "f1_binary",
+    "mcc": "mcc",
+    "matthews_corrcoef": "mcc",
+    "bleu": "bleu",
+    "chrf": "chrf",
+    "chrf++": "chrf++",
+}
+#: lm-eval mean metrics with a registry metric of their own
+MEAN_METRICS: dict[str, str] = {"acc": "accuracy"}
+#: aggregations that are a plain mean of the per-sample values
+MEAN_AGGREGATIONS = frozenset({"mean", None})
+_RESULTS_RE = re.compile(r"^results_(?P<stamp>.+)\.json$")
+_SAMPLES_RE = re.compile(r"^samples_(?P<task>.+)_(?P<stamp>[^_]+)\.jsonl$")
+
+
+@dataclass
+class LmEvalRun:
+    """One ``results_<timestamp>.json`` and the samples files written with it."""
+
+    results_path: Path
+    stamp: str
+    data: dict[str, Any]
+    samples: dict[str, Path] = field(default_factory=dict)
+
+
+def _find_runs(root: Path) -> list[LmEvalRun]:
+    if root.is_file():
+        if not _RESULTS_RE.match(root.name):
+            raise InputError(
+                "expected an lm-evaluation-harness output folder or a results_<timestamp>.json "
+                "file",
+                path=str(root),
+            )
+        candidates = [root]
+        folder = root.parent
+    elif root.is_dir():
+        candidates = sorted(p for p in root.rglob("results_*.json") if _RESULTS_RE.match(p.name))
+        folder = root
+    else:
+        raise InputError("no such file or folder", path=str(root))
+    if not candidates:
+        raise InputError(
+            "no results_<timestamp>.json in this folder; pass the --output_path folder of "
+            "lm_eval (or the model folder inside it)",
+            path=str(root),
+        )
+    runs: list[LmEvalRun] = []
+    for path in candidates:
+        stamp = _RESULTS_RE.match(path.name).group("stamp")  # type: ignore[union-attr]
+        data = read_json_file(path)
+        if not isinstance(data, dict):
+            raise InputError("expected a JSON object at the top level", path=str(path), line=1)
+        run = LmEvalRun(path, stamp, data)
+        for sample in sorted(path.parent.glob(f"samples_*_{stamp}.jsonl")):
+            m = _SAMPLES_RE.match(sample.name)
+            if m and m.group("stamp") == stamp:
+                run.samples[m.group("task")] = sample
+        runs.append(run)
+    del folder
+    return runs
+
+
+def _model_name(data: Mapping[str, Any], override: str | None) -> str:
+    if override:
+        return override
+    name = data.get("model_name")
+    if not name:
+        cfg = data.get("config") or {}
+        args = cfg.get("model_args")
+        if isinstance(args, str):
+            m = re.search(r"(?:pretrained|model|engine)=([^,]+)", args)
+            name = m.group(1) if m else None
+        elif isinstance(args, Mapping):
+            name = args.get("pretrained") or args.get("model")
+        name = name or cfg.get("model")
+    if not name:
+        return "unknown-model"
+    text = str(name)
+    if text.startswith(("/", "./", "../", "~")):  # a local checkpoint: its folder name
+        return Path(text.rstrip("/")).name or text
+    return text
+
+
+def _seed(run: LmEvalRun, index: int, seed_from: str) -> int | None:
+    if seed_from == "order":
+        return index
+    cfg = run.data.get("config") or {}
+    for key in ("fewshot_seed", "random_seed"):
+        value = cfg.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
+
+
+def _split_key(key: str) -> tuple[str, str]:
+    name, _, filt = key.partition(",")
+    return name, filt or "none"
+
+
+def _aggregations(data: Mapping[str, Any], task: str) -> dict[str, Any]:
+    cfg = (data.get("configs") or {}).get(task) or {}
+    out: dict[str, Any] = {}
+    for item in cfg.get("metric_list") or []:
+        if isinstance(item, Mapping) and "metric" in item:
+            agg = item.get("aggregation")
+            out[str(item["metric"])] = agg if isinstance(agg, str) else None
+    return out
+
+
+def _group_names(data: Mapping[str, Any]) -> set[str]:
+    groups = set((data.get("groups") or {}).keys())
+    for name, subtasks in (data.get("group_subtasks") or {}).items():
+        if subtasks:
+            groups.add(name)
+    return groups
+
+
+def _score_rows(
+    run: LmEvalRun, model: str, seed: int | None, mapping: TaskLanguageMap
+) -> list[ScoreRow]:
+    data = run.data
+    path = str(run.results_path)
+    results = data.get("results")
+    if not isinstance(results, Mapping):
+        raise InputError(
+            "missing the 'results' object (is this an lm-evaluation-harness results file?)",
+            path=path,
+            field="results",
+        )
+    groups = _group_names(data)
+    n_samples = data.get("n-samples") or {}
+    rows: list[ScoreRow] = []
+    sections: list[tuple[str, Mapping[str, Any]]] = [("results", results)]
+    if isinstance(data.get("groups"), Mapping):
+        sections.append(("groups", data["groups"]))
+    for section, table in sections:
+        for task, metrics in table.items():
+            if not isinstance(metrics, Mapping):
+                raise InputError(
+                    f"expected an object of metric values for task {task!r}",
+                    path=path,
+                    field=f"{section}.{task}",
+                )
+            is_group = task in groups
+            if is_group:
+                name, language = task, "all"
+            else:
+                name, language = mapping.split(task)
+            n_info = n_samples.get(task) or {}
+            n = n_info.get("effective") if isinstance(n_info, Mapping) else None
+            if n is None:
+                n = metrics.get("sample_len")
+            for key, value in metrics.items():
+                # metric entries are "<metric>,<filter>"; skip alias, name, sample_len, ...
+                if "," not in key or "_stderr," in key:
+                    continue
+                metric, filt = _split_key(key)
+                score = finite_number(value)
+                if score is None:
+                    continue  # "N/A" or a non-numeric entry
+                se = finite_number(metrics.get(f"{metric}_stderr,{filt}"))
+                stored_metric = metric if filt == "none" else f"{metric},{filt}"
+                meta: dict[str, Any] = {
+                    "source": "lm-evaluation-harness",
+                    "lm_eval_task": task,
+                    "lm_eval_metric": key,
+                    "lm_eval_kind": "group" if is_group else "task",
+                    "results_file": run.results_path.name,
+                }
+                if is_group:
+                    meta["subtasks"] = list((data.get("group_subtasks") or {}).get(task) or [])
+                version = (data.get("versions") or {}).get(task)
+                if version is not None:
+                    meta["task_version"] = version
+                shots = (data.get("n-shot") or {}).get(task)
+                if shots is not None:
+                    meta["num_fewshot"] = shots
+                rows.append(
+                    ScoreRow(
+                        model=model,
+                        task=name,
+                        language=language,
+                        dataset=name,
+                        metric=stored_metric,
+                        score=score,
+                        seed=seed,
+                        stderr=se,
+                        n=int(n) if isinstance(n, int) and not isinstance(n, bool) else None,
+                        metadata=meta,
+                        path=path,
+                        field=f"{section}.{task}.{key}",
+                    )
+                )
+    return rows
+
+
+def _model_metadata(data: Mapping[str, Any]) -> dict[str, Any]:
+    cfg = data.get("config") or {}
+    meta: dict[str, Any] = {"harness": "lm-evaluation-harness"}
+    for key in ("model", "model_args", "batch_size", "device"):
+        if cfg.get(key) is not None:
+            meta[key] = cfg[key]
+    for key in ("lm_eval_version", "transformers_version", "model_name", "max_length", "git_hash"):
+        if data.get(key) is not None:
+            meta[key] = data[key]
+    return meta
+
+
+@dataclass
+class _Column:
+    """Per-sample values of one (metric, filter) of a samples file."""
+
+    metric: str
+    filt: str
+    first_line: int
+    ids: list[str] = field(default_factory=list)
+    values: list[Any] = field(default_factory=list)
+    lines: list[int] = field(default_factory=list)
+
+
+def _read_samples(path: Path, task: str) -> tuple[dict[tuple[str, str], _Column], int]:
+    columns: dict[tuple[str, str], _Column] = {}
+    seen: dict[tuple[str, str], dict[str, int]] = defaultdict(dict)
+    count = 0
+    for lineno, rec in iter_jsonl(path):
+        count += 1
+        if "doc_id" not in rec:
+            raise InputError("missing field 'doc_id'", path=str(path), line=lineno, field="doc_id")
+        doc_id = rec["doc_id"]
+        if isinstance(doc_id, bool) or not isinstance(doc_id, int | str) or doc_id == "":
+            raise InputError(
+                f"doc_id must be an integer or a non-empty string, got {doc_id!r}",
+                path=str(path),
+                line=lineno,
+                field="doc_id",
+            )
+        filt = rec.get("filter") or "none"
+        names = rec.get("metrics")
+        if names is None:
+            raise InputError(
+                "missing field 'metrics' (the list of this sample's metric names); was the "
+                "file written by lm-evaluation-harness --log_samples?",
+                path=str(path),
+                line=lineno,
+                field="metrics",
+            )
+        if not isinstance(names, list):
+            raise InputError(
+                f"'metrics' must be a list of metric names, got {names!r}",
+                path=str(path),
+                line=lineno,
+                field="metrics",
+            )
+        sid = str(doc_id)
+        for name in names:
+            if name not in rec:
+                raise InputError(
+                    f"missing field {name!r}: the sample lists it in 'metrics' but has no value",
+                    path=str(path),
+                    line=lineno,
+                    field=str(name),
+                )
+            key = (str(name), str(filt))
+            col = columns.get(key)
+            if col is None:
+                col = columns[key] = _Column(str(name), str(filt), lineno)
+            if sid in seen[key]:
+                raise InputError(
+                    f"doc_id {doc_id!r} occurs twice for filter {filt!r} (first on line "
+                    f"{seen[key][sid]}) in the samples of task {task!r}",
+                    path=str(path),
+                    line=lineno,
+                    field="doc_id",
+                )
+            seen[key][sid] = lineno
+            col.ids.append(sid)
+            col.values.append(rec[name])
+            col.lines.append(lineno)
+    if count == 0:
+        raise InputError("the samples file is empty", path=str(path))
+    return columns, count
+
+
+def _pairs(col: _Column, path: Path) -> tuple[list[Any], list[Any]]:
+    golds, preds = [], []
+    for value, line in zip(col.values, col.lines, strict=True):
+        if not isinstance(value, list | tuple) or len(value) != 2:
+            raise InputError(
+                f"expected [reference, prediction] for metric {col.metric!r}, got {value!r}",
+                path=str(path),
+                line=line,
+                field=col.metric,
+            )
+        golds.append(value[0])
+        preds.append(value[1])
+    return golds, preds
+
+
+def _column_stats(
+    col: _Column, path: Path, aggregation: Any, labels: Sequence[Any] | None
+) -> tuple[str, dict[str, Any], tuple[str, ...], np.ndarray] | None:
+    """(metric name, metric_config, stat names, stats) or None when not importable."""
+    name = col.metric
+    corpus = CORPUS_METRICS.get(name)
+    if corpus is None and aggregation in ("f1", "matthews_corrcoef", "bleu", "chrf", "chrf++"):
+        corpus = CORPUS_METRICS.get(
+            {"matthews_corrcoef": "mcc", "f1": "f1"}.get(aggregation, aggregation)
+        )
+    if corpus is not None and all(isinstance(v, list | tuple) for v in col.values[:1]):
+        golds, preds = _pairs(col, path)
+        if corpus in ("bleu", "chrf", "chrf++"):
+            refs = [g if isinstance(g, str) else list(g) for g in golds]
+            hyps = [str(p) for p in preds]
+            metric = get_metric(corpus)
+            return corpus, metric.config(), tuple(metric.stat_names()), metric.stats(hyps, refs)
+        if corpus == "mcc":
+            metric = get_metric("mcc", labels=list(labels or sorted(set(golds) | set(preds))))
+        else:
+            metric = get_metric("f1_binary")
+        golds = [g for g in golds]
+        return corpus, metric.config(), tuple(metric.stat_names()), metric.stats(preds, golds)
+    if aggregation not in MEAN_AGGREGATIONS:
+        return None
+    values = np.empty(len(col.values), dtype=np.float64)
+    for i, (v, line) in enumerate(zip(col.values, col.lines, strict=True)):
+        num = finite_number(v)
+        if num is None:
+            if isinstance(v, list | tuple | dict) or v is None:
+                return None  # not a per-sample number: a metric glotbench cannot rebuild
+            raise InputError(
+                f"metric {name!r} must be a finite number, got {v!r}",
+                path=str(path),
+                line=line,
+                field=name,
+            )
+        values[i] = num
+    if name not in MEAN_METRICS and not np.isin(values, (0.0, 1.0)).all():
+        return None  # a mean of non-binary values: no registry metric says what it is
+    stats = np.column_stack([values, np.ones_like(values)])
+    return "accuracy", {}, ("value", "count"), stats
+
+
+def _labels_for(columns: Iterable[_Column]) -> dict[str, list[Any]]:
+    """A stable label set per corpus metric: all golds and predictions seen."""
+    out: dict[str, set[Any]] = defaultdict(set)
+    for col in columns:
+        if CORPUS_METRICS.get(col.metric) == "mcc":
+            for v in col.values:
+                if isinstance(v, list | tuple) and len(v) == 2:
+                    out[col.metric].update([v[0], v[1]])
+    labels: dict[str, list[Any]] = {}
+    for key, values in out.items():
+        if values and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+            labels[key] = list(range(min(0, min(values)), max(values) + 1))
+        else:
+            labels[key] = sorted(values, key=lambda v: (str(type(v)), v))
+    return labels
+
+
+@dataclass
+class LmEvalData:
+    """Everything read from an output folder, validated, nothing written yet."""
+
+    root: Path
+    files: list[Path]
+    runs: list[PendingRun]
+    scores: list[ScoreRow]
+    notes: list[str]
+
+
+def read_lm_eval(
+    path: str | Path,
+    *,
+    model: str | None = None,
+    mapping: TaskLanguageMap | None = None,
+    tasks: Sequence[str] | None = None,
+    seed_from: Literal["config", "order"] = "config",
+    samples: bool = True,
+) -> LmEvalData:
+    """Read and validate an lm-eval output folder (or one results file)."""
+    root = Path(path)
+    mapping = mapping or TaskLanguageMap.build()
+    found = _find_runs(root)
+    found.sort(key=lambda r: (str(r.results_path.parent), r.stamp))
+    pending: list[PendingRun] = []
+    scores: list[ScoreRow] = []
+    notes: list[str] = []
+    files: list[Path] = []
+    wanted = set(tasks) if tasks else None
+    seen_tasks: set[str] = set()
+    order: dict[str, int] = defaultdict(int)
+    columns_by_run: list[tuple[LmEvalRun, str, int | None, str, Path, dict]] = []
+    for run in found:
+        files.append(run.results_path)
+        model_name = _model_name(run.data, model)
+        index = order[model_name]
+        order[model_name] += 1
+        seed = _seed(run, index, seed_from)
+        rows = _score_rows(run, model_name, seed, mapping)
+        results = run.data.get("results") or {}
+        known = set(results) | _group_names(run.data)
+        seen_tasks |= known
+        if wanted is not None:
+            rows = [r for r in rows if r.metadata.get("lm_eval_task") in wanted]
+        scores.extend(rows)
+        if not samples:
+            continue
+        for task, sample_path in sorted(run.samples.items()):
+            if wanted is not None and task not in wanted:
+                continue
+            files.append(sample_path)
+            if task not in results:
+                raise InputError(
+                    f"unknown task {task!r}: the results file {run.results_path.name} has no "
+                    f"entry for it (its tasks: {', '.join(sorted(results)) or 'none'})",
+                    path=str(sample_path),
+                    field="task",
+                )
+            columns, _ = _read_samples(sample_path, task)
+            columns_by_run.append((run, model_name, seed, task, sample_path, columns))
+    if wanted is not None:
+        unknown = sorted(wanted - seen_tasks)
+        if unknown:
+            raise InputError(
+                f"unknown task name(s) {', '.join(map(repr, unknown))}; the results files "
+                f"name: {', '.join(sorted(seen_tasks))}",
+                path=str(root),
+                field="task",
+            )
+    # label sets shared by all runs of a task, so their statistics line up
+    labels_by_task: dict[str, dict[str, list[Any]]] = defaultdict(dict)
+    for _run, _m, _s, task, _p, columns in columns_by_run:
+        for key, values in _labels_for(columns.values()).items():
+            merged = set(labels_by_task[task].get(key, [])) | set(values)
+            if all(isinstance(v, int) for v in merged):
+                labels_by_task[task][key] = list(range(min(0, min(merged)), max(merged) + 1))
+            else:
+                labels_by_task[task][key] = sorted(merged, key=lambda v: (str(type(v)), v))
+    for run, model_name, seed, task, sample_path, columns in columns_by_run:
+        aggregations = _aggregations(run.data, task)
+        name, language = mapping.split(task)
+        for (metric, filt), col in columns.items():
+            built = _column_stats(
+                col, sample_path, aggregations.get(metric), labels_by_task[task].get(metric)
+            )
+            if built is None:
+                notes.append(
+                    f"{sample_path.name}: metric {metric!r} (aggregation "
+                    f"{aggregations.get(metric)!r}) has no per-example statistics in glotbench; "
+                    "only its aggregate score was imported"
+                )
+                continue
+            stored_metric, metric_config, stat_names, stats = built
+            config = (
+                [] if metric in MEAN_METRICS or metric in CORPUS_METRICS else [f"lm_eval={metric}"]
+            )
+            if filt != "none":
+                config.append(f"filter={filt}")
+            record = RunRecord(
+                model=model_name,
+                dataset=name,
+                task=name,
+                language=language,
+                seed=seed,
+                config_hash=";".join(config),
+                metric=stored_metric,
+                metric_config=metric_config,
+                stat_names=stat_names,
+                model_metadata={
+                    **_model_metadata(run.data),
+                    "lm_eval_task": task,
+                    "lm_eval_metric": f"{metric},{filt}",
+                },
+                source=str(sample_path),
+            )
+            pending.append(
+                PendingRun(
+                    record=record,
+                    example_ids=np.asarray(col.ids, dtype=object),
+                    stats=np.ascontiguousarray(stats, dtype=np.float64),
+                    path=str(sample_path),
+                    line=col.first_line,
+                    field="doc_id",
+                )
+            )
+    return LmEvalData(root=root, files=files, runs=pending, scores=scores, notes=notes)
+
+
+def import_lm_eval(
+    store: Store,
+    path: str | Path,
+    *,
+    model: str | None = None,
+    families: Sequence[str] | None = None,
+    task_map: Sequence[str] | Mapping[str, str] | None = None,
+    default_language: str | None = None,
+    tasks: Sequence[str] | None = None,
+    seed_from: Literal["config", "order"] = "config",
+    samples: bool = True,
+    progress: Progress | None = None,
+) -> HarnessImportResult:
+    """Import an lm-eval output folder into ``store`` (see the module docstring)."""
+    t0 = time.perf_counter()
+    if seed_from not in ("config", "order"):
+        raise InputError(
+            f"seed_from must be 'config' or 'order', got {seed_from!r}", field="seed-from"
+        )
+    mapping = TaskLanguageMap.build(families, task_map, default_language)
+    data = read_lm_eval(
+        path, model=model, mapping=mapping, tasks=tasks, seed_from=seed_from, samples=samples
+    )
+    options = repr(
+        (
+            model,
+            sorted(mapping.families),
+            sorted(mapping.overrides.items()),
+            mapping.default_language,
+            sorted(tasks or []),
+            seed_from,
+            samples,
+        )
+    )
+    root = data.root if data.root.is_dir() else data.root.parent
+    sha = files_sha256(data.files, root, options)
+    result = write_import(
+        store,
+        kind="lm-eval",
+        source=data.root,
+        sha=sha,
+        runs=data.runs,
+        score_rows=data.scores,
+        n_files=len(data.files),
+        progress=progress,
+        t0=t0,
+    )
+    result.notes = sorted(set(data.notes))
+    return result
+
+
+def recompute_scores(store: Store, model: str | None = None) -> list[dict[str, Any]]:
+    """Each stored lm-eval run's score recomputed from its statistics, beside the reported one.
+
+    Returns one dict per run: task, language, metric, seed, recomputed and
+    reported score (``None`` when the results file had none). lm-eval reports
+    BLEU/chrF on 0–100 as glotbench does, and the other metrics on 0–1.
+    """
+    runs = store.runs(models=model)
+    scores = store.scores(models=model)
+    out: list[dict[str, Any]] = []
+    for _, run in runs.iterrows():
+        meta = run["model_metadata"]
+        lm_metric = meta.get("lm_eval_metric")
+        if not lm_metric:
+            continue
+        name, _, filt = lm_metric.partition(",")
+        stored = name if filt == "none" else f"{name},{filt}"
+        _ids, stats = store.run_stats(run["run_id"])
+        metric = get_metric(run["metric"], **run["metric_config"])
+        value = float(metric.score(stats.sum(axis=0)))
+        match = scores[
+            (scores["model"] == run["model"])
+            & (scores["task"] == run["task"])
+            & (scores["language"] == run["language"])
+            & (scores["metric"] == stored)
+            & (
+                scores["seed"].isna()
+                if run["seed"] is None
+                or (isinstance(run["seed"], float) and math.isnan(run["seed"]))
+                else scores["seed"] == run["seed"]
+            )
+        ]
+        reported = float(match["score"].iloc[0]) if len(match) else None
+        out.append(
+            {
+                "model": run["model"],
+                "task": run["task"],
+                "language": run["language"],
+                "metric": run["metric"],
+                "lm_eval_metric": lm_metric,
+                "seed": None if run["seed"] is None else run["seed"],
+                "recomputed": value,
+                "reported": reported,
+            }
+        )
+    return out

@@ -1,0 +1,226 @@
+"""lm-evaluation-harness importer, on real harness output (tests/fixtures/importers/lm_eval_out)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from glotbench.core import Store
+from glotbench.errors import InputError
+from glotbench.importers.common import TaskLanguageMap
+from glotbench.importers.lm_eval import import_lm_eval, recompute_scores
+
+from .conftest import LM_EVAL_OUT
+
+OPTIONS = {"families": ["tinymt"], "task_map": ["tinyboolq=tinyboolq:en"]}
+
+
+def _model_dir(root: Path) -> Path:
+    (sub,) = [p for p in root.iterdir() if p.is_dir()]
+    return sub
+
+
+def _results(root: Path) -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted(_model_dir(root).glob("results_*.json"))]
+
+
+def test_samples_reproduce_every_reported_metric(store: Store) -> None:
+    """Importing samples and recomputing each task's metric gives the results JSON's value."""
+    result = import_lm_eval(store, LM_EVAL_OUT, **OPTIONS)
+    assert result.status == "imported"
+    checks = recompute_scores(store)
+    # 2 seeds × (xnli de/fr acc + tinyboolq acc, acc_norm, f1, mcc + tinymt bleu, chrf, em)
+    assert len(checks) == 2 * (2 + 4 + 3)
+    for row in checks:
+        assert row["reported"] is not None, row
+        assert row["recomputed"] == pytest.approx(row["reported"], rel=1e-9, abs=1e-12), row
+    # and the check is not vacuous: the reported values are non-trivial
+    values = {(r["task"], r["metric"], r["seed"]): r["reported"] for r in checks}
+    assert values[("tinymt", "bleu", 0)] > 0 and values[("tinymt", "chrf", 1)] > 0
+    assert values[("tinyboolq", "mcc", 0)] != values[("tinyboolq", "mcc", 1)]
+
+
+def test_runs_keys_languages_and_seeds(store: Store) -> None:
+    import_lm_eval(store, LM_EVAL_OUT, **OPTIONS)
+    runs = store.runs()
+    assert set(runs["model"]) == {"tiny-gpt2"}  # a local checkpoint path -> its folder name
+    assert sorted(set(runs["seed"].astype(int))) == [0, 1]
+    xnli = runs[runs["task"] == "xnli"]
+    assert set(xnli["language"]) == {"de", "fr"}
+    assert set(runs[runs["task"] == "tinymt"]["language"]) == {"de"}
+    assert set(runs[runs["task"] == "tinyboolq"]["language"]) == {"en"}
+    assert set(runs["metric"]) == {"accuracy", "f1_binary", "mcc", "bleu", "chrf"}
+    # acc_norm / exact_match are accuracies under another config_hash, apart from acc
+    acc = runs[runs["metric"] == "accuracy"]
+    assert set(acc["config_hash"]) == {"", "lm_eval=acc_norm", "lm_eval=exact_match"}
+    # every run of a task covers the same doc_ids, so paired analyses line up
+    m = store.stats_matrix("xnli", "xnli", "fr", "accuracy", config_hash="")
+    assert m.stats.shape == (2, 12, 2)
+    assert list(m.example_ids) == [str(i) for i in range(12)]
+    mcc = store.stats_matrix("tinyboolq", "tinyboolq", "en", "mcc")
+    assert mcc.metric_config == {"labels": [0, 1]}
+
+
+def test_scores_with_stderr_and_groups_apart(store: Store) -> None:
+    import_lm_eval(store, LM_EVAL_OUT, **OPTIONS)
+    scores = store.scores()
+    data = _results(LM_EVAL_OUT)
+    group = scores[scores["task"] == "tinyxnli"]
+    assert set(group["language"]) == {"all"}
+    assert all(m["lm_eval_kind"] == "group" for m in group["metadata"])
+    tasks = scores[scores["task"] != "tinyxnli"]
+    assert all(m["lm_eval_kind"] == "task" for m in tasks["metadata"])
+    row = scores[(scores["task"] == "xnli") & (scores["language"] == "de") & (scores["seed"] == 0)]
+    reported = next(d for d in data if d["config"]["fewshot_seed"] == 0)["results"]["xnli_de"]
+    assert row["score"].iloc[0] == reported["acc,none"]
+    assert row["stderr"].iloc[0] == reported["acc_stderr,none"]
+    assert row["n"].iloc[0] == 12
+    assert "sample_len" not in set(scores["metric"])
+
+
+def test_reimport_is_idempotent_and_resumes(store: Store, lm_eval_copy: Path) -> None:
+    first = import_lm_eval(store, lm_eval_copy, **OPTIONS)
+    n_runs, n_scores = len(store.runs()), len(store.scores())
+    again = import_lm_eval(store, lm_eval_copy, **OPTIONS)
+    assert again.status == "skipped"
+    assert (len(store.runs()), len(store.scores())) == (n_runs, n_scores)
+    # a changed option is another input, but every run and score is already there
+    other = import_lm_eval(store, lm_eval_copy, **OPTIONS, seed_from="config", tasks=None)
+    assert other.status == "skipped"
+    assert first.runs_added == n_runs
+    # simulate an interruption: drop half of the runs, import again -> resumed
+    con = store.connection
+    ids = [r[0] for r in con.execute("SELECT run_id FROM runs ORDER BY run_id").fetchall()]
+    con.execute("DELETE FROM example_stats WHERE run_id IN (SELECT unnest(?))", [ids[::2]])
+    con.execute("DELETE FROM runs WHERE run_id IN (SELECT unnest(?))", [ids[::2]])
+    con.execute("UPDATE imports SET completed_at = NULL WHERE kind = 'examples'")
+    resumed = import_lm_eval(store, lm_eval_copy, **OPTIONS)
+    assert resumed.status == "resumed"
+    assert resumed.runs_added == len(ids[::2]) and resumed.runs_skipped == len(ids[1::2])
+    assert len(store.runs()) == n_runs
+
+
+def test_results_only(store: Store, lm_eval_copy: Path) -> None:
+    for p in _model_dir(lm_eval_copy).glob("samples_*.jsonl"):
+        p.unlink()
+    result = import_lm_eval(store, lm_eval_copy, **OPTIONS)
+    assert result.runs_added == 0 and result.scores_added > 0
+    assert store.runs().empty
+    assert {"acc", "acc_norm", "f1", "mcc", "bleu", "chrf", "exact_match"} <= set(
+        store.scores()["metric"]
+    )
+
+
+def test_task_language_map() -> None:
+    m = TaskLanguageMap.build(["tinymt"], ["boolq=boolq:en"])
+    assert m.split("xnli_de") == ("xnli", "de")
+    assert m.split("belebele_dan_Latn") == ("belebele", "dan_Latn")
+    assert m.split("xquad_es") == ("xquad", "es")
+    assert m.split("tinymt_de") == ("tinymt", "de")
+    assert m.split("arc_challenge") == ("arc_challenge", "und")
+    assert m.split("boolq") == ("boolq", "en")
+    assert m.split("hellaswag") == ("hellaswag", "und")
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def _samples(root: Path, task: str, stamp_index: int = 0) -> Path:
+    return sorted(_model_dir(root).glob(f"samples_{task}_*.jsonl"))[stamp_index]
+
+
+def test_truncated_samples_line(store: Store, lm_eval_copy: Path) -> None:
+    path = _samples(lm_eval_copy, "xnli_de")
+    text = path.read_text()
+    path.write_text(text[: len(text) - 40])  # cut inside the last record
+    n_lines = text.count("\n")
+    with pytest.raises(InputError) as err:
+        import_lm_eval(store, lm_eval_copy, **OPTIONS)
+    assert err.value.path == str(path) and err.value.line == n_lines
+    assert "truncated" in str(err.value)
+    assert store.runs().empty and store.scores().empty  # nothing written
+
+
+def test_missing_field(store: Store, lm_eval_copy: Path) -> None:
+    path = _samples(lm_eval_copy, "tinyboolq")
+    lines = path.read_text().splitlines()
+    rec = json.loads(lines[3])
+    del rec["acc_norm"]
+    lines[3] = json.dumps(rec)
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError) as err:
+        import_lm_eval(store, lm_eval_copy, **OPTIONS)
+    assert (err.value.path, err.value.line, err.value.field) == (str(path), 4, "acc_norm")
+
+
+def test_unknown_task(store: Store, lm_eval_copy: Path) -> None:
+    path = _samples(lm_eval_copy, "xnli_fr")
+    bad = path.with_name(path.name.replace("xnli_fr", "xnli_xx"))
+    path.rename(bad)
+    with pytest.raises(InputError) as err:
+        import_lm_eval(store, lm_eval_copy, **OPTIONS)
+    assert err.value.path == str(bad) and err.value.field == "task"
+    assert "unknown task 'xnli_xx'" in str(err.value)
+    with pytest.raises(InputError, match="unknown task name"):
+        import_lm_eval(store, LM_EVAL_OUT, tasks=["no_such_task"])
+
+
+def test_doc_ids_disagree_with_another_model(store: Store, lm_eval_copy: Path) -> None:
+    import_lm_eval(store, LM_EVAL_OUT, **OPTIONS)
+    before = (len(store.runs()), len(store.scores()))
+    for p in sorted(_model_dir(lm_eval_copy).iterdir())[1::2]:
+        p.unlink()  # keep the seed-0 evaluation only (results + samples)
+    path = _samples(lm_eval_copy, "xnli_de")
+    lines = path.read_text().splitlines()
+    rec = json.loads(lines[5])
+    rec["doc_id"] = 999
+    lines[5] = json.dumps(rec)
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError) as err:
+        import_lm_eval(store, lm_eval_copy, model="other-model", **OPTIONS)
+    assert err.value.path == str(path) and err.value.field == "doc_id"
+    assert "tiny-gpt2" in str(err.value) and "999" in str(err.value)
+    assert (len(store.runs()), len(store.scores())) == before  # nothing lost, nothing added
+
+
+def test_doc_ids_disagree_between_seeds_is_an_import_error(
+    store: Store, lm_eval_copy: Path
+) -> None:
+    path = _samples(lm_eval_copy, "xnli_de", 1)
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join(lines[:-1]) + "\n")
+    with pytest.raises(InputError) as err:
+        import_lm_eval(store, lm_eval_copy, **OPTIONS)
+    assert err.value.path == str(path) and err.value.field == "doc_id"
+    assert store.runs().empty
+
+
+def test_conflicting_rerun_keeps_the_store(store: Store, lm_eval_copy: Path) -> None:
+    import_lm_eval(store, LM_EVAL_OUT, **OPTIONS)
+    before = store.runs()[["run_id"]].copy()
+    path = _samples(lm_eval_copy, "xnli_fr")
+    lines = path.read_text().splitlines()
+    rec = json.loads(lines[0])
+    rec["acc"] = 1.0 - rec["acc"]
+    lines[0] = json.dumps(rec)
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError, match="already stored with different statistics"):
+        import_lm_eval(store, lm_eval_copy, **OPTIONS)
+    assert np.array_equal(store.runs()[["run_id"]].to_numpy(), before.to_numpy())
+
+
+def test_cli_json(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from glotbench.cli import app
+
+    db = tmp_path / "cli.duckdb"
+    args = ["import", "lm-eval", str(LM_EVAL_OUT), "--store", str(db), "--family", "tinymt"]
+    res = CliRunner().invoke(app, [*args, "--map", "tinyboolq=tinyboolq:en", "--json"])
+    assert res.exit_code == 0, res.output
+    payload = json.loads(res.output)
+    assert payload["status"] == "imported" and payload["runs_added"] == 18
+    assert payload["languages"] == ["all", "de", "en", "fr"]
