@@ -20,15 +20,19 @@ def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[
     )
 
 
-def test_demo_prints_the_leaderboard() -> None:
-    result = run_cli("demo")
+def test_demo_prints_the_leaderboard(tmp_path: Path) -> None:
+    result = run_cli("demo", "--draws", "1000", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert "XLM-R Large" in result.stdout
     assert "64.2 ± 1.0" in result.stdout
+    # the demo ends by writing the leaderboard and the report, and says where
+    assert (tmp_path / "glotbench-demo" / "leaderboard" / "index.html").is_file()
+    assert (tmp_path / "glotbench-demo" / "report.html").is_file()
+    assert "report.html" in result.stdout
 
 
 def test_demo_json_is_documented_object() -> None:
-    result = run_cli("demo", "--json", "--draws", "1000")
+    result = run_cli("demo", "--json", "--draws", "1000", "--no-pages")
     assert result.returncode == 0, result.stderr
     payload = json.loads(result.stdout)
     assert set(payload) == {"leaderboard", "between_language_sd", "comparison", "ranks", "written"}

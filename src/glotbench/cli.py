@@ -70,13 +70,16 @@ def demo(
     draws: Annotated[int, typer.Option("--draws", help="Language resampling draws.")] = 10_000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the draws.")] = 0,
     out: Annotated[
-        Path | None,
+        Path,
         typer.Option(
             "--out",
-            help="Also write the interactive leaderboard (OUT/leaderboard/index.html) and the "
-            "HTML report (OUT/report.html) of the demo data into this folder.",
+            help="Folder for the interactive leaderboard (OUT/leaderboard/index.html) and the "
+            "HTML report (OUT/report.html) of the demo data.",
         ),
-    ] = None,
+    ] = Path("glotbench-demo"),
+    pages: Annotated[
+        bool, typer.Option("--pages/--no-pages", help="Write the leaderboard and report.")
+    ] = True,
 ) -> None:
     """XTREME-R baselines (embedded, offline): leaderboard with SEs, between-language SDs,
     pairwise effect sizes and rank distributions under language subsampling.
@@ -86,7 +89,7 @@ def demo(
     score is the unweighted mean of the tasks.
     """
     result = api.demo(n_draws=draws, seed=seed)
-    written = api.write_demo_pages(out, seed=seed) if out is not None else []
+    written = api.write_demo_pages(out, seed=seed) if pages else []
     if json_output:
         print_json(result.to_dict() | {"written": [str(p) for p in written]})
         return
@@ -131,7 +134,9 @@ def demo(
         highlight=False,
     )
     for path in written:
-        console.print(f"wrote {path}", highlight=False)
+        console.print(
+            f"wrote {path.resolve()} (open it in a browser)", highlight=False, soft_wrap=True
+        )
 
 
 def _tasks(result: Any) -> list[str]:
@@ -787,8 +792,13 @@ def _pair_source(
         if None in (dataset, task, language, metric):
             raise typer.BadParameter("--store needs --dataset, --task, --language and --metric")
         stats_a, stats_b, bound = api.store_pair_statistics(
-            store, dataset=dataset, task=task, language=language, metric=metric,  # type: ignore[arg-type]
-            models=models or [], seed=run_seed,
+            store,
+            dataset=dataset,
+            task=task,
+            language=language,
+            metric=metric,  # type: ignore[arg-type]
+            models=models or [],
+            seed=run_seed,
         )
         return stats_a, stats_b, bound, (str(models[0]), str(models[1]))  # type: ignore[index]
     if not files or len(files) != 2:
@@ -819,8 +829,14 @@ def _paired_command(
         files, references, metric, store, dataset, task, language, models, run_seed
     )
     result = api.significance_test(
-        test, stats_a, stats_b, bound, n_resamples=resamples,
-        confidence_level=confidence_level, seed=seed, names=names,
+        test,
+        stats_a,
+        stats_b,
+        bound,
+        n_resamples=resamples,
+        confidence_level=confidence_level,
+        seed=seed,
+        names=names,
     )
     if json_output:
         print_json(result.to_dict())
@@ -856,8 +872,20 @@ def significance_bootstrap_command(
 ) -> None:
     """Paired bootstrap test of score(A) − score(B): two-sided p-value (+1) and CI."""
     _paired_command(
-        "bootstrap", files, references, metric, store, dataset, task, language, model,
-        run_seed, resamples, seed, confidence_level, json_output,
+        "bootstrap",
+        files,
+        references,
+        metric,
+        store,
+        dataset,
+        task,
+        language,
+        model,
+        run_seed,
+        resamples,
+        seed,
+        confidence_level,
+        json_output,
     )
 
 
@@ -878,8 +906,20 @@ def significance_permutation_command(
 ) -> None:
     """Paired approximate randomisation test of score(A) − score(B) (two-sided, +1)."""
     _paired_command(
-        "permutation", files, references, metric, store, dataset, task, language, model,
-        run_seed, resamples, seed, 0.95, json_output,
+        "permutation",
+        files,
+        references,
+        metric,
+        store,
+        dataset,
+        task,
+        language,
+        model,
+        run_seed,
+        resamples,
+        seed,
+        0.95,
+        json_output,
     )
 
 
@@ -1084,7 +1124,8 @@ def analyze_transfer_command(
     input: Annotated[
         Path,
         typer.Option(
-            "--input", "-i",
+            "--input",
+            "-i",
             help="Tidy scores (CSV/JSONL/Parquet): model_language, language, score "
             "[, model, dataset].",
         ),
