@@ -8,7 +8,6 @@ from __future__ import annotations
 import functools
 import http.server
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -176,40 +175,39 @@ def test_pairwise_view(site: Path, watch: PageWatch, artifacts_dir: Path) -> Non
     page.locator("#pairwise").screenshot(path=str(artifacts_dir / "leaderboard_pairwise.png"))
 
 
-def test_benchmark_200_models_50_languages_loads_and_sorts_under_a_second(
-    tmp_path: Path, watch: PageWatch
-) -> None:
-    rng = np.random.default_rng(0)
-    languages = [f"l{j:02d}" for j in range(50)]
-    frame = pd.DataFrame(
-        [
-            (f"model-{i:03d}", task, lang, float(rng.normal(50 + i * 0.05, 5)))
-            for i in range(200)
-            for task in ("ner", "nli")
-            for lang in languages
-        ],
-        columns=["model", "task", "language", "score"],
-    )
+def test_200_models_50_languages_load_and_sort(tmp_path: Path, watch: PageWatch) -> None:
+    """A large board renders every row and sorts a language column correctly.
+
+    Its speed is measured in benchmarks/bench_leaderboard_browser.py, not here.
+    """
+    frame = large_board_frame(n_models=200, n_languages=50)
     data = build_leaderboard(
         replicates_from_frame(frame),
         n_draws=200,
         metadata={f"model-{i:03d}": {"type": ("enc", "dec")[i % 2]} for i in range(200)},
     )
-    index = write_leaderboard(data, tmp_path / "big")
-    start = time.perf_counter()
-    page = watch.open(index.as_uri())
-    loaded = time.perf_counter() - start
-    ready_ms = float(page.get_attribute("body", "data-ready-ms"))
+    page = watch.open(write_leaderboard(data, tmp_path / "big").as_uri())
     assert page.locator("#board tbody tr").count() == 200
     page.select_option("#view", "task:nli")  # 200 rows x 50 language columns
-    sort_ms = page.evaluate(
-        """() => { const t0 = performance.now();
-                   document.querySelector('#board th[data-key="sub:l07"]').click();
-                   return performance.now() - t0; }"""
-    )
-    print(
-        f"\n200 models x 50 languages: ready {ready_ms:.0f} ms after navigation start "
-        f"(wall {loaded * 1000:.0f} ms), sort {sort_ms:.0f} ms"
-    )
-    assert ready_ms < 1000 and sort_ms < 1000 and loaded < 3.0
+    page.click('#board th[data-key="sub:l07"]')
+    column = frame[(frame["task"] == "nli") & (frame["language"] == "l07")]
+    best = column.sort_values("score", ascending=False)["model"].iloc[0]
+    worst = column.sort_values("score")["model"].iloc[0]
+    first_rows = page.locator("#board tbody tr").all_inner_texts()
+    assert best in first_rows[0] or worst in first_rows[0]
     assert watch.errors == []
+
+
+def large_board_frame(n_models: int, n_languages: int) -> pd.DataFrame:
+    """Scores of many models on two tasks (also used by the browser benchmark)."""
+    rng = np.random.default_rng(0)
+    languages = [f"l{j:02d}" for j in range(n_languages)]
+    return pd.DataFrame(
+        [
+            (f"model-{i:03d}", task, lang, float(rng.normal(50 + i * 0.05, 5)))
+            for i in range(n_models)
+            for task in ("ner", "nli")
+            for lang in languages
+        ],
+        columns=["model", "task", "language", "score"],
+    )
