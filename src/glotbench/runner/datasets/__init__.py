@@ -1,0 +1,205 @@
+"""Dataset loaders and the dataset specification used by suites.
+
+``build_dataset(spec, data_dir=...)`` loads the records (CoNLL-U, JSONL/CSV,
+Hugging Face, or a ScaLA build from UD), shapes them for the task, validates
+them and draws the uniform splits. See ``docs/suites.md`` for the fields.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from glotbench.runner.datasets.base import (
+    DEFAULT_SPLIT_SEED,
+    DEFAULT_SPLIT_SIZES,
+    SPLITS,
+    Dataset,
+    Record,
+    check_unique_ids,
+    content_hash,
+    uniform_splits,
+)
+from glotbench.runner.datasets.conllu import expand_paths, join_words, load_conllu, read_conllu
+from glotbench.runner.datasets.hf import load_hf
+from glotbench.runner.datasets.scala import build_scala
+from glotbench.runner.datasets.tabular import load_table
+from glotbench.runner.errors import DatasetError, UnknownNameError
+
+LOADERS = ("conllu", "scala", "jsonl", "csv", "table", "hf")
+
+
+class DatasetSpec(BaseModel):
+    """How to build one dataset (one entry of a suite's ``datasets`` list)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    task: str
+    language: str
+    loader: str = "table"
+    paths: list[str] = Field(default_factory=list)
+    #: Hugging Face dataset id or folder (loader: hf)
+    hf: str | None = None
+    hf_name: str | None = None
+    hf_splits: list[str] | None = None
+    #: runner field -> column of the file
+    fields: dict[str, str] = Field(default_factory=dict)
+    #: split sizes (train/validation/test); "predefined" uses each record's ``split`` field
+    splits: dict[str, int] | str | None = None
+    split_seed: int = DEFAULT_SPLIT_SEED
+    #: retrieval: file(s) of candidates (``id``, ``text``); default: the targets' texts
+    pool: list[str] | None = None
+    #: retrieval: k of mAP@k
+    k: int = 10
+    #: check that every validation/test label occurs in train (classification)
+    check_labels: bool = True
+    description: str = ""
+
+    @field_validator("paths", "pool", mode="before")
+    @classmethod
+    def _listify(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
+
+    @field_validator("loader")
+    @classmethod
+    def _loader(cls, value: str) -> str:
+        if value not in LOADERS:
+            raise ValueError(f"unknown loader {value!r}; use one of {', '.join(LOADERS)}")
+        return value
+
+    def task_options(self) -> dict[str, Any]:
+        from glotbench.runner.tasks import get_task
+
+        return {"k": self.k} if get_task(self.task).kind == "retrieval" else {}
+
+    def key(self) -> str:
+        return content_hash(self.model_dump())[:16]
+
+
+def _records(spec: DatasetSpec, base: Path | None) -> list[Record]:
+    from glotbench.runner.tasks import get_task
+
+    task = get_task(spec.task, **spec.task_options())
+    if spec.loader in ("conllu", "scala") and not spec.paths:
+        raise DatasetError(f"dataset {spec.name!r}: loader {spec.loader} needs 'paths'")
+    if spec.loader == "conllu":
+        ud = load_conllu(spec.paths, base=base, ner=task.name == "ner")
+        return [task.from_conllu(r) for r in ud]
+    if spec.loader == "scala":
+        if task.name != "linguistic_acceptability":
+            raise DatasetError(
+                f"dataset {spec.name!r}: loader scala builds linguistic_acceptability data, "
+                f"not {task.name}"
+            )
+        return build_scala(load_conllu(spec.paths, base=base), seed=spec.split_seed)
+    if spec.loader == "hf":
+        if not spec.hf:
+            raise DatasetError(f"dataset {spec.name!r}: loader hf needs 'hf: <folder or Hub id>'")
+        return load_hf(
+            spec.hf, base=base, name=spec.hf_name, splits=spec.hf_splits, fields=spec.fields
+        )
+    if not spec.paths:
+        raise DatasetError(f"dataset {spec.name!r}: loader {spec.loader} needs 'paths'")
+    return load_table(spec.paths, base=base, fields=spec.fields)
+
+
+def build_dataset(
+    spec: DatasetSpec | dict[str, Any], *, data_dir: str | Path | None = None
+) -> Dataset:
+    """Load, validate and split a dataset described by ``spec``."""
+    from glotbench.runner.tasks import get_task
+
+    if isinstance(spec, dict):
+        spec = DatasetSpec(**spec)
+    base = Path(data_dir) if data_dir is not None else None
+    task = get_task(spec.task, **spec.task_options())
+    where = f"dataset {spec.name!r}"
+    records = _records(spec, base)
+    check_unique_ids(records, where)
+    for r in records:
+        task.validate(r, where)
+    notes: list[str] = []
+    if spec.splits == "predefined":
+        parts: dict[str, list[Record]] = {s: [] for s in SPLITS}
+        for r in records:
+            split = r.get("split")
+            if split == "dev":
+                split = "validation"
+            if split not in parts:
+                raise DatasetError(
+                    f"{where}: record {r['id']!r} has split {r.get('split')!r}; with "
+                    "'splits: predefined' every record needs split train/validation/test"
+                )
+            parts[split].append(r)
+    elif spec.splits is None or isinstance(spec.splits, dict):
+        parts, notes = uniform_splits(
+            records, sizes=spec.splits, seed=spec.split_seed, stratify=task.label_field
+        )
+    else:
+        raise DatasetError(f"{where}: splits must be a mapping of sizes or 'predefined'")
+    pool = None
+    if task.kind == "retrieval":
+        pool = _pool(spec, base, records)
+    if not parts["test"]:
+        raise DatasetError(f"{where}: the test split is empty ({len(records)} records loaded)")
+    labels = task.label_inventory(records)
+    dataset = Dataset(
+        name=spec.name,
+        task=task.name,
+        language=spec.language,
+        train=parts["train"],
+        validation=parts["validation"],
+        test=parts["test"],
+        labels=labels,
+        pool=pool,
+        source=", ".join(spec.paths) if spec.paths else (spec.hf or ""),
+        notes=notes,
+    )
+    if spec.check_labels and dataset.train:
+        task.check_train_labels(dataset)
+    return dataset
+
+
+def _pool(spec: DatasetSpec, base: Path | None, records: list[Record]) -> list[Record]:
+    if spec.pool:
+        pool = load_table(spec.pool, base=base)
+        for p in pool:
+            if "text" not in p:
+                raise DatasetError(f"dataset {spec.name!r}: pool item {p['id']!r} has no 'text'")
+        return [{"id": str(p["id"]), "text": p["text"]} for p in pool]
+    pool: list[Record] = []
+    seen: set[str] = set()
+    for r in records:
+        if "target_text" not in r:
+            raise DatasetError(
+                f"dataset {spec.name!r}: retrieval needs a 'pool' file or a 'target_text' "
+                "field on each record"
+            )
+        for t in r["targets"]:
+            if t not in seen:
+                seen.add(t)
+                pool.append({"id": t, "text": r["target_text"]})
+    return pool
+
+
+__all__ = [
+    "DEFAULT_SPLIT_SEED",
+    "DEFAULT_SPLIT_SIZES",
+    "Dataset",
+    "DatasetSpec",
+    "LOADERS",
+    "build_dataset",
+    "build_scala",
+    "content_hash",
+    "expand_paths",
+    "join_words",
+    "load_conllu",
+    "load_hf",
+    "load_table",
+    "read_conllu",
+    "uniform_splits",
+    "UnknownNameError",
+]

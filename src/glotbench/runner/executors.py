@@ -1,0 +1,253 @@
+"""One job list, two executors: local (in process) and Ray.
+
+:func:`run_suite` builds every dataset once (in the driver), plans the jobs,
+skips those whose runs are all stored (unless ``force``), executes the rest
+through the chosen executor and writes each finished job to the store as soon
+as it arrives — each run in its own transaction, so an interrupted run
+(Ctrl-C, SIGKILL) loses at most the jobs in flight and resumes where it
+stopped. A job that fails (a model raising on an item, a wrong predictions
+file, ...) is recorded in the summary with its error; the other jobs still
+run and are stored.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from glotbench.errors import GlotbenchError
+from glotbench.runner.datasets import Dataset, build_dataset
+from glotbench.runner.errors import UnknownNameError
+from glotbench.runner.protocol import Job, JobOutcome, execute_job, run_keys, write_outcome
+from glotbench.runner.suite import Suite
+
+EXECUTORS = ("local", "ray")
+
+
+@dataclass
+class JobFailure:
+    job: str
+    error: str
+    kind: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"job": self.job, "error": self.error, "kind": self.kind}
+
+
+@dataclass
+class RunSummary:
+    """What ``glotbench run`` did."""
+
+    suite: str
+    store: str
+    executor: str
+    jobs: int
+    skipped: int
+    completed: int
+    runs_written: int
+    failures: list[JobFailure] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    datasets: list[dict[str, Any]] = field(default_factory=list)
+    seconds: float = 0.0
+    scores: pd.DataFrame | None = None
+
+    def to_frame(self) -> pd.DataFrame:
+        return self.scores if self.scores is not None else pd.DataFrame()
+
+    def to_dict(self) -> dict[str, Any]:
+        scores = self.to_frame()
+        return {
+            "suite": self.suite,
+            "store": self.store,
+            "executor": self.executor,
+            "jobs": self.jobs,
+            "skipped": self.skipped,
+            "completed": self.completed,
+            "runs_written": self.runs_written,
+            "failures": [f.to_dict() for f in self.failures],
+            "notes": list(self.notes),
+            "datasets": self.datasets,
+            "seconds": self.seconds,
+            "scores": [
+                {k: (None if isinstance(v, float) and v != v else v) for k, v in row.items()}
+                for row in scores.to_dict(orient="records")
+            ],
+        }
+
+
+Event = Callable[[str, Job, dict[str, Any]], None]
+
+
+def _safe_execute(job: Job, dataset: Dataset, base: str | None) -> JobOutcome | JobFailure:
+    try:
+        return execute_job(job, dataset, base=base)
+    except GlotbenchError as exc:
+        return JobFailure(job.label(), str(exc), type(exc).__name__)
+    except Exception as exc:  # a bug in a model adapter or user code: keep going, record it
+        tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
+        return JobFailure(job.label(), tb, type(exc).__name__)
+
+
+class LocalExecutor:
+    """Jobs one after another in this process."""
+
+    name = "local"
+
+    def map(
+        self, jobs: list[Job], datasets: dict[str, Dataset], base: str | None
+    ) -> Iterator[JobOutcome | JobFailure]:
+        for job in jobs:
+            yield _safe_execute(job, datasets[job.dataset.name], base)
+
+    def close(self) -> None:
+        pass
+
+
+class RayExecutor:
+    """Jobs as Ray tasks (one CPU each); results stream back as they finish.
+
+    Starts a local Ray (``num_cpus``) unless one is running or ``address``
+    is given. The driver alone writes to the store.
+    """
+
+    name = "ray"
+
+    def __init__(self, *, num_cpus: int | None = None, address: str | None = None) -> None:
+        try:
+            import ray
+        except ImportError:
+            raise GlotbenchError(
+                "the Ray executor needs ray: pip install 'glotbench[distributed]'"
+            ) from None
+        self._ray = ray
+        self._started = False
+        if not ray.is_initialized():
+            kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
+            if address:
+                kwargs["address"] = address
+            elif num_cpus:
+                kwargs["num_cpus"] = num_cpus
+            ray.init(**kwargs)
+            self._started = True
+
+    def map(
+        self, jobs: list[Job], datasets: dict[str, Dataset], base: str | None
+    ) -> Iterator[JobOutcome | JobFailure]:
+        ray = self._ray
+        remote = ray.remote(num_cpus=1)(_safe_execute)
+        refs = {
+            name: ray.put(ds)
+            for name, ds in datasets.items()
+            if any(j.dataset.name == name for j in jobs)
+        }
+        pending = [remote.remote(job, refs[job.dataset.name], base) for job in jobs]
+        while pending:
+            done, pending = ray.wait(pending, num_returns=1)
+            yield ray.get(done[0])
+
+    def close(self) -> None:
+        if self._started:
+            self._ray.shutdown()
+
+
+def make_executor(name: str, **options: Any) -> LocalExecutor | RayExecutor:
+    if name == "local":
+        return LocalExecutor()
+    if name == "ray":
+        return RayExecutor(**options)
+    raise UnknownNameError(f"unknown executor {name!r}; use one of {', '.join(EXECUTORS)}")
+
+
+def build_datasets(suite: Suite) -> dict[str, Dataset]:
+    """Every dataset of the suite, loaded and split once."""
+    names = [d.name for d in suite.datasets]
+    dup = {n for n in names if names.count(n) > 1}
+    if dup:
+        raise UnknownNameError(
+            f"suite {suite.name!r} names dataset(s) {sorted(dup)} more than once"
+        )
+    return {d.name: build_dataset(d, data_dir=suite.base_dir) for d in suite.datasets}
+
+
+def run_suite(
+    suite: Suite,
+    *,
+    store: str | Path,
+    executor: str = "local",
+    force: bool = False,
+    on_event: Event | None = None,
+    num_cpus: int | None = None,
+    ray_address: str | None = None,
+) -> RunSummary:
+    """Run (or resume) every job of ``suite`` and store the statistics."""
+    from glotbench.core.store import Store
+    from glotbench.runner.protocol import scandeval_scores
+
+    started = time.perf_counter()
+    jobs, notes = suite.jobs()
+    datasets = build_datasets(suite)
+    for ds in datasets.values():
+        notes.extend(f"dataset {ds.name!r}: {n}" for n in ds.notes)
+    emit = on_event or (lambda *_: None)
+    summary = RunSummary(
+        suite=suite.name,
+        store=str(store),
+        executor=executor,
+        jobs=len(jobs),
+        skipped=0,
+        completed=0,
+        runs_written=0,
+        notes=notes,
+        datasets=[ds.describe() for ds in datasets.values()],
+    )
+    with Store.open(store) as handle:
+        complete = handle.completed_run_ids()
+        pending: list[Job] = []
+        for job in jobs:
+            ids = [k.run_id for k in run_keys(job, datasets[job.dataset.name])]
+            if not force and all(i in complete for i in ids):
+                summary.skipped += 1
+                emit("skipped", job, {})
+            else:
+                pending.append(job)
+        emit(
+            "planned",
+            pending[0] if pending else jobs[0] if jobs else None,
+            {"pending": len(pending), "total": len(jobs)},
+        )  # type: ignore[arg-type]
+        if pending:
+            runner = make_executor(
+                executor,
+                **({"num_cpus": num_cpus, "address": ray_address} if executor == "ray" else {}),
+            )
+            try:
+                for result in runner.map(pending, datasets, suite.base_dir):
+                    if isinstance(result, JobFailure):
+                        summary.failures.append(result)
+                        emit("failed", _job_of(pending, result), {"error": result.error})
+                        continue
+                    written = write_outcome(handle, result, force=force)
+                    summary.runs_written += written
+                    summary.completed += 1
+                    emit("stored", result.job, {"scores": result.scores(), "written": written})
+            finally:
+                runner.close()
+        model_names = sorted({j.model.name for j in jobs})
+        ds_names = sorted(datasets)
+        summary.scores = (
+            scandeval_scores(handle, models=model_names, datasets=ds_names)
+            if model_names and ds_names
+            else pd.DataFrame()
+        )
+    summary.seconds = time.perf_counter() - started
+    return summary
+
+
+def _job_of(jobs: list[Job], failure: JobFailure) -> Job:
+    return next((j for j in jobs if j.label() == failure.job), jobs[0])

@@ -1,0 +1,77 @@
+"""The model-adapter interface and the model specification of suites.
+
+An adapter has a ``name``, says whether it ``trains``, may be ``fit`` on a
+training split with a seed, and answers a task through one method per task
+kind (see :mod:`glotbench.runner.tasks.base`): ``predict_labels``,
+``predict_tags``, ``answer``, ``embed``, ``parse``. It supports a task when it
+has that method.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from glotbench.runner.datasets.base import content_hash
+
+if TYPE_CHECKING:
+    from glotbench.runner.datasets.base import Dataset, Record
+    from glotbench.runner.tasks import Task
+
+
+class ModelSpec(BaseModel):
+    """One entry of a suite's ``models`` list.
+
+    ``kind`` picks the adapter (``glotbench run --list-models`` / :data:`MODEL_KINDS`);
+    ``options`` are the adapter's keyword arguments; ``tasks`` / ``languages``
+    restrict where it runs; ``metadata`` is free-form model metadata stored
+    with every run (parameters, training data, ... as XTREME-R submissions);
+    ``optional`` models are skipped, with a note, when their extra is missing.
+    """
+
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())
+
+    name: str
+    kind: str
+    options: dict[str, Any] = Field(default_factory=dict)
+    tasks: list[str] | None = None
+    languages: list[str] | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    optional: bool = False
+
+    def config_hash(self) -> str:
+        return content_hash({"kind": self.kind, "options": self.options})[:16]
+
+
+class Model:
+    """Base class of model adapters."""
+
+    #: whether ``fit`` learns from the training split (then it runs per seed)
+    trains: bool = False
+
+    def __init__(self, name: str, **options: Any) -> None:
+        self.name = name
+        self.options = options
+
+    def fit(
+        self,
+        task: Task,
+        dataset: Dataset,
+        train: Sequence[Record],
+        validation: Sequence[Record],
+        seed: int,
+    ) -> None:
+        """Train on ``train`` (possibly a bootstrap of the training split) with ``seed``."""
+
+    def supports(self, task: Task) -> bool:
+        from glotbench.runner.tasks import KIND_METHODS
+
+        return callable(getattr(self, KIND_METHODS[task.kind], None))
+
+    def metadata(self) -> dict[str, Any]:
+        return {}
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"

@@ -1,0 +1,323 @@
+"""The replication protocol: N iterations of (seed, train, evaluate) per model and dataset.
+
+Iteration ``i`` has the seed ``protocol.seed + i``. A model that trains is
+fit on the training split — by default on a bootstrap of it, as EuroEval
+does (``bootstrap_train``) — with that seed, and every model is evaluated on
+the **full** test split; the per-example statistics of every metric of the
+task are stored (one run per metric, key ``(model, dataset, task, language,
+seed, config_hash, metric)``).
+
+The ScandEval score is then derived from the stored statistics exactly
+(:func:`scandeval_scores`): iteration ``i`` is scored on a bootstrap of the
+test set drawn from its seed, ``score(w_i @ S_i)``, and the result is the
+mean over iterations ± 1.96 · SD / √N (Nielsen 2023, ScandEval §4).
+
+Inference speed is measured per model as ScandEval does: a fixed document of
+2,600 characters (built from the test split's first items) is processed
+``speed_repeats`` times; mean seconds, characters per second and a 95 %
+interval are stored in the run's model metadata (``speed``).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field
+
+from glotbench.core.schema import RunKey, RunRecord
+from glotbench.metrics import get_metric
+from glotbench.runner.datasets import Dataset, DatasetSpec, content_hash
+from glotbench.runner.errors import ModelError
+from glotbench.runner.models import ModelSpec, build_model
+from glotbench.runner.tasks import Task, get_task
+
+if TYPE_CHECKING:
+    from glotbench.core.store import Store
+
+PROTOCOL_VERSION = 1
+SPEED_DOCUMENT_CHARS = 2600
+
+
+class Protocol(BaseModel):
+    """Replication settings of a suite (``protocol:`` in the YAML)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    iterations: int = Field(default=10, ge=1)
+    seed: int = 4242
+    bootstrap_train: bool = True
+    speed_repeats: int = Field(default=3, ge=0)
+
+    def seed_of(self, iteration: int) -> int:
+        return self.seed + iteration
+
+
+@dataclass(frozen=True)
+class Job:
+    """One (model, dataset, iteration)."""
+
+    model: ModelSpec
+    dataset: DatasetSpec
+    iteration: int
+    protocol: Protocol
+
+    @property
+    def seed(self) -> int:
+        return self.protocol.seed_of(self.iteration)
+
+    def label(self) -> str:
+        return (
+            f"{self.model.name} on {self.dataset.name} "
+            f"(iteration {self.iteration}, seed {self.seed})"
+        )
+
+
+def metric_names(task: Task) -> list[str]:
+    return [
+        get_metric(n, labels=["_"]).name if n in task.labelled_metrics else get_metric(n).name
+        for n in task.metrics
+    ]
+
+
+def config_hash(job: Job, dataset: Dataset) -> str:
+    """Hash of what determines a run besides its key: model config, data, protocol."""
+    return content_hash(
+        {
+            "model": job.model.config_hash(),
+            "dataset": dataset.content_hash,
+            "bootstrap_train": job.protocol.bootstrap_train,
+            "protocol": PROTOCOL_VERSION,
+        }
+    )[:16]
+
+
+def run_keys(job: Job, dataset: Dataset) -> list[RunKey]:
+    task = get_task(dataset.task, **job.dataset.task_options())
+    chash = config_hash(job, dataset)
+    return [
+        RunKey(
+            model=job.model.name,
+            dataset=dataset.name,
+            task=dataset.task,
+            language=dataset.language,
+            seed=job.seed,
+            config_hash=chash,
+            metric=m,
+        )
+        for m in metric_names(task)
+    ]
+
+
+@dataclass
+class JobOutcome:
+    """What a job produced: one (record, example ids, statistics) per metric."""
+
+    job: Job
+    runs: list[tuple[RunRecord, list[str], np.ndarray]] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def scores(self) -> dict[str, float]:
+        out = {}
+        for record, _, stats in self.runs:
+            metric = get_metric(record.metric, **record.metric_config)
+            out[record.metric] = float(metric.score(stats.sum(axis=0)))
+        return out
+
+
+def speed_document(records: Sequence[dict[str, Any]], chars: int = SPEED_DOCUMENT_CHARS) -> str:
+    """A document of exactly ``chars`` characters built from the records' texts."""
+    texts = [
+        str(r.get("text") or r.get("query") or r.get("context") or " ".join(r.get("tokens", [])))
+        for r in records
+    ]
+    texts = [t for t in texts if t.strip()] or ["glotbench"]
+    parts: list[str] = []
+    length = 0
+    i = 0
+    while length < chars:
+        parts.append(texts[i % len(texts)])
+        length += len(parts[-1]) + 1
+        i += 1
+    return " ".join(parts)[:chars]
+
+
+def measure_speed(model: Any, task: Task, dataset: Dataset, repeats: int) -> dict[str, Any] | None:
+    """Seconds to process the 2,600-character document, ``repeats`` times."""
+    if repeats <= 0 or task.kind not in ("sequence", "token") or not model.supports(task):
+        return None
+    if type(model).__name__ == "PredictionsFile":
+        return None
+    doc = speed_document(dataset.test)
+    call = (
+        (lambda: model.predict_labels([doc]))
+        if task.kind == "sequence"
+        else (lambda: model.predict_tags([doc.split()]))
+    )
+    call()  # warm-up
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - start)
+    arr = np.asarray(times)
+    mean = float(arr.mean())
+    half = float(1.96 * arr.std(ddof=1) / np.sqrt(arr.size)) if arr.size > 1 else None
+    cps = SPEED_DOCUMENT_CHARS / arr
+    return {
+        "document_chars": SPEED_DOCUMENT_CHARS,
+        "repeats": repeats,
+        "seconds_mean": mean,
+        "seconds_ci95": [mean - half, mean + half] if half is not None else None,
+        "chars_per_second_mean": float(cps.mean()),
+    }
+
+
+def training_sample(
+    train: Sequence[dict[str, Any]], seed: int, bootstrap: bool
+) -> list[dict[str, Any]]:
+    """The training records of an iteration: the split, or its bootstrap from ``seed``."""
+    if not bootstrap or not train:
+        return list(train)
+    idx = np.random.default_rng([seed, 1]).integers(0, len(train), len(train))
+    return [train[int(i)] for i in idx]
+
+
+def bootstrap_test_counts(seed: int, n: int) -> np.ndarray:
+    """Resample counts of the bootstrapped test set of the iteration with ``seed``."""
+    idx = np.random.default_rng([seed, 2]).integers(0, n, n)
+    return np.bincount(idx, minlength=n).astype(np.float64)
+
+
+def _seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed % (2**32))  # third-party code may use the global RNG
+
+
+def execute_job(job: Job, dataset: Dataset, *, base: str | Path | None = None) -> JobOutcome:
+    """Train (if the model trains) and evaluate one iteration; nothing is written here."""
+    start = time.perf_counter()
+    task = get_task(dataset.task, **job.dataset.task_options())
+    model = build_model(job.model, base=base)
+    if not model.supports(task):
+        raise ModelError(f"model {job.model.name!r} cannot do task {task.name!r}")
+    _seed_everything(job.seed)
+    train = training_sample(dataset.train, job.seed, job.protocol.bootstrap_train and model.trains)
+    if model.trains and not train:
+        raise ModelError(
+            f"model {job.model.name!r} trains but dataset {dataset.name!r} has no train split"
+        )
+    t0 = time.perf_counter()
+    model.fit(task, dataset, train, dataset.validation, job.seed)
+    fit_seconds = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    predictions = task.predict(model, dataset.test, dataset)
+    predict_seconds = time.perf_counter() - t1
+    results = task.statistics(predictions, dataset.test, dataset)
+    speed = measure_speed(model, task, dataset, job.protocol.speed_repeats)
+    ids = [str(r["id"]) for r in dataset.test]
+    n = len(ids)
+    chash = config_hash(job, dataset)
+    metadata = {
+        "kind": job.model.kind,
+        "options": job.model.options,
+        **model.metadata(),
+        **job.model.metadata,
+        "iteration": job.iteration,
+        "trains": model.trains,
+        "bootstrap_train": job.protocol.bootstrap_train and model.trains,
+        "train_examples": len(train),
+        "dataset_sha256": dataset.content_hash,
+        "dataset_sizes": dataset.sizes(),
+        "fit_seconds": fit_seconds,
+        "predict_seconds": predict_seconds,
+        "speed": speed,
+    }
+    outcome = JobOutcome(job=job)
+    for res in results:
+        record = RunRecord(
+            model=job.model.name,
+            dataset=dataset.name,
+            task=dataset.task,
+            language=dataset.language,
+            seed=job.seed,
+            config_hash=chash,
+            metric=res.name,
+            metric_config=res.metric.config(),
+            stat_names=res.metric.stat_names(),
+            model_metadata=metadata,
+            seconds=predict_seconds,
+            examples_per_second=(n / predict_seconds) if predict_seconds > 0 else None,
+            source=f"glotbench run (protocol v{PROTOCOL_VERSION})",
+        )
+        outcome.runs.append((record, ids, res.stats))
+    outcome.seconds = time.perf_counter() - start
+    return outcome
+
+
+def write_outcome(store: Store, outcome: JobOutcome, *, force: bool = False) -> int:
+    """Store a job's runs (one transaction each); returns how many were new.
+
+    With ``force`` an existing run with the same key is replaced (deleted and
+    rewritten in one transaction).
+    """
+    written = 0
+    for record, ids, stats in outcome.runs:
+        if force and store.has_run(record.run_id):
+            with store.transaction() as con:
+                con.execute("DELETE FROM example_stats WHERE run_id = ?", [record.run_id])
+                con.execute("DELETE FROM runs WHERE run_id = ?", [record.run_id])
+        written += int(store.write_run(record, ids, stats))
+    return written
+
+
+def scandeval_scores(
+    store: Store,
+    *,
+    models: Sequence[str] | None = None,
+    datasets: Sequence[str] | None = None,
+    metrics: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """ScandEval scores from stored runs: mean over iterations of bootstrapped-test scores.
+
+    For every (model, dataset, task, language, metric, config_hash) with
+    seeded runs: ``score_i = score(w_i @ S_i)`` with ``w_i`` the bootstrap
+    counts of iteration ``i``'s seed (:func:`bootstrap_test_counts`);
+    ``score = mean(score_i)``, ``ci_half_width = 1.96 · SD(score_i, ddof=1) / √N``
+    (ScandEval's ``aggregate_scores``). ``full_test_mean`` is the mean of
+    the full-test-set scores.
+    """
+    runs = store.runs(models=models, datasets=datasets, metrics=metrics)
+    runs = runs[runs["seed"].notna()]
+    rows = []
+    keys = ["model", "dataset", "task", "language", "metric", "config_hash"]
+    for key, group in runs.groupby(keys, sort=True):
+        boot, full = [], []
+        for _, run in group.sort_values("seed").iterrows():
+            metric = get_metric(run["metric"], **run["metric_config"])
+            _, stats = store.run_stats(run["run_id"])
+            weights = bootstrap_test_counts(int(run["seed"]), stats.shape[0])
+            boot.append(float(metric.score(weights @ stats)))
+            full.append(float(metric.score(stats.sum(axis=0))))
+        arr = np.asarray(boot)
+        half = float(1.96 * arr.std(ddof=1) / np.sqrt(arr.size)) if arr.size > 1 else float("nan")
+        rows.append(
+            {
+                **dict(zip(keys, key, strict=True)),
+                "iterations": int(arr.size),
+                "score": float(arr.mean()),
+                "ci_half_width": half,
+                "full_test_mean": float(np.mean(full)),
+                "n_examples": int(group["n_examples"].iloc[0]),
+            }
+        )
+    return pd.DataFrame(
+        rows,
+        columns=[*keys, "iterations", "score", "ci_half_width", "full_test_mean", "n_examples"],
+    )

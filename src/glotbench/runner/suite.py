@@ -1,0 +1,165 @@
+"""Benchmark suites: a YAML file of datasets, models and a replication protocol.
+
+See ``docs/suites.md`` for the format. :func:`load_suite` reads a built-in
+suite by name (``glotbench.suites``) or any YAML file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from glotbench.errors import InputError
+from glotbench.runner.datasets import DatasetSpec
+from glotbench.runner.errors import UnknownNameError
+from glotbench.runner.models import NEURAL_KINDS, ModelSpec, neural_available
+from glotbench.runner.protocol import Job, Protocol
+from glotbench.runner.tasks import get_task
+
+
+class Suite(BaseModel):
+    """A benchmark suite."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    description: str = ""
+    #: whether dataset paths are relative to a --data-dir (else to the suite file)
+    needs_data_dir: bool = False
+    protocol: Protocol = Field(default_factory=Protocol)
+    #: default split sizes for datasets that do not set their own
+    splits: dict[str, int] | None = None
+    datasets: list[DatasetSpec]
+    models: list[ModelSpec]
+    #: folder that relative paths resolve against (set by load_suite)
+    base_dir: str | None = None
+
+    def select(
+        self,
+        *,
+        models: list[str] | None = None,
+        languages: list[str] | None = None,
+        tasks: list[str] | None = None,
+        datasets: list[str] | None = None,
+        iterations: int | None = None,
+    ) -> Suite:
+        """A copy restricted to the named models / languages / tasks / datasets."""
+
+        def check(wanted: list[str] | None, have: list[str], what: str) -> None:
+            unknown = sorted(set(wanted or []) - set(have))
+            if unknown:
+                raise UnknownNameError(
+                    f"unknown {what} {', '.join(map(repr, unknown))} in suite {self.name!r}; "
+                    f"it has: {', '.join(sorted(set(have)))}"
+                )
+
+        check(models, [m.name for m in self.models], "model(s)")
+        check(languages, [d.language for d in self.datasets], "language(s)")
+        check(datasets, [d.name for d in self.datasets], "dataset(s)")
+        if tasks:
+            tasks = [get_task(t).name for t in tasks]
+            check(tasks, [get_task(d.task).name for d in self.datasets], "task(s)")
+        out = self.model_copy(deep=True)
+        out.models = [m for m in out.models if not models or m.name in models]
+        out.datasets = [
+            d
+            for d in out.datasets
+            if (not languages or d.language in languages)
+            and (not datasets or d.name in datasets)
+            and (not tasks or get_task(d.task).name in tasks)
+        ]
+        if iterations is not None:
+            out.protocol = out.protocol.model_copy(update={"iterations": iterations})
+        return out
+
+    def jobs(self, *, include_optional: bool | None = None) -> tuple[list[Job], list[str]]:
+        """All (model, dataset, iteration) jobs, and notes on skipped models."""
+        from glotbench.runner.models import build_model
+
+        notes: list[str] = []
+        have_neural = neural_available() if include_optional is None else include_optional
+        out: list[Job] = []
+        for model in self.models:
+            if model.kind in NEURAL_KINDS and not have_neural:
+                if model.optional:
+                    notes.append(
+                        f"model {model.name!r} skipped: it needs torch and transformers "
+                        "(pip install 'glotbench[neural]')"
+                    )
+                    continue
+            adapter = None
+            for ds in self.datasets:
+                task = get_task(ds.task, **ds.task_options())
+                if model.tasks and task.name not in {get_task(t).name for t in model.tasks}:
+                    continue
+                if model.languages and ds.language not in model.languages:
+                    continue
+                if adapter is None:
+                    adapter = build_model(model, base=self.base_dir)
+                if not adapter.supports(task):
+                    continue
+                for i in range(self.protocol.iterations):
+                    out.append(Job(model=model, dataset=ds, iteration=i, protocol=self.protocol))
+        return out, notes
+
+
+def builtin_suites() -> dict[str, Path]:
+    """Names and files of the suites shipped in ``glotbench.suites``."""
+    from importlib import resources
+
+    folder = resources.files("glotbench.suites")
+    return {
+        Path(str(p)).stem: Path(str(p))
+        for p in folder.iterdir()
+        if str(p).endswith((".yaml", ".yml"))
+    }
+
+
+def load_suite(name_or_path: str | Path, *, data_dir: str | Path | None = None) -> Suite:
+    """A built-in suite by name or a suite YAML file; ``data_dir`` roots relative paths."""
+    import yaml
+
+    path = Path(name_or_path)
+    builtin = builtin_suites()
+    if not path.exists():
+        if str(name_or_path) in builtin:
+            path = builtin[str(name_or_path)]
+        else:
+            raise UnknownNameError(
+                f"no suite {str(name_or_path)!r}: not a file, and the built-in suites are "
+                f"{', '.join(sorted(builtin))}"
+            )
+    try:
+        raw: Any = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise InputError(f"not valid YAML: {exc}", path=str(path)) from None
+    if not isinstance(raw, dict):
+        raise InputError("a suite file must be a YAML mapping", path=str(path))
+    raw.setdefault("name", path.stem)
+    default_splits = raw.get("splits")
+    for ds in raw.get("datasets") or []:
+        if isinstance(ds, dict) and default_splits is not None:
+            ds.setdefault("splits", default_splits)
+    try:
+        suite = Suite(**raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"])
+        raise InputError(f"{first['msg']} (at {loc})", path=str(path)) from None
+    for ds in suite.datasets:
+        get_task(ds.task)  # unknown task -> clear error now
+    if suite.needs_data_dir:
+        if data_dir is None:
+            raise InputError(
+                f"suite {suite.name!r} reads data from a folder; pass --data-dir "
+                "(e.g. the folder holding ud/ and norne/)"
+            )
+        base = Path(data_dir)
+        if not base.is_dir():
+            raise InputError("the data folder does not exist", path=str(base))
+        suite.base_dir = str(base.resolve())
+    else:
+        suite.base_dir = str(Path(data_dir).resolve()) if data_dir else str(path.parent.resolve())
+    return suite

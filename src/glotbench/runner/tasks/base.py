@@ -1,0 +1,188 @@
+"""Tasks: what a model is asked, and how its outputs become metric statistics.
+
+A task knows the fields of its records, the metrics it reports (each from
+the foundation's registry, configured with the dataset's label inventory so
+that every run of a dataset has the same statistic layout), how to ask a model
+(which adapter method it calls) and how to turn the answers into the
+per-example (n × k) statistics the store keeps.
+
+Model adapters answer through one method per task *kind*:
+
+=============  ==========================================  ===========================
+kind           adapter method                              answer per record
+=============  ==========================================  ===========================
+sequence       ``predict_labels(texts)``                   a label
+token          ``predict_tags(token_lists)``               one tag per token
+qa             ``answer(questions, contexts)``             an answer string
+retrieval      ``embed(texts)``                            a vector (cosine NN here)
+parsing        ``parse(records)``                          (head, deprel) per word
+=============  ==========================================  ===========================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from glotbench.metrics import Metric, get_metric
+from glotbench.runner.errors import DatasetError, ModelError
+
+if TYPE_CHECKING:
+    from glotbench.runner.datasets.base import Dataset, Record
+
+KIND_METHODS: dict[str, str] = {
+    "sequence": "predict_labels",
+    "token": "predict_tags",
+    "qa": "answer",
+    "retrieval": "embed",
+    "parsing": "parse",
+}
+
+
+def call_checked(
+    fn: Callable[[list[Any]], Sequence[Any]],
+    items: list[Any],
+    ids: Sequence[str],
+    model: str,
+    what: str,
+) -> list[Any]:
+    """``fn(items)``, checked: one answer per item; a failure names the item.
+
+    When the batch call raises, the items are retried one at a time to find
+    the first one that fails; the :class:`ModelError` names its id.
+    """
+    try:
+        out = list(fn(items))
+    except ModelError:
+        raise
+    except Exception as batch_exc:
+        for item, rid in zip(items, ids, strict=True):
+            try:
+                fn([item])
+            except Exception as exc:
+                raise ModelError(
+                    f"model {model!r} raised on {what} item {rid!r}: {type(exc).__name__}: {exc}"
+                ) from exc
+        raise ModelError(
+            f"model {model!r} raised on a batch of {what} items: "
+            f"{type(batch_exc).__name__}: {batch_exc}"
+        ) from batch_exc
+    if len(out) != len(items):
+        raise ModelError(
+            f"model {model!r} returned {len(out)} answers for {len(items)} {what} items; "
+            "it must return exactly one per item"
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class MetricStats:
+    """One metric's statistics of a test split."""
+
+    metric: Metric
+    stats: np.ndarray
+
+    @property
+    def name(self) -> str:
+        return self.metric.name
+
+    def score(self) -> float:
+        return float(self.metric.score(self.stats.sum(axis=0)))
+
+
+class Task:
+    """Base class; subclasses set the class attributes and override hooks."""
+
+    name: str = ""
+    kind: str = "sequence"
+    description: str = ""
+    metrics: tuple[str, ...] = ()
+    #: field holding the label (stratification and label inventory), if any
+    label_field: str | None = None
+    #: fields every record must have
+    fields: tuple[str, ...] = ()
+    #: labelled metrics get the dataset's label inventory
+    labelled_metrics: frozenset[str] = frozenset({"mcc", "f1_macro"})
+
+    # -- data ------------------------------------------------------------
+    def from_conllu(self, record: Record) -> Record:
+        raise DatasetError(f"task {self.name!r} cannot be built from CoNLL-U sentences")
+
+    def validate(self, record: Record, where: str) -> None:
+        for f in self.fields:
+            if f not in record or record[f] is None:
+                raise DatasetError(
+                    f"{where}: record {record.get('id')!r} has no field {f!r} "
+                    f"(task {self.name} needs {', '.join(self.fields)})"
+                )
+
+    def label_inventory(self, records: Sequence[Record]) -> tuple[Any, ...]:
+        if self.label_field is None:
+            return ()
+        return _sorted({r[self.label_field] for r in records})
+
+    def check_train_labels(self, dataset: Dataset) -> None:
+        """Every label of validation/test must occur in train (classification tasks)."""
+        if self.label_field is None:
+            return
+        train = {r[self.label_field] for r in dataset.train}
+        for split in ("validation", "test"):
+            missing = {r[self.label_field] for r in dataset.split(split)} - train
+            if missing:
+                raise DatasetError(
+                    f"dataset {dataset.name!r}: label(s) {', '.join(map(repr, _sorted(missing)))} "
+                    f"of the {split} split never occur in train; a trained model cannot predict "
+                    "them. Use more data, larger train size, or drop those examples"
+                )
+
+    # -- evaluation --------------------------------------------------------
+    def references(self, records: Sequence[Record]) -> list[Any]:
+        raise NotImplementedError
+
+    def predict(self, model: Any, records: list[Record], dataset: Dataset) -> list[Any]:
+        raise NotImplementedError
+
+    def metric(self, name: str, dataset: Dataset) -> Metric:
+        if name in self.labelled_metrics:
+            return get_metric(name, labels=list(dataset.labels))
+        return get_metric(name)
+
+    def statistics(
+        self, predictions: Sequence[Any], records: Sequence[Record], dataset: Dataset
+    ) -> list[MetricStats]:
+        refs = self.references(records)
+        out = []
+        for name in self.metrics:
+            metric = self.metric(name, dataset)
+            out.append(MetricStats(metric, metric.stats(list(predictions), refs)))
+        return out
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "metrics": list(self.metrics),
+            "fields": list(self.fields),
+            "description": self.description,
+        }
+
+
+def _sorted(values: set[Any]) -> tuple[Any, ...]:
+    try:
+        return tuple(sorted(values))
+    except TypeError:
+        return tuple(sorted(values, key=repr))
+
+
+def require(model: Any, task: Task) -> Callable[..., Any]:
+    method = KIND_METHODS[task.kind]
+    fn = getattr(model, method, None)
+    if fn is None:
+        raise ModelError(
+            f"model {getattr(model, 'name', model)!r} cannot do task {task.name!r} "
+            f"(it has no {method}())"
+        )
+    return fn

@@ -1,0 +1,244 @@
+"""The built-in tasks."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from glotbench.metrics import get_metric
+from glotbench.runner.datasets.base import Dataset, Record
+from glotbench.runner.errors import DatasetError, ModelError
+from glotbench.runner.tasks.base import MetricStats, Task, call_checked, require
+
+
+class SequenceClassification(Task):
+    """Text (or text pair) -> label. ScandEval reports MCC and macro-F1."""
+
+    name = "classification"
+    kind = "sequence"
+    description = "sequence classification (text or text pair -> label)"
+    metrics = ("mcc", "f1_macro")
+    label_field = "label"
+    fields = ("text", "label")
+
+    def inputs(self, records: Sequence[Record]) -> list[Any]:
+        return [(r["text"], r["text_pair"]) if "text_pair" in r else r["text"] for r in records]
+
+    def references(self, records: Sequence[Record]) -> list[Any]:
+        return [r["label"] for r in records]
+
+    def predict(self, model: Any, records: list[Record], dataset: Dataset) -> list[Any]:
+        fn = require(model, self)
+        return call_checked(
+            fn, self.inputs(records), [r["id"] for r in records], model.name, "test"
+        )
+
+
+class Sentiment(SequenceClassification):
+    name = "sentiment"
+    description = "sentiment classification (MCC, macro-F1)"
+
+
+class LinguisticAcceptability(SequenceClassification):
+    name = "linguistic_acceptability"
+    description = "linguistic acceptability, e.g. ScaLA (MCC, macro-F1)"
+
+
+class NLI(SequenceClassification):
+    name = "nli"
+    description = "natural language inference on (premise=text, hypothesis=text_pair)"
+    fields = ("text", "text_pair", "label")
+
+
+class LanguageIdentification(SequenceClassification):
+    name = "language_id"
+    description = "language identification (accuracy, macro-F1)"
+    metrics = ("accuracy", "f1_macro")
+
+
+class TokenClassification(Task):
+    kind = "token"
+    label_field = None
+    fields = ("tokens", "tags")
+
+    def validate(self, record: Record, where: str) -> None:
+        super().validate(record, where)
+        if len(record["tokens"]) != len(record["tags"]):
+            raise DatasetError(
+                f"{where}: record {record['id']!r} has {len(record['tokens'])} tokens but "
+                f"{len(record['tags'])} tags"
+            )
+
+    def label_inventory(self, records: Sequence[Record]) -> tuple[Any, ...]:
+        return tuple(sorted({t for r in records for t in r["tags"]}))
+
+    def references(self, records: Sequence[Record]) -> list[Any]:
+        return [list(r["tags"]) for r in records]
+
+    def predict(self, model: Any, records: list[Record], dataset: Dataset) -> list[Any]:
+        fn = require(model, self)
+        out = call_checked(
+            fn, [list(r["tokens"]) for r in records], [r["id"] for r in records], model.name, "test"
+        )
+        for r, tags in zip(records, out, strict=True):
+            if len(tags) != len(r["tokens"]):
+                raise ModelError(
+                    f"model {model.name!r} returned {len(tags)} tags for the "
+                    f"{len(r['tokens'])} tokens of item {r['id']!r}"
+                )
+        return [list(t) for t in out]
+
+
+class NER(TokenClassification):
+    name = "ner"
+    description = "named-entity recognition, IOB2 spans (micro-F1, micro-F1 without MISC)"
+    metrics = ("ner_f1", "ner_f1_no_misc")
+
+    def from_conllu(self, record: Record) -> Record:
+        if "ner" not in record:
+            raise DatasetError("task ner from CoNLL-U needs 'ner: true' (name=B-PER in MISC)")
+        return {"id": record["id"], "tokens": record["tokens"], "tags": record["ner"]}
+
+
+class POS(TokenClassification):
+    name = "pos"
+    description = "part-of-speech tagging with UPOS (token accuracy)"
+    metrics = ("token_accuracy",)
+
+    def from_conllu(self, record: Record) -> Record:
+        return {"id": record["id"], "tokens": record["tokens"], "tags": record["upos"]}
+
+
+class ExtractiveQA(Task):
+    name = "qa"
+    kind = "qa"
+    description = "extractive question answering (SQuAD F1 and exact match)"
+    metrics = ("squad_f1", "squad_exact_match")
+    fields = ("context", "question", "answers")
+
+    def validate(self, record: Record, where: str) -> None:
+        super().validate(record, where)
+        answers = record["answers"]
+        if isinstance(answers, dict):  # SQuAD layout {"text": [...], "answer_start": [...]}
+            record["answers"] = list(answers.get("text", []))
+        elif isinstance(answers, str):
+            record["answers"] = [answers]
+        if not record["answers"]:
+            raise DatasetError(f"{where}: record {record['id']!r} has no gold answer")
+
+    def references(self, records: Sequence[Record]) -> list[Any]:
+        return [list(r["answers"]) for r in records]
+
+    def predict(self, model: Any, records: list[Record], dataset: Dataset) -> list[Any]:
+        fn = require(model, self)
+
+        def ask(items: list[tuple[str, str]]) -> list[str]:
+            return list(fn([q for q, _ in items], [c for _, c in items]))
+
+        pairs = [(r["question"], r["context"]) for r in records]
+        return [
+            str(a) for a in call_checked(ask, pairs, [r["id"] for r in records], model.name, "test")
+        ]
+
+
+class Retrieval(Task):
+    """Sentence retrieval: nearest neighbour by cosine over a candidate pool.
+
+    Tatoeba-style accuracy (the top candidate is a target) and mAP@k for
+    multi-target pools (LAReQA). Records: ``query`` and ``targets`` (pool ids).
+    """
+
+    name = "retrieval"
+    kind = "retrieval"
+    description = "sentence retrieval by cosine nearest neighbour (accuracy@1, mAP@k)"
+    metrics = ("accuracy", "map@10")
+    fields = ("query", "targets")
+
+    def __init__(self, k: int = 10) -> None:
+        self.k = k
+        self.metrics = ("accuracy", f"map@{k}")
+
+    def validate(self, record: Record, where: str) -> None:
+        super().validate(record, where)
+        if isinstance(record["targets"], str | int):
+            record["targets"] = [record["targets"]]
+        record["targets"] = [str(t) for t in record["targets"]]
+
+    def references(self, records: Sequence[Record]) -> list[Any]:
+        return [list(r["targets"]) for r in records]
+
+    def predict(self, model: Any, records: list[Record], dataset: Dataset) -> list[Any]:
+        if not dataset.pool:
+            raise DatasetError(f"retrieval dataset {dataset.name!r} has no candidate pool")
+        fn = require(model, self)
+        pool_ids = [str(p["id"]) for p in dataset.pool]
+        pool_vec = np.asarray(
+            call_checked(fn, [p["text"] for p in dataset.pool], pool_ids, model.name, "pool"),
+            dtype=np.float64,
+        )
+        query_vec = np.asarray(
+            call_checked(
+                fn, [r["query"] for r in records], [r["id"] for r in records], model.name, "query"
+            ),
+            dtype=np.float64,
+        )
+        sims = _normalise(query_vec) @ _normalise(pool_vec).T
+        depth = min(max(self.k, 1), len(pool_ids))
+        order = np.argsort(-sims, axis=1, kind="stable")[:, :depth]
+        return [[pool_ids[j] for j in row] for row in order]
+
+    def statistics(
+        self, predictions: Sequence[Any], records: Sequence[Record], dataset: Dataset
+    ) -> list[MetricStats]:
+        refs = self.references(records)
+        top1 = [ranked[0] if ranked else "" for ranked in predictions]
+        acc_refs = [t if t in gold else gold[0] for t, gold in zip(top1, refs, strict=True)]
+        acc = get_metric("accuracy")
+        mapk = get_metric(f"map@{self.k}")
+        return [
+            MetricStats(acc, acc.stats(top1, acc_refs)),
+            MetricStats(mapk, mapk.stats(list(predictions), refs)),
+        ]
+
+
+def _normalise(x: np.ndarray) -> np.ndarray:
+    if x.ndim != 2:
+        raise ModelError(
+            f"embeddings must be a 2-d array (items × dimensions), got shape {x.shape}"
+        )
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    return x / np.where(norms == 0, 1.0, norms)
+
+
+class Parsing(Task):
+    """Evaluation of dependency-parser output (LAS/UAS on gold tokenisation)."""
+
+    name = "parsing"
+    kind = "parsing"
+    description = "dependency parsing output, e.g. a CoNLL-U predictions file (LAS, UAS)"
+    metrics = ("las", "uas")
+    fields = ("tokens", "heads", "deprels")
+
+    def from_conllu(self, record: Record) -> Record:
+        return {
+            "id": record["id"],
+            "tokens": record["tokens"],
+            "heads": record["heads"],
+            "deprels": record["deprels"],
+        }
+
+    def references(self, records: Sequence[Record]) -> list[Any]:
+        return [list(zip(r["heads"], r["deprels"], strict=True)) for r in records]
+
+    def predict(self, model: Any, records: list[Record], dataset: Dataset) -> list[Any]:
+        fn = require(model, self)
+        out = call_checked(fn, records, [r["id"] for r in records], model.name, "test")
+        for r, arcs in zip(records, out, strict=True):
+            if len(arcs) != len(r["tokens"]):
+                raise ModelError(
+                    f"model {model.name!r} returned {len(arcs)} arcs for the "
+                    f"{len(r['tokens'])} words of item {r['id']!r}"
+                )
+        return out
