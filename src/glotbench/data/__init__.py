@@ -22,3 +22,20 @@ def xtreme_r_baselines() -> pd.DataFrame:
         .open("r", encoding="utf-8") as fh
     ):
         return pd.read_csv(fh, dtype={"model": str, "task": str, "language": str, "metric": str})
+
+
+def multichecklist_xlmr_error_rates() -> pd.DataFrame:
+    """Published MultiCheckList error rates (%) of XLM-R per language and test.
+
+    Ruder et al. 2021, "XTREME-R: Towards More Challenging and Nuanced
+    Multilingual Evaluation" (EMNLP), MultiCheckList (templates of CheckList,
+    Ribeiro et al. 2020, translated into 50 languages; question-answering MFTs).
+    Long format: model, language, test, error_rate (0-100). Used as the example
+    table of ``glotbench checklist example``.
+    """
+    with (
+        resources.files(__name__)
+        .joinpath("multichecklist_xlmr_error_rates.csv")
+        .open("r", encoding="utf-8") as fh
+    ):
+        return pd.read_csv(fh, dtype={"model": str, "language": str, "test": str})
