@@ -518,11 +518,14 @@ def analyze_mixed_model(
     qq_plot: str | Path | None = None,
     n_sim: int = 250,
     seed: int = 0,
+    residuals: bool = False,
 ) -> LmmResult:
     """Fit a linear mixed model (lme4 formula) and report as lmerTest/emmeans/effectsize do.
 
     With ``qq_plot`` also simulates DHARMa-style residuals, runs their tests
-    (reported under ``residual_checks``) and writes the Q-Q plot there.
+    (reported under ``residual_checks``) and writes the Q-Q plot there; with
+    ``residuals`` simulates and tests them without writing a plot (the scaled
+    residuals are in ``residual_checks["residuals"]``, e.g. for ``glotbench report``).
     """
     from glotbench.analysis.mixed.dharma import simulate_residuals
     from glotbench.analysis.mixed.model import analyze_lmm
@@ -537,10 +540,14 @@ def analyze_mixed_model(
         alternative=eta2_alternative,
         error=error,
     )
-    if qq_plot is not None:
+    if qq_plot is not None or residuals:
         sims = simulate_residuals(result.model, n_sim=n_sim, seed=seed)
-        sims.qq_plot(qq_plot)
-        result.residual_checks = {**sims.to_dict(), "qq_plot": str(qq_plot)}
+        if qq_plot is not None:
+            sims.qq_plot(qq_plot)
+        result.residual_checks = {
+            **sims.to_dict(),
+            "qq_plot": None if qq_plot is None else str(qq_plot),
+        }
     return result
 
 
@@ -710,7 +717,11 @@ def store_pair_statistics(
         raise InputError("give exactly two --model options (A and B)")
     with open_store(store, read_only=True) as handle:
         matrix = handle.stats_matrix(
-            dataset, task, language, metric, models=list(models),
+            dataset,
+            task,
+            language,
+            metric,
+            models=list(models),
             seeds=None if seed is None else [seed],
         )
     if len(matrix.run_ids) != 2:
@@ -735,8 +746,13 @@ def significance_test(
     """Run the paired ``bootstrap`` or ``permutation`` test on per-example statistics."""
     if test == "bootstrap":
         return paired_bootstrap_test(
-            stats_a, stats_b, metric, n_resamples=n_resamples,
-            confidence_level=confidence_level, seed=seed, names=names,
+            stats_a,
+            stats_b,
+            metric,
+            n_resamples=n_resamples,
+            confidence_level=confidence_level,
+            seed=seed,
+            names=names,
         )
     if test == "permutation":
         return permutation_test(
@@ -782,9 +798,7 @@ def mcnemar_files(
         _same_length(preds[1], refs, path_b, Path(references))
         a = _np.array([p == r for p, r in zip(preds[0], refs, strict=True)], dtype=float)
         b = _np.array([p == r for p, r in zip(preds[1], refs, strict=True)], dtype=float)
-    return mcnemar_test(
-        a, b, exact=exact, correction=correction, names=(path_a.stem, path_b.stem)
-    )
+    return mcnemar_test(a, b, exact=exact, correction=correction, names=(path_a.stem, path_b.stem))
 
 
 def _tokens_column(stat_names: Sequence[str]) -> int | None:
@@ -792,6 +806,20 @@ def _tokens_column(stat_names: Sequence[str]) -> int | None:
         if wanted in stat_names:
             return list(stat_names).index(wanted)
     return None
+
+
+def _stored_test_tokens(handle: Any, matrix: Any) -> _np.ndarray | None:
+    """Words per example from the first run's ``test_tokens`` metadata (``glotbench run``
+    stores it for token tasks), aligned with ``matrix.example_ids``; None if absent."""
+    meta = handle.runs(run_ids=[matrix.run_ids[0]])["model_metadata"]
+    counts = meta.iloc[0].get("test_tokens") if len(meta) else None
+    if not isinstance(counts, list):
+        return None
+    ids, _ = handle.run_stats(matrix.run_ids[0])
+    if len(counts) != len(ids):
+        return None
+    by_id = dict(zip(map(str, ids), counts, strict=True))
+    return _np.array([float(by_id[str(i)]) for i in matrix.example_ids])
 
 
 def analyze_datasize(
@@ -822,8 +850,9 @@ def analyze_datasize(
     * ``gold`` + ``simulate_models``: simulated UPOS taggers (error rates 2 %
       to 2 % + 1 % × (models − 1), ``simulate_seeds`` seeds each) on the gold file;
     * ``store``: the runs of ``dataset``/``task``/``language``/``metric``
-      (sizes in tokens when the metric has a ``tokens`` or ``words`` statistic,
-      else in examples).
+      (sizes in tokens when the metric has a ``tokens`` or ``words`` statistic
+      or the runs store ``test_tokens`` metadata, as ``glotbench run`` does for
+      token tasks such as NER; else in examples).
     """
     tokens = None
     if gold is not None and simulate_models:
@@ -839,7 +868,9 @@ def analyze_datasize(
         missing = [
             name
             for name, value in (
-                ("--dataset", dataset), ("--task", task), ("--language", language),
+                ("--dataset", dataset),
+                ("--task", task),
+                ("--language", language),
                 ("--metric", metric),
             )
             if value is None
@@ -848,12 +879,18 @@ def analyze_datasize(
             raise InputError(f"reading the store needs {', '.join(missing)}")
         with open_store(store, read_only=True) as handle:
             matrix = handle.stats_matrix(
-                dataset, task, language, metric, models=list(models) if models else None  # type: ignore[arg-type]
+                dataset,
+                task,
+                language,
+                metric,
+                models=list(models) if models else None,  # type: ignore[arg-type]
             )
+            column = _tokens_column(matrix.stat_names)
+            if column is not None:
+                tokens = matrix.stats[0, :, column]
+            else:
+                tokens = _stored_test_tokens(handle, matrix)
         stats, labels, bound = matrix.stats, list(matrix.models), matrix.get_metric()
-        column = _tokens_column(matrix.stat_names)
-        if column is not None:
-            tokens = matrix.stats[0, :, column]
     else:
         raise InputError("give --store (with --dataset/--task/--language/--metric) or --gold")
     return datasize_analysis(
@@ -1209,6 +1246,8 @@ def write_report(
     n_draws: int = 2000,
     seed: int = 0,
     max_models: int = 10,
+    datasize: Sequence[DataSizeResult | str | Path] = (),
+    lmm: Sequence[LmmResult | str | Path] = (),
 ) -> SiteResult:
     """Write the HTML report (one self-contained file) of a leaderboard source.
 
@@ -1216,10 +1255,25 @@ def write_report(
     (forest plot) and rank distributions (heatmap) of the ``max_models`` best
     models; draws are non-parametric when the scores are replicated, else
     languages-only with languages resampled with replacement.
+
+    ``datasize`` adds evaluation-size analyses (results of :func:`analyze_datasize`
+    or files of ``glotbench analyze datasize --json``: τ-vs-size curves and the
+    recommendation); ``lmm`` adds mixed models (results of
+    :func:`analyze_mixed_model`, best with ``residuals=True``, or files of
+    ``glotbench analyze lmm --residuals --json``: Q-Q plot of the simulated
+    residuals, their tests, fixed effects and ANOVA). Files are read first, so
+    a bad one fails before anything is computed.
     """
+    from glotbench.report.analyses import lmm_summary, read_datasize, read_lmm
     from glotbench.report.html import build_report
     from glotbench.report.html import write_report as write_html
 
+    datasize_results = [
+        item if isinstance(item, DataSizeResult) else read_datasize(item) for item in datasize
+    ]
+    lmm_summaries = [
+        lmm_summary(item) if isinstance(item, LmmResult) else read_lmm(item) for item in lmm
+    ]
     replicated = source.replicated
     notes = list(source.notes)
     board = leaderboard(replicated.to_frame())
@@ -1246,7 +1300,16 @@ def write_report(
         comparison = compare_models(subset, settings, aggregators=("mean",))
         ranks = rank_models(subset, settings, aggregators=("mean",))
         notes += [n for n in comparison.notes if n not in notes]
-    report = build_report(title or source.title, board, variance, comparison, ranks, notes)
+    report = build_report(
+        title or source.title,
+        board,
+        variance,
+        comparison,
+        ranks,
+        notes,
+        datasize=datasize_results,
+        lmm=lmm_summaries,
+    )
     path = write_html(report, out)
     return SiteResult(
         path, "report", replicated.models, tuple(h for h, _ in report.sections), tuple(notes)
@@ -1254,6 +1317,44 @@ def write_report(
 
 
 __all__ += ["write_report"]
+
+
+def analyze_missing_data(
+    frame: pd.DataFrame,
+    formula: str,
+    factor: str,
+    *,
+    subject: str,
+    within: Sequence[str],
+    fractions: Sequence[float] | None = None,
+    n_repeats: int = 20,
+    alpha: float = 0.05,
+    seed: int = 0,
+) -> Any:
+    """Missing-data robustness study (Benito-Santos et al. §5): remove 5 %…50 % of rows at
+    random, refit, and report how often the mixed model and repeated-measures ANOVA still
+    detect ``factor`` (p < alpha)."""
+    from glotbench.analysis.mixed.robustness import DEFAULT_FRACTIONS, missing_data_study
+
+    response = formula.split("~", 1)[0].strip()
+    if response not in frame.columns:
+        raise InputError(f"the response {response!r} is not a column of the data", field=response)
+    data = frame.copy()
+    data[response] = pd.to_numeric(data[response], errors="coerce")
+    if data[response].isna().any():
+        row = int(_np.flatnonzero(data[response].isna().to_numpy())[0]) + 1
+        raise InputError(f"row {row}: the response is missing or not a number", field=response)
+    return missing_data_study(
+        data,
+        formula,
+        factor,
+        subject=subject,
+        within=list(within),
+        fractions=tuple(fractions) if fractions else DEFAULT_FRACTIONS,
+        n_repeats=n_repeats,
+        alpha=alpha,
+        seed=seed,
+    )
 
 
 # --- harness importers (issue 8) ---

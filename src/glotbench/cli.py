@@ -678,6 +678,14 @@ def analyze_lmm_command(
             help="Simulate DHARMa-style residuals, test them and write their Q-Q plot here.",
         ),
     ] = None,
+    residuals: Annotated[
+        bool,
+        typer.Option(
+            "--residuals",
+            help="Simulate DHARMa-style residuals and test them without a plot (with --json, "
+            "the scaled residuals for `glotbench report --lmm`).",
+        ),
+    ] = False,
     model: ModelFilter = None,
     task: TaskFilter = None,
     language: LanguageFilter = None,
@@ -703,6 +711,7 @@ def analyze_lmm_command(
         error=error,
         qq_plot=qq_plot,
         seed=seed,
+        residuals=residuals,
     )
     if json_output:
         print_json(result.to_dict())
@@ -724,7 +733,10 @@ def analyze_lmm_command(
     _print_notes(tuple(result.diagnostics["messages"]))
     if result.residual_checks is not None:
         _print_notes(tuple(result.residual_checks["messages"]))
-        console.print(f"Q-Q plot written to {result.residual_checks['qq_plot']}", highlight=False)
+        if result.residual_checks.get("qq_plot"):
+            console.print(
+                f"Q-Q plot written to {result.residual_checks['qq_plot']}", highlight=False
+            )
 
 
 # --- design analyses (issue 6) ---
@@ -1299,15 +1311,151 @@ def report_command(
         int, typer.Option("--replicates", help="Bootstrap replicates per stored run.")
     ] = 200,
     seed: Annotated[int, typer.Option("--seed", help="Seed of draws and replicates.")] = 0,
+    datasize: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--datasize",
+            help="Add an evaluation-size analysis: JSON of `glotbench analyze datasize --json` "
+            "(repeatable).",
+        ),
+    ] = None,
+    datasize_dataset: Annotated[
+        str | None,
+        typer.Option("--datasize-dataset", help="Run the datasize analysis on the store: dataset."),
+    ] = None,
+    datasize_task: Annotated[
+        str | None,
+        typer.Option(
+            "--datasize-task",
+            help="Run the datasize analysis on the store's runs of this task (dataset defaults "
+            "to the task).",
+        ),
+    ] = None,
+    datasize_language: Annotated[
+        str | None, typer.Option("--datasize-language", help="Language of --datasize-task.")
+    ] = None,
+    datasize_metric: Annotated[
+        str | None,
+        typer.Option("--datasize-metric", help="Metric of --datasize-task (default: --metric)."),
+    ] = None,
+    datasize_sizes: Annotated[
+        str,
+        typer.Option(
+            "--datasize-sizes", help="Sizes of --datasize-task, comma-separated; 'all' = full set."
+        ),
+    ] = "100,200,500,1000,2000,5000,10000,20000,all",
+    datasize_draws: Annotated[
+        int, typer.Option("--datasize-draws", help="Draws per size and strategy.")
+    ] = 100,
+    lmm: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--lmm",
+            help="Add a mixed model: JSON of `glotbench analyze lmm --residuals --json` "
+            "(repeatable).",
+        ),
+    ] = None,
+    lmm_formula: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--lmm-formula",
+            help="Fit this mixed model (lme4 syntax) to the store's scores table, with simulated "
+            "residuals, and add it (repeatable).",
+        ),
+    ] = None,
     json_output: JsonOption = False,
 ) -> None:
     """Write a self-contained HTML report (variance, aggregates, comparisons, ranks, plots)."""
     source = _site_source(store, demo_data, metric, model, task, language, None, replicates, seed)
-    result = api.write_report(out, source, title=title, n_draws=draws, seed=seed)
+    datasize_inputs: list[Any] = list(datasize or [])
+    lmm_inputs: list[Any] = list(lmm or [])
+    if (datasize_task or datasize_language or datasize_dataset) or lmm_formula:
+        if store is None:
+            raise typer.BadParameter(
+                "--datasize-task and --lmm-formula read the store; give --store PATH"
+            )
+    if datasize_task or datasize_language or datasize_dataset:
+        datasize_inputs.append(
+            api.analyze_datasize(
+                store=store,
+                dataset=datasize_dataset or datasize_task,
+                task=datasize_task,
+                language=datasize_language,
+                metric=datasize_metric or metric,
+                models=model,
+                sizes=_parse_sizes(datasize_sizes),
+                n_draws=datasize_draws,
+                seed=seed,
+            )
+        )
+    for formula in lmm_formula or []:
+        frame, error = api.load_lmm_frame(
+            None, store, metric=metric, models=model, tasks=task, languages=language
+        )
+        lmm_inputs.append(
+            api.analyze_mixed_model(frame, formula, error=error, residuals=True, seed=seed)
+        )
+    result = api.write_report(
+        out,
+        source,
+        title=title,
+        n_draws=draws,
+        seed=seed,
+        datasize=datasize_inputs,
+        lmm=lmm_inputs,
+    )
     if json_output:
         print_json(result.to_dict())
         return
     console.print(f"report written to {result.path}", highlight=False)
+
+
+@analyze_app.command("lmm-robustness")
+def analyze_lmm_robustness_command(
+    formula: Annotated[str, typer.Option("--formula", "-f", help="Mixed model in lme4 syntax.")],
+    factor: Annotated[str, typer.Option("--factor", help="Fixed factor whose effect to detect.")],
+    subject: Annotated[
+        str, typer.Option("--subject", help="Repeated-measures unit for RM-ANOVA (e.g. model).")
+    ] = "model",
+    within: Annotated[
+        list[str] | None,
+        typer.Option("--within", help="Within-subject factors for RM-ANOVA (repeatable)."),
+    ] = None,
+    input: InputOption = None,
+    store: AnalysisStoreOption = None,
+    metric: MetricFilter = None,
+    fraction: Annotated[
+        list[float] | None,
+        typer.Option("--fraction", help="Share of rows to remove (repeatable; default 0.05…0.5)."),
+    ] = None,
+    repeats: Annotated[int, typer.Option("--repeats", help="Refits per fraction.")] = 20,
+    alpha: Annotated[float, typer.Option("--alpha", help="Significance level.")] = 0.05,
+    seed: SeedOption = 0,
+    json_output: JsonOption = False,
+) -> None:
+    """How often LMM and RM-ANOVA still detect a factor as 5 %…50 % of rows go missing."""
+    frame, _ = api.load_lmm_frame(
+        input=input,
+        store=store if store is not None or input is not None else DEFAULT_STORE,
+        metric=metric,
+    )
+    result = api.analyze_missing_data(
+        frame,
+        formula,
+        factor,
+        subject=subject,
+        within=within or [factor],
+        fractions=fraction,
+        n_repeats=repeats,
+        alpha=alpha,
+        seed=seed,
+    )
+    if json_output:
+        print_json(result.to_dict())
+        return
+    console.print(
+        frame_table(result.to_frame(), title=f"Detection of {factor!r} as rows go missing")
+    )
 
 
 # --- harness importers (issue 8) ---
