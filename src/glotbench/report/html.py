@@ -18,9 +18,11 @@ import pandas as pd
 
 from glotbench.analysis.aggregate import Leaderboard
 from glotbench.analysis.compare import Comparison
+from glotbench.analysis.datasize import DataSizeResult
 from glotbench.analysis.ranks import Ranks
 from glotbench.analysis.variance import VarianceComponents
 from glotbench.report import plots
+from glotbench.report.analyses import LmmSummary
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 70rem; color: #1d232a; }
@@ -104,8 +106,16 @@ def build_report(
     comparison: Comparison | None,
     ranks: Ranks | None,
     notes: Sequence[str] = (),
+    *,
+    datasize: Sequence[DataSizeResult] = (),
+    lmm: Sequence[LmmSummary] = (),
 ) -> Report:
-    """A report of the leaderboard, variance components, comparisons and ranks."""
+    """A report of the leaderboard, variance components, comparisons and ranks.
+
+    ``datasize`` and ``lmm`` add a section per evaluation-size analysis (τ
+    curves, recommendation) and per mixed model (Q-Q plot, residual tests,
+    fixed effects, ANOVA).
+    """
     report = Report(title, notes=list(notes))
     level = round(board.confidence_level * 100)
     overall = board.overall.rename(
@@ -170,7 +180,161 @@ def build_report(
             )
             + html_table(ranks.summary.drop(columns=["aggregator"]), 2),
         )
+    for result in datasize:
+        heading = "Test-set size" + (f": {result.metric}" if result.metric else "")
+        report.add(heading, datasize_section(result))
+    for summary in lmm:
+        report.add(f"Mixed model: {summary.formula}", lmm_section(summary))
     return report
+
+
+def _items(messages: Sequence[str]) -> str:
+    if not messages:
+        return ""
+    return (
+        '<ul class="notes">'
+        + "".join(f"<li>{html.escape(str(m))}</li>" for m in messages)
+        + "</ul>"
+    )
+
+
+def _columns(frame: pd.DataFrame, wanted: Sequence[str]) -> pd.DataFrame:
+    present = [c for c in wanted if c in frame.columns]
+    return frame[present + [c for c in frame.columns if c not in present]]
+
+
+def datasize_section(result: DataSizeResult) -> str:
+    """τ-vs-size curves per strategy, the recommendation and the per-size table."""
+    models = ", ".join(result.models)
+    intro = (
+        f"<p>Ranking agreement (weighted Kendall τ) of subsets of the test set with the "
+        f"full set: {len(result.models)} models ({html.escape(models)}), "
+        f"{result.n_seeds or 'unequal numbers of'} seed(s) each, {result.n_examples} examples "
+        f"({html.escape(f'{result.n_tokens:g}')} {html.escape(result.token_unit)}), "
+        f"{result.n_draws} draws per size and strategy, seed {result.seed}. Recommended: the "
+        f"smallest size whose mean τ reaches {html.escape(f'{result.level:g}')} and stays "
+        "there.</p>"
+    )
+    recommendation = result.recommendation.copy()
+    if "recommended_size" in recommendation:
+        recommendation["recommended_size"] = [
+            None if pd.isna(v) else int(v) for v in recommendation["recommended_size"]
+        ]
+    recommendation = recommendation.rename(
+        columns={"recommended_size": f"recommended size ({result.token_unit})"}
+    )
+    table = _columns(
+        result.table,
+        ["strategy", "size", "unit", "tokens_mean", "n_draws", "tau_mean", "tau_sd"],
+    )
+    return (
+        intro
+        + _figure(
+            plots.tau_curves(result.table, result.level, result.token_unit),
+            "mean τ against size per strategy; band: 5–95 % of the draws; solid: models, "
+            "dashed: runs (each seed a system)",
+        )
+        + "<h3>Recommendation</h3>"
+        + html_table(recommendation)
+        + "<h3>Agreement per size</h3>"
+        + html_table(table, 3)
+        + _items(result.notes)
+    )
+
+
+def _p_values(frame: pd.DataFrame) -> pd.DataFrame:
+    """p-value columns as 3 significant digits (a fixed number of decimals shows 0)."""
+    out = frame.copy()
+    for column in out.columns:
+        if column == "p" or str(column).startswith("p_") or str(column).endswith("_p"):
+            out[column] = [
+                f"{v:.3g}" if isinstance(v, int | float) and math.isfinite(v) else v
+                for v in out[column]
+            ]
+    return out
+
+
+def _r2(value: object) -> str:
+    return _cell(value if isinstance(value, int | float) else None, 3)
+
+
+def lmm_section(summary: LmmSummary) -> str:
+    """Q-Q plot and DHARMa tests, fixed effects, ANOVA, random effects, EMMs."""
+    parts = [
+        f"<p><code>{html.escape(summary.formula)}</code> fitted by "
+        f"{html.escape(summary.criterion)}"
+        + (f" to {summary.n_observations} observations" if summary.n_observations else "")
+        + f"; R² marginal {html.escape(_r2(summary.r2.get('marginal')))}, conditional "
+        f"{html.escape(_r2(summary.r2.get('conditional')))}; residual variance "
+        f"{html.escape(_cell(summary.residual_variance, 4))}.</p>"
+    ]
+    checks = summary.residual_checks
+    if checks is not None:
+        uniformity = checks.get("uniformity", {})
+        dispersion = checks.get("dispersion", {})
+        outliers = checks.get("outliers", {})
+        tests = pd.DataFrame(
+            [
+                {
+                    "test": "uniformity (Kolmogorov–Smirnov)",
+                    "statistic": uniformity.get("ks_statistic"),
+                    "p": uniformity.get("p"),
+                },
+                {
+                    "test": "dispersion (observed / simulated SD)",
+                    "statistic": dispersion.get("ratio"),
+                    "p": dispersion.get("p"),
+                },
+                {
+                    "test": "outliers (outside all simulations; expected rate "
+                    f"{_cell(outliers.get('expected_rate'), 4)})",
+                    "statistic": f"{outliers.get('count')}",
+                    "p": outliers.get("p"),
+                },
+            ]
+        )
+        simulation = f"{checks.get('n_sim')} simulations" + (
+            ", conditional on the random effects" if checks.get("conditional") else ""
+        )
+        if summary.qq is not None:
+            parts.append(
+                _figure(
+                    plots.qq_plot(*summary.qq),
+                    f"Q-Q plot of the scaled (DHARMa) residuals against U(0, 1); {simulation}",
+                )
+            )
+        else:
+            parts.append(
+                '<p class="notes">No Q-Q plot: the residuals are not in the input (write them '
+                "with <code>glotbench analyze lmm --residuals --json</code>).</p>"
+            )
+        parts.append("<h3>Simulated-residual tests</h3>" + html_table(_p_values(tests), 4))
+    else:
+        parts.append(
+            '<p class="notes">No residual checks: simulate them with '
+            "<code>glotbench analyze lmm --residuals --json</code>.</p>"
+        )
+    parts.append(
+        "<h3>Fixed effects (Satterthwaite df)</h3>"
+        + html_table(_p_values(summary.fixed_effects), 4)
+    )
+    if not summary.anova.empty:
+        parts.append(
+            "<h3>Type III ANOVA + partial η²</h3>" + html_table(_p_values(summary.anova), 4)
+        )
+    if not summary.random_effects.empty:
+        parts.append("<h3>Random effects</h3>" + html_table(summary.random_effects, 4))
+    for spec, table in summary.emmeans.items():
+        parts.append(
+            f"<h3>Estimated marginal means: {html.escape(spec)}</h3>" + html_table(table, 4)
+        )
+        if spec in summary.contrasts:
+            parts.append(
+                f"<h3>Pairwise contrasts: {html.escape(spec)}</h3>"
+                + html_table(_p_values(summary.contrasts[spec]), 4)
+            )
+    parts.append(_items(summary.messages))
+    return "".join(parts)
 
 
 def write_report(report: Report, out: str | Path) -> Path:

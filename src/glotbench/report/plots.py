@@ -14,6 +14,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib.ticker import FuncFormatter, NullFormatter  # noqa: E402
 
 #: glyphs as paths, so no text (and no model name) reaches the SVG as markup
 plt.rcParams["svg.fonttype"] = "path"
@@ -102,4 +103,63 @@ def variance_bars(per_model: pd.DataFrame) -> str:
     axis.set_yticks(y, labels)
     axis.set_xlabel("standard deviation (score points)")
     axis.legend(loc="lower right", fontsize=8)
+    return _svg(figure)
+
+
+def tau_curves(table: pd.DataFrame, level: float, token_unit: str = "tokens") -> str:
+    """Mean weighted τ (5–95 % band of the draws) against test-set size, one panel per strategy.
+
+    ``table`` is :attr:`glotbench.analysis.datasize.DataSizeResult.table`: solid
+    lines for models (mean over seeds), dashed for runs (every seed a system).
+    """
+    strategies = list(dict.fromkeys(table["strategy"].astype(str)))
+    figure, axes = plt.subplots(
+        1, len(strategies), figsize=(3.2 * len(strategies) + 0.8, 3.4), sharey=True, squeeze=False
+    )
+    for axis, strategy in zip(axes[0], strategies, strict=True):
+        part = table[table["strategy"].astype(str) == strategy]
+        for unit, style, color in (("model", "-", "#1f4e89"), ("seed", "--", "#b35c00")):
+            rows = part[part["unit"] == unit].sort_values("tokens_mean")
+            if rows.empty:
+                continue
+            x = rows["tokens_mean"].to_numpy(dtype=float)
+            axis.plot(
+                x,
+                rows["tau_mean"].to_numpy(dtype=float),
+                style,
+                marker="o",
+                markersize=3,
+                color=color,
+                label="models" if unit == "model" else "runs (seeds)",
+            )
+            axis.fill_between(
+                x,
+                rows["tau_q05"].to_numpy(dtype=float),
+                rows["tau_q95"].to_numpy(dtype=float),
+                alpha=0.15,
+                color=color,
+            )
+        axis.axhline(level, color="grey", linestyle=":", linewidth=1)
+        sizes = part["tokens_mean"].to_numpy(dtype=float)
+        if (sizes > 0).all() and sizes.max() >= 20 * sizes.min():
+            axis.set_xscale("log")
+            axis.xaxis.set_minor_formatter(NullFormatter())
+            axis.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        axis.set_title(strategy, fontsize=10)
+        axis.set_xlabel(f"size ({token_unit})")
+        axis.grid(True, which="both", alpha=0.3)
+    axes[0][0].set_ylabel(f"weighted τ vs full set (dotted: {level:g})")
+    axes[0][0].legend(loc="lower right", fontsize=8)
+    return _svg(figure)
+
+
+def qq_plot(expected: np.ndarray, observed: np.ndarray) -> str:
+    """Q-Q plot of scaled (simulated) residuals against U(0, 1)."""
+    figure, axis = plt.subplots(figsize=(4.2, 4.2))
+    axis.plot([0, 1], [0, 1], color="#b35c00", linewidth=1)
+    axis.scatter(expected, observed, s=8, color="#1d232a")
+    axis.set_xlim(0, 1)
+    axis.set_ylim(0, 1)
+    axis.set_xlabel("expected (uniform)")
+    axis.set_ylabel("observed scaled residual")
     return _svg(figure)

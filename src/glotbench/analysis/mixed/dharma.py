@@ -61,6 +61,8 @@ class SimulatedResiduals:
                 "p": self.outlier_p,
             },
             "messages": self.messages(),
+            # per observation, in the model frame's order (for a Q-Q plot: uniform_qq)
+            "residuals": [float(r) for r in self.residuals],
         }
 
     def messages(self, alpha: float = 0.05) -> list[str]:
@@ -91,9 +93,7 @@ class SimulatedResiduals:
         import matplotlib.pyplot as plt
 
         path = Path(path)
-        res = np.sort(self.residuals)
-        n = len(res)
-        expected = (np.arange(1, n + 1) - 0.5) / n
+        expected, res = uniform_qq(self.residuals)
         fig, ax = plt.subplots(figsize=(5, 5))
         ax.plot([0, 1], [0, 1], color="tab:red", linewidth=1)
         ax.scatter(expected, res, s=8, color="black")
@@ -113,6 +113,13 @@ class SimulatedResiduals:
         fig.savefig(path)
         plt.close(fig)
         return path
+
+
+def uniform_qq(residuals: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Points of a Q-Q plot against U(0, 1): expected ``(i − ½)/n`` and the sorted residuals."""
+    res = np.sort(np.asarray(residuals, dtype=np.float64).reshape(-1))
+    n = len(res)
+    return (np.arange(1, n + 1) - 0.5) / n, res
 
 
 def simulate_responses(
