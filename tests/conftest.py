@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import pytest
+from hypothesis import settings
+
+# CI replays a fixed set of examples per test (reproducible runs); local runs keep
+# exploring new ones, and what they find is kept in .hypothesis/.
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 
 @dataclass

@@ -111,6 +111,10 @@ def iob_spans(tags: Sequence[str]) -> set[Span]:
     """Entity spans ``(type, start, end)`` (end inclusive) of one sentence's tags.
 
     Same chunking as seqeval's default ``get_entities`` (prefix tags, non-strict).
+    One known difference on malformed input: seqeval treats a ``.`` tag as a
+    conlleval sentence-boundary marker, and on a whole corpus an ``I-`` after it
+    continues a chunk whose start lies in an *earlier* sentence; spans here never
+    cross sentences, as per-example statistics require.
     """
     spans: set[Span] = set()
     prev_tag, prev_type, begin = "O", "", 0
