@@ -269,7 +269,12 @@ def _recommend(table: pd.DataFrame, level: float) -> pd.DataFrame:
                 "full_set_needed": chosen in (None, "all"),
             }
         )
-    return pd.DataFrame(rows)
+    frame = pd.DataFrame(rows)
+    if not frame.empty:  # keep sizes integers next to None (not floats)
+        frame["recommended_size"] = pd.Series(
+            [r["recommended_size"] for r in rows], dtype=object, index=frame.index
+        )
+    return frame
 
 
 def datasize_analysis(

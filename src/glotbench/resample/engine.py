@@ -15,9 +15,19 @@ import numpy as np
 import numpy.typing as npt
 
 from glotbench.metrics.base import Metric
-from glotbench.resample.weights import BLOCK, Scheme, Support, make_support, weight_block
+from glotbench.resample.weights import (
+    BLOCK,
+    Scheme,
+    Support,
+    block_rng,
+    example_draws,
+    make_support,
+    weight_block,
+)
 
 ScoreFn = Callable[[npt.NDArray[np.float64]], npt.NDArray[np.float64]]
+#: statistic columns up to which uncompressed resamples sum drawn rows instead of W @ S
+GATHER_MAX_COLUMNS = 4
 #: memory budget of one chunk of W and W @ S, in bytes
 CHUNK_BYTES = 64 * 2**20
 
@@ -100,14 +110,31 @@ def replicate_scores(
     blocks_per_chunk = _chunk_blocks(support, columns.shape[1], chunk_size)
     n_blocks = -(-n_resamples // BLOCK)
     out = np.empty((n_resamples, m), dtype=np.float64)
+    gather = (
+        scheme == "multinomial"
+        and not support.compressed
+        and support.rows.shape[1] <= GATHER_MAX_COLUMNS
+    )
+    constant = (support.rows == support.rows[:1]).all(axis=0)
 
     def run_chunk(first_block: int) -> None:
         last_block = min(first_block + blocks_per_chunk, n_blocks)
         for block in range(first_block, last_block):
             start = block * BLOCK
             rows = min(BLOCK, n_resamples - start)
-            weights = weight_block(scheme, seed, block, support, rows)
-            summed = (weights @ support.rows)[:, column_of].reshape(rows, m, k)
+            if gather:
+                # narrow statistics: summing the drawn rows beats counting them into W;
+                # the draws are the very ones multinomial_block would count
+                draws = example_draws(block_rng(seed, block), support.n, rows)
+                columns_summed = np.empty((rows, support.rows.shape[1]))
+                for c, column in enumerate(support.rows.T):
+                    if constant[c]:  # e.g. a count column of ones: the sum is n · value
+                        columns_summed[:, c] = support.n * column[0]
+                    else:
+                        columns_summed[:, c] = np.take(column, draws).sum(axis=1)
+            else:
+                columns_summed = weight_block(scheme, seed, block, support, rows) @ support.rows
+            summed = columns_summed[:, column_of].reshape(rows, m, k)
             out[start : start + rows] = score_fn(summed)
 
     starts = range(0, n_blocks, blocks_per_chunk)

@@ -82,6 +82,11 @@ def make_support(flat_stats: npt.NDArray[np.float64], compress: bool | Literal["
     )
 
 
+def example_draws(rng: np.random.Generator, n: int, rows: int) -> npt.NDArray[np.int64]:
+    """``rows`` resamples of n example indices drawn uniformly with replacement."""
+    return rng.integers(0, n, size=(rows, n), dtype=np.int32 if n < 2**31 else np.int64)
+
+
 def multinomial_block(
     rng: np.random.Generator, support: Support, rows: int
 ) -> npt.NDArray[np.float64]:
@@ -90,7 +95,7 @@ def multinomial_block(
     if support.compressed:
         return rng.multinomial(n, support.counts / n, size=rows).astype(np.float64)
     # Uniform draws of example indices, counted per row: O(rows · n), no Python loop.
-    draws = rng.integers(0, n, size=(rows, n), dtype=np.int64)
+    draws = example_draws(rng, n, rows).astype(np.int64)
     draws += (np.arange(rows, dtype=np.int64) * n)[:, None]
     return np.bincount(draws.ravel(), minlength=rows * u).reshape(rows, u).astype(np.float64)
 

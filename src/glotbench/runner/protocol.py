@@ -239,6 +239,10 @@ def execute_job(job: Job, dataset: Dataset, *, base: str | Path | None = None) -
         "predict_seconds": predict_seconds,
         "speed": speed,
     }
+    if task.kind == "token":
+        # words per test sentence, in the stored order: the size unit of
+        # `glotbench analyze datasize` for metrics without a token statistic (NER F1)
+        metadata["test_tokens"] = [len(r["tokens"]) for r in dataset.test]
     outcome = JobOutcome(job=job)
     for res in results:
         record = RunRecord(

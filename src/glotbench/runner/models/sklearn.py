@@ -5,7 +5,7 @@
   complement naive Bayes (``nb``) or a linear SVM (``svm``);
 * :class:`Majority` — the most frequent training label (or tag);
 * :class:`TokenTagger` — a token-level linear classifier over word, affix,
-  shape and neighbour features (NER and POS);
+  shape and neighbour features (NER and POS); ``features`` picks the templates;
 * :class:`HashingEmbedder` — character n-gram hashing vectors for retrieval.
 """
 
@@ -176,29 +176,43 @@ class Majority(Model):
         return {"family": "baseline", "strategy": "majority"}
 
 
-def token_features(tokens: Sequence[str], i: int) -> dict[str, Any]:
-    """Features of token ``i``: form, lower case, affixes, shape, neighbours."""
+#: feature templates of the token tagger (``options.features``); the default uses all
+TOKEN_FEATURE_TEMPLATES = ("word", "affix", "shape", "context")
+
+
+def token_features(
+    tokens: Sequence[str], i: int, templates: Sequence[str] = TOKEN_FEATURE_TEMPLATES
+) -> dict[str, Any]:
+    """Features of token ``i`` from the chosen templates (default: all).
+
+    ``word``: lower-cased form; ``affix``: 3-letter prefix, 2–4-letter suffixes;
+    ``shape``: shape, sentence-initial, capitalised, has a digit; ``context``:
+    neighbouring forms (±2) and the ±1 neighbours' suffixes and capitalisation.
+    A bias feature is always present.
+    """
     w = tokens[i]
     low = w.lower()
-    feats: dict[str, Any] = {
-        "bias": 1.0,
-        "w=" + low: 1.0,
-        "p3=" + low[:3]: 1.0,
-        "s2=" + low[-2:]: 1.0,
-        "s3=" + low[-3:]: 1.0,
-        "s4=" + low[-4:]: 1.0,
-        "shape=" + _shape(w): 1.0,
-        "first": float(i == 0),
-        "upper": float(w[:1].isupper()),
-        "digit": float(any(c.isdigit() for c in w)),
-    }
-    for off in (-2, -1, 1, 2):
-        j = i + off
-        nb = tokens[j].lower() if 0 <= j < len(tokens) else ("<s>" if j < 0 else "</s>")
-        feats[f"w{off:+d}={nb}"] = 1.0
-        if off in (-1, 1) and 0 <= j < len(tokens):
-            feats[f"s3{off:+d}={nb[-3:]}"] = 1.0
-            feats[f"up{off:+d}"] = float(tokens[j][:1].isupper())
+    feats: dict[str, Any] = {"bias": 1.0}
+    if "word" in templates:
+        feats["w=" + low] = 1.0
+    if "affix" in templates:
+        feats["p3=" + low[:3]] = 1.0
+        feats["s2=" + low[-2:]] = 1.0
+        feats["s3=" + low[-3:]] = 1.0
+        feats["s4=" + low[-4:]] = 1.0
+    if "shape" in templates:
+        feats["shape=" + _shape(w)] = 1.0
+        feats["first"] = float(i == 0)
+        feats["upper"] = float(w[:1].isupper())
+        feats["digit"] = float(any(c.isdigit() for c in w))
+    if "context" in templates:
+        for off in (-2, -1, 1, 2):
+            j = i + off
+            nb = tokens[j].lower() if 0 <= j < len(tokens) else ("<s>" if j < 0 else "</s>")
+            feats[f"w{off:+d}={nb}"] = 1.0
+            if off in (-1, 1) and 0 <= j < len(tokens):
+                feats[f"s3{off:+d}={nb[-3:]}"] = 1.0
+                feats[f"up{off:+d}"] = float(tokens[j][:1].isupper())
     return feats
 
 
@@ -222,12 +236,28 @@ class TokenTagger(Model):
 
     trains = True
 
-    def __init__(self, name: str, estimator: str = "svm", C: float = 0.5) -> None:
+    def __init__(
+        self,
+        name: str,
+        estimator: str = "svm",
+        C: float = 0.5,
+        features: Sequence[str] | None = None,
+    ) -> None:
         if estimator not in ("svm", "logreg"):
             raise ModelError(f"tagger estimator must be 'svm' or 'logreg', got {estimator!r}")
+        chosen = tuple(TOKEN_FEATURE_TEMPLATES if features is None else features)
+        unknown = sorted(set(chosen) - set(TOKEN_FEATURE_TEMPLATES))
+        if unknown or not chosen:
+            raise ModelError(
+                f"tagger {name!r}: unknown feature template(s) {', '.join(map(repr, unknown))}; "
+                f"choose one or more of {', '.join(TOKEN_FEATURE_TEMPLATES)}"
+                if unknown
+                else f"tagger {name!r}: 'features' must name at least one template"
+            )
         super().__init__(name, estimator=estimator)
         self.estimator = estimator
         self.C = C
+        self.features = chosen
         self.vectorizer: Any = None
         self.classifier: Any = None
         self.constant: Any = None
@@ -246,7 +276,11 @@ class TokenTagger(Model):
 
         if task.kind != "token":
             raise ModelError(f"model {self.name!r} only does token classification, not {task.name}")
-        X = [token_features(r["tokens"], i) for r in train for i in range(len(r["tokens"]))]
+        X = [
+            token_features(r["tokens"], i, self.features)
+            for r in train
+            for i in range(len(r["tokens"]))
+        ]
         y = [t for r in train for t in r["tags"]]
         if not y:
             raise ModelError(
@@ -269,7 +303,7 @@ class TokenTagger(Model):
             raise ModelError(f"model {self.name!r} must be trained before it predicts")
         if self.constant is not None:
             return [[self.constant] * len(s) for s in sentences]
-        feats = [token_features(s, i) for s in sentences for i in range(len(s))]
+        feats = [token_features(s, i, self.features) for s in sentences for i in range(len(s))]
         if not feats:
             return [[] for _ in sentences]
         flat = [_py(v) for v in self.classifier.predict(_int32(self.vectorizer.transform(feats)))]
@@ -280,7 +314,12 @@ class TokenTagger(Model):
         return out
 
     def metadata(self) -> dict[str, Any]:
-        return {"family": "scikit-learn", "estimator": self.estimator, "features": "token window"}
+        return {
+            "family": "scikit-learn",
+            "estimator": self.estimator,
+            "features": "token window",
+            "feature_templates": list(self.features),
+        }
 
 
 class HashingEmbedder(Model):
