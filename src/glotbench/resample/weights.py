@@ -74,6 +74,12 @@ def make_support(flat_stats: npt.NDArray[np.float64], compress: bool | Literal["
     identity = np.arange(n, dtype=np.int64)
     if compress is False or n == 0:
         return Support(flat_stats, np.ones(n, dtype=np.int64), identity, compressed=False)
+    if compress == "auto":
+        # cheap upper-bound check first: distinct rows have distinct random projections
+        # (almost surely), so too many distinct keys means compression cannot pay off
+        keys = flat_stats @ np.random.default_rng(0).standard_normal(flat_stats.shape[1])
+        if np.unique(keys).size * 4 > n:
+            return Support(flat_stats, np.ones(n, dtype=np.int64), identity, compressed=False)
     rows, index, counts = np.unique(flat_stats, axis=0, return_inverse=True, return_counts=True)
     if compress == "auto" and rows.shape[0] * 4 > n:
         return Support(flat_stats, np.ones(n, dtype=np.int64), identity, compressed=False)
