@@ -11,28 +11,60 @@ import json
 import math
 import os
 import platform
+import resource
 import sys
 import time
 from collections.abc import Callable, Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
+
+
+class Timing(NamedTuple):
+    """Result of :func:`timed_cpu`: wall-clock and CPU seconds of every run."""
+
+    seconds: float  # minimum wall-clock seconds over the runs
+    times: list[float]  # wall-clock seconds of every run
+    cpu_seconds: float  # minimum CPU seconds (this process + reaped child processes)
+    cpu_times: list[float]
+    result: Any  # what the last run returned
+
+
+def _cpu_now() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def timed_cpu(fn: Callable[[], Any], repeats: int) -> Timing:
+    """Run ``fn`` ``repeats`` times and keep the wall-clock and CPU time of each run.
+
+    The minimum is reported because the machine may be shared: other load can
+    only make a run slower, never faster. CPU time (user + system, of this
+    process and of child processes that have ended and been reaped, such as the
+    workers of a ``multiprocessing.Pool``) depends much less on other load than
+    wall-clock time does.
+    """
+    times: list[float] = []
+    cpu_times: list[float] = []
+    result: Any = None
+    for _ in range(max(1, repeats)):
+        gc.collect()
+        cpu0 = _cpu_now()
+        start = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - start)
+        cpu_times.append(_cpu_now() - cpu0)
+    return Timing(min(times), times, min(cpu_times), cpu_times, result)
 
 
 def timed(fn: Callable[[], Any], repeats: int) -> tuple[float, list[float], Any]:
     """Run ``fn`` ``repeats`` times; return (min seconds, all seconds, last result).
 
-    The minimum is reported because the machine may be shared: other load can
-    only make a run slower, never faster.
+    Wall-clock only; see :func:`timed_cpu` for CPU time as well.
     """
-    times: list[float] = []
-    result: Any = None
-    for _ in range(max(1, repeats)):
-        gc.collect()
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return min(times), times, result
+    timing = timed_cpu(fn, repeats)
+    return timing.seconds, timing.times, timing.result
 
 
 def se_z(se_a: float, b_a: int, se_b: float, b_b: int) -> float:
@@ -70,6 +102,38 @@ def load_average() -> str:
         return "n/a"
 
 
+def _git_revision() -> str:
+    """Commit of the glotbench checkout (with "+dirty" if the tree has changes)."""
+    import subprocess
+
+    root = Path(__file__).resolve().parent.parent
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no", "src"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    except OSError:
+        return "unknown"
+    return f"{head}+dirty" if head and dirty else head or "unknown"
+
+
+def _engine_digest() -> str:
+    """Short SHA-256 of the resampling engine's source files, to tell versions apart."""
+    import hashlib
+
+    import glotbench.resample as resample
+
+    digest = hashlib.sha256()
+    for path in sorted(Path(resample.__file__).parent.glob("*.py")):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
 def machine_info(packages: Sequence[str]) -> dict[str, Any]:
     """Machine, Python and package versions, and the current load average."""
     import glotbench
@@ -81,6 +145,8 @@ def machine_info(packages: Sequence[str]) -> dict[str, Any]:
         "cpus": os.cpu_count(),
         "load_average_1_5_15": load_average(),
         "glotbench": getattr(glotbench, "__version__", "?"),
+        "glotbench_commit": _git_revision(),
+        "resample_engine_sha256": _engine_digest(),
     }
     for dist in packages:
         info[dist] = _version(dist)

@@ -36,7 +36,15 @@ import math
 
 import numpy as np
 import scipy.stats
-from _common import load_average, machine_info, print_header, print_table, se_z, timed, write_json
+from _common import (
+    load_average,
+    machine_info,
+    print_header,
+    print_table,
+    se_z,
+    timed_cpu,
+    write_json,
+)
 from scipy.special import ndtri
 
 import glotbench
@@ -164,14 +172,17 @@ def main() -> int:
                 )
         reference: dict[str, dict] = {}
         for tool, method, option, fn in variants:
-            best, times, (se, low, high) = timed(fn, args.repeats)
+            t = timed_cpu(fn, args.repeats)
+            se, low, high = t.result
             row = dict(
                 metric=name,
                 tool=tool,
                 method=method,
                 option=option,
-                seconds=best,
-                times=times,
+                seconds=t.seconds,
+                times=t.times,
+                cpu_seconds=t.cpu_seconds,
+                cpu_times=t.cpu_times,
                 se=se,
                 ci_low=low,
                 ci_high=high,
@@ -186,6 +197,7 @@ def main() -> int:
                 continue
             ref = reference[row["method"]]
             row["ratio"] = row["seconds"] / ref["seconds"]
+            row["cpu_ratio"] = row["cpu_seconds"] / ref["cpu_seconds"]
             row["z_se"] = se_z(row["se"], args.resamples, ref["se"], args.resamples)
             mc = endpoint_mc_sd(ref["se"], args.resamples)
             row["z_low"] = (row["ci_low"] - ref["ci_low"]) / mc
@@ -196,6 +208,7 @@ def main() -> int:
     for r in rows:
         r["seconds (all runs)"] = ", ".join(f"{t:.3f}" for t in r["times"])
         r["time / glotbench"] = f"{r['ratio']:.1f}x"
+        r["CPU / glotbench"] = f"{r['cpu_ratio']:.1f}x"
         r["SE vs analytic"] = f"{100 * r['se_vs_analytic']:+.2f}%"
         r["z SE"] = f"{r['z_se']:+.2f}"
         r["z low, z high"] = f"{r['z_low']:+.2f}, {r['z_high']:+.2f}"
@@ -208,7 +221,9 @@ def main() -> int:
             "option",
             "seconds",
             "seconds (all runs)",
+            "cpu_seconds",
             "time / glotbench",
+            "CPU / glotbench",
             "se",
             "SE vs analytic",
             "ci_low",
@@ -218,7 +233,8 @@ def main() -> int:
         ],
     )
     print(
-        "time / glotbench: seconds of the row divided by glotbench (compress=auto) with the "
+        "seconds / cpu_seconds: minimum wall-clock / CPU time over the runs. "
+        "time (CPU) / glotbench: the row's time divided by glotbench (compress=auto) with the "
         "same interval method.\nz SE, z low, z high: difference from that glotbench row in "
         f"units of its Monte Carlo SD at B={args.resamples}; |z| < 2 means agreement."
     )
