@@ -511,6 +511,7 @@ def analyze_variance_command(
     summary = result.per_model[
         [
             "model",
+            "task",
             "n_languages",
             "mean",
             "sigma_b",
@@ -523,7 +524,7 @@ def analyze_variance_command(
         ]
     ]
     console.print(
-        frame_table(summary, title="Variance components per model (means over languages)")
+        frame_table(summary, title="Variance components per model and task (means over languages)")
     )
     columns = [
         "model",

@@ -35,7 +35,7 @@ from glotbench.analysis.variance import (
 )
 from glotbench.errors import InputError
 
-from .conftest import replicated, simulate, write_accuracy_runs
+from .conftest import accuracy_record, replicated, simulate, write_accuracy_runs
 
 # -- simulated data with known components -------------------------------------------
 
@@ -546,3 +546,23 @@ def test_store_bootstrap_se_is_calibrated_when_seeds_agree(tmp_path: Path) -> No
         ses.append(row["se_sigma_boot"])
     # the SD of 30 estimates is itself uncertain by ~13 %: allow 30 %
     assert np.std(estimates, ddof=1) < 1.3 * np.mean(ses)
+
+
+def test_store_runs_with_different_configurations_are_separate_systems(tmp_path: Path) -> None:
+    """lm-eval's acc and acc_norm are both stored as accuracy, told apart by config_hash."""
+    from glotbench.core import Store
+
+    rng = np.random.default_rng(11)
+    path = tmp_path / "configs.duckdb"
+    with Store.open(path) as store:
+        for config, p in (("", 0.6), ("lm_eval=acc_norm", 0.8)):
+            for seed in (0, 1):
+                values = (rng.random(200) < p).astype(float)
+                record = accuracy_record("M", "de", seed).model_copy(update={"config_hash": config})
+                stats = np.column_stack([values, np.ones_like(values)])
+                assert store.write_run(record, [f"de-{i}" for i in range(200)], stats)
+    scores = api.load_replicated(store=path, n_replicates=200)
+    assert scores.models == ("M", "M [lm_eval=acc_norm]")
+    assert (scores.seed_counts() == 2).all()  # two seeds each, not four of one model
+    means = api.analyze_variance(scores).per_model.set_index("model")["mean"]
+    assert means["M [lm_eval=acc_norm]"] > means["M"] + 0.1

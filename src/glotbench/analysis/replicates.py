@@ -24,6 +24,7 @@ directly (see :func:`glotbench.analysis.variance.components_from_summary`).
 
 from __future__ import annotations
 
+import dataclasses
 import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -284,7 +285,20 @@ def replicates_from_store(
         )
     cells = runs[["dataset", "task", "language"]].drop_duplicates()
     matrices = (
-        store.stats_matrix(dataset, task, language, metric, models=models)
+        _systems_by_config(store.stats_matrix(dataset, task, language, metric, models=models))
         for dataset, task, language in cells.itertuples(index=False)
     )
     return replicates_from_statistics(matrices, metric, n_replicates=n_replicates, seed=seed)
+
+
+def _systems_by_config(matrix: Any) -> Any:
+    """Runs of one model under different configurations are different systems, not seeds.
+
+    A run's configuration hash (e.g. lm-eval's ``acc_norm`` beside ``acc``) is
+    appended to the model name as ``model [config]``; plain runs keep the name.
+    """
+    hashes = getattr(matrix, "config_hashes", None)
+    if not hashes or not any(hashes):
+        return matrix
+    labels = [m if not c else f"{m} [{c}]" for m, c in zip(matrix.models, hashes, strict=True)]
+    return dataclasses.replace(matrix, models=labels)
