@@ -21,7 +21,7 @@ def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[
 
 
 def test_demo_prints_the_leaderboard(tmp_path: Path) -> None:
-    result = run_cli("demo", "--draws", "1000", cwd=tmp_path)
+    result = run_cli("demo", "--no-starter", "--draws", "1000", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert "XLM-R Large" in result.stdout
     assert "64.2 ± 1.0" in result.stdout
@@ -32,12 +32,14 @@ def test_demo_prints_the_leaderboard(tmp_path: Path) -> None:
 
 
 def test_demo_json_is_documented_object() -> None:
-    result = run_cli("demo", "--json", "--draws", "1000", "--no-pages")
+    result = run_cli("demo", "--no-starter", "--json", "--draws", "1000", "--no-pages")
     assert result.returncode == 0, result.stderr
     payload = json.loads(result.stdout)
-    assert set(payload) == {"leaderboard", "between_language_sd", "comparison", "ranks", "written"}
-    assert payload["written"] == []
-    top = payload["leaderboard"]["overall"][0]
+    assert set(payload) == {"starter", "xtreme_r", "written", "notes"}
+    assert payload["written"] == [] and payload["starter"] is None
+    xtreme = payload["xtreme_r"]
+    assert set(xtreme) == {"leaderboard", "between_language_sd", "comparison", "ranks"}
+    top = xtreme["leaderboard"]["overall"][0]
     assert top["model"] == "XLM-R Large"
     assert top["ci_low"] < top["score"] < top["ci_high"]
 
@@ -93,7 +95,9 @@ def test_every_command_has_help() -> None:
 
 
 def test_demo_writes_leaderboard_and_report(tmp_path: Path) -> None:
-    result = run_cli("demo", "--draws", "500", "--out", str(tmp_path / "site"), "--json")
+    result = run_cli(
+        "demo", "--no-starter", "--draws", "500", "--out", str(tmp_path / "site"), "--json"
+    )
     assert result.returncode == 0, result.stderr
     written = json.loads(result.stdout)["written"]
     assert [Path(p).name for p in written] == ["index.html", "report.html"]

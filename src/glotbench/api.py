@@ -32,7 +32,8 @@ from glotbench.analysis.variance import (
     variance_components,
 )
 from glotbench.data import xtreme_r_baselines
-from glotbench.errors import InputError
+from glotbench.demo_starter import STARTER_METRIC, StarterDemo, starter_demo
+from glotbench.errors import InputError, StoreError
 from glotbench.metrics import get_metric, metric_names
 from glotbench.resample import BootstrapResult, bootstrap, bootstrap_metric
 
@@ -41,6 +42,8 @@ __all__ = [
     "bootstrap_metric",
     "bootstrap_files",
     "demo_leaderboard",
+    "starter_demo",
+    "StarterDemo",
     "list_metrics",
     "read_examples_file",
 ]
@@ -100,14 +103,31 @@ def demo(n_draws: int = 10_000, seed: int = 0, k: int = 5) -> Demo:
     return Demo(board, comparison, ranks)
 
 
-def write_demo_pages(out: str | Path, seed: int = 0) -> list[Path]:
-    """Write the demo data's leaderboard folder and HTML report into ``out``."""
+def write_demo_pages(
+    out: str | Path, seed: int = 0, *, starter_store: str | Path | None = None
+) -> list[Path]:
+    """Write the demo's leaderboard folders and HTML reports into ``out``.
+
+    With ``starter_store`` (the starter suite's store): its per-language
+    accuracies go to ``out/leaderboard`` and ``out/report.html`` and the
+    XTREME-R baselines to ``out/xtreme-r/``; without it the XTREME-R pages go
+    to ``out`` itself.
+    """
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    xtreme_folder = folder
+    if starter_store is not None:
+        source = leaderboard_source(store=starter_store, metric=STARTER_METRIC, seed=seed)
+        title = "glotbench starter: language identification over 39 languages"
+        site = write_leaderboard_site(folder / "leaderboard", source, seed=seed, title=title)
+        report = write_report(folder / "report.html", source, seed=seed, title=title)
+        written += [site.path, report.path]
+        xtreme_folder = folder / "xtreme-r"
     source = leaderboard_source(demo=True, seed=seed)
-    site = write_leaderboard_site(folder / "leaderboard", source, seed=seed)
-    report = write_report(folder / "report.html", source, seed=seed)
-    return [site.path, report.path]
+    site = write_leaderboard_site(xtreme_folder / "leaderboard", source, seed=seed)
+    report = write_report(xtreme_folder / "report.html", source, seed=seed)
+    return [*written, site.path, report.path]
 
 
 def list_metrics() -> list[dict[str, Any]]:
@@ -206,7 +226,7 @@ from glotbench.core import (  # noqa: E402
     import_scores_file,
 )
 from glotbench.core.ingest import open_store_for_import  # noqa: E402
-from glotbench.core.store import ExportResult  # noqa: E402
+from glotbench.core.store import ExportResult, FailureList  # noqa: E402
 
 #: Store used when none is given: ``glotbench.duckdb`` in the working directory.
 DEFAULT_STORE_PATH = Path("glotbench.duckdb")
@@ -214,11 +234,13 @@ DEFAULT_STORE_PATH = Path("glotbench.duckdb")
 __all__ += [
     "DEFAULT_STORE_PATH",
     "ExportResult",
+    "FailureList",
     "ImportResult",
     "Store",
     "StoreSummary",
     "add_scores",
     "export_store",
+    "list_failures",
     "import_examples",
     "import_parquet",
     "import_scores",
@@ -300,6 +322,42 @@ def export_store(
     with Store.open(store, read_only=True) as s:
         files = s.export(out, table=table)
     return ExportResult(store=str(store), table=table, files=[str(f) for f in files])
+
+
+def list_failures(
+    store: str | Path = DEFAULT_STORE_PATH,
+    *,
+    models: Sequence[str] | None = None,
+    datasets: Sequence[str] | None = None,
+    tasks: Sequence[str] | None = None,
+    languages: Sequence[str] | None = None,
+    failure_ids: Sequence[str] | None = None,
+    include_resolved: bool = False,
+    resolve: bool = False,
+) -> FailureList:
+    """Recorded failures of benchmark jobs (open ones unless ``include_resolved``).
+
+    With ``resolve`` the matching open failures are marked resolved (nothing
+    is deleted) and the result lists them.
+    """
+    filters: dict[str, Any] = {
+        "models": models or None,
+        "datasets": datasets or None,
+        "tasks": tasks or None,
+        "languages": languages or None,
+        "failure_ids": failure_ids or None,
+    }
+    if not resolve:
+        with Store.open(store, read_only=True) as s:
+            frame = s.failures(**filters, include_resolved=include_resolved)
+        return FailureList(store=str(store), include_resolved=include_resolved, frame=frame)
+    if not Path(store).exists():
+        raise StoreError(f"no store at {store}; pass --store")
+    with Store.open(store) as s:
+        ids = s.failures(**filters)["failure_id"].tolist()
+        count = s.resolve_failures(failure_ids=ids) if ids else 0
+        frame = s.failures(failure_ids=ids, include_resolved=True)
+    return FailureList(store=str(store), include_resolved=True, frame=frame, resolved_now=count)
 
 
 # --- replication-aware analyses ----------------------------------------------------

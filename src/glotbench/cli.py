@@ -9,12 +9,14 @@ traceback and end the process with a non-zero exit code.
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from glotbench.errors import GlotbenchError
 
@@ -67,32 +69,198 @@ from glotbench.report.tables import frame_table, leaderboard_tables  # noqa: E40
 @app.command()
 def demo(
     json_output: JsonOption = False,
-    draws: Annotated[int, typer.Option("--draws", help="Language resampling draws.")] = 10_000,
+    draws: Annotated[int, typer.Option("--draws", help="Draws of the analyses.")] = 10_000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the draws.")] = 0,
     out: Annotated[
         Path,
         typer.Option(
             "--out",
-            help="Folder for the interactive leaderboard (OUT/leaderboard/index.html) and the "
-            "HTML report (OUT/report.html) of the demo data.",
+            help="Folder for the starter store (OUT/starter.duckdb; a re-run resumes it), the "
+            "interactive leaderboard (OUT/leaderboard/index.html) and the HTML report "
+            "(OUT/report.html); the XTREME-R pages go to OUT/xtreme-r/.",
         ),
     ] = Path("glotbench-demo"),
+    iterations: Annotated[
+        int | None,
+        typer.Option("--iterations", min=1, help="Iterations of the starter suite (default 5)."),
+    ] = None,
+    starter: Annotated[
+        bool,
+        typer.Option(
+            "--starter/--no-starter",
+            help="Run the offline starter suite (language identification, 39 languages).",
+        ),
+    ] = True,
     pages: Annotated[
-        bool, typer.Option("--pages/--no-pages", help="Write the leaderboard and report.")
+        bool, typer.Option("--pages/--no-pages", help="Write the leaderboards and reports.")
     ] = True,
 ) -> None:
-    """XTREME-R baselines (embedded, offline): leaderboard with SEs, between-language SDs,
-    pairwise effect sizes and rank distributions under language subsampling.
+    """Run the embedded default: the offline `starter` suite, then the analyses.
 
-    Scores are the published per-language test results; each task score is the
-    mean over languages with SE = between-language SD / √L, and the overall
-    score is the unweighted mean of the tasks.
+    1. `starter`: language identification over 39 languages on CLDR text that
+    babel ships, five pretrained identifiers (lingua, CLD2, py3langid,
+    langid.py, langdetect) and trainable character n-gram baselines, 5
+    iterations; per-example statistics go to OUT/starter.duckdb. Then variance
+    components, the mean over languages with SEs, pairwise effect sizes of
+    neighbours in the ranking and rank distributions, all from paired draws of
+    the stored statistics.
+
+    2. XTREME-R baselines (published per-language scores, embedded): leaderboard
+    with SEs, between-language SDs, pairwise effect sizes and rank
+    distributions under language subsampling.
     """
+    from glotbench.demo_starter import missing_starter_packages
+
+    missing = missing_starter_packages() if starter else []
+    starter_result = None
+    notes: list[str] = []
+    if starter and missing:
+        notes.append(
+            f"the starter suite needs {', '.join(missing)}; install them with "
+            "pip install 'glotbench[starter]' (the README's first command does). "
+            "Showing the XTREME-R part only."
+        )
+    elif starter:
+        if not json_output:
+            console.rule("[bold]starter: offline language identification, 39 languages")
+        on_event, close = _run_reporter(json_output)
+        try:
+            starter_result = api.starter_demo(
+                out / "starter.duckdb",
+                iterations=iterations,
+                n_draws=draws,
+                seed=seed,
+                on_event=on_event,
+            )
+        finally:
+            close()
     result = api.demo(n_draws=draws, seed=seed)
-    written = api.write_demo_pages(out, seed=seed) if pages else []
+    written = (
+        api.write_demo_pages(out, seed=seed, starter_store=starter_result and starter_result.store)
+        if pages
+        else []
+    )
     if json_output:
-        print_json(result.to_dict() | {"written": [str(p) for p in written]})
+        print_json(
+            {
+                "starter": starter_result.to_dict() if starter_result else None,
+                "xtreme_r": result.to_dict(),
+                "written": [str(p) for p in written],
+                "notes": notes,
+            }
+        )
         return
+    for note in notes:
+        console.print(f"[yellow]note:[/] {escape(note)}", highlight=False)
+    if starter_result is not None:
+        _print_starter_demo(starter_result)
+        console.rule("[bold]XTREME-R baselines (published scores, embedded)")
+    _print_xtreme_demo(result)
+    for path in written:
+        console.print(
+            f"wrote {path.resolve()} (open it in a browser)", highlight=False, soft_wrap=True
+        )
+
+
+def _print_starter_demo(result: Any) -> None:
+    run = result.run
+    summary = result.summary()
+    iterations = int(summary["iterations"].max()) if not summary.empty else 0
+    shown = summary.assign(
+        accuracy=[
+            f"{m:.3f} ± {se:.3f}"
+            for m, se in zip(summary["mean_accuracy"], summary["se"], strict=True)
+        ]
+    )[["model", "accuracy", "se_languages", "macro_f1", "languages"]]
+    console.print(
+        frame_table(
+            shown.rename(
+                columns={"accuracy": "mean accuracy ± SE", "se_languages": "SE (languages)"}
+            ),
+            title=f"Language identification: mean per-language accuracy over "
+            f"{int(summary['languages'].max())} languages ({iterations} iterations; SE from "
+            "paired draws of seeds, test-set bootstrap and languages)",
+            digits=3,
+        )
+    )
+    per_model = result.variance.per_model
+    console.print(
+        frame_table(
+            per_model[["model", "mean", "sigma_b", "sigma_seed_mean", "sigma_boot_mean"]].rename(
+                columns={
+                    "sigma_b": "σ_b languages",
+                    "sigma_seed_mean": "σ_seed (mean)",
+                    "sigma_boot_mean": "σ_boot (mean)",
+                }
+            ),
+            title="Variance components: between languages (σ_b), between iterations "
+            "(σ_seed: training bootstrap and langdetect's sampling) and of the test set (σ_boot)",
+            digits=3,
+        )
+    )
+    order = list(summary["model"])
+    pairs = result.comparison.aggregates
+    neighbours = [
+        pairs[
+            ((pairs["model_a"] == a) & (pairs["model_b"] == b))
+            | ((pairs["model_a"] == b) & (pairs["model_b"] == a))
+        ]
+        for a, b in zip(order, order[1:], strict=False)
+    ]
+    if neighbours:
+        import pandas as pd
+
+        table = pd.concat(neighbours)[
+            ["model_a", "model_b", "difference", "sd", "effect_size", "share_a_better", "flagged"]
+        ]
+        console.print(
+            frame_table(
+                table,
+                title="Neighbours in the ranking: difference of the mean accuracy (paired draws, "
+                "languages resampled; flagged: |effect| ≥ 2)",
+                digits=3,
+            )
+        )
+    distribution = result.ranks.distribution.drop(columns="aggregator")
+    console.print(
+        frame_table(
+            distribution,
+            title=f"Rank distribution, % of draws ({result.ranks.settings.describe()})",
+            digits=3,
+        )
+    )
+    hardest = _hardest_languages(result.scores, 8)
+    if not hardest.empty:
+        console.print(
+            frame_table(
+                hardest,
+                title="Hardest languages (mean accuracy over models; the models' best and worst)",
+                digits=3,
+            )
+        )
+    console.print(
+        f"{run.completed} job(s) run, {run.skipped} already stored; statistics in "
+        f"{result.store} (re-running the demo resumes it)",
+        highlight=False,
+    )
+
+
+def _hardest_languages(scores: Any, n: int) -> Any:
+    acc = scores[(scores["metric"] == "accuracy") & (scores["model"] != "majority")]
+    if acc.empty:
+        return acc
+    table = acc.pivot_table(index="language", columns="model", values="score")
+    out = table.assign(
+        mean=table.mean(axis=1),
+        best=table.idxmax(axis=1),
+        best_score=table.max(axis=1),
+        worst=table.idxmin(axis=1),
+        worst_score=table.min(axis=1),
+    )[["mean", "best", "best_score", "worst", "worst_score"]]
+    return out.sort_values("mean").head(n).reset_index()
+
+
+def _print_xtreme_demo(result: Any) -> None:
     board = result.leaderboard
     for table in leaderboard_tables(
         board, title="XTREME-R baselines (Ruder et al. 2021): overall test score"
@@ -133,10 +301,6 @@ def demo(
         "was evaluated on.",
         highlight=False,
     )
-    for path in written:
-        console.print(
-            f"wrote {path.resolve()} (open it in a browser)", highlight=False, soft_wrap=True
-        )
 
 
 def _tasks(result: Any) -> list[str]:
@@ -351,6 +515,12 @@ def show_command(store: StoreOption = DEFAULT_STORE, json_output: JsonOption = F
             f"[yellow]interrupted import[/] {item['import_id']} of {item['source']} "
             f"({item['kind']}, {item['runs_written']} runs written, started "
             f"{item['started_at']}): run the same import again to complete it",
+            highlight=False,
+        )
+    if c.get("failures"):
+        console.print(
+            f"[yellow]{c['failures']} open job failure(s)[/] of 'glotbench run': "
+            f"glotbench failures --store {shlex.quote(summary.path)}",
             highlight=False,
         )
 
@@ -1780,9 +1950,96 @@ def run_command(
     if result.failures:
         from glotbench.runner.errors import JobError
 
+        listing = f"glotbench failures --store {shlex.quote(result.store)}"
+        if not json_output:
+            console.print(
+                f"[red]{len(result.failures)} failure(s) recorded[/] in the store's failures "
+                f"table (with tracebacks); list them with: {listing}",
+                highlight=False,
+            )
         raise JobError(
-            f"{len(result.failures)} job(s) failed (listed above); the others are stored. "
-            "Fix the cause and run the same command again to resume."
+            f"{len(result.failures)} job(s) failed (listed above and recorded in the store: "
+            f"{listing}); the others are stored. Fix the cause and run the same command "
+            "again to resume: a job that then succeeds marks its failure resolved."
+        )
+
+
+@app.command("failures")
+def failures_command(
+    store: StoreOption = DEFAULT_STORE,
+    model: Annotated[
+        list[str] | None, typer.Option("--model", help="Only this model (repeatable).")
+    ] = None,
+    dataset: Annotated[
+        list[str] | None, typer.Option("--dataset", help="Only this dataset (repeatable).")
+    ] = None,
+    task: Annotated[
+        list[str] | None, typer.Option("--task", help="Only this task (repeatable).")
+    ] = None,
+    language: Annotated[
+        list[str] | None, typer.Option("--language", help="Only this language (repeatable).")
+    ] = None,
+    failure_id: Annotated[
+        list[str] | None, typer.Option("--id", help="Only this failure id (repeatable).")
+    ] = None,
+    include_resolved: Annotated[
+        bool, typer.Option("--all", help="Also failures resolved since (by a later success).")
+    ] = False,
+    resolve: Annotated[
+        bool,
+        typer.Option(
+            "--resolve",
+            help="Mark the matching open failures resolved by hand (e.g. of a model you "
+            "dropped); nothing is deleted.",
+        ),
+    ] = False,
+    show_traceback: Annotated[
+        bool, typer.Option("--traceback", help="Print each failure's traceback.")
+    ] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """List the failed benchmark jobs recorded by 'glotbench run' (open ones by default)."""
+    result = api.list_failures(
+        store,
+        models=model,
+        datasets=dataset,
+        tasks=task,
+        languages=language,
+        failure_ids=failure_id,
+        include_resolved=include_resolved,
+        resolve=resolve,
+    )
+    if json_output:
+        print_json(result.to_dict())
+        return
+    frame = result.to_frame()
+    what = "resolved" if resolve else ("recorded" if include_resolved else "open")
+    if frame.empty:
+        console.print(f"no {what} failures in {result.store}", highlight=False)
+        return
+    columns = ["failure_id", "created_at", "model", "dataset", "language", "seed"]
+    columns += ["error_type", "message"]
+    if include_resolved or resolve:
+        columns.append("resolved_at")
+    shown = frame[columns].astype(object).where(frame[columns].notna(), "—")
+    for col in ("created_at", "resolved_at"):
+        if col in shown:
+            shown[col] = [
+                v.isoformat(sep=" ", timespec="seconds") if hasattr(v, "isoformat") else v
+                for v in shown[col]
+            ]
+    console.print(frame_table(shown, title=f"{len(frame)} {what} failure(s) in {result.store}"))
+    if show_traceback:
+        for rec in frame.itertuples(index=False):
+            console.print(f"\n[bold]{rec.failure_id}[/] {rec.model} on {rec.dataset}:")
+            console.print(rec.traceback or "(no traceback recorded)", highlight=False, markup=False)
+    if resolve:
+        console.print(f"marked {result.resolved_now} failure(s) resolved", highlight=False)
+    elif not include_resolved:
+        console.print(
+            "Fix the cause and run the suite again: a job that succeeds marks its failures "
+            "resolved (--all lists them too; --traceback shows where each one failed).",
+            highlight=False,
         )
 
 

@@ -294,11 +294,19 @@ def replicates_from_store(
 def _systems_by_config(matrix: Any) -> Any:
     """Runs of one model under different configurations are different systems, not seeds.
 
-    A run's configuration hash (e.g. lm-eval's ``acc_norm`` beside ``acc``) is
-    appended to the model name as ``model [config]``; plain runs keep the name.
+    When a model has runs of two or more configuration hashes in one cell
+    (e.g. lm-eval's ``acc_norm`` beside ``acc``), each hash is appended to
+    the model name as ``model [config]``; a model with one configuration
+    keeps its plain name (its seeds are replications).
     """
     hashes = getattr(matrix, "config_hashes", None)
     if not hashes or not any(hashes):
         return matrix
-    labels = [m if not c else f"{m} [{c}]" for m, c in zip(matrix.models, hashes, strict=True)]
+    configs: dict[str, set[str]] = {}
+    for m, c in zip(matrix.models, hashes, strict=True):
+        configs.setdefault(m, set()).add(c)
+    labels = [
+        f"{m} [{c}]" if c and len(configs[m]) > 1 else m
+        for m, c in zip(matrix.models, hashes, strict=True)
+    ]
     return dataclasses.replace(matrix, models=labels)

@@ -53,7 +53,10 @@ def nan_sd(values: np.ndarray, axis: int) -> np.ndarray:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         sd = np.nanstd(values, axis=axis, ddof=1)
-    return np.where(count >= 2, sd, np.nan)
+        # identical values (a deterministic model's seeds) have SD exactly 0,
+        # not the rounding residue of their mean
+        constant = np.nanmax(values, axis=axis) == np.nanmin(values, axis=axis)
+    return np.where(count >= 2, np.where(constant, 0.0, sd), np.nan)
 
 
 def nan_mean(values: np.ndarray, axis: int) -> np.ndarray:

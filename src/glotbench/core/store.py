@@ -7,6 +7,7 @@ Tables (see ``docs/store.md`` for every column):
 ``example_stats``  one row per example of a run: (run_id, position, example_id, stats[])
 ``scores``         aggregate scores without per-example data
 ``imports``        one row per imported file (kind, source, sha256, rows, completed_at)
+``failures``       one row per failed benchmark job (key, error, traceback, resolved_at)
 
 Guarantees:
 
@@ -15,6 +16,11 @@ Guarantees:
   half-written run, and a run is *complete* exactly when its ``runs`` row exists;
 * a repeated run (same key, hence same ``run_id``) is skipped, so a re-run or
   a re-import resumes where it stopped;
+* ``replace=True`` (``glotbench run --force``) deletes the stored run and writes
+  the new one in the **same** transaction, so a failure in between keeps the old run;
+* a job failure is recorded (:meth:`Store.record_failure`) and marked resolved in
+  the transaction that later stores a run with the same (model, dataset, seed,
+  config_hash);
 * a scores import is one transaction (:meth:`Store.add_scores`).
 """
 
@@ -111,7 +117,49 @@ CREATE TABLE imports (
 );
 """
 
+#: The ``failures`` table (added after schema version 1 was released). It is
+#: *additive*: glotbench versions that do not know it ignore it, so the schema
+#: version stays 1. New stores get it with the others; an older store gets it
+#: the first time it is opened for writing; read paths treat a missing table as
+#: empty (an old store opened read-only).
+_FAILURES_DDL = """
+CREATE TABLE IF NOT EXISTS failures (
+    failure_id VARCHAR PRIMARY KEY,
+    model VARCHAR NOT NULL,
+    dataset VARCHAR NOT NULL,
+    task VARCHAR NOT NULL,
+    language VARCHAR NOT NULL,
+    seed BIGINT,
+    config_hash VARCHAR NOT NULL,
+    iteration BIGINT,
+    error_type VARCHAR NOT NULL,
+    message VARCHAR NOT NULL,
+    traceback VARCHAR,
+    source VARCHAR,
+    created_at TIMESTAMP NOT NULL,
+    resolved_at TIMESTAMP
+);
+"""
+
+#: Tables every store has (a store without one of them is damaged).
 _TABLES = ("meta", "runs", "example_stats", "scores", "imports")
+
+_FAILURE_COLUMNS = (
+    "failure_id",
+    "model",
+    "dataset",
+    "task",
+    "language",
+    "seed",
+    "config_hash",
+    "iteration",
+    "error_type",
+    "message",
+    "traceback",
+    "source",
+    "created_at",
+    "resolved_at",
+)
 
 _RUN_COLUMNS = (
     "run_id",
@@ -176,6 +224,13 @@ def _where(filters: dict[str, Filter], alias: str = "") -> tuple[str, list[Any]]
         clauses.append(f"list_contains(?, {prefix}{column})")
         params.append(items)
     return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
+
+
+def _failure_where(filters: dict[str, Filter], *, open_only: bool) -> tuple[str, list[Any]]:
+    where, params = _where(filters)
+    if open_only:
+        where = f"{where} AND resolved_at IS NULL" if where else " WHERE resolved_at IS NULL"
+    return where, params
 
 
 def _first(rows: list[Any]) -> Any:
@@ -315,6 +370,53 @@ class StoreSummary:
         }
 
 
+@dataclass
+class _PreparedRun:
+    """A validated run, ready to insert (:meth:`Store._prepare_run`)."""
+
+    run_id: str
+    description: str
+    failure_key: tuple[str, str, int | None, str]  # model, dataset, seed, config_hash
+    row: list[Any]
+    examples: pa.Table
+
+
+@dataclass
+class FailureList:
+    """Recorded job failures (``glotbench failures``)."""
+
+    store: str
+    include_resolved: bool
+    frame: pd.DataFrame
+    resolved_now: int = 0
+
+    def to_frame(self) -> pd.DataFrame:
+        return self.frame.copy()
+
+    def to_dict(self) -> dict[str, Any]:
+        rows = []
+        for rec in self.frame.to_dict("records"):
+            out: dict[str, Any] = {}
+            for key, value in rec.items():
+                if value is None or (not isinstance(value, str) and pd.isna(value)):
+                    out[key] = None
+                elif isinstance(value, pd.Timestamp):
+                    out[key] = value.isoformat()
+                elif isinstance(value, np.generic):
+                    out[key] = value.item()
+                else:
+                    out[key] = value
+            rows.append(out)
+        return {
+            "store": self.store,
+            "include_resolved": self.include_resolved,
+            "count": len(rows),
+            "open": int(self.frame["resolved_at"].isna().sum()) if len(self.frame) else 0,
+            "resolved_now": self.resolved_now,
+            "failures": rows,
+        }
+
+
 class Store:
     """A glotbench results store in a DuckDB file.
 
@@ -377,6 +479,7 @@ class Store:
                 )
             with self.transaction():
                 self._con.execute(_DDL)
+                self._con.execute(_FAILURES_DDL)
                 from glotbench import __version__
 
                 now = utc_now().isoformat(timespec="seconds")
@@ -411,6 +514,19 @@ class Store:
                 f"{self.path} is missing the table(s) {', '.join(missing)}; it is damaged"
             )
         self.schema_version = version
+        if "failures" not in tables and not self.read_only:
+            with self.transaction():  # an older store: add the (additive) failures table
+                self._con.execute(_FAILURES_DDL)
+
+    def _has_failures_table(self) -> bool:
+        """False only for an older store opened read-only (it has no failures yet)."""
+        row = _first(
+            self._con.execute(
+                "SELECT 1 FROM information_schema.tables "
+                "WHERE table_schema = 'main' AND table_name = 'failures'"
+            ).fetchall()
+        )
+        return row is not None
 
     def close(self) -> None:
         """Close the connection (idempotent)."""
@@ -494,13 +610,65 @@ class Store:
         run: RunRecord,
         example_ids: Sequence[Any] | np.ndarray,
         stats: npt.ArrayLike,
+        *,
+        replace: bool = False,
     ) -> bool:
         """Store one complete run in one transaction; ``False`` if it was already stored.
 
         ``stats`` is the (n × k) matrix of per-example statistics, row ``i``
         belonging to ``example_ids[i]``; k must equal ``len(run.stat_names)``.
         Example ids must be unique non-empty strings and statistics finite.
+
+        With ``replace`` a stored run with the same key is deleted and the new
+        one written in the **same** transaction (``True`` is returned): if
+        anything fails in between, the old run is still there.
+
+        Storing the run marks open :meth:`failures` of its (model, dataset,
+        seed, config_hash) resolved, in the same transaction.
         """
+        prepared = self._prepare_run(run, example_ids, stats)
+        with self.transaction() as con:
+            written = self._store_prepared(con, prepared, replace=replace)
+            if written:
+                self._resolve_failures_of(con, [prepared])
+        return written
+
+    def write_runs(
+        self,
+        runs: Iterable[tuple[RunRecord, Sequence[Any] | np.ndarray, npt.ArrayLike]],
+        *,
+        replace: bool = False,
+    ) -> int:
+        """Store several runs (e.g. the metrics of one benchmark job) in **one** transaction.
+
+        Every run is validated as in :meth:`write_run` before anything is
+        written. Runs already stored are skipped, or with ``replace`` deleted
+        and rewritten — in the same transaction, so a failure anywhere leaves
+        the store exactly as it was (the old runs intact). Open
+        :meth:`failures` of the (model, dataset, seed, config_hash) of the
+        written runs are marked resolved in that transaction too. Returns the
+        number of runs written (new or replaced).
+        """
+        prepared = [self._prepare_run(run, ids, stats) for run, ids, stats in runs]
+        seen: set[str] = set()
+        for item in prepared:
+            if item.run_id in seen:
+                raise InputError(f"run ({item.description}) is given more than once")
+            seen.add(item.run_id)
+        if not prepared:
+            return 0
+        with self.transaction() as con:
+            done = [item for item in prepared if self._store_prepared(con, item, replace=replace)]
+            self._resolve_failures_of(con, done)
+        return len(done)
+
+    def _prepare_run(
+        self,
+        run: RunRecord,
+        example_ids: Sequence[Any] | np.ndarray,
+        stats: npt.ArrayLike,
+    ) -> _PreparedRun:
+        """Validate a run and build its rows (nothing is written)."""
         ids = np.asarray([e if isinstance(e, str) else str(e) for e in example_ids], dtype=object)
         matrix = np.asarray(stats, dtype=np.float64)
         k = len(run.stat_names)
@@ -558,21 +726,42 @@ class Store:
             digest,
             run.created_at,
         ]
-        view = f"_incoming_stats_{uuid.uuid4().hex[:8]}"
-        with self.transaction() as con:
-            if _first(con.execute("SELECT 1 FROM runs WHERE run_id = ?", [run_id]).fetchall()):
+        return _PreparedRun(
+            run_id=run_id,
+            description=run.describe(),
+            failure_key=(run.model, run.dataset, run.seed, run.config_hash),
+            row=row,
+            examples=examples,
+        )
+
+    def _store_prepared(
+        self, con: duckdb.DuckDBPyConnection, run: _PreparedRun, *, replace: bool
+    ) -> bool:
+        """Skip, or (``replace``) delete, a stored run, then insert it.
+
+        The caller holds the transaction.
+        """
+        if _first(con.execute("SELECT 1 FROM runs WHERE run_id = ?", [run.run_id]).fetchall()):
+            if not replace:
                 return False
-            con.register(view, examples)
-            try:
-                con.execute(f"INSERT INTO example_stats SELECT * FROM {view}")
-            finally:
-                con.unregister(view)
-            con.execute(
-                f"INSERT INTO runs ({', '.join(_RUN_COLUMNS)}) VALUES "
-                f"({', '.join('?' for _ in _RUN_COLUMNS)})",
-                row,
-            )
+            con.execute("DELETE FROM example_stats WHERE run_id = ?", [run.run_id])
+            con.execute("DELETE FROM runs WHERE run_id = ?", [run.run_id])
+        self._insert_prepared(con, run)
         return True
+
+    def _insert_prepared(self, con: duckdb.DuckDBPyConnection, run: _PreparedRun) -> None:
+        """Insert a run's example statistics and its ``runs`` row (caller holds the transaction)."""
+        view = f"_incoming_stats_{uuid.uuid4().hex[:8]}"
+        con.register(view, run.examples)
+        try:
+            con.execute(f"INSERT INTO example_stats SELECT * FROM {view}")
+        finally:
+            con.unregister(view)
+        con.execute(
+            f"INSERT INTO runs ({', '.join(_RUN_COLUMNS)}) VALUES "
+            f"({', '.join('?' for _ in _RUN_COLUMNS)})",
+            run.row,
+        )
 
     def runs(
         self,
@@ -793,6 +982,149 @@ class Store:
         )
 
     # ------------------------------------------------------------------
+    # failures of benchmark jobs
+    # ------------------------------------------------------------------
+    def record_failure(
+        self,
+        *,
+        model: str,
+        dataset: str,
+        task: str,
+        language: str,
+        seed: int | None,
+        config_hash: str,
+        error_type: str,
+        message: str,
+        iteration: int | None = None,
+        traceback: str | None = None,
+        source: str | None = None,
+    ) -> str:
+        """Record a failed job (one transaction); returns its ``failure_id``.
+
+        Every attempt that fails gets its own row. The row stays *open*
+        (``resolved_at`` NULL) until a run with the same (model, dataset,
+        seed, config_hash) is stored — :meth:`write_run` / :meth:`write_runs`
+        then set ``resolved_at`` in the transaction that stores it — or until
+        :meth:`resolve_failures` is called.
+        """
+        failure_id = uuid.uuid4().hex[:16]
+        values = {
+            "failure_id": failure_id,
+            "model": model,
+            "dataset": dataset,
+            "task": task,
+            "language": language,
+            "seed": None if seed is None else int(seed),
+            "config_hash": config_hash or "",
+            "iteration": None if iteration is None else int(iteration),
+            "error_type": error_type,
+            "message": message,
+            "traceback": traceback,
+            "source": source,
+            "created_at": utc_now(),
+            "resolved_at": None,
+        }
+        with self.transaction() as con:
+            con.execute(
+                f"INSERT INTO failures ({', '.join(_FAILURE_COLUMNS)}) VALUES "
+                f"({', '.join('?' for _ in _FAILURE_COLUMNS)})",
+                [values[c] for c in _FAILURE_COLUMNS],
+            )
+        return failure_id
+
+    def failures(
+        self,
+        *,
+        models: Filter = None,
+        datasets: Filter = None,
+        tasks: Filter = None,
+        languages: Filter = None,
+        seeds: Filter = None,
+        failure_ids: Filter = None,
+        include_resolved: bool = False,
+    ) -> pd.DataFrame:
+        """Recorded job failures, oldest first, filtered like :meth:`runs`.
+
+        Only open failures unless ``include_resolved``. Columns:
+        ``failure_id, model, dataset, task, language, seed, config_hash,
+        iteration, error_type, message, traceback, source, created_at,
+        resolved_at``. An older store opened read-only, which has no
+        ``failures`` table yet, gives an empty frame.
+        """
+        if not self._has_failures_table():
+            frame = pd.DataFrame({c: pd.Series(dtype=object) for c in _FAILURE_COLUMNS})
+        else:
+            where, params = _failure_where(
+                {
+                    "model": models,
+                    "dataset": datasets,
+                    "task": tasks,
+                    "language": languages,
+                    "seed": seeds,
+                    "failure_id": failure_ids,
+                },
+                open_only=not include_resolved,
+            )
+            frame = self._con.sql(
+                f"SELECT {', '.join(_FAILURE_COLUMNS)} FROM failures{where} "
+                "ORDER BY created_at, model, dataset, seed NULLS FIRST, failure_id",
+                params=params,
+            ).df()
+        for col in ("seed", "iteration"):
+            frame[col] = frame[col].astype("Int64")
+        for col in ("created_at", "resolved_at"):
+            frame[col] = pd.to_datetime(frame[col])
+        return frame.reset_index(drop=True)
+
+    def resolve_failures(
+        self,
+        *,
+        models: Filter = None,
+        datasets: Filter = None,
+        tasks: Filter = None,
+        languages: Filter = None,
+        seeds: Filter = None,
+        failure_ids: Filter = None,
+    ) -> int:
+        """Mark the matching open failures resolved (e.g. of a model dropped from the suite).
+
+        Returns how many were marked. Nothing is deleted.
+        """
+        where, params = _failure_where(
+            {
+                "model": models,
+                "dataset": datasets,
+                "task": tasks,
+                "language": languages,
+                "seed": seeds,
+                "failure_id": failure_ids,
+            },
+            open_only=True,
+        )
+        with self.transaction() as con:
+            row = _first(con.execute(f"SELECT count(*) FROM failures{where}", params).fetchall())
+            con.execute(f"UPDATE failures SET resolved_at = ?{where}", [utc_now(), *params])
+        return int(row[0]) if row else 0
+
+    def _resolve_failures_of(
+        self, con: duckdb.DuckDBPyConnection, runs: Sequence[_PreparedRun]
+    ) -> None:
+        """Resolve open failures of the runs' (model, dataset, seed, config_hash).
+
+        The caller holds the transaction (the one that stores the runs).
+        """
+        keys = sorted({r.failure_key for r in runs}, key=repr)
+        if not keys:
+            return
+        now = utc_now()
+        for model, dataset, seed, chash in keys:  # usually one key (a job); execute < executemany
+            con.execute(
+                "UPDATE failures SET resolved_at = ? WHERE resolved_at IS NULL AND model = ? "
+                "AND dataset = ? AND seed IS NOT DISTINCT FROM ? AND config_hash = ?",
+                [now, model, dataset, seed, chash],
+            )
+
+    # ------------------------------------------------------------------
     # scores
     # ------------------------------------------------------------------
     def add_scores(self, frame: pd.DataFrame, import_meta: ImportRecord) -> tuple[int, int]:
@@ -958,6 +1290,14 @@ class Store:
     # ------------------------------------------------------------------
     # summary
     # ------------------------------------------------------------------
+    def _open_failure_count(self) -> int:
+        if not self._has_failures_table():
+            return 0
+        row = _first(
+            self._con.execute("SELECT count(*) FROM failures WHERE resolved_at IS NULL").fetchall()
+        )
+        return int(row[0]) if row else 0
+
     def summary(self) -> StoreSummary:
         """Counts and a per (model, task, language) table of what the store holds."""
         con = self._con
@@ -985,6 +1325,7 @@ class Store:
             "scores": int(counts_row[2]),
             "imports": int(counts_row[3]),
             "incomplete_imports": int(counts_row[4]),
+            "failures": self._open_failure_count(),
             **distinct,
         }
         table = con.sql(

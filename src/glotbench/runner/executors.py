@@ -3,11 +3,14 @@
 :func:`run_suite` builds every dataset once (in the driver), plans the jobs,
 skips those whose runs are all stored (unless ``force``), executes the rest
 through the chosen executor and writes each finished job to the store as soon
-as it arrives — each run in its own transaction, so an interrupted run
+as it arrives — all runs of a job in one transaction (with ``force``, the
+replaced runs are deleted in that same transaction), so an interrupted run
 (Ctrl-C, SIGKILL) loses at most the jobs in flight and resumes where it
 stopped. A job that fails (a model raising on an item, a wrong predictions
-file, ...) is recorded in the summary with its error; the other jobs still
-run and are stored.
+file, statistics that cannot be stored, ...) is recorded in the store's
+``failures`` table (:meth:`Store.record_failure`, with its traceback) and in
+the summary; the other jobs still run and are stored. When the job later
+succeeds, the transaction that stores its runs marks the failure resolved.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from typing import Any
 
 import pandas as pd
 
-from glotbench.errors import GlotbenchError
+from glotbench.errors import GlotbenchError, InputError
 from glotbench.runner.datasets import Dataset, build_dataset
 from glotbench.runner.errors import UnknownNameError
 from glotbench.runner.protocol import Job, JobOutcome, execute_job, run_keys, write_outcome
@@ -32,12 +35,39 @@ EXECUTORS = ("local", "ray")
 
 @dataclass
 class JobFailure:
+    """A job that failed: its label, error message and error type, and its key.
+
+    ``failure_id`` is set once the failure is recorded in the store.
+    """
+
     job: str
     error: str
     kind: str
+    model: str = ""
+    dataset: str = ""
+    task: str = ""
+    language: str = ""
+    seed: int | None = None
+    config_hash: str = ""
+    iteration: int | None = None
+    traceback: str | None = None
+    failure_id: str | None = None
 
-    def to_dict(self) -> dict[str, str]:
-        return {"job": self.job, "error": self.error, "kind": self.kind}
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (without the traceback; ``glotbench failures --json`` has it)."""
+        return {
+            "job": self.job,
+            "error": self.error,
+            "kind": self.kind,
+            "model": self.model,
+            "dataset": self.dataset,
+            "task": self.task,
+            "language": self.language,
+            "seed": self.seed,
+            "iteration": self.iteration,
+            "config_hash": self.config_hash,
+            "failure_id": self.failure_id,
+        }
 
 
 @dataclass
@@ -84,14 +114,36 @@ class RunSummary:
 Event = Callable[[str, Job, dict[str, Any]], None]
 
 
+def job_failure(job: Job, dataset: Dataset, exc: BaseException) -> JobFailure:
+    """The failure of ``job`` with its key (as its runs would have it) and full traceback."""
+    if isinstance(exc, GlotbenchError):
+        message = str(exc)
+    else:  # a bug in a model adapter or user code: name the exception type
+        message = traceback.format_exception_only(type(exc), exc)[-1].strip()
+    try:  # the config hash the job's runs have (their key), so a success resolves this
+        chash = run_keys(job, dataset)[0].config_hash
+    except Exception:  # the key itself cannot be built
+        chash = ""
+    return JobFailure(
+        job=job.label(),
+        error=message,
+        kind=type(exc).__name__,
+        model=job.model.name,
+        dataset=dataset.name,
+        task=dataset.task,
+        language=dataset.language,
+        seed=job.seed,
+        config_hash=chash,
+        iteration=job.iteration,
+        traceback="".join(traceback.format_exception(exc)),
+    )
+
+
 def _safe_execute(job: Job, dataset: Dataset, base: str | None) -> JobOutcome | JobFailure:
     try:
         return execute_job(job, dataset, base=base)
-    except GlotbenchError as exc:
-        return JobFailure(job.label(), str(exc), type(exc).__name__)
-    except Exception as exc:  # a bug in a model adapter or user code: keep going, record it
-        tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
-        return JobFailure(job.label(), tb, type(exc).__name__)
+    except Exception as exc:  # keep going: the driver records the failure
+        return job_failure(job, dataset, exc)
 
 
 class LocalExecutor:
@@ -218,24 +270,38 @@ def run_suite(
                 pending.append(job)
         emit(
             "planned",
-            pending[0] if pending else jobs[0] if jobs else None,
+            pending[0] if pending else jobs[0] if jobs else None,  # type: ignore[arg-type]
             {"pending": len(pending), "total": len(jobs)},
-        )  # type: ignore[arg-type]
+        )
         if pending:
             runner = make_executor(
                 executor,
                 **({"num_cpus": num_cpus, "address": ray_address} if executor == "ray" else {}),
             )
+            source = f"glotbench run {suite.name} (executor {executor})"
             try:
                 for result in runner.map(pending, datasets, suite.base_dir):
-                    if isinstance(result, JobFailure):
-                        summary.failures.append(result)
-                        emit("failed", _job_of(pending, result), {"error": result.error})
-                        continue
-                    written = write_outcome(handle, result, force=force)
-                    summary.runs_written += written
-                    summary.completed += 1
-                    emit("stored", result.job, {"scores": result.scores(), "written": written})
+                    if isinstance(result, JobOutcome):
+                        try:
+                            written = write_outcome(handle, result, force=force)
+                        except InputError as exc:  # e.g. non-finite statistics: nothing written
+                            result = job_failure(result.job, datasets[result.job.dataset.name], exc)
+                        else:
+                            summary.runs_written += written
+                            summary.completed += 1
+                            emit(
+                                "stored",
+                                result.job,
+                                {"scores": result.scores(), "written": written},
+                            )
+                            continue
+                    result.failure_id = _record(handle, result, source)
+                    summary.failures.append(result)
+                    emit(
+                        "failed",
+                        _job_of(pending, result),
+                        {"error": result.error, "failure_id": result.failure_id},
+                    )
             finally:
                 runner.close()
         model_names = sorted({j.model.name for j in jobs})
@@ -247,6 +313,25 @@ def run_suite(
         )
     summary.seconds = time.perf_counter() - started
     return summary
+
+
+def _record(store: Any, failure: JobFailure, source: str) -> str:
+    """Record a failure in the store's ``failures`` table; returns its id."""
+    return str(
+        store.record_failure(
+            model=failure.model,
+            dataset=failure.dataset,
+            task=failure.task,
+            language=failure.language,
+            seed=failure.seed,
+            config_hash=failure.config_hash,
+            iteration=failure.iteration,
+            error_type=failure.kind,
+            message=failure.error,
+            traceback=failure.traceback,
+            source=source,
+        )
+    )
 
 
 def _job_of(jobs: list[Job], failure: JobFailure) -> Job:

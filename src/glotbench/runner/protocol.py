@@ -79,13 +79,6 @@ class Job:
         )
 
 
-def metric_names(task: Task) -> list[str]:
-    return [
-        get_metric(n, labels=["_"]).name if n in task.labelled_metrics else get_metric(n).name
-        for n in task.metrics
-    ]
-
-
 def config_hash(job: Job, dataset: Dataset) -> str:
     """Hash of what determines a run besides its key: model config, data, protocol."""
     return content_hash(
@@ -99,6 +92,7 @@ def config_hash(job: Job, dataset: Dataset) -> str:
 
 
 def run_keys(job: Job, dataset: Dataset) -> list[RunKey]:
+    """The keys of the runs ``job`` stores (one per metric and language)."""
     task = get_task(dataset.task, **job.dataset.task_options())
     chash = config_hash(job, dataset)
     return [
@@ -106,12 +100,12 @@ def run_keys(job: Job, dataset: Dataset) -> list[RunKey]:
             model=job.model.name,
             dataset=dataset.name,
             task=dataset.task,
-            language=dataset.language,
+            language=language,
             seed=job.seed,
             config_hash=chash,
             metric=m,
         )
-        for m in metric_names(task)
+        for m, language in task.result_keys(dataset)
     ]
 
 
@@ -124,10 +118,18 @@ class JobOutcome:
     seconds: float = 0.0
 
     def scores(self) -> dict[str, float]:
-        out = {}
+        """Full-test score per metric; per-language runs as their mean over languages."""
+        out: dict[str, float] = {}
+        per_language: dict[str, list[float]] = {}
         for record, _, stats in self.runs:
             metric = get_metric(record.metric, **record.metric_config)
-            out[record.metric] = float(metric.score(stats.sum(axis=0)))
+            score = float(metric.score(stats.sum(axis=0)))
+            if record.language == self.job.dataset.language:
+                out[record.metric] = score
+            else:
+                per_language.setdefault(record.metric, []).append(score)
+        for name, values in per_language.items():
+            out[f"{name} (mean of {len(values)} languages)"] = float(np.mean(values))
         return out
 
 
@@ -195,6 +197,12 @@ def bootstrap_test_counts(seed: int, n: int) -> np.ndarray:
     return np.bincount(idx, minlength=n).astype(np.float64)
 
 
+#: (model config, model name, dataset hash, speed repeats) -> (predictions,
+#: predict seconds, speed, iteration) of the last deterministic model evaluated
+#: in this process (``ModelSpec.deterministic``)
+_PREDICTION_CACHE: dict[tuple[Any, ...], tuple[list[Any], float, Any, int]] = {}
+
+
 def _seed_everything(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed % (2**32))  # third-party code may use the global RNG
@@ -213,14 +221,33 @@ def execute_job(job: Job, dataset: Dataset, *, base: str | Path | None = None) -
         raise ModelError(
             f"model {job.model.name!r} trains but dataset {dataset.name!r} has no train split"
         )
+    if job.model.deterministic and model.trains:
+        raise ModelError(
+            f"model {job.model.name!r} trains, so its answers depend on the seed; "
+            "remove 'deterministic: true' from its suite entry"
+        )
     t0 = time.perf_counter()
     model.fit(task, dataset, train, dataset.validation, job.seed)
     fit_seconds = time.perf_counter() - t0
-    t1 = time.perf_counter()
-    predictions = task.predict(model, dataset.test, dataset)
-    predict_seconds = time.perf_counter() - t1
+    reuse_key = (
+        job.model.config_hash(),
+        job.model.name,
+        dataset.content_hash,
+        job.protocol.speed_repeats,
+    )
+    reused = _PREDICTION_CACHE.get(reuse_key) if job.model.deterministic else None
+    if reused is not None:
+        predictions, predict_seconds, speed, first_iteration = reused
+    else:
+        t1 = time.perf_counter()
+        predictions = task.predict(model, dataset.test, dataset)
+        predict_seconds = time.perf_counter() - t1
+        speed = measure_speed(model, task, dataset, job.protocol.speed_repeats)
+        first_iteration = job.iteration
+        if job.model.deterministic:
+            _PREDICTION_CACHE.clear()  # one entry: a suite runs a model's iterations together
+            _PREDICTION_CACHE[reuse_key] = (predictions, predict_seconds, speed, job.iteration)
     results = task.statistics(predictions, dataset.test, dataset)
-    speed = measure_speed(model, task, dataset, job.protocol.speed_repeats)
     ids = [str(r["id"]) for r in dataset.test]
     n = len(ids)
     chash = config_hash(job, dataset)
@@ -239,17 +266,21 @@ def execute_job(job: Job, dataset: Dataset, *, base: str | Path | None = None) -
         "predict_seconds": predict_seconds,
         "speed": speed,
     }
+    if job.model.deterministic:
+        metadata["deterministic"] = True
+        metadata["predictions_of_iteration"] = first_iteration
     if task.kind == "token":
         # words per test sentence, in the stored order: the size unit of
         # `glotbench analyze datasize` for metrics without a token statistic (NER F1)
         metadata["test_tokens"] = [len(r["tokens"]) for r in dataset.test]
     outcome = JobOutcome(job=job)
     for res in results:
+        run_ids = ids if res.rows is None else [ids[int(i)] for i in res.rows]
         record = RunRecord(
             model=job.model.name,
             dataset=dataset.name,
             task=dataset.task,
-            language=dataset.language,
+            language=res.language or dataset.language,
             seed=job.seed,
             config_hash=chash,
             metric=res.name,
@@ -260,25 +291,21 @@ def execute_job(job: Job, dataset: Dataset, *, base: str | Path | None = None) -
             examples_per_second=(n / predict_seconds) if predict_seconds > 0 else None,
             source=f"glotbench run (protocol v{PROTOCOL_VERSION})",
         )
-        outcome.runs.append((record, ids, res.stats))
+        outcome.runs.append((record, run_ids, res.stats))
     outcome.seconds = time.perf_counter() - start
     return outcome
 
 
 def write_outcome(store: Store, outcome: JobOutcome, *, force: bool = False) -> int:
-    """Store a job's runs (one transaction each); returns how many were new.
+    """Store a job's runs — all its metrics — in one transaction; returns how many were written.
 
-    With ``force`` an existing run with the same key is replaced (deleted and
-    rewritten in one transaction).
+    Runs already stored are skipped; with ``force`` they are replaced: the old
+    runs are deleted and the new ones written in that same transaction
+    (:meth:`Store.write_runs` with ``replace=True``), so a failure in between
+    leaves the old runs intact. The transaction also resolves the job's open
+    failures (same model, dataset, seed and config_hash).
     """
-    written = 0
-    for record, ids, stats in outcome.runs:
-        if force and store.has_run(record.run_id):
-            with store.transaction() as con:
-                con.execute("DELETE FROM example_stats WHERE run_id = ?", [record.run_id])
-                con.execute("DELETE FROM runs WHERE run_id = ?", [record.run_id])
-        written += int(store.write_run(record, ids, stats))
-    return written
+    return store.write_runs(outcome.runs, replace=force)
 
 
 def scandeval_scores(

@@ -56,7 +56,11 @@ class Suite(BaseModel):
                 )
 
         check(models, [m.name for m in self.models], "model(s)")
-        check(languages, [d.language for d in self.datasets], "language(s)")
+        check(
+            languages,
+            [lang for d in self.datasets for lang in (d.language, *_item_languages(d))],
+            "language(s)",
+        )
         check(datasets, [d.name for d in self.datasets], "dataset(s)")
         if tasks:
             tasks = [get_task(t).name for t in tasks]
@@ -64,9 +68,11 @@ class Suite(BaseModel):
         out = self.model_copy(deep=True)
         out.models = [m for m in out.models if not models or m.name in models]
         out.datasets = [
-            d
+            _restrict_items(d, languages) if languages and d.language not in languages else d
             for d in out.datasets
-            if (not languages or d.language in languages)
+            if (
+                not languages or d.language in languages or set(_item_languages(d)) & set(languages)
+            )
             and (not datasets or d.name in datasets)
             and (not tasks or get_task(d.task).name in tasks)
         ]
@@ -103,6 +109,31 @@ class Suite(BaseModel):
                 for i in range(self.protocol.iterations):
                     out.append(Job(model=model, dataset=ds, iteration=i, protocol=self.protocol))
         return out, notes
+
+
+def _item_languages(spec: DatasetSpec) -> tuple[str, ...]:
+    """Languages of the items of a multilingual (``mul``) CLDR dataset; else none."""
+    if spec.loader != "cldr":
+        return ()
+    from glotbench.runner.datasets.cldr import STARTER_LANGUAGES
+
+    return tuple(spec.options.get("languages", STARTER_LANGUAGES))
+
+
+def _restrict_items(spec: DatasetSpec, languages: list[str]) -> DatasetSpec:
+    """A multilingual dataset restricted to ``languages`` (a new dataset: a new name)."""
+    keep = [lang for lang in _item_languages(spec) if lang in languages]
+    if len(keep) < 2:
+        raise UnknownNameError(
+            f"dataset {spec.name!r} identifies languages: --language must name at least two "
+            f"of its languages ({', '.join(_item_languages(spec))}), got {', '.join(keep)}"
+        )
+    return spec.model_copy(
+        update={
+            "name": f"{spec.name}:{'+'.join(keep)}",
+            "options": {**spec.options, "languages": keep},
+        }
+    )
 
 
 def builtin_suites() -> dict[str, Path]:

@@ -22,13 +22,14 @@ from glotbench.runner.datasets.base import (
     content_hash,
     uniform_splits,
 )
+from glotbench.runner.datasets.cldr import STARTER_LANGUAGES, build_cldr_lid
 from glotbench.runner.datasets.conllu import expand_paths, join_words, load_conllu, read_conllu
 from glotbench.runner.datasets.hf import load_hf
 from glotbench.runner.datasets.scala import build_scala
 from glotbench.runner.datasets.tabular import load_table
 from glotbench.runner.errors import DatasetError, UnknownNameError
 
-LOADERS = ("conllu", "scala", "jsonl", "csv", "table", "hf")
+LOADERS = ("conllu", "scala", "jsonl", "csv", "table", "hf", "cldr")
 
 
 class DatasetSpec(BaseModel):
@@ -56,6 +57,8 @@ class DatasetSpec(BaseModel):
     k: int = 10
     #: check that every validation/test label occurs in train (classification)
     check_labels: bool = True
+    #: loader options (loader cldr: languages, phrases_per_item, max_items_per_language)
+    options: dict[str, Any] = Field(default_factory=dict)
     description: str = ""
 
     @field_validator("paths", "pool", mode="before")
@@ -95,6 +98,15 @@ def _records(spec: DatasetSpec, base: Path | None) -> list[Record]:
                 f"not {task.name}"
             )
         return build_scala(load_conllu(spec.paths, base=base), seed=spec.split_seed)
+    if spec.loader == "cldr":
+        if task.name != "language_id":
+            raise DatasetError(
+                f"dataset {spec.name!r}: loader cldr builds language_id data, not {task.name}"
+            )
+        try:
+            return build_cldr_lid(seed=spec.split_seed, **spec.options)
+        except TypeError as exc:
+            raise DatasetError(f"dataset {spec.name!r}: bad loader options: {exc}") from None
     if spec.loader == "hf":
         if not spec.hf:
             raise DatasetError(f"dataset {spec.name!r}: loader hf needs 'hf: <folder or Hub id>'")
@@ -155,12 +167,20 @@ def build_dataset(
         test=parts["test"],
         labels=labels,
         pool=pool,
-        source=", ".join(spec.paths) if spec.paths else (spec.hf or ""),
+        source=", ".join(spec.paths) if spec.paths else (spec.hf or _loader_source(spec)),
         notes=notes,
     )
     if spec.check_labels and dataset.train:
         task.check_train_labels(dataset)
     return dataset
+
+
+def _loader_source(spec: DatasetSpec) -> str:
+    if spec.loader == "cldr":
+        from glotbench.runner.datasets.cldr import cldr_source
+
+        return cldr_source()
+    return ""
 
 
 def _pool(spec: DatasetSpec, base: Path | None, records: list[Record]) -> list[Record]:
@@ -191,6 +211,8 @@ __all__ = [
     "Dataset",
     "DatasetSpec",
     "LOADERS",
+    "STARTER_LANGUAGES",
+    "build_cldr_lid",
     "build_dataset",
     "build_scala",
     "content_hash",

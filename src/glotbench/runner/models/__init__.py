@@ -9,7 +9,11 @@ Kinds (``ModelSpec.kind``):
 ``callable``        any ``predict(list[str]) -> list[label]`` (``options.target: module:function``)
 ``predictions``     a predictions file (``options.path``), evaluation only
 ``hf-encoder``      Hugging Face encoder fine-tuned ScandEval-style (extra ``neural``)
-``hf-generative``   Hugging Face causal LM, zero/few-shot with sampling (extra ``neural``)
+``hf-generative``   Hugging Face causal LM, zero/few-shot, one sampled answer per iteration
+                    (extra ``neural``)
+``hf-qa``           Hugging Face encoder fine-tuned for extractive QA (extra ``neural``)
+``hf-embed``        Hugging Face encoder, mean-pooled sentence vectors for retrieval
+                    (extra ``neural``)
 """
 
 from __future__ import annotations
@@ -33,8 +37,11 @@ MODEL_KINDS: dict[str, str] = {
     "predictions": "a predictions file (evaluation only)",
     "hf-encoder": "Hugging Face encoder, fine-tuned (needs torch, transformers)",
     "hf-generative": "Hugging Face causal LM, zero/few-shot (needs torch, transformers)",
+    "hf-qa": "Hugging Face encoder, fine-tuned for extractive QA (needs torch, transformers)",
+    "hf-embed": "Hugging Face encoder, mean-pooled vectors for retrieval "
+    "(needs torch, transformers)",
 }
-NEURAL_KINDS = frozenset({"hf-encoder", "hf-generative"})
+NEURAL_KINDS = frozenset({"hf-encoder", "hf-generative", "hf-qa", "hf-embed"})
 
 
 def neural_available() -> bool:
@@ -70,6 +77,14 @@ def build_model(spec: ModelSpec | dict[str, Any], *, base: str | Path | None = N
             from glotbench.runner.models.hf_generative import HFGenerative
 
             return HFGenerative(spec.name, base=base, **opts)
+        if kind == "hf-qa":
+            from glotbench.runner.models.hf_qa import HFQuestionAnswering
+
+            return HFQuestionAnswering(spec.name, base=base, **opts)
+        if kind == "hf-embed":
+            from glotbench.runner.models.hf_retrieval import HFEmbedder
+
+            return HFEmbedder(spec.name, base=base, **opts)
     except TypeError as exc:
         raise ModelError(f"model {spec.name!r} (kind {kind}): bad options: {exc}") from None
     raise UnknownNameError(

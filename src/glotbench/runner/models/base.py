@@ -29,6 +29,11 @@ class ModelSpec(BaseModel):
     restrict where it runs; ``metadata`` is free-form model metadata stored
     with every run (parameters, training data, ... as XTREME-R submissions);
     ``optional`` models are skipped, with a note, when their extra is missing.
+    ``deterministic`` says the model's answers do not depend on the seed and
+    it does not train: the runner then predicts once per process and reuses
+    the predictions for the model's other iterations on the same data (their
+    runs are still stored, one per seed). Leave it off for anything that
+    samples (``langdetect``, generative models).
     """
 
     model_config = ConfigDict(extra="forbid", protected_namespaces=())
@@ -40,6 +45,7 @@ class ModelSpec(BaseModel):
     languages: list[str] | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     optional: bool = False
+    deterministic: bool = False
 
     def config_hash(self) -> str:
         return content_hash({"kind": self.kind, "options": self.options})[:16]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -40,6 +41,13 @@ def import_object(target: str) -> Any:
     return obj
 
 
+def _accepts_seed(factory: Any) -> bool:
+    try:
+        return "seed" in inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        return False
+
+
 class CallableModel(Model):
     """Any Python callable ``predict(list[str]) -> list[label]``.
 
@@ -69,14 +77,38 @@ class CallableModel(Model):
         self.task_kind = task_kind
         self.batch_size = batch_size
         self._fn: Callable[[list[Any]], Sequence[Any]] | None = None
+        self._seed: int | None = None
         if task_kind not in ("sequence", "token"):
             raise ModelError(f"callable model {name!r}: task_kind must be 'sequence' or 'token'")
 
+    def _target(self) -> Any:
+        return import_object(self.target) if isinstance(self.target, str) else self.target
+
+    def fit(
+        self,
+        task: Task,
+        dataset: Dataset,
+        train: Sequence[Record],
+        validation: Sequence[Record],
+        seed: int,
+    ) -> None:
+        """Nothing to learn; a factory that takes ``seed`` gets the iteration's seed.
+
+        That is how a stochastic tool (``langdetect``) is seeded per iteration,
+        so the protocol measures its run-to-run variance reproducibly.
+        """
+        if self.factory and "seed" not in self.factory_kwargs and _accepts_seed(self._target()):
+            self._seed = seed
+            self._fn = None
+
     def _get(self) -> Callable[[list[Any]], Sequence[Any]]:
         if self._fn is None:
-            obj = import_object(self.target) if isinstance(self.target, str) else self.target
+            obj = self._target()
             if self.factory:
-                obj = obj(**self.factory_kwargs)
+                kwargs = dict(self.factory_kwargs)
+                if self._seed is not None:
+                    kwargs["seed"] = self._seed
+                obj = obj(**kwargs)
             if not callable(obj):
                 raise ModelError(f"model {self.name!r}: target {self.target!r} is not callable")
             self._fn = obj
@@ -110,7 +142,15 @@ class CallableModel(Model):
             if isinstance(self.target, str)
             else getattr(self.target, "__qualname__", repr(self.target))
         )
-        return {"family": "callable", "target": target}
+        out: dict[str, Any] = {"family": "callable", "target": target}
+        if self._seed is not None:
+            out["factory_seed"] = self._seed
+        # a callable may describe itself (package, version, inventory) with a
+        # ``metadata`` dict attribute, as the built-in language identifiers do
+        extra = getattr(self._fn, "metadata", None)
+        if isinstance(extra, dict):
+            out.update(extra)
+        return out
 
 
 class PredictionsFile(Model):

@@ -1,18 +1,31 @@
 """Hugging Face encoders fine-tuned ScandEval-style (extra ``neural``; imports are lazy).
 
-AdamW, learning rate 2e-5, 100 warm-up steps then a linear schedule, batch 32
-(halved, with gradient accumulation doubled, on out-of-memory), early stopping
-on validation loss (``patience`` epochs), seed fixed per iteration. For token
-classification the label goes on the first sub-token of each word (the
-others get -100). Loads from a local folder or a Hub id; ``trust_remote_code``
-stays off unless set.
+AdamW, learning rate 2e-5, 100 warm-up steps then a linear schedule, batch 32,
+early stopping on validation loss (``patience`` epochs), seed fixed per
+iteration. For token classification the label goes on the first sub-token of
+each word (the others get -100). Loads from a local folder or a Hub id;
+``trust_remote_code`` stays off unless set.
+
+Out of memory. One optimizer step always consumes ``batch_size`` examples
+(the *effective* batch). They are fed to the model in micro-batches of
+``batch_size / gradient_accumulation`` examples whose losses, weighted by
+their share of the step, are accumulated before the step. When a forward or
+backward pass runs out of memory (``torch.OutOfMemoryError``, a
+``RuntimeError`` whose message says "out of memory", or ``MemoryError``) the
+gradients of the interrupted step are discarded, the micro-batch halves (so
+gradient accumulation doubles and the effective batch stays the same) and the
+*same* step is recomputed from its first example: no step is half-applied
+and the learning-rate schedule is unchanged. Evaluation batches shrink the
+same way. A micro-batch of one that still runs out of memory is a
+:class:`ModelError`. The final micro-batch and accumulation, and every
+halving, are in :meth:`HFEncoder.metadata`.
 """
 
 from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,8 +55,159 @@ def resolve_path(path: str, base: str | Path | None) -> str:
     return path
 
 
-class HFEncoder(Model):
+def is_out_of_memory(exc: BaseException) -> bool:
+    """Whether ``exc`` is an out-of-memory error (CUDA, MPS, CPU allocator, Python)."""
+    if isinstance(exc, MemoryError):
+        return True
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - the adapters need torch anyway
+        torch = None  # type: ignore[assignment]
+    oom = getattr(torch, "OutOfMemoryError", None) or getattr(
+        getattr(torch, "cuda", None), "OutOfMemoryError", None
+    )
+    if oom is not None and isinstance(exc, oom):
+        return True
+    return isinstance(exc, RuntimeError) and "out of memory" in str(exc).lower()
+
+
+class HFBase(Model):
+    """Shared parts of the Hugging Face adapters: loading, collation, OOM-safe batches."""
+
+    family = "hf"
+
+    def __init__(
+        self,
+        name: str,
+        path: str,
+        base: str | Path | None = None,
+        batch_size: int = 32,
+        max_length: int = 512,
+        trust_remote_code: bool = False,
+        device: str = "cpu",
+    ) -> None:
+        super().__init__(name, path=path)
+        if not isinstance(batch_size, int) or batch_size < 1:
+            raise ModelError(f"model {name!r}: batch_size must be a positive integer")
+        self.path = resolve_path(path, base)
+        self.batch_size = batch_size
+        self.max_length = max_length
+        self.trust_remote_code = trust_remote_code
+        self.device = device
+        self.model: Any = None
+        self.tokenizer: Any = None
+        #: current micro-batch (examples per forward pass); halves on out-of-memory
+        self.micro_batch = batch_size
+        self.oom_events: list[dict[str, Any]] = []
+
+    # -- loading ---------------------------------------------------------------
+    def _load(self, auto: Any, **kwargs: Any) -> None:
+        _, transformers = _torch()
+        try:
+            self.tokenizer = transformers.AutoTokenizer.from_pretrained(
+                self.path, trust_remote_code=self.trust_remote_code
+            )
+            self.model = auto.from_pretrained(
+                self.path, trust_remote_code=self.trust_remote_code, **kwargs
+            ).to(self.device)
+        except OSError as exc:
+            raise ModelError(f"model {self.name!r}: cannot load {self.path!r}: {exc}") from None
+        limit = getattr(self.model.config, "max_position_embeddings", None)
+        if isinstance(limit, int) and limit > 0:
+            self.max_length = min(self.max_length, limit)
+
+    # -- batches ---------------------------------------------------------------
+    @property
+    def accumulation(self) -> int:
+        """Micro-batches per optimizer step (gradient accumulation)."""
+        return math.ceil(self.batch_size / self.micro_batch)
+
+    def _collate(self, items: list[dict[str, Any]]) -> dict[str, Any]:
+        """Tensors of ``items``: list fields right-padded, scalar fields stacked.
+
+        Keys starting with ``_`` are bookkeeping and stay out of the batch.
+        """
+        torch, _ = _torch()
+        keys = [k for k in items[0] if not k.startswith("_")]
+        width = max(len(i["input_ids"]) for i in items)
+        pad_id = self.tokenizer.pad_token_id
+        if pad_id is None:
+            pad_id = 0
+        batch: dict[str, Any] = {}
+        for k in keys:
+            if not isinstance(items[0][k], list):
+                batch[k] = torch.tensor([i[k] for i in items])
+                continue
+            fill = pad_id if k == "input_ids" else (-100 if k == "labels" else 0)
+            batch[k] = torch.tensor([i[k] + [fill] * (width - len(i[k])) for i in items])
+        return {k: v.to(self.device) for k, v in batch.items()}
+
+    def _forward(self, items: list[dict[str, Any]], **kwargs: Any) -> Any:
+        """One forward pass over ``items`` (the single place the model is called)."""
+        return self.model(**self._collate(items), **kwargs)
+
+    def _shrink(self, where: str) -> None:
+        """Halve the micro-batch after an out-of-memory error ``where`` (or give up)."""
+        if self.micro_batch <= 1:
+            raise ModelError(
+                f"model {self.name!r} ran out of memory {where} even with batch size 1 "
+                f"(gradient accumulation {self.accumulation}); use a smaller model, a "
+                "shorter max_length or a device with more memory"
+            )
+        self.micro_batch = max(1, self.micro_batch // 2)
+        self.oom_events.append(
+            {
+                "where": where,
+                "batch_size": self.micro_batch,
+                "gradient_accumulation": self.accumulation,
+            }
+        )
+        torch, _ = _torch()
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+
+    def _map_batches(
+        self, items: Sequence[dict[str, Any]], fn: Callable[[list[dict[str, Any]]], Any]
+    ) -> list[Any]:
+        """``fn`` on consecutive micro-batches of ``items`` without gradients.
+
+        An out-of-memory error halves the micro-batch and redoes that batch.
+        """
+        torch, _ = _torch()
+        out: list[Any] = []
+        start = 0
+        while start < len(items):
+            part = list(items[start : start + self.micro_batch])
+            try:
+                with torch.no_grad():
+                    result = fn(part)
+            except Exception as exc:
+                if not is_out_of_memory(exc):
+                    raise
+                self._shrink("in evaluation")
+                continue
+            out.append(result)
+            start += len(part)
+        return out
+
+    def metadata(self) -> dict[str, Any]:
+        meta: dict[str, Any] = {
+            "family": self.family,
+            "path": self.path,
+            "max_length": self.max_length,
+            "batch_size": self.micro_batch,
+            "oom_events": list(self.oom_events),
+        }
+        if self.model is not None:
+            meta["parameters"] = int(sum(p.numel() for p in self.model.parameters()))
+        return meta
+
+
+class HFEncoder(HFBase):
+    """An encoder fine-tuned on a sequence or token classification task."""
+
     trains = True
+    family = "hf-encoder"
 
     def __init__(
         self,
@@ -53,27 +217,33 @@ class HFEncoder(Model):
         learning_rate: float = 2e-5,
         warmup_steps: int = 100,
         batch_size: int = 32,
+        gradient_accumulation: int = 1,
         max_epochs: int = 10,
         patience: int = 2,
         max_length: int = 512,
         trust_remote_code: bool = False,
         device: str = "cpu",
     ) -> None:
-        super().__init__(name, path=path)
-        self.path = resolve_path(path, base)
+        super().__init__(
+            name,
+            path,
+            base=base,
+            batch_size=batch_size,
+            max_length=max_length,
+            trust_remote_code=trust_remote_code,
+            device=device,
+        )
+        if not isinstance(gradient_accumulation, int) or gradient_accumulation < 1:
+            raise ModelError(f"model {name!r}: gradient_accumulation must be a positive integer")
         self.learning_rate = learning_rate
         self.warmup_steps = warmup_steps
-        self.batch_size = batch_size
+        self.gradient_accumulation = gradient_accumulation
         self.max_epochs = max_epochs
         self.patience = patience
-        self.max_length = max_length
-        self.trust_remote_code = trust_remote_code
-        self.device = device
-        self.model: Any = None
-        self.tokenizer: Any = None
         self.labels: list[Any] = []
         self.kind = ""
         self.history: list[dict[str, float]] = []
+        self.micro_batch = max(1, math.ceil(batch_size / gradient_accumulation))
 
     def supports(self, task: Task) -> bool:
         return task.kind in ("sequence", "token")
@@ -84,6 +254,7 @@ class HFEncoder(Model):
     ) -> list[dict[str, Any]]:
         index = {label: i for i, label in enumerate(self.labels)}
         out = []
+        item: dict[str, Any]
         for r in records:
             if task.kind == "sequence":
                 text = r["text"]
@@ -115,32 +286,23 @@ class HFEncoder(Model):
             out.append(item)
         return out
 
-    def _collate(self, items: list[dict[str, Any]]) -> dict[str, Any]:
-        torch, _ = _torch()
-        keys = [k for k in items[0] if not k.startswith("_")]
-        width = max(len(i["input_ids"]) for i in items)
-        pad_id = self.tokenizer.pad_token_id or 0
-        batch: dict[str, Any] = {}
-        for k in keys:
-            if k == "labels" and not isinstance(items[0]["labels"], list):
-                batch[k] = torch.tensor([i[k] for i in items])
-                continue
-            fill = pad_id if k == "input_ids" else (-100 if k == "labels" else 0)
-            batch[k] = torch.tensor([i[k] + [fill] * (width - len(i[k])) for i in items])
-        return {k: v.to(self.device) for k, v in batch.items()}
-
-    def _loss(self, items: list[dict[str, Any]], batch_size: int) -> float:
-        torch, _ = _torch()
+    def _loss(self, items: list[dict[str, Any]]) -> float:
         self.model.eval()
-        total, count = 0.0, 0
-        with torch.no_grad():
-            for start in range(0, len(items), batch_size):
-                chunk = items[start : start + batch_size]
-                total += float(self.model(**self._collate(chunk)).loss) * len(chunk)
-                count += len(chunk)
-        return total / max(count, 1)
+        parts = self._map_batches(
+            items, lambda chunk: float(self._forward(chunk).loss) * len(chunk)
+        )
+        return sum(parts) / max(len(items), 1)
 
     # -- training ------------------------------------------------------------
+    def _start(self, seed: int) -> None:
+        """Seed everything and reset the per-fit state."""
+        torch, transformers = _torch()
+        torch.manual_seed(seed)
+        transformers.set_seed(seed)
+        self.history = []
+        self.oom_events = []
+        self.micro_batch = max(1, math.ceil(self.batch_size / self.gradient_accumulation))
+
     def fit(
         self,
         task: Task,
@@ -149,9 +311,8 @@ class HFEncoder(Model):
         validation: Sequence[Record],
         seed: int,
     ) -> None:
-        torch, transformers = _torch()
-        torch.manual_seed(seed)
-        transformers.set_seed(seed)
+        _, transformers = _torch()
+        self._start(seed)
         self.kind = task.kind
         self.labels = list(dataset.labels)
         auto = (
@@ -159,73 +320,77 @@ class HFEncoder(Model):
             if task.kind == "sequence"
             else transformers.AutoModelForTokenClassification
         )
-        try:
-            self.tokenizer = transformers.AutoTokenizer.from_pretrained(
-                self.path, trust_remote_code=self.trust_remote_code
-            )
-            self.model = auto.from_pretrained(
-                self.path,
-                num_labels=len(self.labels),
-                id2label={i: str(lab) for i, lab in enumerate(self.labels)},
-                label2id={str(lab): i for i, lab in enumerate(self.labels)},
-                ignore_mismatched_sizes=True,
-                trust_remote_code=self.trust_remote_code,
-            ).to(self.device)
-        except OSError as exc:
-            raise ModelError(f"model {self.name!r}: cannot load {self.path!r}: {exc}") from None
-        limit = getattr(self.model.config, "max_position_embeddings", None)
-        if isinstance(limit, int) and limit > 0:
-            self.max_length = min(self.max_length, limit)
-        train_items = self._encode(task, train, True)
-        val_items = self._encode(task, validation, True)
-        batch_size, accumulation = self.batch_size, 1
-        oom_errors: tuple[type[BaseException], ...] = (MemoryError,)
-        if hasattr(torch.cuda, "OutOfMemoryError"):
-            oom_errors = (torch.cuda.OutOfMemoryError, MemoryError)
+        self._load(
+            auto,
+            num_labels=len(self.labels),
+            id2label={i: str(lab) for i, lab in enumerate(self.labels)},
+            label2id={str(lab): i for i, lab in enumerate(self.labels)},
+            ignore_mismatched_sizes=True,
+        )
+        self._train(self._encode(task, train, True), self._encode(task, validation, True), seed)
+
+    def _accumulate(self, step_items: list[dict[str, Any]], optimizer: Any) -> None:
+        """Forward and backward passes of one optimizer step, restarted on out-of-memory.
+
+        Each micro-batch's mean loss is weighted by its share of the step, so
+        the accumulated gradient is that of the step's mean loss whatever the
+        micro-batch size. On out-of-memory the partial gradients are dropped
+        and the step is recomputed with half the micro-batch.
+        """
+        n = len(step_items)
         while True:
+            loss = None
             try:
-                self._train(train_items, val_items, batch_size, accumulation, seed)
-                break
-            except oom_errors:
-                if batch_size == 1:
-                    raise ModelError(
-                        f"model {self.name!r}: out of memory even with batch size 1"
-                    ) from None
-                batch_size, accumulation = batch_size // 2, accumulation * 2
-                self.history.append({"oom_batch_size": float(batch_size)})
+                for start in range(0, n, self.micro_batch):
+                    part = step_items[start : start + self.micro_batch]
+                    loss = self._forward(part).loss * (len(part) / n)
+                    loss.backward()
+                    loss = None
+                return
+            except Exception as exc:
+                if not is_out_of_memory(exc):
+                    raise
+                loss = None  # free the interrupted graph before retrying
+                optimizer.zero_grad(set_to_none=True)
+                self._shrink("in a training step")
 
     def _train(
         self,
         train_items: list[dict[str, Any]],
         val_items: list[dict[str, Any]],
-        batch_size: int,
-        accumulation: int,
         seed: int,
     ) -> None:
         torch, transformers = _torch()
         generator = torch.Generator().manual_seed(seed)
-        steps_per_epoch = math.ceil(len(train_items) / (batch_size * accumulation))
+        steps_per_epoch = math.ceil(len(train_items) / self.batch_size)
         optimizer = torch.optim.AdamW(self.model.parameters(), lr=self.learning_rate)
         scheduler = transformers.get_linear_schedule_with_warmup(
             optimizer,
             self.warmup_steps,
             max(steps_per_epoch * self.max_epochs, self.warmup_steps + 1),
         )
+        optimizer.zero_grad(set_to_none=True)
         best, best_state, bad = math.inf, None, 0
         for epoch in range(self.max_epochs):
             self.model.train()
             order = torch.randperm(len(train_items), generator=generator).tolist()
-            for step, start in enumerate(range(0, len(order), batch_size)):
-                chunk = [train_items[i] for i in order[start : start + batch_size]]
-                loss = self.model(**self._collate(chunk)).loss / accumulation
-                loss.backward()
-                if (step + 1) % accumulation == 0 or start + batch_size >= len(order):
+            for start in range(0, len(order), self.batch_size):
+                step_items = [train_items[i] for i in order[start : start + self.batch_size]]
+                self._accumulate(step_items, optimizer)
+                try:
                     optimizer.step()
-                    scheduler.step()
-                    optimizer.zero_grad()
+                except Exception as exc:
+                    if is_out_of_memory(exc):
+                        raise ModelError(
+                            f"model {self.name!r} ran out of memory in the optimizer step: "
+                            "the optimizer state does not fit (a smaller batch cannot help)"
+                        ) from None
+                    raise
+                scheduler.step()
+                optimizer.zero_grad(set_to_none=True)
             if not val_items:
                 continue
-            val_loss = self._loss(val_items, batch_size)
+            val_loss = self._loss(val_items)
             self.history.append({"epoch": float(epoch), "validation_loss": val_loss})
             if val_loss < best - 1e-6:
                 best, bad = val_loss, 0
@@ -236,17 +401,14 @@ class HFEncoder(Model):
                     break
         if best_state is not None:
             self.model.load_state_dict(best_state)
+        self.model.eval()
 
     # -- prediction ------------------------------------------------------------
-    def _logits(self, items: list[dict[str, Any]]) -> list[Any]:
-        torch, _ = _torch()
+    def _argmax(self, items: list[dict[str, Any]]) -> list[Any]:
         self.model.eval()
-        out = []
-        with torch.no_grad():
-            for start in range(0, len(items), self.batch_size):
-                chunk = items[start : start + self.batch_size]
-                logits = self.model(**self._collate(chunk)).logits
-                out.extend(logits.argmax(-1).tolist())
+        out: list[Any] = []
+        for part in self._map_batches(items, lambda chunk: self._forward(chunk).logits.argmax(-1)):
+            out.extend(part.tolist())
         return out
 
     def predict_labels(self, texts: list[Any]) -> list[Any]:
@@ -259,7 +421,7 @@ class HFEncoder(Model):
         from glotbench.runner.tasks import get_task
 
         items = self._encode(get_task("classification"), records, False)
-        return [self.labels[i] for i in self._logits(items)]
+        return [self.labels[i] for i in self._argmax(items)]
 
     def predict_tags(self, sentences: list[list[str]]) -> list[list[Any]]:
         if self.model is None or self.kind != "token":
@@ -268,7 +430,7 @@ class HFEncoder(Model):
 
         items = self._encode(get_task("pos"), [{"tokens": s} for s in sentences], False)
         out = []
-        for item, sent, ids in zip(items, sentences, self._logits(items), strict=True):
+        for item, sent, ids in zip(items, sentences, self._argmax(items), strict=True):
             tags: list[Any] = [self.labels[0]] * len(sent)  # words cut by truncation
             previous = None
             word_ids = item["_word_ids"]
@@ -280,7 +442,11 @@ class HFEncoder(Model):
         return out
 
     def metadata(self) -> dict[str, Any]:
-        meta: dict[str, Any] = {"family": "hf-encoder", "path": self.path, "history": self.history}
-        if self.model is not None:
-            meta["parameters"] = int(sum(p.numel() for p in self.model.parameters()))
-        return meta
+        return {
+            **super().metadata(),
+            "effective_batch_size": self.batch_size,
+            "gradient_accumulation": self.accumulation,
+            "learning_rate": self.learning_rate,
+            "warmup_steps": self.warmup_steps,
+            "history": list(self.history),
+        }

@@ -1,17 +1,36 @@
 """Hugging Face causal LMs, zero/few-shot classification (extra ``neural``; lazy imports).
 
-The prompt lists the labels, then ``few_shot`` training examples drawn with
-the iteration's seed, then the item. ``samples`` responses are *sampled*
-(temperature ``temperature``) per item with the iteration's seed — model-side
-variance, as Sälevä et al. sample 5 answers per question; the prediction is
-the label most responses name (ties: the first label in label order), and
-the mean agreement of the responses with that prediction is stored in the
-metadata. A response names a label when it starts with it (case-insensitive,
-after stripping); one naming no label counts as ``<unparsed>`` — a wrong answer.
+The prompt lists the labels, then ``few_shot`` training examples, then the
+item. A response names a label when it starts with it (case-insensitive,
+after stripping); one naming no label counts as ``<unparsed>`` — a wrong
+answer.
+
+Model-side variance. By default every item gets **one sampled response per
+iteration** (temperature ``temperature``, nucleus ``top_p``), drawn from a
+seed derived from the iteration's seed (given to :meth:`HFGenerative.fit`)
+and the item's prompt. The replication protocol runs a model that does not
+train once per iteration with its own seed, so N iterations are N sampled
+responses per item — as Sälevä et al. sample 5 answers per question — and
+the between-seed variance of the stored runs (σ_seed of ``glotbench analyze
+variance``) *is* the sampling variance of the model. Same seed, same
+responses, bit for bit; predictions do not depend on how the items are
+batched or ordered.
+
+Alternatives: ``vote: k`` draws k responses per item within an iteration
+and predicts the label most of them name (self-consistency; ties: the first
+label in label order), storing the mean agreement; σ_seed is then the
+variance of that majority vote. ``do_sample: false`` decodes greedily (one
+deterministic response; ``vote`` must be 1).
+
+Few-shot examples are drawn from the training split with the iteration seed,
+so σ_seed also contains the variance due to the choice of examples; set
+``shot_seed`` to draw the same examples in every iteration and measure the
+sampling variance alone.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -30,6 +49,12 @@ if TYPE_CHECKING:
 UNPARSED = "<unparsed>"
 
 
+def item_seed(seed: int, prompt: str) -> int:
+    """The sampling seed of one item: a hash of the iteration seed and the prompt."""
+    digest = hashlib.sha256(f"{int(seed)}\x00{prompt}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") % (2**63)
+
+
 class HFGenerative(Model):
     trains = False
 
@@ -39,18 +64,40 @@ class HFGenerative(Model):
         path: str,
         base: str | Path | None = None,
         few_shot: int = 0,
-        samples: int = 1,
+        shot_seed: int | None = None,
+        do_sample: bool = True,
         temperature: float = 1.0,
+        top_p: float = 1.0,
+        vote: int = 1,
         max_new_tokens: int = 5,
         instruction: str = "Classify the text. Answer with one of: {labels}.",
         trust_remote_code: bool = False,
         device: str = "cpu",
+        samples: int | None = None,
     ) -> None:
         super().__init__(name, path=path)
+        if samples is not None:
+            raise ModelError(
+                f"model {name!r}: option 'samples' is gone. Each iteration now draws one sampled "
+                "response per item (run N iterations for N samples; σ_seed is the sampling "
+                "variance); use 'vote: k' for a majority over k samples within an iteration"
+            )
+        if not isinstance(vote, int) or vote < 1:
+            raise ModelError(f"model {name!r}: vote must be a positive integer")
+        if not do_sample and vote > 1:
+            raise ModelError(
+                f"model {name!r}: vote: {vote} needs sampling; greedy decoding "
+                "(do_sample: false) gives one deterministic response"
+            )
+        if do_sample and not temperature > 0:
+            raise ModelError(f"model {name!r}: temperature must be > 0 when sampling")
         self.path = resolve_path(path, base)
         self.few_shot = few_shot
-        self.samples = max(1, samples)
+        self.shot_seed = shot_seed
+        self.do_sample = bool(do_sample)
         self.temperature = temperature
+        self.top_p = top_p
+        self.vote = vote
         self.max_new_tokens = max_new_tokens
         self.instruction = instruction
         self.trust_remote_code = trust_remote_code
@@ -59,8 +106,9 @@ class HFGenerative(Model):
         self.tokenizer: Any = None
         self.labels: list[Any] = []
         self.shots: list[Record] = []
-        self.seed = 0
+        self.seed: int | None = None
         self.agreement: float | None = None
+        self.unparsed: float | None = None
 
     def supports(self, task: Task) -> bool:
         return task.kind == "sequence"
@@ -73,11 +121,14 @@ class HFGenerative(Model):
         validation: Sequence[Record],
         seed: int,
     ) -> None:
-        torch, transformers = _torch()
-        self.seed = seed
+        """Load the model (once), fix the iteration seed and draw the few-shot examples."""
+        _, transformers = _torch()
+        self.seed = int(seed)
         self.labels = list(dataset.labels)
+        self.shots = []
         if self.few_shot and train:
-            idx = np.random.default_rng([seed, 3]).choice(
+            shot_seed = self.seed if self.shot_seed is None else int(self.shot_seed)
+            idx = np.random.default_rng([shot_seed, 3]).choice(
                 len(train), min(self.few_shot, len(train)), replace=False
             )
             self.shots = [train[int(i)] for i in idx]
@@ -107,40 +158,57 @@ class HFGenerative(Model):
                 return label
         return UNPARSED
 
-    def predict_labels(self, texts: list[Any]) -> list[Any]:
-        torch, transformers = _torch()
-        if self.model is None:
+    def respond(self, texts: list[Any]) -> list[list[str]]:
+        """The raw responses per item: ``vote`` samples (or one greedy answer) each."""
+        torch, _ = _torch()
+        if self.model is None or self.seed is None:
             raise ModelError(f"model {self.name!r} must be loaded (fit) before it predicts")
-        out, agreements = [], []
-        for i, text in enumerate(texts):
-            transformers.set_seed(self.seed * 100_003 + i)
-            prompt = self.prompt(text if isinstance(text, str) else " ".join(text))
-            enc = self.tokenizer(prompt, return_tensors="pt")
-            limit = getattr(self.model.config, "max_position_embeddings", None) or getattr(
-                self.model.config, "n_positions", None
+        config = self.model.config
+        limit = getattr(config, "max_position_embeddings", None) or getattr(
+            config, "n_positions", None
+        )
+        pad_id = self.tokenizer.pad_token_id
+        if pad_id is None:
+            pad_id = self.tokenizer.eos_token_id
+        decoding: dict[str, Any] = {"do_sample": self.do_sample}
+        if self.do_sample:
+            decoding.update(
+                temperature=self.temperature, top_p=self.top_p, num_return_sequences=self.vote
             )
+        out = []
+        for text in texts:
+            if not isinstance(text, str):  # a text pair (or tokens)
+                text = " ".join(map(str, text))
+            prompt = self.prompt(text)
+            enc = self.tokenizer(prompt, return_tensors="pt")
             if limit:  # keep the end of an over-long prompt (the item and "Answer:")
                 keep = max(1, int(limit) - self.max_new_tokens)
                 enc = {k: v[:, -keep:] for k, v in enc.items()}
             enc = {k: v.to(self.device) for k, v in enc.items()}
+            torch.manual_seed(item_seed(self.seed, prompt))
             with torch.no_grad():
                 gen = self.model.generate(
-                    **enc,
-                    do_sample=True,
-                    temperature=self.temperature,
-                    num_return_sequences=self.samples,
-                    max_new_tokens=self.max_new_tokens,
-                    pad_token_id=self.tokenizer.pad_token_id or self.tokenizer.eos_token_id,
+                    **enc, max_new_tokens=self.max_new_tokens, pad_token_id=pad_id, **decoding
                 )
-            responses = self.tokenizer.batch_decode(
-                gen[:, enc["input_ids"].shape[1] :], skip_special_tokens=True
+            out.append(
+                self.tokenizer.batch_decode(
+                    gen[:, enc["input_ids"].shape[1] :], skip_special_tokens=True
+                )
             )
+        return out
+
+    def predict_labels(self, texts: list[Any]) -> list[Any]:
+        order = {lab: j for j, lab in enumerate(self.labels)}
+        out, agreements, unparsed, total = [], [], 0, 0
+        for responses in self.respond(texts):
             votes = Counter(self.parse_response(r) for r in responses)
-            order = {lab: j for j, lab in enumerate(self.labels)}
             best = max(votes.items(), key=lambda kv: (kv[1], -order.get(kv[0], len(order))))[0]
             agreements.append(votes[best] / len(responses))
+            unparsed += votes[UNPARSED]
+            total += len(responses)
             out.append(best)
-        self.agreement = float(np.mean(agreements)) if agreements else None
+        self.agreement = float(np.mean(agreements)) if agreements and self.vote > 1 else None
+        self.unparsed = unparsed / total if total else None
         return out
 
     def metadata(self) -> dict[str, Any]:
@@ -148,7 +216,13 @@ class HFGenerative(Model):
             "family": "hf-generative",
             "path": self.path,
             "few_shot": self.few_shot,
-            "samples": self.samples,
-            "temperature": self.temperature,
+            "shot_seed": self.shot_seed,
+            "decoding": "sampling" if self.do_sample else "greedy",
+            "temperature": self.temperature if self.do_sample else None,
+            "top_p": self.top_p if self.do_sample else None,
+            "vote": self.vote,
+            "responses_per_item": self.vote if self.do_sample else 1,
+            "sampling_seed": self.seed,
             "sample_agreement": self.agreement,
+            "unparsed_rate": self.unparsed,
         }

@@ -80,10 +80,17 @@ def call_checked(
 
 @dataclass(frozen=True)
 class MetricStats:
-    """One metric's statistics of a test split."""
+    """One metric's statistics of a test split, or of a part of it.
+
+    ``language`` (default: the dataset's) and ``rows`` (indices into the
+    test split; default: all) let a multilingual dataset report one run per
+    language, as language identification does.
+    """
 
     metric: Metric
     stats: np.ndarray
+    language: str | None = None
+    rows: np.ndarray | None = None
 
     @property
     def name(self) -> str:
@@ -159,6 +166,14 @@ class Task:
             metric = self.metric(name, dataset)
             out.append(MetricStats(metric, metric.stats(list(predictions), refs)))
         return out
+
+    def result_keys(self, dataset: Dataset) -> list[tuple[str, str]]:
+        """The (metric name, language) of every run a job on ``dataset`` stores.
+
+        Must list exactly what :meth:`statistics` returns, in any order; the
+        executors use it to skip completed jobs.
+        """
+        return [(self.metric(n, dataset).name, dataset.language) for n in self.metrics]
 
     def describe(self) -> dict[str, Any]:
         return {

@@ -53,9 +53,51 @@ class NLI(SequenceClassification):
 
 
 class LanguageIdentification(SequenceClassification):
+    """Text -> language code.
+
+    A dataset of one language reports accuracy and macro-F1. A multilingual
+    dataset (language ``mul``, labels = language codes) reports macro-F1 over
+    all items (language ``mul``) and, for every language in the test split,
+    the **accuracy on that language's items** (its recall) as a run of that
+    language. Analyses across languages then see each language as a cell,
+    and the mean over languages is the macro-averaged recall (as in per-
+    language LID tables, e.g. Jauhiainen et al. 2019, JAIR 65, §7).
+    """
+
     name = "language_id"
-    description = "language identification (accuracy, macro-F1)"
+    description = "language identification (per-language accuracy, macro-F1)"
     metrics = ("accuracy", "f1_macro")
+    #: language of a dataset whose items carry their own language as the label
+    MULTILINGUAL = "mul"
+
+    def _languages(self, records: Sequence[Record]) -> list[str]:
+        return sorted({str(r["label"]) for r in records})
+
+    def result_keys(self, dataset: Dataset) -> list[tuple[str, str]]:
+        if dataset.language != self.MULTILINGUAL:
+            return super().result_keys(dataset)
+        macro = self.metric("f1_macro", dataset).name
+        accuracy = get_metric("accuracy").name
+        return [(macro, dataset.language)] + [
+            (accuracy, lang) for lang in self._languages(dataset.test)
+        ]
+
+    def statistics(
+        self, predictions: Sequence[Any], records: Sequence[Record], dataset: Dataset
+    ) -> list[MetricStats]:
+        if dataset.language != self.MULTILINGUAL:
+            return super().statistics(predictions, records, dataset)
+        refs = self.references(records)
+        preds = list(predictions)
+        macro = self.metric("f1_macro", dataset)
+        out = [MetricStats(macro, macro.stats(preds, refs))]
+        accuracy = get_metric("accuracy")
+        gold = np.asarray([str(r) for r in refs], dtype=object)
+        for lang in self._languages(records):
+            rows = np.flatnonzero(gold == lang)
+            stats = accuracy.stats([preds[i] for i in rows], [refs[i] for i in rows])
+            out.append(MetricStats(accuracy, stats, language=lang, rows=rows))
+        return out
 
 
 class TokenClassification(Task):

@@ -1,0 +1,149 @@
+"""The demo's main job: run the ``starter`` suite, then analyse it.
+
+:func:`starter_demo` runs (or resumes) the offline language-identification
+suite into a store, derives the ScandEval scores from the stored per-example
+statistics, and runs the replication-aware analyses on the per-language
+accuracies: variance components (σ_b between languages, σ_seed between
+iterations, σ_boot of the test set), the mean over languages with a standard
+error that includes the choice of languages, pairwise differences with effect
+sizes and rank distributions — all from paired draws of the same stored
+statistics (non-parametric: each draw takes one iteration and one bootstrap
+replicate of the test set per language, and resamples the languages).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from glotbench.analysis.compare import Aggregates, Comparison, aggregate_scores, compare_models
+from glotbench.analysis.draws import DrawSettings
+from glotbench.analysis.ranks import Ranks, rank_models
+from glotbench.analysis.results import records
+from glotbench.analysis.variance import VarianceComponents, components, variance_components
+
+#: the suite the demo runs
+STARTER_SUITE = "starter"
+#: per-language metric of the starter suite (each language's accuracy = its recall)
+STARTER_METRIC = "accuracy"
+#: packages the starter suite needs (the ``starter`` extra)
+STARTER_PACKAGES: dict[str, str] = {
+    "babel": "babel",
+    "py3langid": "py3langid",
+    "langid": "langid",
+    "lingua": "lingua-language-detector",
+    "pycld2": "pycld2",
+    "langdetect": "langdetect",
+}
+
+
+def missing_starter_packages() -> list[str]:
+    """PyPI names of the starter suite's packages that are not installed."""
+    return [
+        package
+        for module, package in STARTER_PACKAGES.items()
+        if importlib.util.find_spec(module) is None
+    ]
+
+
+@dataclass(frozen=True)
+class StarterDemo:
+    """What the demo's starter part produced."""
+
+    store: Path
+    run: Any  # RunSummary
+    scores: pd.DataFrame
+    variance: VarianceComponents
+    aggregates: Aggregates
+    comparison: Comparison
+    ranks: Ranks
+    notes: list[str] = field(default_factory=list)
+
+    def summary(self) -> pd.DataFrame:
+        """Per model: macro-F1 over all items and mean per-language accuracy ± SE (ScandEval)."""
+        frame = self.scores
+        macro = frame[frame["metric"] == "f1_macro"].set_index("model")
+        accuracy = frame[frame["metric"] == STARTER_METRIC]
+        agg = self.aggregates.frame
+        agg = agg[agg["aggregator"] == "mean"].set_index("model")
+        rows = []
+        for model in agg.sort_values("score", ascending=False).index:
+            per_lang = accuracy[accuracy["model"] == model]
+            rows.append(
+                {
+                    "model": model,
+                    "mean_accuracy": float(agg.loc[model, "score"]),
+                    "se": float(agg.loc[model, "se_resampled"]),
+                    "se_languages": float(agg.loc[model, "se_languages"]),
+                    "macro_f1": float(macro.loc[model, "score"]) if model in macro.index else None,
+                    "languages": int(per_lang["language"].nunique()),
+                    "iterations": int(per_lang["iterations"].max()) if len(per_lang) else 0,
+                }
+            )
+        return pd.DataFrame(rows)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "store": str(self.store),
+            "run": self.run.to_dict(),
+            "summary": records(self.summary()),
+            "variance": self.variance.to_dict(),
+            "aggregates": self.aggregates.to_dict(),
+            "comparison": self.comparison.to_dict(),
+            "ranks": self.ranks.to_dict(),
+            "notes": list(self.notes),
+        }
+
+
+def starter_demo(
+    store: str | Path,
+    *,
+    iterations: int | None = None,
+    n_draws: int = 10_000,
+    n_replicates: int = 1000,
+    seed: int = 0,
+    k: int = 10,
+    on_event: Any = None,
+) -> StarterDemo:
+    """Run (or resume) the starter suite into ``store`` and analyse it.
+
+    Comparisons draw paired non-parametric replications with the languages
+    resampled with replacement; rank distributions subsample ``k`` languages
+    without replacement (how a ranking would change with another choice of
+    languages).
+    """
+    from glotbench.api import benchmark_scores, load_replicated, run_benchmark
+
+    missing = missing_starter_packages()
+    if missing:
+        from glotbench.errors import GlotbenchError
+
+        raise GlotbenchError(
+            f"the starter suite needs {', '.join(missing)}: pip install 'glotbench[starter]'"
+        )
+    path = Path(store)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    run = run_benchmark(STARTER_SUITE, store=path, iterations=iterations, on_event=on_event)
+    scores = benchmark_scores(path)
+    replicated = load_replicated(
+        store=path, metric=STARTER_METRIC, n_replicates=n_replicates, seed=seed
+    )
+    table = components(replicated)
+    both = DrawSettings(scheme="nonparametric", n_draws=n_draws, seed=seed, languages="with")
+    subsample = DrawSettings(
+        scheme="nonparametric", n_draws=n_draws, seed=seed, languages="without", k=k
+    )
+    return StarterDemo(
+        store=path,
+        run=run,
+        scores=scores,
+        variance=variance_components(table),
+        aggregates=aggregate_scores(replicated, both),
+        comparison=compare_models(replicated, both, aggregators=("mean",)),
+        ranks=rank_models(replicated, subsample, aggregators=("mean",)),
+        notes=list(run.notes),
+    )
