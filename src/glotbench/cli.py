@@ -1932,14 +1932,12 @@ def run_command(
             console.print(f"[yellow]note:[/] {note}", highlight=False)
         frame = result.to_frame()
         if not frame.empty:
-            shown = frame.assign(
-                score=[
-                    f"{s:.3f} ± {h:.3f}"
-                    for s, h in zip(frame["score"], frame["ci_half_width"], strict=True)
-                ]
-            )[["model", "dataset", "metric", "iterations", "score"]]
             console.print(
-                frame_table(shown, title=f"{result.suite}: ScandEval scores (mean ± 1.96·SD/√N)")
+                frame_table(
+                    _scandeval_display(frame),
+                    title=f"{result.suite}: ScandEval scores (mean ± 1.96·SD/√N; a "
+                    "multilingual dataset's per-language runs as their mean and range)",
+                )
             )
         console.print(
             f"{result.completed} job(s) run, {result.skipped} already stored, "
@@ -1962,6 +1960,42 @@ def run_command(
             f"{listing}); the others are stored. Fix the cause and run the same command "
             "again to resume: a job that then succeeds marks its failure resolved."
         )
+
+
+def _scandeval_display(frame: Any) -> Any:
+    """One row per model, dataset, metric and language; per-language runs of a
+    multilingual dataset (several languages of one metric) collapse into one row."""
+    import pandas as pd
+
+    rows = []
+    for (model, dataset, metric), group in frame.groupby(
+        ["model", "dataset", "metric"], sort=False
+    ):
+        if len(group) == 1:
+            row = group.iloc[0]
+            rows.append(
+                {
+                    "model": model,
+                    "dataset": dataset,
+                    "language": row["language"],
+                    "metric": metric,
+                    "iterations": int(row["iterations"]),
+                    "score": f"{row['score']:.3f} ± {row['ci_half_width']:.3f}",
+                }
+            )
+        else:
+            scores = group["score"]
+            rows.append(
+                {
+                    "model": model,
+                    "dataset": dataset,
+                    "language": f"{len(group)} languages",
+                    "metric": metric,
+                    "iterations": int(group["iterations"].max()),
+                    "score": f"{scores.mean():.3f} ({scores.min():.3f}–{scores.max():.3f})",
+                }
+            )
+    return pd.DataFrame(rows)
 
 
 @app.command("failures")

@@ -150,18 +150,24 @@ def speed_document(records: Sequence[dict[str, Any]], chars: int = SPEED_DOCUMEN
     return " ".join(parts)[:chars]
 
 
+#: task kind -> how the speed document is put to a model (ScandEval times the
+#: model on one document; QA asks one question about it, retrieval embeds it)
+SPEED_CALLS: dict[str, Any] = {
+    "sequence": lambda model, doc: lambda: model.predict_labels([doc]),
+    "token": lambda model, doc: lambda: model.predict_tags([doc.split()]),
+    "qa": lambda model, doc: lambda: model.answer(["What is this about?"], [doc]),
+    "retrieval": lambda model, doc: lambda: model.embed([doc]),
+}
+
+
 def measure_speed(model: Any, task: Task, dataset: Dataset, repeats: int) -> dict[str, Any] | None:
     """Seconds to process the 2,600-character document, ``repeats`` times."""
-    if repeats <= 0 or task.kind not in ("sequence", "token") or not model.supports(task):
+    if repeats <= 0 or task.kind not in SPEED_CALLS or not model.supports(task):
         return None
     if type(model).__name__ == "PredictionsFile":
         return None
     doc = speed_document(dataset.test)
-    call = (
-        (lambda: model.predict_labels([doc]))
-        if task.kind == "sequence"
-        else (lambda: model.predict_tags([doc.split()]))
-    )
+    call = SPEED_CALLS[task.kind](model, doc)
     call()  # warm-up
     times = []
     for _ in range(repeats):
