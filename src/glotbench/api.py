@@ -1037,9 +1037,24 @@ def _primary_metrics(frame: pd.DataFrame, metric: str | None) -> tuple[dict[str,
     return chosen, notes
 
 
+#: per-run bookkeeping the runner stores in ``model_metadata``: not a property
+#: of the model, so not a leaderboard column or filter
+RUN_BOOKKEEPING = frozenset(
+    {
+        "kind", "options", "iteration", "trains", "bootstrap_train", "train_examples",
+        "dataset_sha256", "dataset_sizes", "fit_seconds", "predict_seconds", "speed",
+        "test_tokens", "deterministic", "predictions_of_iteration", "factory_seed", "target",
+        "sampling_seed", "sample_agreement", "unparsed_rate", "oom_events",
+    }
+)  # fmt: skip
+
+
 def _merge_metadata(target: dict[str, dict[str, Any]], model: str, values: Any) -> None:
+    """Model metadata from a run: scalar values, without the runner's per-run bookkeeping."""
     if isinstance(values, dict):
         for key, value in values.items():
+            if str(key) in RUN_BOOKKEEPING or isinstance(value, dict | list):
+                continue
             target.setdefault(model, {}).setdefault(str(key), value)
 
 

@@ -78,6 +78,13 @@ XTREME_R_METADATA: dict[str, dict[str, Any]] = {
 TEMPLATE = "leaderboard.html"
 
 
+def score_digits(scores: Any) -> int:
+    """Decimals to show: 3 for scores on a 0–1 scale, 1 for percentages."""
+    values = np.abs(np.asarray(scores, dtype=float))
+    values = values[np.isfinite(values)]
+    return 3 if values.size and values.max() <= 1.5 else 1
+
+
 def _num(value: Any, digits: int = 4) -> float | None:
     """A JSON number rounded to ``digits`` decimals, or None where undefined."""
     if value is None:
@@ -366,6 +373,7 @@ def build_leaderboard(
             for m in source.models
         ],
         "metadata_keys": keys,
+        "score_digits": score_digits(scores["score"]),
         "tasks": tasks,
         "languages": languages,
         "groups": present_groups,

@@ -18,9 +18,12 @@
     if (cls) node.className = cls;
     return node;
   }
+  // decimals of scores: 3 on a 0–1 scale, 1 for percentages (set by glotbench)
+  var DIGITS = DATA.score_digits || 1;
+  var DIFF_DIGITS = DIGITS === 1 ? 2 : DIGITS;
   function fmt(x, digits) {
     if (x === null || x === undefined || !isFinite(x)) return "—";
-    return Number(x).toFixed(digits === undefined ? 1 : digits);
+    return Number(x).toFixed(digits === undefined ? DIGITS : digits);
   }
   function estimate(score, se) {
     if (score === null || score === undefined) return "—";
@@ -96,11 +99,6 @@
       { key: "model", label: "model", text: true, value: function (r) { return r.model; },
         render: function (td, r) { td.textContent = r.model; td.title = r.model; td.classList.add("model"); } }
     ];
-    DATA.metadata_keys.forEach(function (key) {
-      cols.push({ key: "meta:" + key, label: key, text: true,
-        value: function (r) { var v = meta(r.model, key); return v === null ? null : metaSortValue(v); },
-        render: function (td, r) { var v = meta(r.model, key); td.textContent = v === null ? "—" : String(v); } });
-    });
     cols.push({ key: "score", label: view.score_label + (view.kind === "language" ? "" : " ± SE"), num: true,
       value: function (r) { return r.score; },
       render: function (td, r) { td.textContent = estimate(r.score, r.se); } });
@@ -121,6 +119,11 @@
           if (v.ci[0] !== null) td.title = level + "% CI " + interval(v.ci);
           else td.title = "no replication: no interval";
         } });
+    });
+    DATA.metadata_keys.forEach(function (key) {
+      cols.push({ key: "meta:" + key, label: key, text: true,
+        value: function (r) { var v = meta(r.model, key); return v === null ? null : metaSortValue(v); },
+        render: function (td, r) { var v = meta(r.model, key); td.textContent = v === null ? "—" : String(v); } });
     });
     return cols;
   }
@@ -288,7 +291,7 @@
         if (d > 0) wins += 1;
         var tr = document.createElement("tr");
         tr.setAttribute("data-unit", task + "/" + language);
-        [task, language, fmt(ca[3]), fmt(cb[3]), fmt(d, 2), fmt(sd, 2),
+        [task, language, fmt(ca[3]), fmt(cb[3]), fmt(d, DIFF_DIGITS), fmt(sd, DIFF_DIGITS),
           effect === null ? "—" : isFinite(effect) ? fmt(effect, 2) : (effect > 0 ? "∞" : "−∞")].forEach(function (t, i) {
           tr.appendChild(el("td", t, i < 2 ? "text" : ""));
         });
@@ -301,11 +304,11 @@
     var summary = document.getElementById("pair-summary");
     if (!diffs.length) { summary.textContent = "The two models share no task and language."; return; }
     var mean = diffs.reduce(function (s, x) { return s + x; }, 0) / diffs.length;
-    var text = a + " − " + b + ": mean difference " + fmt(mean, 2) + " over " + diffs.length +
+    var text = a + " − " + b + ": mean difference " + fmt(mean, DIFF_DIGITS) + " over " + diffs.length +
       " task-language cells; " + a + " is better in " + wins + " of them";
     if (diffs.length > 1) {
       var sd = Math.sqrt(diffs.reduce(function (s, x) { return s + (x - mean) * (x - mean); }, 0) / (diffs.length - 1));
-      text += " (SE over cells " + fmt(sd / Math.sqrt(diffs.length), 2) + ")";
+      text += " (SE over cells " + fmt(sd / Math.sqrt(diffs.length), DIFF_DIGITS) + ")";
     }
     summary.textContent = text + ".";
   }
