@@ -12,7 +12,8 @@ For reference, step 1 is also run the naive way — a Python loop over
 replicates that re-draws example indices and recomputes every run's score —
 on the first ``--naive-languages`` languages, and the ratio is printed.
 
-Run: PYTHONPATH=src python benchmarks/bench_replication_analysis.py [--replicates 1000] [--draws 10000]
+Run: PYTHONPATH=src python benchmarks/bench_replication_analysis.py
+         [--replicates 1000] [--draws 10000]
 """
 
 from __future__ import annotations
@@ -47,7 +48,9 @@ class Cell:
         return ACCURACY
 
 
-def simulate(n_models: int, n_languages: int, n_seeds: int, n_examples: int, seed: int) -> list[Cell]:
+def simulate(
+    n_models: int, n_languages: int, n_seeds: int, n_examples: int, seed: int
+) -> list[Cell]:
     rng = np.random.default_rng(seed)
     skill = rng.normal(0, 0.3, n_models)
     cells = []
@@ -81,12 +84,16 @@ def peak_rss_mib() -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--models", type=int, default=20)
     parser.add_argument("--languages", type=int, default=50)
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--examples", type=int, default=2000)
-    parser.add_argument("--replicates", type=int, default=1000, help="bootstrap replicates per seed")
+    parser.add_argument(
+        "--replicates", type=int, default=1000, help="bootstrap replicates per seed"
+    )
     parser.add_argument("--draws", type=int, default=10_000, help="replication draws")
     parser.add_argument("--naive-languages", type=int, default=1)
     args = parser.parse_args()
@@ -105,7 +112,9 @@ def main() -> None:
     variance = variance_components(components(replicated))
     timings["variance components"] = time.perf_counter() - start
     start = time.perf_counter()
-    comparison = compare_models(replicated, DrawSettings(n_draws=args.draws), aggregators=("mean", "median"))
+    comparison = compare_models(
+        replicated, DrawSettings(n_draws=args.draws), aggregators=("mean", "median")
+    )
     timings["compare, 190 pairs × 2 aggregators"] = time.perf_counter() - start
     start = time.perf_counter()
     ranks = rank_models(replicated, DrawSettings(n_draws=args.draws, languages="with"))
@@ -114,11 +123,15 @@ def main() -> None:
     for step, seconds in timings.items():
         print(f"  {step:<45s} {seconds:8.2f} s")
     print(f"  {'total':<45s} {total:8.2f} s")
-    print(f"replicate array: {replicated.values.nbytes / 2**20:.0f} MiB; peak RSS: {peak_rss_mib():.0f} MiB")
+    print(
+        f"replicate array: {replicated.values.nbytes / 2**20:.0f} MiB; "
+        f"peak RSS: {peak_rss_mib():.0f} MiB"
+    )
     print(
         f"check: mean σ_boot {variance.per_model['sigma_boot_mean'].mean():.4f} "
         f"(binomial ≈ √(p(1−p)/n) ≈ {np.sqrt(0.25 / args.examples):.4f} at most); "
-        f"{int(comparison.aggregates['flagged'].sum())} of {len(comparison.aggregates)} pairs flagged; "
+        f"{int(comparison.aggregates['flagged'].sum())} of {len(comparison.aggregates)} "
+        "pairs flagged; "
         f"rank rows sum to {ranks.distribution.filter(like='rank_').sum(axis=1).round(6).unique()}"
     )
     subset = cells[: args.naive_languages]

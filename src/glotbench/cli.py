@@ -1899,7 +1899,12 @@ def run_command(
         typer.Option("--num-cpus", help="CPUs of the local Ray started by --executor ray."),
     ] = None,
     ray_address: Annotated[
-        str | None, typer.Option("--ray-address", help="Address of a running Ray cluster.")
+        str | None,
+        typer.Option(
+            "--ray-address",
+            help="Address of a running Ray cluster ('auto': the one 'ray start' runs here); "
+            "default: a new local Ray.",
+        ),
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Re-run and replace stored runs.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,

@@ -147,15 +147,36 @@ def _safe_execute(job: Job, dataset: Dataset, base: str | None) -> JobOutcome | 
 
 
 class LocalExecutor:
-    """Jobs one after another in this process."""
+    """Jobs one after another in this process.
+
+    BLAS thread pools are limited to ``blas_threads`` (default 1) while a job
+    runs, as in a Ray worker: the small linear-algebra calls of the baselines
+    run faster on one thread than spread over busy cores (see
+    ``docs/performance.md``, Runner), and local and Ray runs then use the
+    same kernels. ``blas_threads=None`` leaves the libraries' defaults.
+    """
 
     name = "local"
+
+    def __init__(self, *, blas_threads: int | None = 1) -> None:
+        self.blas_threads = blas_threads
 
     def map(
         self, jobs: list[Job], datasets: dict[str, Dataset], base: str | None
     ) -> Iterator[JobOutcome | JobFailure]:
+        from contextlib import nullcontext
+
+        from threadpoolctl import threadpool_limits
+
         for job in jobs:
-            yield _safe_execute(job, datasets[job.dataset.name], base)
+            limits = (
+                threadpool_limits(limits=self.blas_threads, user_api="blas")
+                if self.blas_threads is not None
+                else nullcontext()
+            )
+            with limits:
+                outcome = _safe_execute(job, datasets[job.dataset.name], base)
+            yield outcome
 
     def close(self) -> None:
         pass
@@ -164,8 +185,10 @@ class LocalExecutor:
 class RayExecutor:
     """Jobs as Ray tasks (one CPU each); results stream back as they finish.
 
-    Starts a local Ray (``num_cpus``) unless one is running or ``address``
-    is given. The driver alone writes to the store.
+    Starts a new local Ray (``num_cpus``) unless this process already has one
+    or ``address`` is given (``"auto"``: the cluster ``ray start`` runs on this
+    machine; ``"ray://host:port"``: a remote one). The driver alone writes to
+    the store.
     """
 
     name = "ray"
@@ -183,8 +206,10 @@ class RayExecutor:
             kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
             if address:
                 kwargs["address"] = address
-            elif num_cpus:
-                kwargs["num_cpus"] = num_cpus
+            else:  # never attach silently to a cluster another process started
+                kwargs["address"] = "local"
+                if num_cpus:
+                    kwargs["num_cpus"] = num_cpus
             ray.init(**kwargs)
             self._started = True
 
