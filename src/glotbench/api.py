@@ -215,7 +215,7 @@ def bootstrap_files(
 
 # --- store commands ---------------------------------------------------------------
 
-from collections.abc import Callable, Sequence  # noqa: E402
+from collections.abc import Callable, Mapping, Sequence  # noqa: E402
 
 from glotbench.core import (  # noqa: E402
     ImportResult,
@@ -402,6 +402,7 @@ def load_replicated(
     languages: Sequence[str] | None = None,
     n_replicates: int = 1000,
     seed: int = 0,
+    configs: Mapping[str, str] | None = None,
 ) -> ReplicatedScores | ComponentTable:
     """The replicated scores an analysis works on, from a file or a store.
 
@@ -411,7 +412,8 @@ def load_replicated(
       language);
     * ``store``: per-example statistics of ``metric`` (bootstrapped here, paired
       across models, ``n_replicates`` per seed) or, when the store holds no
-      such runs, its scores table.
+      such runs, its scores table; ``configs`` (model -> config hash) keeps
+      only that configuration of the models it names.
     """
     filters = {
         "model": models,
@@ -458,6 +460,7 @@ def load_replicated(
                 languages=languages,
                 n_replicates=n_replicates,
                 seed=seed,
+                configs=configs,
             )
         scores = handle.scores()
     frame = _filter_frame(scores, filters).reset_index(drop=True)

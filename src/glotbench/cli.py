@@ -164,6 +164,8 @@ def demo(
 
 def _print_starter_demo(result: Any) -> None:
     run = result.run
+    for note in result.notes:
+        console.print(f"[yellow]note:[/] {escape(note)}", highlight=False)
     summary = result.summary()
     iterations = int(summary["iterations"].max()) if not summary.empty else 0
     shown = summary.assign(

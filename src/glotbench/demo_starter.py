@@ -99,6 +99,18 @@ class StarterDemo:
         }
 
 
+def current_configs(iterations: int | None = None) -> dict[str, str]:
+    """Model -> config hash of the runs the starter suite makes with this installation."""
+    from glotbench.runner.executors import build_datasets
+    from glotbench.runner.protocol import config_hash
+    from glotbench.runner.suite import load_suite
+
+    suite = load_suite(STARTER_SUITE).select(iterations=iterations)
+    datasets = build_datasets(suite)
+    jobs, _ = suite.jobs()
+    return {job.model.name: config_hash(job, datasets[job.dataset.name]) for job in jobs}
+
+
 def starter_demo(
     store: str | Path,
     *,
@@ -128,9 +140,20 @@ def starter_demo(
     path = Path(store)
     path.parent.mkdir(parents=True, exist_ok=True)
     run = run_benchmark(STARTER_SUITE, store=path, iterations=iterations, on_event=on_event)
+    configs = current_configs(iterations)
     scores = benchmark_scores(path)
+    current = scores["config_hash"] == scores["model"].map(configs).fillna(scores["config_hash"])
+    notes = list(run.notes)
+    stale = sorted(set(scores.loc[~current, "model"]))
+    if stale:
+        notes.append(
+            f"{path} also holds runs of another configuration of {', '.join(stale)} (e.g. "
+            "from an earlier glotbench or babel version); they stay in the store, and the "
+            "analyses here use the current configuration only."
+        )
+    scores = scores[current].reset_index(drop=True)
     replicated = load_replicated(
-        store=path, metric=STARTER_METRIC, n_replicates=n_replicates, seed=seed
+        store=path, metric=STARTER_METRIC, n_replicates=n_replicates, seed=seed, configs=configs
     )
     table = components(replicated)
     both = DrawSettings(scheme="nonparametric", n_draws=n_draws, seed=seed, languages="with")
@@ -145,5 +168,5 @@ def starter_demo(
         aggregates=aggregate_scores(replicated, both),
         comparison=compare_models(replicated, both, aggregators=("mean",)),
         ranks=rank_models(replicated, subsample, aggregators=("mean",)),
-        notes=list(run.notes),
+        notes=notes,
     )

@@ -330,6 +330,32 @@ def test_demo_runs_the_starter_suite_then_the_analyses(cli, tmp_path: Path) -> N
         ).stdout
     )
     assert again["starter"]["run"]["completed"] == 0
+    assert again["starter"]["notes"] == []
+    # runs of another configuration (an older babel, say) are named, not mixed in silently
+    with Store.open(out / "starter.duckdb") as handle:
+        row = handle.runs(models=["cld2"], metrics=["accuracy"]).iloc[0]
+        ids, stats = handle.run_stats(row["run_id"])
+        from glotbench.core.schema import RunRecord
+
+        other = RunRecord(
+            model="cld2",
+            dataset=row["dataset"],
+            task=row["task"],
+            language=row["language"],
+            seed=int(row["seed"]),
+            config_hash="older-config",
+            metric="accuracy",
+            stat_names=list(row["stat_names"]),
+        )
+        assert handle.write_run(other, list(ids), stats)
+    stale_run = cli(
+        "demo", "--out", str(out), "--iterations", "2", "--draws", "300", "--no-pages", "--json"
+    )
+    assert stale_run.exit_code == 0, stale_run.stderr
+    stale = json.loads(stale_run.stdout)
+    assert any("another configuration of cld2" in n for n in stale["starter"]["notes"])
+    assert {row["model"] for row in stale["starter"]["summary"]} == set(summary)  # no "[config]"
+    assert stale["starter"]["summary"] == again["starter"]["summary"]
 
 
 def test_demo_without_the_starter_packages_says_how_to_get_them(

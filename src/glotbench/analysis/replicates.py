@@ -27,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 import zlib
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -275,9 +275,19 @@ def replicates_from_store(
     languages: Sequence[str] | None = None,
     n_replicates: int = 1000,
     seed: int = 0,
+    configs: Mapping[str, str] | None = None,
 ) -> ReplicatedScores:
-    """Bootstrap every stored run of ``metric`` (see :func:`replicates_from_statistics`)."""
+    """Bootstrap every stored run of ``metric`` (see :func:`replicates_from_statistics`).
+
+    ``configs`` (model -> config hash) keeps only that configuration of the
+    models it names (e.g. the current one of a suite whose store also holds
+    runs of an older configuration).
+    """
     runs = store.runs(models=models, tasks=tasks, languages=languages, metrics=[metric])
+    if configs is not None:
+        runs = runs[
+            runs["config_hash"] == runs["model"].map(dict(configs)).fillna(runs["config_hash"])
+        ]
     if runs.empty:
         raise InputError(
             f"no stored runs of metric {metric!r} match the filters; "
@@ -285,7 +295,9 @@ def replicates_from_store(
         )
     cells = runs[["dataset", "task", "language"]].drop_duplicates()
     matrices = (
-        _systems_by_config(store.stats_matrix(dataset, task, language, metric, models=models))
+        _systems_by_config(
+            store.stats_matrix(dataset, task, language, metric, models=models, configs=configs)
+        )
         for dataset, task, language in cells.itertuples(index=False)
     )
     return replicates_from_statistics(matrices, metric, n_replicates=n_replicates, seed=seed)

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -873,6 +873,7 @@ class Store:
         models: Sequence[str] | None = None,
         seeds: Sequence[int] | None = None,
         config_hash: str | None = None,
+        configs: Mapping[str, str] | None = None,
     ) -> StatsMatrix:
         """Statistics of all matching runs as one (m × n × k) array aligned by example_id.
 
@@ -880,7 +881,8 @@ class Store:
         seed and config hash; examples follow the first run's order. Raises
         :class:`StoreError` when no run matches, when a requested model has no
         run, when the runs' statistic layouts differ, or when they do not
-        cover the same example ids.
+        cover the same example ids. ``configs`` (model -> config hash) keeps only
+        that configuration of the models it names.
         """
         metric = normalise_metric_name(metric)
         runs = self.runs(
@@ -893,6 +895,9 @@ class Store:
         )
         if config_hash is not None:
             runs = runs[runs["config_hash"] == config_hash]
+        if configs is not None:  # model -> the one configuration to take (others: any)
+            wanted = runs["model"].map(dict(configs)).fillna(runs["config_hash"])
+            runs = runs[runs["config_hash"] == wanted]
         what = f"dataset={dataset!r}, task={task!r}, language={language!r}, metric={metric!r}"
         if runs.empty:
             raise StoreError(
