@@ -15,8 +15,9 @@ How items are made (:func:`build_cldr_lid`):
    (``nb``) defines nothing of its own in CLDR — it is the ``no`` locale — so
    its phrases are those of ``no``; Nynorsk (``nn``) keeps only what it
    overrides, which is exactly where it differs from Bokmål.
-2. Placeholders (``{0}``) of relative-time and unit phrases are filled with a
-   number; phrases in parentheses-only or with no letters are dropped.
+2. Placeholders (``{0}``) of relative-time phrases are filled with a number;
+   abbreviated (short/narrow) relative-time forms and phrases without a
+   letter are dropped.
 3. **Ambiguous phrases are removed**: a phrase (case-folded) that two or more
    of the chosen languages define has no single gold language ("april",
    "afrikaans", "Kosovo"), so it is dropped from all of them.

@@ -13,17 +13,19 @@ that does not know Faroese or Nynorsk is wrong on those items — coverage is
 part of what an LID benchmark measures. Codes are normalised once, the same
 way for every tool:
 
-* a generic Norwegian ``no`` answer counts as Bokmål ``nb`` (the tools'
-  Norwegian training data is overwhelmingly Bokmål), while an explicit
-  Nynorsk ``nn`` stays ``nn``;
-* region/script suffixes are dropped (``zh-cn`` -> ``zh``); ISO 639-2/3 codes
-  of the tools map to 639-1 where one exists (lingua reports both).
+* a generic Norwegian ``no`` answer counts as Bokmål ``nb`` (the written
+  standard of most Norwegian text), while an explicit Nynorsk ``nn`` stays
+  ``nn``;
+* region and script suffixes are dropped (``zh-cn`` -> ``zh``), and the
+  legacy codes ``iw``, ``in`` and ``jw`` become ``he``, ``id`` and ``jv``;
+* "unknown" answers (``un``, ``xx``, ``zxx``) become ``und``.
 
 ``langdetect`` is stochastic (it samples n-gram trials); its factory takes the
 iteration's ``seed``, so the replication protocol measures its run-to-run
 variance while every run stays reproducible.
 
-Model metadata (versions, inventory sizes) comes from :func:`describe`.
+Each predictor carries a ``metadata`` dict (identifier, package, version) that
+the ``callable`` adapter stores with every run.
 """
 
 from __future__ import annotations
@@ -191,16 +193,3 @@ IDENTIFIERS: dict[str, tuple[Callable[..., Predict], str]] = {
     "cld2": (cld2, "pycld2"),
     "langdetect": (langdetect, "langdetect"),
 }
-
-
-def describe() -> list[dict[str, Any]]:
-    """Installed versions of the identifiers."""
-    return [
-        {"identifier": name, "package": package, "version": version_of(package)}
-        for name, (_, package) in IDENTIFIERS.items()
-    ]
-
-
-def available() -> list[str]:
-    """Identifiers whose package is installed."""
-    return [name for name, (_, package) in IDENTIFIERS.items() if version_of(package)]
