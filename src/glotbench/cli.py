@@ -1987,7 +1987,12 @@ def _scandeval_display(frame: Any) -> Any:
                     "language": row["language"],
                     "metric": metric,
                     "iterations": int(row["iterations"]),
-                    "score": f"{row['score']:.3f} ± {row['ci_half_width']:.3f}",
+                    "score": f"{row['score']:.3f}"
+                    + (
+                        f" ± {row['ci_half_width']:.3f}"
+                        if row["ci_half_width"] == row["ci_half_width"]  # one iteration: no ±
+                        else ""
+                    ),
                 }
             )
         else:
