@@ -23,8 +23,10 @@ import pandas as pd
 from glotbench.analysis.compare import Aggregates, Comparison, aggregate_scores, compare_models
 from glotbench.analysis.draws import DrawSettings
 from glotbench.analysis.ranks import Ranks, rank_models
+from glotbench.analysis.replicates import ReplicatedScores
 from glotbench.analysis.results import records
 from glotbench.analysis.variance import VarianceComponents, components, variance_components
+from glotbench.errors import GlotbenchError
 
 #: the suite the demo runs
 STARTER_SUITE = "starter"
@@ -132,8 +134,6 @@ def starter_demo(
 
     missing = missing_starter_packages()
     if missing:
-        from glotbench.errors import GlotbenchError
-
         raise GlotbenchError(
             f"the starter suite needs {', '.join(missing)}: pip install 'glotbench[starter]'"
         )
@@ -155,6 +155,8 @@ def starter_demo(
     replicated = load_replicated(
         store=path, metric=STARTER_METRIC, n_replicates=n_replicates, seed=seed, configs=configs
     )
+    if not isinstance(replicated, ReplicatedScores):  # a store with runs gives replicates
+        raise GlotbenchError(f"{path} holds no per-example runs of {STARTER_METRIC}")
     table = components(replicated)
     both = DrawSettings(scheme="nonparametric", n_draws=n_draws, seed=seed, languages="with")
     subsample = DrawSettings(

@@ -185,11 +185,11 @@ def _loader_source(spec: DatasetSpec) -> str:
 
 def _pool(spec: DatasetSpec, base: Path | None, records: list[Record]) -> list[Record]:
     if spec.pool:
-        pool = load_table(spec.pool, base=base)
-        for p in pool:
+        given = load_table(spec.pool, base=base)
+        for p in given:
             if "text" not in p:
                 raise DatasetError(f"dataset {spec.name!r}: pool item {p['id']!r} has no 'text'")
-        return [{"id": str(p["id"]), "text": p["text"]} for p in pool]
+        return [{"id": str(p["id"]), "text": p["text"]} for p in given]
     pool: list[Record] = []
     seen: set[str] = set()
     for r in records:

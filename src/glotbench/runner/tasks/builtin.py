@@ -21,7 +21,7 @@ class SequenceClassification(Task):
     description = "sequence classification (text or text pair -> label)"
     metrics = ("mcc", "f1_macro")
     label_field = "label"
-    fields = ("text", "label")
+    fields: tuple[str, ...] = ("text", "label")
 
     def inputs(self, records: Sequence[Record]) -> list[Any]:
         return [(r["text"], r["text_pair"]) if "text_pair" in r else r["text"] for r in records]
