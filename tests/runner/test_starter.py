@@ -221,10 +221,16 @@ def test_deterministic_model_predicts_once_and_stores_every_iteration(tmp_path: 
     protocol = Protocol(iterations=3, speed_repeats=0)
     store = Store.open(tmp_path / "s.duckdb")
     outcomes = [
-        execute_job(Job(model=model, dataset=spec, iteration=i, protocol=protocol), dataset)
+        execute_job(
+            Job(model=model, dataset=spec, iteration=i, protocol=protocol, session="s1"), dataset
+        )
         for i in range(3)
     ]
-    assert calls == [len(dataset.test)]  # predicted once
+    assert calls == [len(dataset.test)]  # predicted once within a session
+    execute_job(
+        Job(model=model, dataset=spec, iteration=0, protocol=protocol, session="s2"), dataset
+    )
+    assert len(calls) == 2  # a new session (run) predicts afresh: an edited model is never stale
     for outcome in outcomes:
         write_outcome(store, outcome)
     runs = store.runs(metrics=["accuracy"])
@@ -403,3 +409,34 @@ def test_single_configuration_keeps_the_plain_model_name(tmp_path: Path) -> None
             write_outcome(store, execute_job(job, dataset))
     scores = api.load_replicated(store=tmp_path / "s.duckdb", metric="accuracy", n_replicates=50)
     assert scores.models == ("nb",)
+
+
+def test_pretrained_adapter_is_loaded_once_and_seeded_factories_per_iteration(
+    tmp_path: Path,
+) -> None:
+    """A model that does not train is built once per process; fit still gets each seed."""
+    spec, dataset = _lid_dataset(tmp_path)
+    loads: list[int | None] = []
+
+    def plain() -> object:
+        loads.append(None)
+        return lambda texts: ["da"] * len(texts)
+
+    def seeded(seed: int = 0) -> object:
+        loads.append(seed)
+        return lambda texts: ["da" if seed % 2 else "sv"] * len(texts)
+
+    protocol = Protocol(iterations=3, speed_repeats=0)
+    for target in (plain, seeded):
+        model = ModelSpec(
+            name=target.__name__, kind="callable", options={"target": target, "factory": True}
+        )
+        outcomes = [
+            execute_job(
+                Job(model=model, dataset=spec, iteration=i, protocol=protocol, session="s"),
+                dataset,
+            )
+            for i in range(3)
+        ]
+        assert all(o.runs for o in outcomes)
+    assert loads == [None, protocol.seed_of(0), protocol.seed_of(1), protocol.seed_of(2)]

@@ -15,8 +15,10 @@ succeeds, the transaction that stores its runs marks the failure resolved.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import traceback
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -268,6 +270,8 @@ def run_suite(
 
     started = time.perf_counter()
     jobs, notes = suite.jobs()
+    session = uuid.uuid4().hex  # adapters / deterministic predictions are reused within it
+    jobs = [dataclasses.replace(job, session=session) for job in jobs]
     datasets = build_datasets(suite)
     for ds in datasets.values():
         notes.extend(f"dataset {ds.name!r}: {n}" for n in ds.notes)

@@ -61,12 +61,18 @@ class Protocol(BaseModel):
 
 @dataclass(frozen=True)
 class Job:
-    """One (model, dataset, iteration)."""
+    """One (model, dataset, iteration).
+
+    ``session`` names the ``run_suite`` call the job belongs to: a loaded
+    pretrained adapter or a deterministic model's predictions are reused
+    between jobs of one session only, so an edited model is never stale.
+    """
 
     model: ModelSpec
     dataset: DatasetSpec
     iteration: int
     protocol: Protocol
+    session: str = ""
 
     @property
     def seed(self) -> int:
@@ -209,6 +215,26 @@ def bootstrap_test_counts(seed: int, n: int) -> np.ndarray:
 _PREDICTION_CACHE: dict[tuple[Any, ...], tuple[list[Any], float, Any, int]] = {}
 
 
+#: the last adapter of a model that does not train, kept for its next job in
+#: this process: a pretrained model (an identifier, a generative LM) is loaded
+#: once, not once per iteration; ``fit`` still receives every iteration's seed
+_ADAPTER_CACHE: dict[tuple[str, str, str, str], Any] = {}
+
+
+def _adapter(job: Job, base: str | Path | None) -> Any:
+    key = (job.session, job.model.name, job.model.config_hash(), str(base))
+    if not job.session:  # a job outside a run_suite session: nothing is reused
+        return build_model(job.model, base=base)
+    cached = _ADAPTER_CACHE.get(key)
+    if cached is not None:
+        return cached
+    model = build_model(job.model, base=base)
+    if not model.trains:
+        _ADAPTER_CACHE.clear()
+        _ADAPTER_CACHE[key] = model
+    return model
+
+
 def _seed_everything(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed % (2**32))  # third-party code may use the global RNG
@@ -218,7 +244,7 @@ def execute_job(job: Job, dataset: Dataset, *, base: str | Path | None = None) -
     """Train (if the model trains) and evaluate one iteration; nothing is written here."""
     start = time.perf_counter()
     task = get_task(dataset.task, **job.dataset.task_options())
-    model = build_model(job.model, base=base)
+    model = _adapter(job, base)
     if not model.supports(task):
         raise ModelError(f"model {job.model.name!r} cannot do task {task.name!r}")
     _seed_everything(job.seed)
@@ -236,12 +262,13 @@ def execute_job(job: Job, dataset: Dataset, *, base: str | Path | None = None) -
     model.fit(task, dataset, train, dataset.validation, job.seed)
     fit_seconds = time.perf_counter() - t0
     reuse_key = (
+        job.session,
         job.model.config_hash(),
         job.model.name,
         dataset.content_hash,
         job.protocol.speed_repeats,
     )
-    reused = _PREDICTION_CACHE.get(reuse_key) if job.model.deterministic else None
+    reused = _PREDICTION_CACHE.get(reuse_key) if job.model.deterministic and job.session else None
     if reused is not None:
         predictions, predict_seconds, speed, first_iteration = reused
     else:
@@ -250,7 +277,7 @@ def execute_job(job: Job, dataset: Dataset, *, base: str | Path | None = None) -
         predict_seconds = time.perf_counter() - t1
         speed = measure_speed(model, task, dataset, job.protocol.speed_repeats)
         first_iteration = job.iteration
-        if job.model.deterministic:
+        if job.model.deterministic and job.session:
             _PREDICTION_CACHE.clear()  # one entry: a suite runs a model's iterations together
             _PREDICTION_CACHE[reuse_key] = (predictions, predict_seconds, speed, job.iteration)
     results = task.statistics(predictions, dataset.test, dataset)
