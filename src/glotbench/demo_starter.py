@@ -26,6 +26,7 @@ from glotbench.analysis.ranks import Ranks, rank_models
 from glotbench.analysis.replicates import ReplicatedScores
 from glotbench.analysis.results import records
 from glotbench.analysis.variance import VarianceComponents, components, variance_components
+from glotbench.core.store import in_configs
 from glotbench.errors import GlotbenchError
 
 #: the suite the demo runs
@@ -142,7 +143,7 @@ def starter_demo(
     run = run_benchmark(STARTER_SUITE, store=path, iterations=iterations, on_event=on_event)
     configs = current_configs(iterations)
     scores = benchmark_scores(path)
-    current = scores["config_hash"] == scores["model"].map(configs).fillna(scores["config_hash"])
+    current = in_configs(scores, configs)
     notes = list(run.notes)
     stale = sorted(set(scores.loc[~current, "model"]))
     if stale:

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 import numpy as np
 import pandas as pd
 
+from glotbench.core.store import in_configs
 from glotbench.errors import InputError
 from glotbench.resample.engine import replicate_scores
 
@@ -285,9 +286,7 @@ def replicates_from_store(
     """
     runs = store.runs(models=models, tasks=tasks, languages=languages, metrics=[metric])
     if configs is not None:
-        runs = runs[
-            runs["config_hash"] == runs["model"].map(dict(configs)).fillna(runs["config_hash"])
-        ]
+        runs = runs[in_configs(runs, configs)]
     if runs.empty:
         raise InputError(
             f"no stored runs of metric {metric!r} match the filters; "

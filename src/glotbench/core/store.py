@@ -344,6 +344,16 @@ class ExportResult:
         return pd.DataFrame({"table": self.table, "file": self.files})
 
 
+def in_configs(runs: pd.DataFrame, configs: Mapping[str, str]) -> pd.Series:
+    """Rows (runs or scores) of the configuration ``configs`` names for their model.
+
+    ``configs`` maps model -> config hash; models it does not name keep every
+    configuration.
+    """
+    wanted = runs["model"].map(dict(configs)).fillna(runs["config_hash"])
+    return runs["config_hash"] == wanted
+
+
 @dataclass
 class StoreSummary:
     """What a store holds (``glotbench show``)."""
@@ -895,9 +905,8 @@ class Store:
         )
         if config_hash is not None:
             runs = runs[runs["config_hash"] == config_hash]
-        if configs is not None:  # model -> the one configuration to take (others: any)
-            wanted = runs["model"].map(dict(configs)).fillna(runs["config_hash"])
-            runs = runs[runs["config_hash"] == wanted]
+        if configs is not None:
+            runs = runs[in_configs(runs, configs)]
         what = f"dataset={dataset!r}, task={task!r}, language={language!r}, metric={metric!r}"
         if runs.empty:
             raise StoreError(
@@ -919,11 +928,11 @@ class Store:
                 f"({' vs '.join(map(str, layouts[:2]))}); "
                 "re-import them with the same label set (--labels) so they can be compared"
             )
-        configs = {json.dumps(c, sort_keys=True) for c in runs["metric_config"]}
-        if len(configs) > 1:
+        metric_configs = {json.dumps(c, sort_keys=True) for c in runs["metric_config"]}
+        if len(metric_configs) > 1:
             raise StoreError(
                 f"runs for {what} were scored with different metric configurations "
-                f"({', '.join(sorted(configs))})"
+                f"({', '.join(sorted(metric_configs))})"
             )
         stat_names = tuple(layouts[0])
         run_ids = runs["run_id"].tolist()
