@@ -231,7 +231,7 @@ def _print_starter_demo(result: Any) -> None:
             digits=3,
         )
     )
-    hardest = _hardest_languages(result.scores, 8)
+    hardest = result.hardest_languages(8)
     if not hardest.empty:
         console.print(
             frame_table(
@@ -245,21 +245,6 @@ def _print_starter_demo(result: Any) -> None:
         f"{result.store} (re-running the demo resumes it)",
         highlight=False,
     )
-
-
-def _hardest_languages(scores: Any, n: int) -> Any:
-    acc = scores[(scores["metric"] == "accuracy") & (scores["model"] != "majority")]
-    if acc.empty:
-        return acc
-    table = acc.pivot_table(index="language", columns="model", values="score")
-    out = table.assign(
-        mean=table.mean(axis=1),
-        best=table.idxmax(axis=1),
-        best_score=table.max(axis=1),
-        worst=table.idxmin(axis=1),
-        worst_score=table.min(axis=1),
-    )[["mean", "best", "best_score", "worst", "worst_score"]]
-    return out.sort_values("mean").head(n).reset_index()
 
 
 def _print_xtreme_demo(result: Any) -> None:

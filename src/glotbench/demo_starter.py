@@ -89,6 +89,24 @@ class StarterDemo:
             )
         return pd.DataFrame(rows)
 
+    def hardest_languages(self, n: int = 8) -> pd.DataFrame:
+        """The ``n`` languages with the lowest mean accuracy over the models (not majority),
+        with the best and worst model on each."""
+        acc = self.scores[
+            (self.scores["metric"] == STARTER_METRIC) & (self.scores["model"] != "majority")
+        ]
+        if acc.empty:
+            return acc
+        table = acc.pivot_table(index="language", columns="model", values="score")
+        out = table.assign(
+            mean=table.mean(axis=1),
+            best=table.idxmax(axis=1),
+            best_score=table.max(axis=1),
+            worst=table.idxmin(axis=1),
+            worst_score=table.min(axis=1),
+        )[["mean", "best", "best_score", "worst", "worst_score"]]
+        return out.sort_values("mean").head(n).reset_index()
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "store": str(self.store),
