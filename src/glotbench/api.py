@@ -628,6 +628,7 @@ from glotbench.analysis.datasize import (  # noqa: E402
     datasize_analysis,
     simulate_tagger_statistics,
 )
+from glotbench.analysis.datasize_store import datasize_inputs_from_store  # noqa: E402
 from glotbench.analysis.significance import (  # noqa: E402
     AdjustedPValues,
     McNemarResult,
@@ -862,27 +863,6 @@ def mcnemar_files(
     return mcnemar_test(a, b, exact=exact, correction=correction, names=(path_a.stem, path_b.stem))
 
 
-def _tokens_column(stat_names: Sequence[str]) -> int | None:
-    for wanted in ("tokens", "words"):
-        if wanted in stat_names:
-            return list(stat_names).index(wanted)
-    return None
-
-
-def _stored_test_tokens(handle: Any, matrix: Any) -> _np.ndarray | None:
-    """Words per example from the first run's ``test_tokens`` metadata (``glotbench run``
-    stores it for token tasks), aligned with ``matrix.example_ids``; None if absent."""
-    meta = handle.runs(run_ids=[matrix.run_ids[0]])["model_metadata"]
-    counts = meta.iloc[0].get("test_tokens") if len(meta) else None
-    if not isinstance(counts, list):
-        return None
-    ids, _ = handle.run_stats(matrix.run_ids[0])
-    if len(counts) != len(ids):
-        return None
-    by_id = dict(zip(map(str, ids), counts, strict=True))
-    return _np.array([float(by_id[str(i)]) for i in matrix.example_ids])
-
-
 def analyze_datasize(
     *,
     store: str | Path | None = None,
@@ -913,9 +893,12 @@ def analyze_datasize(
     * ``store``: the runs of ``dataset``/``task``/``language``/``metric``
       (sizes in tokens when the metric has a ``tokens`` or ``words`` statistic
       or the runs store ``test_tokens`` metadata, as ``glotbench run`` does for
-      token tasks such as NER; else in examples).
+      token tasks such as NER; else in examples), examples in the order of
+      their stored ``source_position`` (else the stored order, with a note:
+      :func:`glotbench.analysis.datasize_store.datasize_inputs_from_store`).
     """
     tokens = None
+    order, notes = "file", tuple[str, ...]()
     if gold is not None and simulate_models:
         rates = [0.02 + 0.01 * i for i in range(simulate_models)]
         stats, labels, tokens, bound = simulate_tagger_statistics(
@@ -939,19 +922,16 @@ def analyze_datasize(
         if missing:
             raise InputError(f"reading the store needs {', '.join(missing)}")
         with open_store(store, read_only=True) as handle:
-            matrix = handle.stats_matrix(
-                dataset,
-                task,
-                language,
-                metric,
-                models=list(models) if models else None,  # type: ignore[arg-type]
+            inputs = datasize_inputs_from_store(
+                handle,
+                dataset,  # type: ignore[arg-type]
+                task,  # type: ignore[arg-type]
+                language,  # type: ignore[arg-type]
+                metric,  # type: ignore[arg-type]
+                models=models,
             )
-            column = _tokens_column(matrix.stat_names)
-            if column is not None:
-                tokens = matrix.stats[0, :, column]
-            else:
-                tokens = _stored_test_tokens(handle, matrix)
-        stats, labels, bound = matrix.stats, list(matrix.models), matrix.get_metric()
+        stats, labels, bound = inputs.stats, inputs.models, inputs.metric
+        tokens, order, notes = inputs.tokens, inputs.order, inputs.notes
     else:
         raise InputError("give --store (with --dataset/--task/--language/--metric) or --gold")
     return datasize_analysis(
@@ -967,6 +947,8 @@ def analyze_datasize(
         aso=aso,
         aso_draws=aso_draws,
         aso_bootstrap_iterations=aso_bootstrap_iterations,
+        order=order,
+        notes=notes,
     )
 
 

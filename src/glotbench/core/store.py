@@ -4,7 +4,8 @@ Tables (see ``docs/store.md`` for every column):
 
 ``meta``           key/value pairs; ``schema_version`` guards the layout
 ``runs``           one row per complete run (key, metric, statistic names, ...)
-``example_stats``  one row per example of a run: (run_id, position, example_id, stats[])
+``example_stats``  one row per example of a run: (run_id, position, example_id, stats[],
+                   source_position)
 ``scores``         aggregate scores without per-example data
 ``imports``        one row per imported file (kind, source, sha256, rows, completed_at)
 ``failures``       one row per failed benchmark job (key, error, traceback, resolved_at)
@@ -89,7 +90,8 @@ CREATE TABLE example_stats (
     run_id VARCHAR NOT NULL,
     position INTEGER NOT NULL,
     example_id VARCHAR NOT NULL,
-    stats DOUBLE[] NOT NULL
+    stats DOUBLE[] NOT NULL,
+    source_position BIGINT
 );
 CREATE TABLE scores (
     model VARCHAR NOT NULL,
@@ -140,6 +142,13 @@ CREATE TABLE IF NOT EXISTS failures (
     resolved_at TIMESTAMP
 );
 """
+
+#: Migrations from schema version ``v`` to ``v + 1``, run in one transaction
+#: when an older store is opened for writing (read-only, it is read as it is).
+_MIGRATIONS: dict[int, str] = {
+    # 1 -> 2: an example's index in its source data (NULL: unknown)
+    1: "ALTER TABLE example_stats ADD COLUMN source_position BIGINT",
+}
 
 #: Tables every store has (a store without one of them is damaged).
 _TABLES = ("meta", "runs", "example_stats", "scores", "imports")
@@ -192,7 +201,7 @@ _IMPORT_COLUMNS = (
     "started_at",
     "completed_at",
 )
-_EXAMPLE_COLUMNS = ("run_id", "position", "example_id", "stats")
+_EXAMPLE_COLUMNS = ("run_id", "position", "example_id", "stats", "source_position")
 
 #: relative tolerance under which a re-imported score equals the stored one
 SCORE_RTOL = 1e-9
@@ -250,6 +259,33 @@ def _list_array(stats: npt.NDArray[np.float64]) -> pa.ListArray:
     n, k = stats.shape
     offsets = pa.array(np.arange(0, n * k + 1, k, dtype=np.int32))
     return pa.ListArray.from_arrays(offsets, pa.array(stats.reshape(-1), type=pa.float64()))
+
+
+def _source_position_array(
+    positions: npt.ArrayLike | None, ids: np.ndarray, where: str
+) -> pa.Array:
+    """The ``source_position`` column of a run: NULLs, or unique integers ≥ 0 (validated)."""
+    if positions is None:
+        return pa.nulls(ids.size, type=pa.int64())
+    raw = np.asarray(positions)
+    if raw.ndim != 1 or raw.size != ids.size:
+        raise InputError(
+            f"{where}: {raw.size} source positions for {ids.size} examples (one per example)"
+        )
+    values = pd.to_numeric(pd.Series(raw, dtype=object), errors="coerce").to_numpy(np.float64)
+    bad = ~np.isfinite(values) | (values < 0) | (values != np.floor(values))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(
+            f"{where}: source position of example {ids[i]!r} must be an integer ≥ 0, "
+            f"got {raw[i]!r}"
+        )
+    ints = values.astype(np.int64)
+    unique, counts = np.unique(ints, return_counts=True)
+    if (counts > 1).any():
+        dup = int(unique[counts > 1][0])
+        raise InputError(f"{where}: source position {dup} is given to more than one example")
+    return pa.array(ints, type=pa.int64())
 
 
 def _stats_from_list(column: pa.ChunkedArray | pa.Array, n: int, k: int) -> np.ndarray:
@@ -527,6 +563,22 @@ class Store:
         if "failures" not in tables and not self.read_only:
             with self.transaction():  # an older store: add the (additive) failures table
                 self._con.execute(_FAILURES_DDL)
+        if version < SCHEMA_VERSION and not self.read_only:
+            self._migrate(version)
+
+    def _migrate(self, version: int) -> None:
+        """Bring a store of an older schema version to :data:`SCHEMA_VERSION` (one transaction)."""
+        with self.transaction() as con:
+            for step in range(version, SCHEMA_VERSION):
+                con.execute(_MIGRATIONS[step])
+            con.execute(
+                "UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(SCHEMA_VERSION)]
+            )
+        self.schema_version = SCHEMA_VERSION
+
+    def _has_source_positions(self) -> bool:
+        """False only for a store of schema version 1 opened read-only (no such column)."""
+        return self.schema_version >= 2
 
     def _has_failures_table(self) -> bool:
         """False only for an older store opened read-only (it has no failures yet)."""
@@ -622,12 +674,16 @@ class Store:
         stats: npt.ArrayLike,
         *,
         replace: bool = False,
+        source_positions: npt.ArrayLike | None = None,
     ) -> bool:
         """Store one complete run in one transaction; ``False`` if it was already stored.
 
         ``stats`` is the (n × k) matrix of per-example statistics, row ``i``
         belonging to ``example_ids[i]``; k must equal ``len(run.stat_names)``.
         Example ids must be unique non-empty strings and statistics finite.
+        ``source_positions`` (optional) gives each example's index in its
+        source data (e.g. the sentence's index in the test file), unique
+        non-negative integers; without it the column is NULL.
 
         With ``replace`` a stored run with the same key is deleted and the new
         one written in the **same** transaction (``True`` is returned): if
@@ -636,7 +692,7 @@ class Store:
         Storing the run marks open :meth:`failures` of its (model, dataset,
         seed, config_hash) resolved, in the same transaction.
         """
-        prepared = self._prepare_run(run, example_ids, stats)
+        prepared = self._prepare_run(run, example_ids, stats, source_positions)
         with self.transaction() as con:
             written = self._store_prepared(con, prepared, replace=replace)
             if written:
@@ -648,8 +704,12 @@ class Store:
         runs: Iterable[tuple[RunRecord, Sequence[Any] | np.ndarray, npt.ArrayLike]],
         *,
         replace: bool = False,
+        source_positions: Sequence[npt.ArrayLike | None] | None = None,
     ) -> int:
         """Store several runs (e.g. the metrics of one benchmark job) in **one** transaction.
+
+        ``source_positions``, if given, has one entry (or None) per run, as in
+        :meth:`write_run`.
 
         Every run is validated as in :meth:`write_run` before anything is
         written. Runs already stored are skipped, or with ``replace`` deleted
@@ -659,7 +719,14 @@ class Store:
         written runs are marked resolved in that transaction too. Returns the
         number of runs written (new or replaced).
         """
-        prepared = [self._prepare_run(run, ids, stats) for run, ids, stats in runs]
+        runs = list(runs)
+        positions = list(source_positions) if source_positions is not None else [None] * len(runs)
+        if len(positions) != len(runs):
+            raise InputError(f"{len(positions)} source_positions entries for {len(runs)} runs")
+        prepared = [
+            self._prepare_run(run, ids, stats, pos)
+            for (run, ids, stats), pos in zip(runs, positions, strict=True)
+        ]
         seen: set[str] = set()
         for item in prepared:
             if item.run_id in seen:
@@ -677,6 +744,7 @@ class Store:
         run: RunRecord,
         example_ids: Sequence[Any] | np.ndarray,
         stats: npt.ArrayLike,
+        source_positions: npt.ArrayLike | None = None,
     ) -> _PreparedRun:
         """Validate a run and build its rows (nothing is written)."""
         ids = np.asarray([e if isinstance(e, str) else str(e) for e in example_ids], dtype=object)
@@ -706,6 +774,7 @@ class Store:
                 f"{where}: statistics of example {ids[bad]!r} are not finite: "
                 f"{matrix[bad].tolist()}"
             )
+        source = _source_position_array(source_positions, ids, where)
         digest = stats_digest(ids, matrix, tuple(run.stat_names))
         run_id = run.run_id
         examples = pa.table(
@@ -714,6 +783,7 @@ class Store:
                 "position": pa.array(np.arange(ids.size, dtype=np.int32)),
                 "example_id": pa.array(ids, type=pa.string()),
                 "stats": _list_array(matrix),
+                "source_position": source,
             }
         )
         row = [
@@ -832,6 +902,32 @@ class Store:
         ids = table.column("example_id").to_numpy(zero_copy_only=False).astype(object)
         return ids, _stats_from_list(table.column("stats"), row[0], row[1])
 
+    def source_positions(
+        self, run_ids: Sequence[str], example_ids: Sequence[Any] | np.ndarray
+    ) -> np.ndarray:
+        """Source position of each example of each run: (runs × examples), NaN where unknown.
+
+        Row ``i`` belongs to ``run_ids[i]``, column ``j`` to ``example_ids[j]``
+        (e.g. a :class:`StatsMatrix`'s run ids and example ids). NaN: the run
+        stored no source position for it, the run lacks the example, or the
+        store predates the column (schema version 1, opened read-only).
+        """
+        ids = pd.Index([str(e) for e in example_ids])
+        out = np.full((len(run_ids), ids.size), np.nan)
+        if not self._has_source_positions() or not len(run_ids):
+            return out
+        frame = self._con.sql(
+            "SELECT run_id, example_id, source_position FROM example_stats "
+            "WHERE run_id IN (SELECT unnest(?)) AND source_position IS NOT NULL",
+            params=[list(run_ids)],
+        ).df()
+        row_of = {rid: i for i, rid in enumerate(run_ids)}
+        rows = frame["run_id"].map(row_of).to_numpy(dtype=np.int64)
+        cols = ids.get_indexer(pd.Index(frame["example_id"].astype(str)))
+        keep = cols >= 0
+        out[rows[keep], cols[keep]] = frame["source_position"].to_numpy(np.float64)[keep]
+        return out
+
     def example_stats(
         self,
         run_ids: Filter = None,
@@ -846,7 +942,8 @@ class Store:
         """Per-example statistics, tidy: one row per (run, example).
 
         Columns: run_id, model, dataset, task, language, seed, config_hash,
-        metric, position, example_id, stats (a float array per row).
+        metric, position, example_id, stats (a float array per row),
+        source_position (nullable integer).
         For analysis prefer :meth:`stats_matrix`, which aligns runs by example id.
         """
         where, params = _where(
@@ -863,7 +960,7 @@ class Store:
         )
         frame = self._con.sql(
             "SELECT e.run_id, r.model, r.dataset, r.task, r.language, r.seed, r.config_hash, "
-            "r.metric, e.position, e.example_id, e.stats "
+            f"r.metric, e.position, e.example_id, e.stats, {self._source_position_sql('e')} "
             f"FROM example_stats e JOIN runs r USING (run_id){where} "
             "ORDER BY r.model, r.dataset, r.task, r.language, r.metric, r.seed NULLS FIRST, "
             "r.config_hash, e.position",
@@ -871,7 +968,14 @@ class Store:
         ).df()
         frame["seed"] = frame["seed"].astype("Int64")
         frame["stats"] = [np.asarray(v, dtype=np.float64) for v in frame["stats"]]
+        frame["source_position"] = frame["source_position"].astype("Int64")
         return frame
+
+    def _source_position_sql(self, alias: str) -> str:
+        """``alias.source_position``, or a typed NULL in a version-1 store opened read-only."""
+        if self._has_source_positions():
+            return f"{alias}.source_position"
+        return "NULL::BIGINT AS source_position"
 
     def stats_matrix(
         self,
@@ -1409,7 +1513,8 @@ class Store:
             keys = "r.model, r.dataset, r.task, r.language, r.seed, r.config_hash, r.metric"
             if fmt != "csv":
                 return (
-                    f"SELECT e.run_id, {keys}, e.position, e.example_id, e.stats "
+                    f"SELECT e.run_id, {keys}, e.position, e.example_id, e.stats, "
+                    f"{self._source_position_sql('e')} "
                     "FROM example_stats e JOIN runs r USING (run_id) ORDER BY e.run_id, e.position"
                 )
             layouts = [
@@ -1432,7 +1537,8 @@ class Store:
                 )
                 literal = "[" + ", ".join(_sql_string(n) for n in names) + "]::VARCHAR[]"
                 parts.append(
-                    f"SELECT e.run_id, {keys}, e.position, e.example_id, {stat_cols} "
+                    f"SELECT e.run_id, {keys}, e.position, e.example_id, "
+                    f"{self._source_position_sql('e')}, {stat_cols} "
                     "FROM example_stats e JOIN runs r USING (run_id) "
                     f"WHERE r.stat_names = {literal}"
                 )
@@ -1527,7 +1633,7 @@ class Store:
 
     # internal helpers used by the snapshot importer
     def _insert_runs_from_parquet(
-        self, runs_path: Path, examples_path: Path, run_ids: list[str]
+        self, runs_path: Path, examples_path: Path, run_ids: list[str], *, has_source: bool
     ) -> None:
         cols = ", ".join(_RUN_COLUMNS)
         casts = ", ".join(
@@ -1540,9 +1646,11 @@ class Store:
                 "WHERE run_id IN (SELECT unnest(?))",
                 [str(runs_path), run_ids],
             )
+            source = "source_position::BIGINT" if has_source else "NULL::BIGINT"
             con.execute(
-                "INSERT INTO example_stats SELECT run_id, position::INTEGER, example_id, "
-                "stats::DOUBLE[] FROM read_parquet(?) WHERE run_id IN (SELECT unnest(?)) "
+                "INSERT INTO example_stats (run_id, position, example_id, stats, source_position) "
+                "SELECT run_id, position::INTEGER, example_id, stats::DOUBLE[], "
+                f"{source} FROM read_parquet(?) WHERE run_id IN (SELECT unnest(?)) "
                 "ORDER BY run_id, position",
                 [str(examples_path), run_ids],
             )

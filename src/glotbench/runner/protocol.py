@@ -5,7 +5,9 @@ fit on the training split — by default on a bootstrap of it, as EuroEval
 does (``bootstrap_train``) — with that seed, and every model is evaluated on
 the **full** test split; the per-example statistics of every metric of the
 task are stored (one run per metric, key ``(model, dataset, task, language,
-seed, config_hash, metric)``).
+seed, config_hash, metric)``) in the test split's (shuffled) order, each
+example with its index in the source data (``source_position``) when the
+loader reads records in the source's order.
 
 The ScandEval score is then derived from the stored statistics exactly
 (:func:`scandeval_scores`): iteration ``i`` is scored on a bootstrap of the
@@ -117,11 +119,16 @@ def run_keys(job: Job, dataset: Dataset) -> list[RunKey]:
 
 @dataclass
 class JobOutcome:
-    """What a job produced: one (record, example ids, statistics) per metric."""
+    """What a job produced: one (record, example ids, statistics) per metric.
+
+    ``source_positions`` has one entry per run: each example's index in the
+    dataset's source data (:attr:`Dataset.source_positions`), or None.
+    """
 
     job: Job
     runs: list[tuple[RunRecord, list[str], np.ndarray]] = field(default_factory=list)
     seconds: float = 0.0
+    source_positions: list[list[int] | None] = field(default_factory=list)
 
     def scores(self) -> dict[str, float]:
         """Full-test score per metric; per-language runs as their mean over languages."""
@@ -325,6 +332,11 @@ def execute_job(job: Job, dataset: Dataset, *, base: str | Path | None = None) -
             source=f"glotbench run (protocol v{PROTOCOL_VERSION})",
         )
         outcome.runs.append((record, run_ids, res.stats))
+        outcome.source_positions.append(
+            None
+            if dataset.source_positions is None
+            else [dataset.source_positions[i] for i in run_ids]
+        )
     outcome.seconds = time.perf_counter() - start
     return outcome
 
@@ -338,7 +350,8 @@ def write_outcome(store: Store, outcome: JobOutcome, *, force: bool = False) -> 
     leaves the old runs intact. The transaction also resolves the job's open
     failures (same model, dataset, seed and config_hash).
     """
-    return store.write_runs(outcome.runs, replace=force)
+    positions = outcome.source_positions if outcome.source_positions else None
+    return store.write_runs(outcome.runs, replace=force, source_positions=positions)
 
 
 def scandeval_scores(
