@@ -1280,7 +1280,8 @@ def analyze_datasize_command(
         frame_table(
             result.table,
             title=f"Weighted τ vs the full set ({result.n_tokens:g} {result.token_unit}, "
-            f"{len(result.models)} models × {result.n_seeds} seeds)",
+            f"{len(result.models)} models × {result.n_seeds} seeds; example order: "
+            f"{result.order})",
         )
     )
     console.print(frame_table(result.recommendation, title=f"Smallest size with mean τ ≥ {level}"))
