@@ -184,7 +184,9 @@ def test_examples_import_source_position_errors(
 def test_parquet_snapshot_keeps_source_positions_and_reads_old_snapshots(tmp_path: Path) -> None:
     src = tmp_path / "src.duckdb"
     with Store.open(src) as store:
-        store.write_run(_record("x"), ["c", "a", "b"], _stats([1, 0, 1]), source_positions=[7, 0, 1])
+        store.write_run(
+            _record("x"), ["c", "a", "b"], _stats([1, 0, 1]), source_positions=[7, 0, 1]
+        )
         store.export(tmp_path / "snap")
     dst = tmp_path / "dst.duckdb"
     api.import_parquet(tmp_path / "snap", store=dst)

@@ -79,7 +79,7 @@ def stored_test_tokens(store: Store, matrix: StatsMatrix) -> FloatArray | None:
 
 
 def source_order(
-    positions: FloatArray, example_ids: Sequence[Any], run_labels: Sequence[str]
+    positions: FloatArray, example_ids: Sequence[Any] | np.ndarray, run_labels: Sequence[str]
 ) -> tuple[npt.NDArray[np.int64] | None, list[str]]:
     """One source position per example from the runs' (runs × n) positions (NaN: unknown).
 
@@ -105,7 +105,7 @@ def source_order(
         )
     notes = []
     if not complete.all():
-        missing = [run_labels[i] for i in np.flatnonzero(~complete)]
+        missing = [run_labels[int(i)] for i in np.flatnonzero(~complete)]
         notes.append(
             f"source positions from {int(complete.sum())} of {p.shape[0]} runs; "
             f"{len(missing)} run(s) stored none or not all ({', '.join(missing[:3])}"
@@ -138,9 +138,7 @@ def datasize_inputs_from_store(
         dataset, task, language, metric, models=list(models) if models else None
     )
     column = _tokens_column(matrix.stat_names)
-    tokens = (
-        matrix.stats[0, :, column] if column is not None else stored_test_tokens(store, matrix)
-    )
+    tokens = matrix.stats[0, :, column] if column is not None else stored_test_tokens(store, matrix)
     labels = [
         f"{m} (seed {s})" if s is not None else str(m)
         for m, s in zip(matrix.models, matrix.seeds, strict=True)

@@ -274,8 +274,12 @@ def import_examples_file(
         progress(0, total)
     for i, run in enumerate(to_write, start=1):
         run.record.import_id = import_id
-        extra = {} if run.source_positions is None else {"source_positions": run.source_positions}
-        store.write_run(run.record, run.example_ids, run.stats, **extra)
+        if run.source_positions is None:
+            store.write_run(run.record, run.example_ids, run.stats)
+        else:
+            store.write_run(
+                run.record, run.example_ids, run.stats, source_positions=run.source_positions
+            )
         if progress is not None:
             progress(i, total)
     added = store.count_runs_of_import(import_id)

@@ -169,7 +169,7 @@ def _validate_runs(runs_path: Path, examples_path: Path) -> pd.DataFrame:
                 field="run_id",
             )
         checks = con.sql(
-            """
+            f"""
             SELECT run_id, count(*) AS n, count(DISTINCT example_id) AS n_ids,
                    count(DISTINCT position) AS n_pos, min(position) AS pmin,
                    max(position) AS pmax, min(len(stats)) AS kmin, max(len(stats)) AS kmax,
@@ -178,7 +178,7 @@ def _validate_runs(runs_path: Path, examples_path: Path) -> pd.DataFrame:
                    bool_or(example_id IS NULL OR trim(example_id) = '') AS empty_id
                    {source_checks}
             FROM read_parquet(?) GROUP BY run_id
-            """.format(source_checks=source_checks),
+            """,
             params=[str(examples_path)],
         ).df()
     except duckdb.Error as exc:

@@ -277,8 +277,7 @@ def _source_position_array(
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise InputError(
-            f"{where}: source position of example {ids[i]!r} must be an integer ≥ 0, "
-            f"got {raw[i]!r}"
+            f"{where}: source position of example {ids[i]!r} must be an integer ≥ 0, got {raw[i]!r}"
         )
     ints = values.astype(np.int64)
     unique, counts = np.unique(ints, return_counts=True)
