@@ -25,6 +25,7 @@ def test_demo_prints_the_leaderboard(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "XLM-R Large" in result.stdout
     assert "64.2 ± 1.0" in result.stdout
+    assert "8 of the paper's 10 tasks" in " ".join(result.stdout.split())
     # the demo ends by writing the leaderboard and the report, and says where
     assert (tmp_path / "glotbench-demo" / "leaderboard" / "index.html").is_file()
     assert (tmp_path / "glotbench-demo" / "report.html").is_file()
@@ -38,7 +39,10 @@ def test_demo_json_is_documented_object() -> None:
     assert set(payload) == {"starter", "xtreme_r", "written", "notes"}
     assert payload["written"] == [] and payload["starter"] is None
     xtreme = payload["xtreme_r"]
-    assert set(xtreme) == {"leaderboard", "between_language_sd", "comparison", "ranks"}
+    assert set(xtreme) == {"leaderboard", "between_language_sd", "comparison", "ranks", "notes"}
+    # the JSON warns that the overall covers 8 of 10 tasks and that TyDiQA's tables disagree
+    assert any("8 of the paper's 10 tasks" in note for note in xtreme["notes"])
+    assert any("TyDiQA" in note for note in xtreme["notes"])
     top = xtreme["leaderboard"]["overall"][0]
     assert top["model"] == "XLM-R Large"
     assert top["ci_low"] < top["score"] < top["ci_high"]

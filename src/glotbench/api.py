@@ -31,7 +31,7 @@ from glotbench.analysis.variance import (
     components_from_summary,
     variance_components,
 )
-from glotbench.data import xtreme_r_baselines
+from glotbench.data import XTREME_R_CAVEATS, xtreme_r_baselines
 from glotbench.demo_starter import STARTER_METRIC, StarterDemo, starter_demo
 from glotbench.errors import InputError, StoreError
 from glotbench.metrics import get_metric, metric_names
@@ -64,6 +64,7 @@ class Demo:
     leaderboard: Leaderboard
     comparison: Comparison
     ranks: Ranks
+    notes: tuple[str, ...] = XTREME_R_CAVEATS
 
     def between_language_sd(self) -> pd.DataFrame:
         """σ_b per model and task: the SD (ddof = 1) of the per-language scores."""
@@ -75,6 +76,7 @@ class Demo:
             "between_language_sd": records(self.between_language_sd()),
             "comparison": self.comparison.to_dict(),
             "ranks": self.ranks.to_dict(),
+            "notes": list(self.notes),
         }
 
 
@@ -1108,6 +1110,7 @@ def leaderboard_source(
             "published per-language test scores: one score per model and language, so intervals "
             "and ranks reflect the choice of languages only"
         )
+        notes += XTREME_R_CAVEATS
     elif store is not None:
         title = f"glotbench leaderboard: {Path(store).name}"
         with open_store(store, read_only=True) as handle:
@@ -1804,7 +1807,7 @@ class ChecklistExample:
     """The published MultiCheckList error rates of XLM-R (embedded example table)."""
 
     table: pd.DataFrame  # model, language, test, error_rate
-    by_test: pd.DataFrame  # test, mean, min, max, n_languages
+    by_test: pd.DataFrame  # test, mean, published_avg, min, max, n_languages
     wide: pd.DataFrame  # language × test
     source: str
 
@@ -1825,7 +1828,7 @@ class ChecklistExample:
 
 def checklist_example() -> ChecklistExample:
     """Summary of the embedded MultiCheckList error rates of XLM-R (Ruder et al. 2021)."""
-    from glotbench.data import multichecklist_xlmr_error_rates
+    from glotbench.data import MULTICHECKLIST_TABLE5_AVG, multichecklist_xlmr_error_rates
 
     table = multichecklist_xlmr_error_rates()
     tests = list(dict.fromkeys(table["test"]))
@@ -1836,13 +1839,17 @@ def checklist_example() -> ChecklistExample:
         .reset_index()
     )
     by_test["mean"] = by_test["mean"].round(2)
+    by_test.insert(2, "published_avg", by_test["test"].map(MULTICHECKLIST_TABLE5_AVG))
     wide = table.pivot(index="language", columns="test", values="error_rate")[tests].reset_index()
     wide.columns.name = None
     return ChecklistExample(
         table=table,
         by_test=by_test,
         wide=wide,
-        source="Ruder et al. 2021, XTREME-R (EMNLP), MultiCheckList error rates of XLM-R",
+        source=(
+            "Ruder et al. 2021, XTREME-R (EMNLP), Table 5: MultiCheckList error rates of "
+            "XLM-R Large; published_avg is the table's Avg row"
+        ),
     )
 
 

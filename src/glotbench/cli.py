@@ -288,6 +288,8 @@ def _print_xtreme_demo(result: Any) -> None:
         "was evaluated on.",
         highlight=False,
     )
+    for note in result.notes:
+        console.print(f"[yellow]note:[/] {note}", highlight=False)
 
 
 def _tasks(result: Any) -> list[str]:
