@@ -318,11 +318,19 @@ def show_store(store: str | Path = DEFAULT_STORE_PATH) -> StoreSummary:
 
 
 def export_store(
-    out: str | Path, *, store: str | Path = DEFAULT_STORE_PATH, table: str = "all"
+    out: str | Path,
+    *,
+    store: str | Path = DEFAULT_STORE_PATH,
+    table: str = "all",
+    keep_formulas: bool = False,
 ) -> ExportResult:
-    """Export table(s) to CSV or Parquet (see :meth:`Store.export` for the file names)."""
+    """Export table(s) to CSV or Parquet (see :meth:`Store.export` for the file names).
+
+    CSV text cells that a spreadsheet would run as a formula get a leading
+    apostrophe unless ``keep_formulas``.
+    """
     with Store.open(store, read_only=True) as s:
-        files = s.export(out, table=table)
+        files = s.export(out, table=table, keep_formulas=keep_formulas)
     return ExportResult(store=str(store), table=table, files=[str(f) for f in files])
 
 

@@ -531,10 +531,19 @@ def export_command(
         ExportTable,
         typer.Option("--table", help="Table to export, or all of them.", case_sensitive=False),
     ] = ExportTable.all,
+    keep_formulas: Annotated[
+        bool,
+        typer.Option(
+            "--keep-formulas",
+            help="Write CSV text cells as stored, even those a spreadsheet would run as a "
+            "formula (=, +, -, @, tab, CR at the start). By default they get a leading "
+            "apostrophe.",
+        ),
+    ] = False,
     json_output: JsonOption = False,
 ) -> None:
     """Export the store's tables to CSV or Parquet."""
-    result = api.export_store(out, store=store, table=table.value)
+    result = api.export_store(out, store=store, table=table.value, keep_formulas=keep_formulas)
     if json_output:
         print_json(result.to_dict())
         return
