@@ -692,7 +692,7 @@ def aso_files(
     *,
     confidence_level: float = 0.95,
     num_bootstrap_iterations: int = 1000,
-    seed: int | None = None,
+    seed: int | None = 0,
     num_comparisons: int = 1,
     use_bonferroni: bool = True,
 ) -> ASOResult | MultiASOResult:

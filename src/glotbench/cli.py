@@ -1113,7 +1113,12 @@ def significance_aso_command(
     iterations: Annotated[
         int, typer.Option("--iterations", help="Bootstrap iterations (deepsig default 1000).")
     ] = 1000,
-    seed: Annotated[int | None, typer.Option("--seed", help="Seed (default: random).")] = None,
+    seed: Annotated[
+        int,
+        typer.Option(
+            "--seed", help="Seed of the bootstrap (deepsig draws a random one; glotbench uses 0)."
+        ),
+    ] = 0,
     num_comparisons: Annotated[
         int, typer.Option("--num-comparisons", help="Bonferroni correction (two files).")
     ] = 1,
