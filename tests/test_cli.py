@@ -108,3 +108,27 @@ def test_demo_writes_leaderboard_and_report(tmp_path: Path) -> None:
     index = (tmp_path / "site" / "leaderboard" / "index.html").read_text(encoding="utf-8")
     assert "XLM-R Large" in index and "<script src=" not in index  # self-contained
     assert "<svg" in (tmp_path / "site" / "report.html").read_text(encoding="utf-8")
+
+
+def test_version() -> None:
+    from glotbench import __version__
+
+    result = run_cli("--version")
+    assert result.returncode == 0 and result.stdout.strip() == f"glotbench {__version__}"
+
+
+def test_json_errors_are_json_on_stdout(tmp_path: Path) -> None:
+    bad = tmp_path / "scores.csv"
+    bad.write_text("model,task,language,metric,score\nm,t,da,accuracy,abc\n", encoding="utf-8")
+    result = run_cli("import", "scores", str(bad), "--store", str(tmp_path / "s.duckdb"), "--json")
+    assert result.returncode == 2, result.stderr
+    error = json.loads(result.stdout)["error"]
+    assert error["type"] == "InputError" and error["exit_code"] == 2
+    assert error["path"] == str(bad) and error["line"] == 2 and error["field"] == "score"
+    # a usage error is JSON too, with click's exit code
+    result = run_cli("export", "--bogus", "--json")
+    assert result.returncode == 2
+    assert json.loads(result.stdout)["error"]["type"] == "NoSuchOption"
+    # without --json the error stays text on stderr
+    result = run_cli("import", "scores", str(bad), "--store", str(tmp_path / "s.duckdb"))
+    assert result.returncode == 2 and result.stdout == "" and "line 2" in result.stderr

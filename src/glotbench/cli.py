@@ -48,13 +48,64 @@ def print_json(payload: Any) -> None:
     sys.stdout.write(json.dumps(payload, indent=2, default=str, allow_nan=False) + "\n")
 
 
+def _wants_json(argv: list[str]) -> bool:
+    """True when the command line asks for JSON output (``--json`` before any ``--``)."""
+    return "--json" in argv[: argv.index("--")] if "--" in argv else "--json" in argv
+
+
 def main() -> None:
-    """Console-script entry point."""
+    """Console-script entry point.
+
+    With ``--json``, errors are a JSON object on stdout, ``{"error": {"type",
+    "message", "exit_code", "path", "line", "field"}}`` (where known), and the
+    process exits with the error's exit code; otherwise they go to stderr as text.
+    """
+    json_mode = _wants_json(sys.argv[1:])
     try:
-        app()
+        if not json_mode:
+            app()
+            return
+        code = app(standalone_mode=False)
+        if isinstance(code, int) and code:
+            raise SystemExit(code)
     except GlotbenchError as exc:
-        err_console.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False)
+        if json_mode:
+            print_json({"error": exc.to_dict()})
+        else:
+            err_console.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False)
         raise SystemExit(exc.exit_code) from None
+    except typer.Abort:
+        print_json({"error": {"type": "Abort", "message": "aborted", "exit_code": 1}})
+        raise SystemExit(1) from None
+    except typer.TyperException as exc:  # usage errors; raised here with standalone_mode=False
+        format_message = getattr(exc, "format_message", None)
+        message = format_message() if callable(format_message) else str(exc)
+        exit_code = int(getattr(exc, "exit_code", 2))
+        print_json({"error": {"type": type(exc).__name__, "message": message, "exit_code": exit_code}})
+        raise SystemExit(exit_code) from None
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from glotbench import __version__
+
+        print(f"glotbench {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            help="Print glotbench's version and exit.",
+            callback=_print_version,
+            is_eager=True,
+        ),
+    ] = False,
+) -> None:
+    """Uncertainty-aware multilingual, multitask NLP evaluation."""
 
 
 # Commands are defined in the sections below; keep each thin.
