@@ -1342,8 +1342,7 @@ def analyze_transfer_command(
         )
     )
     console.print(
-        f"best group: {', '.join(result.best)} (mean F "
-        f"{result.groups.iloc[0]['mean_f']:.2f})",
+        f"best group: {', '.join(result.best)} (mean F {result.groups.iloc[0]['mean_f']:.2f})",
         highlight=False,
     )
     _print_notes(result.notes)

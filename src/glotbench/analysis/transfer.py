@@ -72,7 +72,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from glotbench.analysis.results import records
-from glotbench.core.readers import TidyTable
+from glotbench.core.readers import RowInputError, TidyTable
 from glotbench.errors import InputError
 
 Observations = Literal["model", "dataset"]
@@ -232,13 +232,18 @@ def _clean(table: TidyTable) -> _Scores:
         ("model", "model_language", "model"),
         ("dataset", "language", "dataset"),
     ):
-        first = data.groupby(key, sort=False)[value].transform("first")
-        clash = first != data[value]
+        positions = pd.Series(np.arange(len(data)), index=data.index)
+        first_at = positions.groupby(data[key], sort=False).transform("first")
+        first = data[value].to_numpy()[first_at.to_numpy()]
+        clash = first != data[value].to_numpy()
         if clash.any():
             position = int(np.flatnonzero(clash)[0])
+            earlier = int(first_at.iloc[position])
+            where = table.error("", earlier)
             raise table.error(
-                f"{what} {data[key].iloc[position]!r} is listed under two languages "
-                f"({first.iloc[position]!r} and {data[value].iloc[position]!r})",
+                f"{what} {data[key].iloc[position]!r} is listed under two languages: "
+                f"{data[value].iloc[position]!r} here and {first[position]!r} at "
+                f"{'row' if isinstance(where, RowInputError) else 'line'} {where.line}",
                 position,
                 value if what == "model" else language_column,
             )
@@ -246,9 +251,7 @@ def _clean(table: TidyTable) -> _Scores:
         ["model", "model_language", "dataset", "language"], as_index=False, sort=True
     )["score"].mean()
     benchmark = sorted(set(averaged["language"]))
-    models = dict(
-        sorted(zip(averaged["model"], averaged["model_language"], strict=True))
-    )
+    models = dict(sorted(zip(averaged["model"], averaged["model_language"], strict=True)))
     controls = sorted(set(models.values()) - set(benchmark))
     return _Scores(averaged, models, benchmark, controls)
 
@@ -377,13 +380,9 @@ def _notes(
     model_languages = set(scores.models.values())
     without_model = [lang for lang in scores.benchmark_languages if lang not in model_languages]
     if without_model:
-        notes.append(
-            f"no model for {', '.join(without_model)}: these languages add datasets only"
-        )
+        notes.append(f"no model for {', '.join(without_model)}: these languages add datasets only")
     if scores.control_languages:
-        notes.append(
-            f"control languages (models only): {', '.join(scores.control_languages)}"
-        )
+        notes.append(f"control languages (models only): {', '.join(scores.control_languages)}")
     expected = scores.frame.groupby("language")["dataset"].nunique()
     evaluated = scores.frame.groupby(["language", "model"])["dataset"].nunique()
     short = evaluated[evaluated < expected.reindex(evaluated.index.get_level_values(0)).to_numpy()]

@@ -57,6 +57,4 @@ def scandeval_transfer_scores() -> pd.DataFrame:
         .joinpath("scandeval_transfer_scores.csv")
         .open("r", encoding="utf-8") as fh
     ):
-        return pd.read_csv(
-            fh, dtype={"model_language": str, "model": str, "dataset_language": str}
-        )
+        return pd.read_csv(fh, dtype={"model_language": str, "model": str, "dataset_language": str})
