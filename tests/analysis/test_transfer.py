@@ -272,6 +272,13 @@ def test_input_errors_name_file_line_and_field(tmp_path: Path) -> None:
         transfer_groups(one_language.drop(columns="model"))
     with pytest.raises(InputError, match="either an input file or example"):
         analyze_transfer()
+    with pytest.raises(InputError, match="min_size is 6"):
+        transfer_groups(_planted(datasets_per_language=1), min_size=6)
+    many = pd.DataFrame(
+        [{"model_language": m, "language": f"l{d}", "score": 1.0} for m in "ab" for d in range(13)]
+    )
+    with pytest.raises(InputError, match="at most 12 dataset languages"):
+        transfer_groups(many)
 
 
 def test_api_example_is_the_papers_table() -> None:

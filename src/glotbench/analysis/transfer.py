@@ -76,8 +76,10 @@ from glotbench.core.readers import RowInputError, TidyTable
 from glotbench.errors import InputError
 
 Observations = Literal["model", "dataset"]
-#: more benchmark languages than this would mean enumerating over 65,000 groups
-MAX_LANGUAGES = 16
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+#: more benchmark languages than this would mean enumerating over 4,000 groups
+MAX_LANGUAGES = 12
 #: SSW at most this fraction of the total sum of squares counts as zero (rounding)
 _ZERO_SSW = 1e-13
 
@@ -256,14 +258,28 @@ def _clean(table: TidyTable) -> _Scores:
     return _Scores(averaged, models, benchmark, controls)
 
 
-def _observations(scores: _Scores, observations: Observations) -> dict[str, pd.DataFrame]:
-    """Per benchmark language: its observations with the model's language."""
+def _observations(
+    scores: _Scores, observations: Observations
+) -> dict[str, tuple[FloatArray, IntArray]]:
+    """Per benchmark language: its scores and each score's model-language code.
+
+    Codes index :attr:`_Scores.benchmark_languages`; control languages get
+    ``len(benchmark_languages)`` (never a member of a group).
+    """
     frame = scores.frame
     if observations == "model":
         frame = frame.groupby(["language", "model", "model_language"], as_index=False)[
             "score"
         ].mean()
-    return {lang: part for lang, part in frame.groupby("language", sort=True)}
+    code = {lang: i for i, lang in enumerate(scores.benchmark_languages)}
+    outside = len(scores.benchmark_languages)
+    return {
+        str(lang): (
+            part["score"].to_numpy(dtype=np.float64),
+            np.array([code.get(m, outside) for m in part["model_language"]], dtype=np.int64),
+        )
+        for lang, part in frame.groupby("language", sort=True)
+    }
 
 
 def transfer_groups(
@@ -314,13 +330,15 @@ def transfer_groups(
     group_rows: list[dict[str, Any]] = []
     language_rows: list[dict[str, Any]] = []
     for size in range(min_size, len(benchmark) + 1):
-        for members in combinations(benchmark, size):
-            name = ",".join(members)
+        for members in combinations(range(len(benchmark)), size):
+            name = ",".join(benchmark[i] for i in members)
+            in_group = np.zeros(len(benchmark) + 1, dtype=bool)
+            in_group[list(members)] = True
             values: list[float] = []
-            for lang in members:
-                part = by_language[lang]
-                inside = part["model_language"].isin(members).to_numpy()
-                x = part["score"].to_numpy(dtype=np.float64)
+            for i in members:
+                lang = benchmark[i]
+                x, codes = by_language[lang]
+                inside = in_group[codes]
                 f = one_way_f(x[inside], x[~inside])
                 values.append(f)
                 language_rows.append(
