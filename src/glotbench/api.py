@@ -980,16 +980,36 @@ def analyze_datasize(
     )
 
 
-def analyze_transfer(input: str | Path, *, rest: str = "pooled") -> TransferGroups:
-    """Transfer groups (ScandEval §3.3) from a tidy scores file.
+def analyze_transfer(
+    input: str | Path | None = None,
+    *,
+    example: bool = False,
+    observations: str = "model",
+    min_size: int = 2,
+) -> TransferGroups:
+    """Benchmark language groups by ScandEval's mean F-statistic (Nielsen 2023, §3.3).
 
-    Columns: ``model_language``, ``language`` (of the dataset), ``score`` and
-    optionally ``model`` and ``dataset``; CSV, JSONL or Parquet.
+    ``input``: a tidy CSV / JSONL / Parquet file with ``model_language``,
+    ``language`` (or ``dataset_language``), ``score`` and optionally ``model``
+    and ``dataset``; ``example=True`` uses the paper's Appendix A table
+    (:func:`glotbench.data.scandeval_transfer_scores`) instead.
+    See :func:`glotbench.analysis.transfer.transfer_groups`.
     """
-    from glotbench.core.readers import read_tidy
+    from glotbench.core.readers import TidyTable, read_tidy
+    from glotbench.data import scandeval_transfer_scores
 
-    table = read_tidy(input)
-    return transfer_groups(table.frame, rest=rest)  # type: ignore[arg-type]
+    if example == (input is not None):
+        raise InputError("give either an input file or example=True (the ScandEval table)")
+    table = (
+        TidyTable.from_frame(scandeval_transfer_scores(), "ScandEval Appendix A")
+        if example
+        else read_tidy(input)  # type: ignore[arg-type]
+    )
+    return transfer_groups(
+        table,
+        observations=observations,  # type: ignore[arg-type]
+        min_size=min_size,
+    )
 
 
 __all__ += [

@@ -115,6 +115,7 @@ def _root(
 
 from glotbench import api  # noqa: E402
 from glotbench.report.tables import frame_table, leaderboard_tables  # noqa: E402
+from glotbench.report.transfer import transfer_table  # noqa: E402
 
 
 @app.command()
@@ -1359,29 +1360,58 @@ def analyze_datasize_command(
 @analyze_app.command("transfer")
 def analyze_transfer_command(
     input: Annotated[
-        Path,
+        Path | None,
         typer.Option(
             "--input",
             "-i",
-            help="Tidy scores (CSV/JSONL/Parquet): model_language, language, score "
-            "[, model, dataset].",
+            help="Tidy scores (CSV/JSONL/Parquet): model_language, language (or "
+            "dataset_language), score [, model, dataset].",
         ),
-    ],
-    rest: Annotated[
-        str, typer.Option("--rest", help="pooled (group vs rest) or singletons.")
-    ] = "pooled",
+    ] = None,
+    example: Annotated[
+        bool,
+        typer.Option("--example", help="Use the published ScandEval table (Nielsen 2023, App. A)."),
+    ] = False,
+    observations: Annotated[
+        str,
+        typer.Option(
+            "--observations",
+            help="model: one score per model and language (mean over the language's datasets; "
+            "the paper's unit); dataset: one per (model, dataset).",
+        ),
+    ] = "model",
+    min_size: Annotated[
+        int, typer.Option("--min-size", help="Smallest group (1 adds single languages).")
+    ] = 2,
     top: Annotated[int, typer.Option("--top", help="Groups to print (table only).")] = 20,
     json_output: JsonOption = False,
 ) -> None:
-    """Benchmark language groups by mean F-statistic (ScandEval §3.3, Table 2)."""
-    result = api.analyze_transfer(input, rest=rest)
+    """Benchmark language groups by ScandEval's mean F-statistic (Nielsen 2023, §3.3).
+
+    For each group G of dataset languages and each language d in G: one-way ANOVA F
+    of the scores on d of the models whose language is in G against all other models;
+    a group's score is the mean of its per-language F values. Largest mean F first.
+    """
+    if observations not in ("model", "dataset"):
+        raise typer.BadParameter("use model or dataset", param_hint="--observations")
+    if (input is None) == (not example):
+        raise typer.BadParameter("give --input FILE or --example", param_hint="--input")
+    result = api.analyze_transfer(
+        input, example=example, observations=observations, min_size=min_size
+    )
     if json_output:
         print_json(result.to_dict())
         return
     console.print(
-        frame_table(result.groups.head(top), title=f"Language groups by mean F ({result.rest})")
+        frame_table(
+            transfer_table(result).head(top),
+            title=f"Benchmark groups by mean F (observations: {result.observations})",
+        )
     )
-    console.print(f"best group: {', '.join(result.best)}", highlight=False)
+    console.print(
+        f"best group: {', '.join(result.best)} (mean F {result.groups.iloc[0]['mean_f']:.2f})",
+        highlight=False,
+    )
     _print_notes(result.notes)
 
 

@@ -68,3 +68,22 @@ def multichecklist_xlmr_error_rates() -> pd.DataFrame:
         .open("r", encoding="utf-8") as fh
     ):
         return pd.read_csv(fh, dtype={"model": str, "language": str, "test": str})
+
+
+def scandeval_transfer_scores() -> pd.DataFrame:
+    """Published scores of ScandEval's cross-lingual transfer experiment.
+
+    Nielsen 2023, "ScandEval: A Benchmark for Scandinavian Natural Language
+    Processing" (NoDaLiDa), Appendix A: one representative monolingual model
+    per language (da, no, sv, is and the control languages fi, en, de, nl, ru,
+    ar; there is no Faroese model) scored on the da, no, sv, is and fo
+    datasets. Columns: model_language, model, dataset_language, score (0-100),
+    ci_half_width (the published ± interval half-width). Used as the example
+    table of ``glotbench analyze transfer --example``.
+    """
+    with (
+        resources.files(__name__)
+        .joinpath("scandeval_transfer_scores.csv")
+        .open("r", encoding="utf-8") as fh
+    ):
+        return pd.read_csv(fh, dtype={"model_language": str, "model": str, "dataset_language": str})
