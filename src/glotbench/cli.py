@@ -56,9 +56,9 @@ def _wants_json(argv: list[str]) -> bool:
 def main() -> None:
     """Console-script entry point.
 
-    With ``--json``, errors are a JSON object on stdout, ``{"error": {"type",
-    "message", "exit_code", "path", "line", "field"}}`` (where known), and the
-    process exits with the error's exit code; otherwise they go to stderr as text.
+    Errors go to stderr as text and end the process with the error's exit
+    code. With ``--json`` they are also a JSON object on stdout, ``{"error":
+    {"type", "message", "exit_code", "path", "line", "field"}}`` (where known).
     """
     json_mode = _wants_json(sys.argv[1:])
     try:
@@ -71,8 +71,7 @@ def main() -> None:
     except GlotbenchError as exc:
         if json_mode:
             print_json({"error": exc.to_dict()})
-        else:
-            err_console.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False)
+        err_console.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False)
         raise SystemExit(exc.exit_code) from None
     except typer.Abort:
         print_json({"error": {"type": "Abort", "message": "aborted", "exit_code": 1}})
