@@ -80,7 +80,9 @@ def main() -> None:
         format_message = getattr(exc, "format_message", None)
         message = format_message() if callable(format_message) else str(exc)
         exit_code = int(getattr(exc, "exit_code", 2))
-        print_json({"error": {"type": type(exc).__name__, "message": message, "exit_code": exit_code}})
+        print_json(
+            {"error": {"type": type(exc).__name__, "message": message, "exit_code": exit_code}}
+        )
         raise SystemExit(exit_code) from None
 
 

@@ -381,9 +381,7 @@ def test_csv_export_neutralises_spreadsheet_formulas(tmp_path: Path) -> None:
     out = tmp_path / "scores.csv"
     api.export_store(out, store=store, table="scores")
     cells = _csv_cells(out, "model")
-    assert sorted(cells) == sorted(
-        m if m == "plain" else "'" + m for m in HOSTILE_MODELS
-    )
+    assert sorted(cells) == sorted(m if m == "plain" else "'" + m for m in HOSTILE_MODELS)
     assert not any(c[0] in "=+-@\t\r" for c in cells)
     # numbers stay numbers
     assert set(_csv_cells(out, "score")) == {"0.5"}

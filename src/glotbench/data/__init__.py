@@ -6,7 +6,6 @@ from importlib import resources
 
 import pandas as pd
 
-
 #: What a reader of the XTREME-R figures must know before comparing them with
 #: the paper's overall table (Ruder et al. 2021, Table 4). Shown wherever the
 #: embedded baselines are (demo, leaderboard, report, JSON).
