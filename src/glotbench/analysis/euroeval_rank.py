@@ -203,9 +203,10 @@ def iterations_from_frame(
     """Iteration scores from a tidy scores table (e.g. a store holding EuroEval imports).
 
     Columns: model, language, score; optional dataset (default: task/language),
-    task (default ``"task"``), metric, replicate or iteration. Rows with a
-    replicate index are iterations; a row without one (EuroEval's total) is
-    used only when its (model, dataset) has no iterations. ``metrics``: per
+    task (default ``"task"``), metric, seed, replicate or iteration. Rows with
+    a replicate index are iterations; a row without one (EuroEval's total) is
+    used only when its (model, dataset) has no iterations. With several seeds,
+    iteration i is seed i's i-th replicate. ``metrics``: per
     dataset the first listed metric it has (EuroEval uses each dataset's
     primary metric); without it the table must hold one metric.
     """
@@ -261,6 +262,15 @@ def iterations_from_frame(
         has_iterations = data.assign(_has=it.notna()).groupby(["model", "dataset"])["_has"]
         keep = it.notna() | ~has_iterations.transform("any")
         data = data[keep].copy()
+        if "seed" in data.columns and data["seed"].notna().any():
+            # seeds × replicates: iteration i is seed i's i-th replicate (as from replicates)
+            group = data.groupby(["model", "dataset"])["seed"]
+            data["_s"] = group.rank(method="dense").fillna(1).astype(int) - 1
+            reps = data.groupby(["model", "dataset", "seed"], dropna=False)["_it"]
+            data["_b"] = reps.rank(method="dense").fillna(1).astype(int) - 1
+            n_reps = data.groupby(["model", "dataset"])["_b"].transform("max") + 1
+            several = data.groupby(["model", "dataset"])["_s"].transform("max") > 0
+            data = data[~several | (data["_b"] == data["_s"] % n_reps)].copy()
         data["_it"] = data.groupby(["model", "dataset"]).cumcount()
     models = sorted(data["model"].astype(str).unique())
     cells = (
@@ -290,10 +300,15 @@ def iterations_from_frame(
 
 
 def pooled_sd(iterations: np.ndarray) -> float:
-    """Population SD (ddof = 0) of all finite iteration scores; 1.0 when it is 0."""
+    """Population SD (ddof = 0) of all finite iteration scores; 1.0 when it is 0.
+
+    The SD is 0 exactly when all scores are equal (tested as such, so rounding
+    of ``np.std`` — 1e-16 for three copies of 0.7 — does not divide by ~0).
+    """
     values = iterations[np.isfinite(iterations)]
-    spread = float(np.std(values)) if values.size > 1 else 0.0
-    return spread if spread > 0 else 1.0
+    if values.size < 2 or np.ptp(values) == 0:
+        return 1.0
+    return float(np.std(values))
 
 
 def dataset_rank_scores(
