@@ -865,10 +865,14 @@ def analyze_euroeval_rank_command(
         return
     settings = result.settings()
     title = f"EuroEval rank score, method {settings['method']}"
-    if settings["n_bootstraps"]:
-        title += f" (median of {settings['n_bootstraps']} bootstrap resamples, seed {seed})"
-    level = f"{confidence_level:.0%} interval"
-    console.print(frame_table(result.overall, title=f"{title}; low/high: {level}"))
+    if settings["superseded"]:
+        title += " (superseded on 2026-05-28; no interval)"
+    else:
+        title += (
+            f" (median of {settings['n_bootstraps']} bootstrap resamples, seed {seed}; "
+            f"low/high: {confidence_level:.0%} interval)"
+        )
+    console.print(frame_table(result.overall, title=title))
     console.print(frame_table(result.languages, title="Per language"))
     columns = ["dataset", "model", "n_iterations", "mean", "plug_in", "score", "low", "high"]
     console.print(frame_table(result.datasets[columns], title="Per dataset"))
