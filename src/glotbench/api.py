@@ -17,6 +17,8 @@ import pandas as pd
 from glotbench.analysis.aggregate import Leaderboard, leaderboard
 from glotbench.analysis.compare import Aggregates, Comparison, aggregate_scores, compare_models
 from glotbench.analysis.draws import DrawSettings
+from glotbench.analysis.euroeval_rank import EuroEvalRank, iterations_from_frame
+from glotbench.analysis.euroeval_rank import euroeval_rank as euroeval_rank_scores
 from glotbench.analysis.ranks import Ranks, rank_models
 from glotbench.analysis.replicates import (
     ReplicatedScores,
@@ -503,9 +505,61 @@ def analyze_ranks(
     source: ReplicatedScores | ComponentTable,
     settings: DrawSettings,
     confidence_level: float = 0.95,
+    *,
+    rank_method: str = "2026-05-28",
+    rank_bootstraps: int = 1000,
 ) -> Ranks:
-    """Rank distributions, rank intervals and EuroEval rank scores."""
-    return rank_models(source, settings, confidence_level=confidence_level)
+    """Rank distributions, rank intervals and EuroEval rank scores with intervals.
+
+    ``rank_method``: EuroEval's current method (``2026-05-28``, default) or the
+    superseded ``2025`` one; see ``docs/analysis.md``.
+    """
+    return rank_models(
+        source,
+        settings,
+        confidence_level=confidence_level,
+        rank_method=rank_method,
+        rank_bootstraps=rank_bootstraps,
+    )
+
+
+def euroeval_rank(
+    *,
+    input: str | Path | None = None,
+    store: str | Path | None = None,
+    metrics: Sequence[str] | None = None,
+    models: Sequence[str] | None = None,
+    tasks: Sequence[str] | None = None,
+    languages: Sequence[str] | None = None,
+    method: str = "2026-05-28",
+    n_bootstraps: int = 1000,
+    seed: int = 0,
+    confidence_level: float = 0.95,
+) -> EuroEvalRank:
+    """EuroEval's leaderboard rank score per dataset, task, language and overall.
+
+    Reads iteration scores (rows with a ``replicate`` index; e.g. a store
+    holding ``glotbench import euroeval`` results) from a tidy file or the
+    store's scores table. ``metrics``: each dataset's primary metric, the first
+    listed one it has. ``method``: ``2026-05-28`` (EuroEval's current method,
+    bootstrap median and interval) or ``2025`` (superseded Welch-gated method).
+    """
+    filters = {"model": models, "task": tasks, "language": languages}
+    if input is not None:
+        from glotbench.core.readers import read_tidy
+
+        frame = read_tidy(input).frame
+    else:
+        with open_store(store if store is not None else DEFAULT_STORE_PATH, read_only=True) as h:
+            frame = h.scores()
+        if frame.empty:
+            raise InputError("the store holds no scores; import EuroEval results first")
+    frame = _filter_frame(frame, filters).reset_index(drop=True)
+    table = iterations_from_frame(frame, metrics)
+    return euroeval_rank_scores(table, method, n_bootstraps, seed, confidence_level)
+
+
+__all__ += ["euroeval_rank"]
 
 
 # --- mixed models (issue 5) ---

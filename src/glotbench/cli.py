@@ -669,6 +669,22 @@ ReplicatesOption = Annotated[
     ),
 ]
 LevelOption = Annotated[float, typer.Option("--confidence-level", help="Level of intervals.")]
+RankMethodOption = Annotated[
+    str,
+    typer.Option(
+        "--rank-method",
+        help="EuroEval rank-score method: 2026-05-28 (EuroEval's current method: bootstrap "
+        "median of 1 + (best − mean)/pooled SD, with interval) or legacy-2025 (Welch-t-test "
+        "gating, SD of the models' means; superseded on 2026-05-28).",
+    ),
+]
+RankBootstrapsOption = Annotated[
+    int,
+    typer.Option(
+        "--rank-bootstraps",
+        help="Bootstrap resamples of each model's iteration scores for the EuroEval rank score.",
+    ),
+]
 
 
 def _source(
@@ -843,18 +859,87 @@ def analyze_ranks_command(
     replicates: ReplicatesOption = 1000,
     seed: SeedOption = 0,
     confidence_level: LevelOption = 0.95,
+    rank_method: RankMethodOption = "2026-05-28",
+    rank_bootstraps: RankBootstrapsOption = 1000,
     json_output: JsonOption = False,
 ) -> None:
     """Rank distributions (% of draws at each rank), rank intervals and EuroEval rank scores."""
     source = _source(input, store, metric, model, task, language, replicates, seed)
     result = api.analyze_ranks(
-        source, _settings(scheme, draws, seed, resample_languages, k), confidence_level
+        source,
+        _settings(scheme, draws, seed, resample_languages, k),
+        confidence_level,
+        rank_method=rank_method,
+        rank_bootstraps=rank_bootstraps,
     )
     if json_output:
         print_json(result.to_dict())
         return
     console.print(frame_table(result.summary, title=f"Ranks ({result.settings.describe()})"))
     console.print(frame_table(result.distribution, title="Rank distribution, % of draws"))
+    _print_notes(result.notes)
+
+
+@analyze_app.command("euroeval-rank")
+def analyze_euroeval_rank_command(
+    input: Annotated[
+        Path | None,
+        typer.Option(
+            "--input",
+            "-i",
+            help="Tidy scores file: model, language, score and optional dataset, task, metric, "
+            "seed, replicate (an iteration index). Default: the store.",
+        ),
+    ] = None,
+    store: AnalysisStoreOption = None,
+    metric: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--metric",
+            help="Each dataset's primary metric: the first listed one it has (repeatable, "
+            "e.g. --metric mcc --metric micro_f1).",
+        ),
+    ] = None,
+    model: ModelFilter = None,
+    task: TaskFilter = None,
+    language: LanguageFilter = None,
+    rank_method: RankMethodOption = "2026-05-28",
+    bootstraps: Annotated[
+        int, typer.Option("--bootstraps", help="Bootstrap resamples of each model's iterations.")
+    ] = 1000,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")] = 0,
+    confidence_level: LevelOption = 0.95,
+    json_output: JsonOption = False,
+) -> None:
+    """EuroEval's leaderboard rank score (1 = best) per dataset, task, language and overall."""
+    result = api.euroeval_rank(
+        input=input,
+        store=store,
+        metrics=metric,
+        models=model,
+        tasks=task,
+        languages=language,
+        method=rank_method,
+        n_bootstraps=bootstraps,
+        seed=seed,
+        confidence_level=confidence_level,
+    )
+    if json_output:
+        print_json(result.to_dict())
+        return
+    settings = result.settings()
+    title = f"EuroEval rank score, method {settings['method']}"
+    if settings["superseded"]:
+        title += " (superseded on 2026-05-28; no interval)"
+    else:
+        title += (
+            f" (median of {settings['n_bootstraps']} bootstrap resamples, seed {seed}; "
+            f"low/high: {confidence_level:.0%} interval)"
+        )
+    console.print(frame_table(result.overall, title=title))
+    console.print(frame_table(result.languages, title="Per language"))
+    columns = ["dataset", "model", "n_iterations", "mean", "plug_in", "score", "low", "high"]
+    console.print(frame_table(result.datasets[columns], title="Per dataset"))
     _print_notes(result.notes)
 
 

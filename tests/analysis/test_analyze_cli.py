@@ -24,7 +24,7 @@ TOP_KEYS = {
     "variance": {"per_model", "per_language", "notes"},
     "aggregate": {"settings", "aggregates", "hierarchy", "notes"},
     "compare": {"settings", "languages", "effect_threshold", "aggregates", "per_language", "notes"},
-    "ranks": {"settings", "summary", "distribution", "notes"},
+    "ranks": {"settings", "summary", "distribution", "notes", "euroeval_rank"},
 }
 RECORD_KEYS = {
     ("variance", "per_model"): {
@@ -96,6 +96,8 @@ RECORD_KEYS = {
         "rank_best",
         "rank_worst",
         "euroeval_rank_score",
+        "euroeval_rank_low",
+        "euroeval_rank_high",
     },
 }
 #: numbers that must be present in every record (never null) when the design supports them
