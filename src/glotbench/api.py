@@ -580,6 +580,7 @@ def analyze_mixed_model(
     n_sim: int = 250,
     seed: int = 0,
     residuals: bool = False,
+    residuals_by: Sequence[str] | None = None,
 ) -> LmmResult:
     """Fit a linear mixed model (lme4 formula) and report as lmerTest/emmeans/effectsize do.
 
@@ -587,6 +588,11 @@ def analyze_mixed_model(
     (reported under ``residual_checks``) and writes the Q-Q plot there; with
     ``residuals`` simulates and tests them without writing a plot (the scaled
     residuals are in ``residual_checks["residuals"]``, e.g. for ``glotbench report``).
+    The tests include DHARMa's quantile test against the fixed-effect prediction
+    and its per-group tests (KS uniformity within each group, Levene between
+    groups) for each factor of ``residuals_by`` (``a:b`` = the cells of two
+    factors; default: the factors of the fixed effects); giving
+    ``residuals_by`` implies ``residuals``.
     """
     from glotbench.analysis.mixed.dharma import simulate_residuals
     from glotbench.analysis.mixed.model import analyze_lmm
@@ -601,8 +607,14 @@ def analyze_mixed_model(
         alternative=eta2_alternative,
         error=error,
     )
-    if qq_plot is not None or residuals:
-        sims = simulate_residuals(result.model, n_sim=n_sim, seed=seed)
+    if qq_plot is not None or residuals or residuals_by:
+        sims = simulate_residuals(
+            result.model,
+            n_sim=n_sim,
+            seed=seed,
+            by=list(residuals_by) if residuals_by else None,
+            data=frame,
+        )
         if qq_plot is not None:
             sims.qq_plot(qq_plot)
         result.residual_checks = {
