@@ -512,8 +512,12 @@ def load_lmm_frame(
     tasks: Sequence[str] | None = None,
     languages: Sequence[str] | None = None,
 ) -> tuple[pd.DataFrame, Callable[..., InputError]]:
-    """A tidy table for a mixed model: a scores file, or the store's scores table.
+    """A tidy table for a mixed model: a scores file, or the store's run scores or scores table.
 
+    From a store: one score per stored run of ``metric``, computed from its
+    per-example statistics (the metric's score of the summed statistics; see
+    :func:`glotbench.analysis.run_scores.run_scores_from_store`) — the runner's
+    stores hold only these; when no run matches, the store's scores table.
     Returns the frame and an error factory ``(message, position, field)`` that
     locates problems in the file (line / row) when the data came from a file.
     """
@@ -542,8 +546,19 @@ def load_lmm_frame(
 
             return frame, located
         return frame, table.error
+    from glotbench.analysis.run_scores import run_scores_from_store
+
     path = store if store is not None else DEFAULT_STORE_PATH
     with open_store(path, read_only=True) as handle:
+        run_scores = run_scores_from_store(
+            handle,
+            metric=metric,
+            models=list(models) if models else None,
+            tasks=list(tasks) if tasks else None,
+            languages=list(languages) if languages else None,
+        )
+        if not run_scores.empty:
+            return run_scores, TidyTable.from_frame(run_scores, f"store {path} (runs)").error
         scores = handle.scores(
             models=list(models) if models else None,
             tasks=list(tasks) if tasks else None,
@@ -552,8 +567,8 @@ def load_lmm_frame(
         )
     if scores.empty:
         raise InputError(
-            f"the store {path} holds no scores matching the filters; import scores first "
-            "(glotbench import scores) or give --input FILE"
+            f"the store {path} holds no runs or scores matching the filters; run a suite "
+            "(glotbench run), import results (glotbench import) or give --input FILE"
         )
     if metric is None and "metric" in scores.columns and scores["metric"].nunique() > 1:
         raise InputError(
