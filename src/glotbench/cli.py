@@ -908,17 +908,16 @@ def analyze_lmm_command(
             )
 
 
-def _print_residual_tests(checks: dict) -> None:
+def _print_residual_tests(checks: dict[str, Any]) -> None:
     """One line per DHARMa test of `analyze lmm --residuals`."""
     lines = [
         f"uniformity (KS) p = {checks['uniformity']['p']:.3g}",
-        f"dispersion ratio {checks['dispersion']['ratio']:.3g}, p = {checks['dispersion']['p']:.3g}",
+        f"dispersion ratio {checks['dispersion']['ratio']:.3g}, "
+        f"p = {checks['dispersion']['p']:.3g}",
         f"outliers {checks['outliers']['count']}, p = {checks['outliers']['p']:.3g}",
     ]
     if checks.get("quantiles"):
-        lines.append(
-            f"quantiles vs fixed-effect prediction p = {checks['quantiles']['p']:.3g}"
-        )
+        lines.append(f"quantiles vs fixed-effect prediction p = {checks['quantiles']['p']:.3g}")
     for test in checks.get("categorical", []):
         lines.append(
             f"within {test['factor']} groups: min KS p (Holm) = {test['min_p_holm']:.3g} "

@@ -73,9 +73,7 @@ def run_scores_from_store(
     for dataset, task, language in cells.itertuples(index=False):
         try:
             matrices = [
-                store.stats_matrix(
-                    dataset, task, language, chosen, models=models, configs=configs
-                )
+                store.stats_matrix(dataset, task, language, chosen, models=models, configs=configs)
             ]
         except StoreError:
             # runs on different example sets (a run-level score needs no pairing): one by one
@@ -104,6 +102,10 @@ def run_scores_from_store(
             frame.insert(4, "metric", chosen)
             frames.append(frame)
     out = pd.concat(frames, ignore_index=True).drop_duplicates("run_id")
-    return out[COLUMNS].sort_values(
-        ["model", "dataset", "task", "language", "seed"], na_position="first", kind="stable"
-    ).reset_index(drop=True)
+    return (
+        out[COLUMNS]
+        .sort_values(
+            ["model", "dataset", "task", "language", "seed"], na_position="first", kind="stable"
+        )
+        .reset_index(drop=True)
+    )

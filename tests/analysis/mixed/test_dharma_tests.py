@@ -49,7 +49,9 @@ def test_adjustments_match_statsmodels() -> None:
 
 
 def test_rank_transform_is_average_rank_over_max() -> None:
-    np.testing.assert_allclose(rank_transform([3.0, 1.0, 3.0, 2.0]), np.array([3.5, 1, 3.5, 2]) / 3.5)
+    np.testing.assert_allclose(
+        rank_transform([3.0, 1.0, 3.0, 2.0]), np.array([3.5, 1, 3.5, 2]) / 3.5
+    )
 
 
 def test_ks_uses_the_exact_distribution_below_100_values_as_r() -> None:
@@ -64,11 +66,15 @@ def test_ks_uses_the_exact_distribution_below_100_values_as_r() -> None:
 
 def test_categorical_test_against_scipy_and_an_anova_of_absolute_deviations() -> None:
     rng = np.random.default_rng(1)
-    res = np.concatenate([rng.uniform(size=30), rng.uniform(0.2, 0.9, size=50), rng.uniform(size=20)])
+    res = np.concatenate(
+        [rng.uniform(size=30), rng.uniform(0.2, 0.9, size=50), rng.uniform(size=20)]
+    )
     groups = ["a"] * 30 + ["b"] * 50 + ["c"] * 20
     out = categorical_test(res, groups, factor="g")
     assert out.levels == ["a", "b", "c"] and out.n == [30, 50, 20]
-    raw = [stats.kstest(res[np.array(groups) == g], "uniform", method="exact").pvalue for g in "abc"]
+    raw = [
+        stats.kstest(res[np.array(groups) == g], "uniform", method="exact").pvalue for g in "abc"
+    ]
     np.testing.assert_allclose(out.p, raw, rtol=1e-10)
     np.testing.assert_allclose(out.p_adjusted, multipletests(raw, method="holm")[1])
     assert out.flagged == ["b"]
@@ -89,8 +95,9 @@ def test_quantile_regression_without_a_predictor_is_the_sample_quantile() -> Non
     assert out.spline_df == 0
     for fit in out.fits:
         # an intercept-only quantile regression's estimate is a sample q-quantile
-        lo, hi = np.quantile(res, fit.quantile, method="lower"), np.quantile(
-            res, fit.quantile, method="higher"
+        lo, hi = (
+            np.quantile(res, fit.quantile, method="lower"),
+            np.quantile(res, fit.quantile, method="higher"),
         )
         assert lo - 1e-6 <= fit.intercept + fit.quantile <= hi + 1e-6
         assert np.isnan(fit.p_smooth)
@@ -156,9 +163,10 @@ def test_additive_model_of_interacting_truth_is_flagged_by_the_per_cell_test() -
         sims = simulate_residuals(lmm(ADDITIVE, data), seed=seed, by=["language:task"])
         flagged_additive += min(sims.categorical[0].p_adjusted) < 0.05
         full = lmm("score ~ language * task + (1 | model)", data)
-        flagged_full += min(
-            simulate_residuals(full, seed=seed, by=["language:task"]).categorical[0].p_adjusted
-        ) < 0.05
+        flagged_full += (
+            min(simulate_residuals(full, seed=seed, by=["language:task"]).categorical[0].p_adjusted)
+            < 0.05
+        )
         if seed == 0:
             assert any("language:task" in m for m in sims.messages())
     assert flagged_additive == reps
@@ -182,8 +190,17 @@ def test_cli_residuals_by_reports_the_tests(tmp_path) -> None:
     runner = CliRunner()
     out = runner.invoke(
         app,
-        ["analyze", "lmm", "-i", str(path), "-f", ADDITIVE, "--residuals-by", "language:task",
-         "--json"],
+        [
+            "analyze",
+            "lmm",
+            "-i",
+            str(path),
+            "-f",
+            ADDITIVE,
+            "--residuals-by",
+            "language:task",
+            "--json",
+        ],
     )
     assert out.exit_code == 0, out.output
     checks = json.loads(out.output)["residual_checks"]

@@ -35,13 +35,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from scipy import stats
 
 QUANTILES = (0.25, 0.5, 0.75)
 SPLINE_DF = 4
 
 
-def bh_adjust(p: Sequence[float]) -> np.ndarray:
+def bh_adjust(p: npt.ArrayLike) -> np.ndarray:
     """Benjamini–Hochberg adjusted p-values (R's ``p.adjust(method = "BH")``); NaN kept out.
 
     ``p̃_(i) = min_{j ≥ i} min(1, m p_(j) / j)`` over the sorted p-values.
@@ -57,7 +58,7 @@ def bh_adjust(p: Sequence[float]) -> np.ndarray:
     return out
 
 
-def holm_adjust(p: Sequence[float]) -> np.ndarray:
+def holm_adjust(p: npt.ArrayLike) -> np.ndarray:
     """Holm's step-down adjusted p-values (R's ``p.adjust`` default).
 
     ``p̃_(i) = max_{j ≤ i} min(1, (m − j + 1) p_(j))`` over the sorted p-values.
@@ -71,7 +72,7 @@ def holm_adjust(p: Sequence[float]) -> np.ndarray:
     return out
 
 
-def rank_transform(x: Sequence[float]) -> np.ndarray:
+def rank_transform(x: npt.ArrayLike) -> np.ndarray:
     """DHARMa's ``rankTransform``: average ranks divided by the largest rank."""
     r = stats.rankdata(np.asarray(x, dtype=float), method="average")
     return r / r.max()
@@ -137,8 +138,8 @@ class QuantileTest:
 
 
 def quantile_test(
-    residuals: Sequence[float],
-    predictor: Sequence[float],
+    residuals: npt.ArrayLike,
+    predictor: npt.ArrayLike,
     *,
     quantiles: Sequence[float] = QUANTILES,
     rank: bool = True,
@@ -244,11 +245,11 @@ class CategoricalTest:
 
 
 def categorical_test(
-    residuals: Sequence[float], groups: Sequence[Any], factor: str = "group"
+    residuals: npt.ArrayLike, groups: npt.ArrayLike, factor: str = "group"
 ) -> CategoricalTest:
     """Per-group KS uniformity tests (Holm) and the median-centred Levene test."""
     res = np.asarray(residuals, dtype=float).reshape(-1)
-    labels = np.asarray([str(g) for g in groups])
+    labels = np.asarray(groups).astype(str).reshape(-1)
     if len(labels) != len(res):
         raise ValueError("residuals and groups differ in length")
     levels = sorted(set(labels.tolist()))

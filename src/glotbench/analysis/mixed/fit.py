@@ -95,9 +95,7 @@ def sparse_z(blocks: list[RandomBlock], n: int) -> scipy.sparse.csc_matrix:
         rows = np.repeat(np.arange(n), p)
         cols = (b.codes[:, None] * p + np.arange(p)[None, :]).reshape(-1)
         parts.append(
-            scipy.sparse.csc_matrix(
-                (b.lhs.reshape(-1), (rows, cols)), shape=(n, b.n_levels * p)
-            )
+            scipy.sparse.csc_matrix((b.lhs.reshape(-1), (rows, cols)), shape=(n, b.n_levels * p))
         )
     if not parts:
         return scipy.sparse.csc_matrix((n, 0))
