@@ -113,3 +113,59 @@ def test_api_filters_and_metric_choice(tmp_path: Path) -> None:
     assert len(frame) == 2 * 5 * 2
     with pytest.raises(Exception, match="no runs or scores"):
         api.load_lmm_frame(store=tmp_path / "s.duckdb", metric="accuracy")
+
+
+def test_a_runner_made_store(tmp_path: Path) -> None:
+    """`glotbench run` writes runs only; `analyze lmm --store` fits them. Each run's score
+    averaged over the iterations equals the runner's own full-test-set mean."""
+    from tests.runner.conftest import write_sentiment
+
+    languages = ["en", "da", "sv"]
+    for i, lang in enumerate(languages):
+        write_sentiment(tmp_path / f"{lang}.jsonl", seed=i)
+    datasets = "\n".join(
+        f"  - {{name: sent-{lang}, task: sentiment, language: {lang}, loader: jsonl, "
+        f"paths: [{lang}.jsonl]}}"
+        for lang in languages
+    )
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        "name: tiny-lmm\nprotocol: {iterations: 2, seed: 7, speed_repeats: 1}\n"
+        "splits: {train: 60, validation: 10, test: 40}\n"
+        f"datasets:\n{datasets}\n"
+        "models:\n  - {name: lr, kind: tfidf-logreg}\n  - {name: majority, kind: majority}\n",
+        encoding="utf-8",
+    )
+    store = tmp_path / "s.duckdb"
+    runner = CliRunner()
+    ran = runner.invoke(app, ["run", str(suite), "--store", str(store), "--json"])
+    assert ran.exit_code == 0, ran.output
+    summary = pd.DataFrame(json.loads(ran.stdout)["scores"])
+    frame, _ = api.load_lmm_frame(store=store, metric="f1_macro")
+    assert len(frame) == 2 * 3 * 2  # models × languages × iterations
+    means = frame.groupby(["model", "dataset"])["score"].mean()
+    expected = summary[summary["metric"] == "f1_macro"].set_index(["model", "dataset"])
+    for key, value in means.items():
+        assert value == pytest.approx(expected.loc[key, "full_test_mean"], rel=1e-12)
+    out = runner.invoke(
+        app,
+        [
+            "analyze",
+            "lmm",
+            "--store",
+            str(store),
+            "--metric",
+            "f1_macro",
+            "-f",
+            "score ~ model + (1 | language)",
+            "--json",
+        ],
+    )
+    assert out.exit_code == 0, out.output
+    fit = json.loads(out.stdout)
+    direct = lmm("score ~ model + (1 | language)", frame)
+    np.testing.assert_allclose([r["estimate"] for r in fit["fixed_effects"]], direct.fit.beta)
+    several = runner.invoke(
+        app, ["analyze", "lmm", "--store", str(store), "-f", "score ~ model + (1 | language)"]
+    )
+    assert several.exit_code != 0 and "--metric" in str(several.exception)
