@@ -213,3 +213,17 @@ def test_cli_residuals_by_reports_the_tests(tmp_path) -> None:
     )
     assert text.exit_code == 0 and "within language:task groups" in text.output
     assert "--residuals-by" in runner.invoke(app, ["analyze", "lmm", "--help"]).output
+
+
+def test_report_section_lists_the_quantile_and_group_tests() -> None:
+    from glotbench import api
+    from glotbench.report.analyses import lmm_summary
+    from glotbench.report.html import lmm_section
+
+    result = api.analyze_mixed_model(
+        _scores(101, 0.5), ADDITIVE, residuals_by=["language:task"], n_sim=100
+    )
+    page = lmm_section(lmm_summary(result))
+    assert "quantiles vs fixed-effect prediction" in page
+    assert "uniformity within language:task groups (KS, Holm; 18 groups)" in page
+    assert "equal spread across language:task groups (Levene)" in page
