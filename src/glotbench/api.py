@@ -576,8 +576,12 @@ def load_lmm_frame(
     tasks: Sequence[str] | None = None,
     languages: Sequence[str] | None = None,
 ) -> tuple[pd.DataFrame, Callable[..., InputError]]:
-    """A tidy table for a mixed model: a scores file, or the store's scores table.
+    """A tidy table for a mixed model: a scores file, or the store's run scores or scores table.
 
+    From a store: one score per stored run of ``metric``, computed from its
+    per-example statistics (the metric's score of the summed statistics; see
+    :func:`glotbench.analysis.run_scores.run_scores_from_store`) — the runner's
+    stores hold only these; when no run matches, the store's scores table.
     Returns the frame and an error factory ``(message, position, field)`` that
     locates problems in the file (line / row) when the data came from a file.
     """
@@ -606,8 +610,19 @@ def load_lmm_frame(
 
             return frame, located
         return frame, table.error
+    from glotbench.analysis.run_scores import run_scores_from_store
+
     path = store if store is not None else DEFAULT_STORE_PATH
     with open_store(path, read_only=True) as handle:
+        run_scores = run_scores_from_store(
+            handle,
+            metric=metric,
+            models=list(models) if models else None,
+            tasks=list(tasks) if tasks else None,
+            languages=list(languages) if languages else None,
+        )
+        if not run_scores.empty:
+            return run_scores, TidyTable.from_frame(run_scores, f"store {path} (runs)").error
         scores = handle.scores(
             models=list(models) if models else None,
             tasks=list(tasks) if tasks else None,
@@ -616,8 +631,8 @@ def load_lmm_frame(
         )
     if scores.empty:
         raise InputError(
-            f"the store {path} holds no scores matching the filters; import scores first "
-            "(glotbench import scores) or give --input FILE"
+            f"the store {path} holds no runs or scores matching the filters; run a suite "
+            "(glotbench run), import results (glotbench import) or give --input FILE"
         )
     if metric is None and "metric" in scores.columns and scores["metric"].nunique() > 1:
         raise InputError(
@@ -644,6 +659,7 @@ def analyze_mixed_model(
     n_sim: int = 250,
     seed: int = 0,
     residuals: bool = False,
+    residuals_by: Sequence[str] | None = None,
 ) -> LmmResult:
     """Fit a linear mixed model (lme4 formula) and report as lmerTest/emmeans/effectsize do.
 
@@ -651,6 +667,11 @@ def analyze_mixed_model(
     (reported under ``residual_checks``) and writes the Q-Q plot there; with
     ``residuals`` simulates and tests them without writing a plot (the scaled
     residuals are in ``residual_checks["residuals"]``, e.g. for ``glotbench report``).
+    The tests include DHARMa's quantile test against the fixed-effect prediction
+    and its per-group tests (KS uniformity within each group, Levene between
+    groups) for each factor of ``residuals_by`` (``a:b`` = the cells of two
+    factors; default: the factors of the fixed effects); giving
+    ``residuals_by`` implies ``residuals``.
     """
     from glotbench.analysis.mixed.dharma import simulate_residuals
     from glotbench.analysis.mixed.model import analyze_lmm
@@ -665,8 +686,14 @@ def analyze_mixed_model(
         alternative=eta2_alternative,
         error=error,
     )
-    if qq_plot is not None or residuals:
-        sims = simulate_residuals(result.model, n_sim=n_sim, seed=seed)
+    if qq_plot is not None or residuals or residuals_by:
+        sims = simulate_residuals(
+            result.model,
+            n_sim=n_sim,
+            seed=seed,
+            by=list(residuals_by) if residuals_by else None,
+            data=frame,
+        )
         if qq_plot is not None:
             sims.qq_plot(qq_plot)
         result.residual_checks = {

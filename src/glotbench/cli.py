@@ -993,6 +993,15 @@ def analyze_lmm_command(
             "the scaled residuals for `glotbench report --lmm`).",
         ),
     ] = False,
+    residuals_by: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--residuals-by",
+            help="Factor for DHARMa's per-group residual tests (KS uniformity within each "
+            "group, Holm-adjusted; Levene between groups); 'a:b' = cells of two factors "
+            "(repeatable; implies --residuals; default: the fixed-effect factors).",
+        ),
+    ] = None,
     model: ModelFilter = None,
     task: TaskFilter = None,
     language: LanguageFilter = None,
@@ -1019,6 +1028,7 @@ def analyze_lmm_command(
         qq_plot=qq_plot,
         seed=seed,
         residuals=residuals,
+        residuals_by=residuals_by,
     )
     if json_output:
         print_json(result.to_dict())
@@ -1039,11 +1049,30 @@ def analyze_lmm_command(
     )
     _print_notes(tuple(result.diagnostics["messages"]))
     if result.residual_checks is not None:
+        _print_residual_tests(result.residual_checks)
         _print_notes(tuple(result.residual_checks["messages"]))
         if result.residual_checks.get("qq_plot"):
             console.print(
                 f"Q-Q plot written to {result.residual_checks['qq_plot']}", highlight=False
             )
+
+
+def _print_residual_tests(checks: dict[str, Any]) -> None:
+    """One line per DHARMa test of `analyze lmm --residuals`."""
+    lines = [
+        f"uniformity (KS) p = {checks['uniformity']['p']:.3g}",
+        f"dispersion ratio {checks['dispersion']['ratio']:.3g}, "
+        f"p = {checks['dispersion']['p']:.3g}",
+        f"outliers {checks['outliers']['count']}, p = {checks['outliers']['p']:.3g}",
+    ]
+    if checks.get("quantiles"):
+        lines.append(f"quantiles vs fixed-effect prediction p = {checks['quantiles']['p']:.3g}")
+    for test in checks.get("categorical", []):
+        lines.append(
+            f"within {test['factor']} groups: min KS p (Holm) = {test['min_p_holm']:.3g} "
+            f"over {len(test['groups'])} groups; Levene p = {test['levene']['p']:.3g}"
+        )
+    console.print("Simulated residuals (DHARMa): " + "; ".join(lines), highlight=False)
 
 
 # --- design analyses (issue 6) ---
