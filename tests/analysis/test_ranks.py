@@ -197,7 +197,7 @@ def test_geometric_mean_of_non_positive_scores_gives_a_note() -> None:
     assert any("geometric mean needs positive scores" in note for note in result.notes)
 
 
-# -- EuroEval rank score, superseded 2025 method (the current one: test_euroeval_rank.py) ----------------------------------------------------------------
+# -- EuroEval rank score, superseded 2025 method (the current one: test_euroeval_rank.py)
 
 # ten standardised iteration offsets (mean 0, SD 1)
 _Z = np.array([-1.5, -1.0, -0.6, -0.3, 0.0, 0.1, 0.3, 0.6, 1.0, 1.4])
