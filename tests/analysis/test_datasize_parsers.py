@@ -24,8 +24,19 @@ def parser_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     store = tmp_path_factory.mktemp("datasize-parsers") / "parsers.duckdb"
     result = CliRunner().invoke(
         app,
-        ["run", "datasize-parsers", "--data-dir", str(SHARED_DATA), "--iterations", "2",
-         "--splits", "train=64,test=128", "--store", str(store), "--json"],
+        [
+            "run",
+            "datasize-parsers",
+            "--data-dir",
+            str(SHARED_DATA),
+            "--iterations",
+            "2",
+            "--splits",
+            "train=64,test=128",
+            "--store",
+            str(store),
+            "--json",
+        ],
     )
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)
@@ -37,8 +48,23 @@ def parser_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_analyze_datasize_las_on_parser_runs(parser_store: Path, dataset: str, language: str):
     result = CliRunner().invoke(
         app,
-        ["analyze", "datasize", "--store", str(parser_store), "--dataset", dataset, "--task",
-         "parsing", "--language", language, "--metric", "las", "--draws", "10", "--json"],
+        [
+            "analyze",
+            "datasize",
+            "--store",
+            str(parser_store),
+            "--dataset",
+            dataset,
+            "--task",
+            "parsing",
+            "--language",
+            language,
+            "--metric",
+            "las",
+            "--draws",
+            "10",
+            "--json",
+        ],
     )
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
@@ -46,8 +72,12 @@ def test_analyze_datasize_las_on_parser_runs(parser_store: Path, dataset: str, l
     assert out["token_unit"] == "tokens"  # the words statistic of LAS
     scores = {row["model"]: row["score"] for row in out["full_scores"]}
     assert set(scores) == {
-        "parse-left", "parse-right", "parser-upos", "parser-upos-form",
-        "parser-upos-form-context", "parser-full",
+        "parse-left",
+        "parse-right",
+        "parser-upos",
+        "parser-upos-form",
+        "parser-upos-form-context",
+        "parser-full",
     }
     # even with 64 training sentences every parser is far ahead of the baselines
     baseline = max(scores["parse-left"], scores["parse-right"])

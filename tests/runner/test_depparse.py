@@ -140,7 +140,9 @@ def test_between_features_match_a_direct_count():
 
 
 def test_feature_index_is_process_independent_and_grouped():
-    attrs = sentence_attributes(["The", "dog", "barks"], ["DET", "NOUN", "VERB"], ["the", "dog", "bark"])
+    attrs = sentence_attributes(
+        ["The", "dog", "barks"], ["DET", "NOUN", "VERB"], ["the", "dog", "bark"]
+    )
     a = arc_feature_index(attrs, ARC_FEATURE_GROUPS, 2**18)
     b = arc_feature_index(attrs, ARC_FEATURE_GROUPS, 2**18)
     np.testing.assert_array_equal(a, b)
@@ -194,9 +196,7 @@ def test_perceptron_learns_a_known_grammar():
     test = [_toy_sentence(rng) for _ in range(100)]
     parser = ArcFactoredParser(["upos", "distance"], epochs=5, n_features=2**16)
     parser.fit([s for s, _ in train], [h for _, h in train], seed=1)
-    correct = sum(
-        p == g for s, h in test for p, g in zip(parser.predict(s), h, strict=True)
-    )
+    correct = sum(p == g for s, h in test for p, g in zip(parser.predict(s), h, strict=True))
     words = sum(len(h) for _, h in test)
     assert correct == words  # the grammar is deterministic given the POS sequence
 
@@ -214,8 +214,10 @@ def _records(sentences: list[tuple[Sentence, list[int]]]) -> list[dict]:
                 "upos": list(s.upos),
                 "lemmas": None,
                 "heads": h,
-                "deprels": ["root" if x == 0 else ("det" if t == "DET" else "dep")
-                            for x, t in zip(h, s.upos, strict=True)],
+                "deprels": [
+                    "root" if x == 0 else ("det" if t == "DET" else "dep")
+                    for x, t in zip(h, s.upos, strict=True)
+                ],
             }
         )
     return out
@@ -288,8 +290,10 @@ def test_parser_on_ud_beats_baselines_and_matches_independent_counts(shared_data
     for name, model in (
         ("parser", build_model({"name": "p", "kind": "parser", "options": {"epochs": 3}})),
         ("left", build_model({"name": "l", "kind": "parse-baseline"})),
-        ("right", build_model({"name": "r", "kind": "parse-baseline",
-                               "options": {"strategy": "right"}})),
+        (
+            "right",
+            build_model({"name": "r", "kind": "parse-baseline", "options": {"strategy": "right"}}),
+        ),
     ):
         model.fit(task, ds, ds.train, ds.validation, 5)
         pred = task.predict(model, ds.test, ds)

@@ -51,8 +51,17 @@ def test_predefined_splits_cannot_be_resized(tmp_path: Path):
 def test_cli_run_rejects_bad_splits(tmp_path: Path):
     result = CliRunner().invoke(
         app,
-        ["run", "datasize-parsers", "--data-dir", str(tmp_path), "--splits", "train=x",
-         "--store", str(tmp_path / "s.duckdb"), "--json"],
+        [
+            "run",
+            "datasize-parsers",
+            "--data-dir",
+            str(tmp_path),
+            "--splits",
+            "train=x",
+            "--store",
+            str(tmp_path / "s.duckdb"),
+            "--json",
+        ],
     )
     assert result.exit_code != 0
     assert isinstance(result.exception, InputError)

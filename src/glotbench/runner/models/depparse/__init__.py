@@ -107,7 +107,9 @@ class DependencyParser(Model):
     ) -> None:
         _require_parsing(self, task)
         if not train:
-            raise ModelError(f"model {self.name!r}: the training split of {dataset.name!r} is empty")
+            raise ModelError(
+                f"model {self.name!r}: the training split of {dataset.name!r} is empty"
+            )
         sentences = [sentence_of(r, self.name) for r in train]
         heads = [list(map(int, r["heads"])) for r in train]
         self.arcs = ArcFactoredParser(
@@ -146,7 +148,7 @@ BASELINE_STRATEGIES = ("left", "right")
 
 
 class ParseBaseline(Model):
-    """Attach every word to its left (right) neighbour; majority relation (kind ``parse-baseline``)."""
+    """Left or right neighbour attachment, majority relation (kind ``parse-baseline``)."""
 
     trains = True
 

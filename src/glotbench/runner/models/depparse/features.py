@@ -77,7 +77,7 @@ def string_hash(text: str) -> int:
     return zlib.crc32(text.encode("utf-8"))
 
 
-def _mix(*parts: np.ndarray) -> np.ndarray:
+def _mix(*parts: np.ndarray | np.uint64) -> np.ndarray:
     """Combine broadcastable uint64 arrays into one hash (multiply–xorshift rounds)."""
     acc = np.asarray(parts[0], dtype=np.uint64)
     for part in parts[1:]:
@@ -156,10 +156,16 @@ def arc_feature_index(
     blocks: list[np.ndarray] = []
     if chosen:
         head = np.stack(
-            [_side_hash([attr[c[1:]] for c in comps if c[0] == "h"], tid, n1) for tid, comps in chosen]
+            [
+                _side_hash([attr[c[1:]] for c in comps if c[0] == "h"], tid, n1)
+                for tid, comps in chosen
+            ]
         )
         dep = np.stack(
-            [_side_hash([attr[c[1:]] for c in comps if c[0] == "d"], tid, n1) for tid, comps in chosen]
+            [
+                _side_hash([attr[c[1:]] for c in comps if c[0] == "d"], tid, n1)
+                for tid, comps in chosen
+            ]
         )
         blocks.append(_mix(head[:, :, None], dep[:, None, :]))  # (T, n1, n1)
     use_distance = "distance" in groups

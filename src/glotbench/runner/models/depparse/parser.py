@@ -29,12 +29,12 @@ from typing import Any
 import numpy as np
 
 from glotbench.runner.models.depparse.arborescence import max_arborescence
-from glotbench.runner.models.sklearn import _int32
 from glotbench.runner.models.depparse.features import (
     ARC_FEATURE_GROUPS,
     arc_feature_index,
     sentence_attributes,
 )
+from glotbench.runner.models.sklearn import _int32
 
 
 @dataclass(frozen=True)
@@ -87,11 +87,7 @@ class ArcFactoredParser:
     def fit(self, sentences: Sequence[Sentence], heads: Sequence[Sequence[int]], seed: int) -> None:
         """Averaged-perceptron training on gold ``heads`` (1-based, 0 = root)."""
         rng = np.random.default_rng([seed, 7])
-        keep = [
-            i
-            for i, s in enumerate(sentences)
-            if 0 < len(s.tokens) <= self.max_train_length
-        ]
+        keep = [i for i, s in enumerate(sentences) if 0 < len(s.tokens) <= self.max_train_length]
         indices = {i: self._index(sentences[i]) for i in keep}
         gold = {i: np.asarray([-1, *heads[i]], dtype=np.int64) for i in keep}
         w = np.zeros(self.n_features + 1)
@@ -232,10 +228,10 @@ class RelationClassifier:
             self.model = LogisticRegression(C=self.C, max_iter=self.max_iter, random_state=seed)
         self.model.fit(matrix, y)
 
-    def predict(self, sentences: Sequence[Sentence], heads: Sequence[Sequence[int]]) -> list[list[str]]:
-        out: list[list[str]] = [
-            ["root" if h == 0 else "" for h in hs] for hs in heads
-        ]
+    def predict(
+        self, sentences: Sequence[Sentence], heads: Sequence[Sequence[int]]
+    ) -> list[list[str]]:
+        out: list[list[str]] = [["root" if h == 0 else "" for h in hs] for hs in heads]
         rows, where = [], []
         for k, (s, hs) in enumerate(zip(sentences, heads, strict=True)):
             for d in range(1, len(s.tokens) + 1):
