@@ -1625,17 +1625,27 @@ def run_benchmark(
     num_cpus: int | None = None,
     ray_address: str | None = None,
     on_event: Any = None,
+    split_sizes: dict[str, int] | str | None = None,
 ) -> Any:
     """Run (or resume) a benchmark suite — a built-in name or a YAML file — into ``store``.
 
+    ``split_sizes`` (``{"train": 128, "test": 256}`` or ``"train=128,test=256"``)
+    replaces those split sizes of every dataset (a smaller run, e.g. for CI).
     Returns a :class:`~glotbench.runner.executors.RunSummary` (``.to_dict()``,
     ``.to_frame()`` = ScandEval scores per model, dataset and metric).
     """
     from glotbench.runner.executors import run_suite
-    from glotbench.runner.suite import load_suite
+    from glotbench.runner.suite import load_suite, parse_split_sizes
 
+    if isinstance(split_sizes, str):
+        split_sizes = parse_split_sizes(split_sizes)
     selected = load_suite(suite, data_dir=data_dir).select(
-        models=models, languages=languages, tasks=tasks, datasets=datasets, iterations=iterations
+        models=models,
+        languages=languages,
+        tasks=tasks,
+        datasets=datasets,
+        iterations=iterations,
+        split_sizes=split_sizes,
     )
     return run_suite(
         selected,

@@ -2127,6 +2127,14 @@ def run_command(
         int | None,
         typer.Option("--iterations", min=1, help="Iterations (default: the suite's, 10)."),
     ] = None,
+    splits: Annotated[
+        str | None,
+        typer.Option(
+            "--splits",
+            help="Override every dataset's split sizes, e.g. 'train=128,test=256' "
+            "(a smaller run, e.g. for CI).",
+        ),
+    ] = None,
     executor: Annotated[str, typer.Option("--executor", help="local or ray.")] = "local",
     num_cpus: Annotated[
         int | None,
@@ -2161,6 +2169,7 @@ def run_command(
             num_cpus=num_cpus,
             ray_address=ray_address,
             on_event=on_event,
+            split_sizes=splits,
         )
     finally:
         close()

@@ -255,11 +255,18 @@ def _normalise(x: np.ndarray) -> np.ndarray:
 
 
 class Parsing(Task):
-    """Evaluation of dependency-parser output (LAS/UAS on gold tokenisation)."""
+    """Dependency parsing on gold tokenisation (LAS/UAS, CoNLL 2018).
+
+    Records hold ``tokens``, ``heads`` and ``deprels``; from CoNLL-U also the
+    gold ``upos`` and ``lemmas`` that parser models read (``parser``,
+    ``parse-baseline``). A model's ``parse(records)`` answers one
+    ``(head, deprel)`` pair per word; the ``las``/``uas`` metrics turn each
+    sentence into ``(correct, words)``.
+    """
 
     name = "parsing"
     kind = "parsing"
-    description = "dependency parsing output, e.g. a CoNLL-U predictions file (LAS, UAS)"
+    description = "dependency parsing (LAS, UAS): a parser model or a CoNLL-U predictions file"
     metrics = ("las", "uas")
     fields = ("tokens", "heads", "deprels")
 
@@ -269,6 +276,9 @@ class Parsing(Task):
             "tokens": record["tokens"],
             "heads": record["heads"],
             "deprels": record["deprels"],
+            # parser inputs (gold POS and lemmas, the CoNLL-X setting); not evaluated
+            "upos": record.get("upos"),
+            "lemmas": record.get("lemmas"),
         }
 
     def references(self, records: Sequence[Record]) -> list[Any]:
