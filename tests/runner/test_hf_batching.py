@@ -244,14 +244,14 @@ def test_generation_and_encoder_inference_report_item_progress(tiny):
 
 def test_rich_item_rows_show_items_per_second_on_stderr_console(monkeypatch):
     from rich.console import Console
-    from rich.progress import Progress
+    from rich.progress import Progress, TextColumn
 
     from glotbench.cli_progress import item_columns, rich_item_sink
 
     monkeypatch.setattr("glotbench.cli_progress.SHOW_AFTER", 0.0)
     buffer = io.StringIO()
     console = Console(file=buffer, force_terminal=True, width=120)
-    progress = Progress(*item_columns(), console=console, auto_refresh=False)
+    progress = Progress(TextColumn("{task.description}"), *item_columns(), console=console, auto_refresh=False)
     bar = rich_item_sink(progress)("model generation", 10)
     bar.advance(4)
     task = progress.tasks[0]
