@@ -107,7 +107,10 @@ def main() -> int:
         for decoding in ("greedy", "sampling"):
             reference = None
             for size in sizes:
-                options = {"max_new_tokens": args.max_new_tokens, "do_sample": decoding == "sampling"}
+                options = {
+                    "max_new_tokens": args.max_new_tokens,
+                    "do_sample": decoding == "sampling",
+                }
                 if batching:
                     options["batch_size"] = size
                 model = HFGenerative("bench", str(folder), device="cpu", **options)

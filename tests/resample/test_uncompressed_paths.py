@@ -46,7 +46,9 @@ def test_point_masses_give_a_partial_support_that_rebuilds_the_data() -> None:
     assert support.light == 3000 - int(np.sum((values == 0) | (values == 1)))
     np.testing.assert_array_equal(support.rows[support.index], stats)
     # all distinct values: nothing is heavy, the plain example-level support
-    plain = make_support(MeanMetric.stats_from_values(np.random.default_rng(2).random(3000)), "auto")
+    plain = make_support(
+        MeanMetric.stats_from_values(np.random.default_rng(2).random(3000)), "auto"
+    )
     assert plain.heavy == 0 and plain.size == 3000
     # compress=False is always example level
     assert make_support(stats, False).heavy == 0
@@ -109,7 +111,11 @@ def test_standard_error_and_percentile_interval_agree_with_scipy(values: str) ->
     x = squad_like(n, 6) if values == "squad" else np.random.default_rng(6).beta(2.0, 2.0, n)
     ours = bootstrap(MeanMetric.stats_from_values(x), SQUAD, n_resamples=B, seed=0)
     theirs = sps.bootstrap(
-        (x,), np.mean, n_resamples=B, vectorized=True, method="percentile",
+        (x,),
+        np.mean,
+        n_resamples=B,
+        vectorized=True,
+        method="percentile",
         rng=np.random.default_rng(1),
     )
     se = float(theirs.standard_error)

@@ -85,13 +85,23 @@ def test_batched_greedy_equals_transformers_one_prompt_at_a_time(tiny):
                 **enc, max_new_tokens=4, do_sample=False, pad_token_id=model.tokenizer.pad_token_id
             )
         reference.append(
-            model.tokenizer.batch_decode(gen[:, enc["input_ids"].shape[1] :], skip_special_tokens=True)
+            model.tokenizer.batch_decode(
+                gen[:, enc["input_ids"].shape[1] :], skip_special_tokens=True
+            )
         )
     assert batched == reference
     one_by_one = build_model(
-        {"name": "g1", "kind": "hf-generative",
-         "options": {"path": str(tiny / "gpt"), "max_new_tokens": 4, "do_sample": False,
-                     "batch_size": 1, "few_shot": 2}}
+        {
+            "name": "g1",
+            "kind": "hf-generative",
+            "options": {
+                "path": str(tiny / "gpt"),
+                "max_new_tokens": 4,
+                "do_sample": False,
+                "batch_size": 1,
+                "few_shot": 2,
+            },
+        }
     )
     one_by_one.fit(get_task("sentiment"), build_dataset(_sent(tiny)), model.shots, [], 3)
     one_by_one.shots = model.shots
@@ -142,9 +152,13 @@ def test_row_sampler_draws_with_the_nucleus_frequencies():
 
 def test_generation_options_are_validated_and_recorded(tiny):
     with pytest.raises(ModelError, match="batch_size must be a positive integer"):
-        build_model({"name": "g", "kind": "hf-generative", "options": {"path": "x", "batch_size": 0}})
+        build_model(
+            {"name": "g", "kind": "hf-generative", "options": {"path": "x", "batch_size": 0}}
+        )
     with pytest.raises(ModelError, match="unknown precision"):
-        build_model({"name": "g", "kind": "hf-generative", "options": {"path": "x", "precision": "fp8"}})
+        build_model(
+            {"name": "g", "kind": "hf-generative", "options": {"path": "x", "precision": "fp8"}}
+        )
     model, texts = _generative(tiny, do_sample=False, batch_size=4, precision="bf16")
     responses = model.respond(texts)  # bf16 autocast on the CPU
     assert len(responses) == len(texts) and all(len(r) == 1 for r in responses)
@@ -224,9 +238,16 @@ def test_generation_and_encoder_inference_report_item_progress(tiny):
         model.respond(texts)
         ds = build_dataset(_sent(tiny))
         encoder = build_model(
-            {"name": "bert", "kind": "hf-encoder",
-             "options": {"path": str(tiny / "bert"), "batch_size": 8, "max_epochs": 1,
-                         "warmup_steps": 1}}
+            {
+                "name": "bert",
+                "kind": "hf-encoder",
+                "options": {
+                    "path": str(tiny / "bert"),
+                    "batch_size": 8,
+                    "max_epochs": 1,
+                    "warmup_steps": 1,
+                },
+            }
         )
         encoder.fit(get_task("sentiment"), ds, ds.train, ds.validation, 0)
         encoder.predict_labels([r["text"] for r in ds.test])
@@ -251,7 +272,9 @@ def test_rich_item_rows_show_items_per_second_on_stderr_console(monkeypatch):
     monkeypatch.setattr("glotbench.cli_progress.SHOW_AFTER", 0.0)
     buffer = io.StringIO()
     console = Console(file=buffer, force_terminal=True, width=120)
-    progress = Progress(TextColumn("{task.description}"), *item_columns(), console=console, auto_refresh=False)
+    progress = Progress(
+        TextColumn("{task.description}"), *item_columns(), console=console, auto_refresh=False
+    )
     bar = rich_item_sink(progress)("model generation", 10)
     bar.advance(4)
     task = progress.tasks[0]

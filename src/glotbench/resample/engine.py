@@ -33,8 +33,9 @@ GATHER_MAX_COLUMNS = 4
 #: memory budget of one chunk of W and W @ S, in bytes
 CHUNK_BYTES = 64 * 2**20
 #: example indices drawn and gathered at a time, so that the draws and the gathered
-#: values stay in the CPU cache (2**17 int32 + intp + float64 ≈ 2.5 MiB; 2**16–2**18 measured fastest); the random stream and
-#: every row's sum are the same whatever this is, so it does not change results
+#: values stay in the CPU cache (2**17 int32 + intp + float64 ≈ 2.5 MiB; 2**16 to 2**18
+#: measured fastest); the random stream and every row's sum are the same whatever this
+#: is, so it does not change results
 GATHER_ELEMENTS = 2**17
 
 

@@ -260,9 +260,7 @@ class HFGenerative(Model):
         mask = torch.tensor([[0] * (width - len(r)) + [1] * len(r) for r in rows])
         extra: dict[str, Any] = {}
         if self.do_sample:
-            generators = [
-                torch.Generator(device=self.device).manual_seed(s) for s in seeds
-            ]
+            generators = [torch.Generator(device=self.device).manual_seed(s) for s in seeds]
             sampler = RowSampler(generators, self.temperature, self.top_p)
             extra["logits_processor"] = transformers.LogitsProcessorList([sampler])
         with torch.no_grad(), autocast(self.precision, self.device, torch):
