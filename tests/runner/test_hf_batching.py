@@ -7,7 +7,6 @@ prompt at a time, straight from transformers.
 
 from __future__ import annotations
 
-import io
 import os
 from pathlib import Path
 from types import SimpleNamespace
@@ -261,31 +260,3 @@ def test_generation_and_encoder_inference_report_item_progress(tiny):
     inference = [b for b in recorder.bars if b["label"] == "bert inference"]
     assert inference[-1]["done"] == inference[-1]["total"] == len(ds.test)
     assert all(b["closed"] for b in recorder.bars)
-
-
-def test_rich_item_rows_show_items_per_second_on_stderr_console(monkeypatch):
-    from rich.console import Console
-    from rich.progress import Progress, TextColumn
-
-    from glotbench.cli_progress import item_columns, rich_item_sink
-
-    monkeypatch.setattr("glotbench.cli_progress.SHOW_AFTER", 0.0)
-    buffer = io.StringIO()
-    console = Console(file=buffer, force_terminal=True, width=120)
-    progress = Progress(
-        TextColumn("{task.description}"), *item_columns(), console=console, auto_refresh=False
-    )
-    bar = rich_item_sink(progress)("model generation", 10)
-    bar.advance(4)
-    task = progress.tasks[0]
-    assert task.visible and task.completed == 4 and task.total == 10
-    progress.start()
-    progress.refresh()
-    progress.stop()
-    assert "model generation" in buffer.getvalue() and "items/s" in buffer.getvalue()
-    bar.close()
-    assert not progress.tasks
-    # without a sink the hooks cost nothing and report nowhere
-    with progress_mod.item_progress("x", 5) as counter:
-        counter.advance(5)
-    assert counter.done == 5
