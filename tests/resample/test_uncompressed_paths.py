@@ -152,3 +152,13 @@ def test_wide_statistics_use_the_counting_path_with_partial_support() -> None:
     reps = replicate_scores(wide, first_column_mean, n_resamples=4000, seed=2)[:, 0]
     exact = x.std() / np.sqrt(800)
     assert abs(reps.std(ddof=1) / exact - 1) < 4 / np.sqrt(2 * 4000)
+
+
+def test_poisson_scheme_on_a_partial_support_matches_the_closed_form() -> None:
+    """Heavy rows get Poisson(c_j) weights: the SE of the mean is still sd/√n (ratio estimator)."""
+    stats = MeanMetric.stats_from_values(squad_like(1500, seed=9))
+    assert make_support(stats, "auto").heavy == 2
+    reps = replicate_scores(stats, SQUAD, n_resamples=5000, seed=4, scheme="poisson")[:, 0]
+    exact = stats[:, 0].std() / np.sqrt(1500)
+    # delta method: a Poisson-weighted mean has the multinomial SE to first order (1/n terms)
+    assert abs(reps.std(ddof=1) / exact - 1) < 4 / np.sqrt(2 * 5000) + 0.01
