@@ -260,3 +260,21 @@ def test_generation_and_encoder_inference_report_item_progress(tiny):
     inference = [b for b in recorder.bars if b["label"] == "bert inference"]
     assert inference[-1]["done"] == inference[-1]["total"] == len(ds.test)
     assert all(b["closed"] for b in recorder.bars)
+
+
+def test_generation_halves_the_batch_on_out_of_memory(tiny, monkeypatch):
+    """A generate() that runs out of memory for more than 2 rows: same responses, batch 2."""
+    model, texts = _generative(tiny, batch_size=8, vote=1)
+    reference = model.respond(texts)
+    original = model.model.generate
+
+    def limited(*args, **kwargs):
+        if kwargs["input_ids"].shape[0] > 2:
+            raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB")
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(model.model, "generate", limited)
+    assert model.respond(texts) == reference
+    meta = model.metadata()
+    assert meta["batch_size"] == 2
+    assert [e["batch_size"] for e in meta["oom_events"]] == [4, 2]

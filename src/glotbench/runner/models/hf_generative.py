@@ -55,7 +55,7 @@ import numpy as np
 
 from glotbench.runner.errors import ModelError
 from glotbench.runner.models.base import Model
-from glotbench.runner.models.hf_encoder import _torch, resolve_path
+from glotbench.runner.models.hf_encoder import _torch, is_out_of_memory, resolve_path
 from glotbench.runner.models.hf_runtime import (
     autocast,
     check_precision,
@@ -176,6 +176,7 @@ class HFGenerative(Model):
         self.device = "cpu"
         self.precision = check_precision(precision, name)
         self.batch_size = batch_size
+        self.oom_events: list[dict[str, Any]] = []
         self.model: Any = None
         self.tokenizer: Any = None
         self.labels: list[Any] = []
@@ -293,13 +294,25 @@ class HFGenerative(Model):
         rows.sort(key=lambda row: -len(ids[row[0]]))  # stable: equal lengths keep their order
         out: list[list[str]] = [[""] * votes for _ in texts]
         with item_progress(f"{self.name} generation", len(texts)) as progress:
-            for start in range(0, len(rows), self.batch_size):
+            start = 0
+            while start < len(rows):
                 batch = rows[start : start + self.batch_size]
                 seeds = [item_seed(self.seed, prompts[i], v) for i, v in batch]
-                responses = self._generate([ids[i] for i, _ in batch], seeds, pad_id)
+                try:
+                    responses = self._generate([ids[i] for i, _ in batch], seeds, pad_id)
+                except Exception as exc:
+                    if not is_out_of_memory(exc) or self.batch_size == 1:
+                        raise
+                    # rows sample from their own generators: a smaller batch changes nothing
+                    self.batch_size = max(1, self.batch_size // 2)
+                    self.oom_events.append(
+                        {"where": "in generation", "batch_size": self.batch_size}
+                    )
+                    continue
                 for (i, v), response in zip(batch, responses, strict=True):
                     out[i][v] = response
                 progress.advance(sum(1 for _, v in batch if v == votes - 1))
+                start += len(batch)
         return out
 
     def predict_labels(self, texts: list[Any]) -> list[Any]:
@@ -331,6 +344,7 @@ class HFGenerative(Model):
             "sample_agreement": self.agreement,
             "unparsed_rate": self.unparsed,
             "batch_size": self.batch_size,
+            "oom_events": list(self.oom_events),
             "device": self.device,
             "precision": self.precision,
         }
