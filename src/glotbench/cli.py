@@ -2056,24 +2056,30 @@ def _run_reporter(quiet: bool) -> Any:
         TimeRemainingColumn,
     )
 
-    state: dict[str, Any] = {"progress": None, "task": None}
+    from glotbench.cli_progress import item_columns, rich_item_sink
+    from glotbench.runner.progress import set_item_sink
+
+    state: dict[str, Any] = {"progress": None, "task": None, "sink": None}
     interactive = err_console.is_terminal and not quiet
 
     def on_event(kind: str, job: Any, info: dict[str, Any]) -> None:
         if kind == "planned":
             if interactive and info["pending"]:
                 progress = Progress(
-                    TextColumn("[bold]running"),
+                    TextColumn("[bold]{task.description}"),
                     BarColumn(),
                     MofNCompleteColumn(),
                     TimeElapsedColumn(),
                     TextColumn("ETA"),
                     TimeRemainingColumn(),
+                    *item_columns(),
                     console=err_console,
                 )
                 progress.start()
                 state["progress"] = progress
-                state["task"] = progress.add_task("jobs", total=info["pending"])
+                state["task"] = progress.add_task("running", total=info["pending"])
+                # rows with items done and items/s inside long jobs (HF models)
+                state["sink"] = set_item_sink(rich_item_sink(progress))
             elif not quiet:
                 err_console.print(
                     f"{info['pending']} of {info['total']} jobs to run "
@@ -2095,6 +2101,7 @@ def _run_reporter(quiet: bool) -> Any:
 
     def close() -> None:
         if state["progress"] is not None:
+            set_item_sink(state["sink"])
             state["progress"].stop()
 
     return on_event, close
