@@ -125,11 +125,11 @@ def test_json_errors_are_json_on_stdout(tmp_path: Path) -> None:
     error = json.loads(result.stdout)["error"]
     assert error["type"] == "InputError" and error["exit_code"] == 2
     assert error["path"] == str(bad) and error["line"] == 2 and error["field"] == "score"
+    assert "line 2" in " ".join(result.stderr.split())  # and as text on stderr
     # a usage error is JSON too, with click's exit code
     result = run_cli("export", "--bogus", "--json")
     assert result.returncode == 2
     assert json.loads(result.stdout)["error"]["type"] == "NoSuchOption"
-    assert "line 2" in " ".join(result.stderr.split())  # and as text on stderr
     # without --json the error is text on stderr only
     result = run_cli("import", "scores", str(bad), "--store", str(tmp_path / "s.duckdb"))
     assert result.returncode == 2 and result.stdout == ""
