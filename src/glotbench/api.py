@@ -24,6 +24,12 @@ from glotbench.analysis.replicates import (
     replicates_from_store,
 )
 from glotbench.analysis.results import records
+from glotbench.analysis.selection import (
+    MetricChoice,
+    replicates_from_store_selection,
+    replicates_from_table,
+    select_score_rows,
+)
 from glotbench.analysis.variance import (
     ComponentTable,
     VarianceComponents,
@@ -380,23 +386,11 @@ def _filter_frame(frame: pd.DataFrame, filters: dict[str, Sequence[str] | None])
     return out
 
 
-def _single_metric(frame: pd.DataFrame) -> str | None:
-    if "metric" not in frame.columns:
-        return None
-    metrics = sorted(frame["metric"].astype(str).unique())
-    if len(metrics) > 1:
-        raise InputError(
-            f"the input holds several metrics ({', '.join(metrics)}); choose one with --metric",
-            field="metric",
-        )
-    return metrics[0]
-
-
 def load_replicated(
     *,
     input: str | Path | None = None,
     store: str | Path | None = None,
-    metric: str | None = None,
+    metric: str | Sequence[str] | None = None,
     models: Sequence[str] | None = None,
     tasks: Sequence[str] | None = None,
     languages: Sequence[str] | None = None,
@@ -410,61 +404,46 @@ def load_replicated(
       optional ``seed`` and ``replicate`` columns, or ready SDs
       (``sigma_seed``/``sigma_boot`` or ``sigma_w``, one row per model and
       language);
-    * ``store``: per-example statistics of ``metric`` (bootstrapped here, paired
-      across models, ``n_replicates`` per seed) or, when the store holds no
-      such runs, its scores table; ``configs`` (model -> config hash) keeps
-      only that configuration of the models it names.
+    * ``store``: per-example statistics (bootstrapped here, paired across
+      models, ``n_replicates`` per seed) or, when the store holds no such
+      runs, its scores table; ``configs`` (model -> config hash) keeps only
+      that configuration of the models it names.
+
+    ``metric``: ``"m"`` (every task on ``m``), ``"task=m"`` entries (per task),
+    or None: each task on its primary metric (see
+    :mod:`glotbench.analysis.selection`).
     """
-    filters = {
-        "model": models,
-        "task": tasks,
-        "language": languages,
-        "metric": [metric] if metric else None,
-    }
+    choice = MetricChoice.parse(metric)
+    filters = {"model": models, "task": tasks, "language": languages}
     if input is not None:
         from glotbench.core.readers import read_tidy
 
         table = read_tidy(input)
         frame = _filter_frame(table.frame, filters)
-        positions = frame.index.to_numpy()
+        if set(SUMMARY_COLUMNS) & set(frame.columns):
+            selected, _ = select_score_rows(frame, choice)
+            positions = selected.index.to_numpy()
 
-        def error(message: str, position: int | None, field: str | None) -> InputError:
-            return table.error(
-                message, None if position is None else int(positions[position]), field
-            )
+            def error(message: str, position: int | None, field: str | None) -> InputError:
+                return table.error(
+                    message, None if position is None else int(positions[position]), field
+                )
 
-        frame = frame.reset_index(drop=True)
-        chosen = _single_metric(frame)
-        if SUMMARY_COLUMNS[0] in frame.columns or set(SUMMARY_COLUMNS) & set(frame.columns):
-            return components_from_summary(frame, error=error)
-        return replicates_from_frame(frame, metric=chosen, error=error)
+            return components_from_summary(selected.reset_index(drop=True), error=error)
+        return replicates_from_table(frame, choice, error=table.error)
     if store is None:
         raise InputError("give --input FILE or --store PATH")
     with open_store(store, read_only=True) as handle:
-        runs = handle.runs(
-            models=models, tasks=tasks, languages=languages, metrics=[metric] if metric else None
+        return replicates_from_store_selection(
+            handle,
+            choice,
+            models=models,
+            tasks=tasks,
+            languages=languages,
+            n_replicates=n_replicates,
+            seed=seed,
+            configs=configs,
         )
-        if not runs.empty:
-            run_metrics = sorted(runs["metric"].unique())
-            if metric is None and len(run_metrics) > 1:
-                raise InputError(
-                    f"the store holds runs of several metrics ({', '.join(run_metrics)}); "
-                    "choose one with --metric",
-                    field="metric",
-                )
-            return replicates_from_store(
-                handle,
-                metric or run_metrics[0],
-                models=models,
-                tasks=tasks,
-                languages=languages,
-                n_replicates=n_replicates,
-                seed=seed,
-                configs=configs,
-            )
-        scores = handle.scores()
-    frame = _filter_frame(scores, filters).reset_index(drop=True)
-    return replicates_from_frame(frame, metric=_single_metric(frame))
 
 
 def analyze_variance(source: ReplicatedScores | ComponentTable) -> VarianceComponents:
