@@ -48,7 +48,7 @@ import dataclasses
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -67,6 +67,7 @@ from glotbench.errors import InputError
 if TYPE_CHECKING:
     from glotbench.core.store import Store
 
+Ambiguity = Literal["error", "most_results"]
 #: metadata key under which importers declare a task's primary metric
 PRIMARY_KEY = "primary_metric"
 #: run metadata key with the harness's own name of the run's metric (lm-eval ``acc_norm``)
@@ -149,6 +150,7 @@ def choose_metrics(
     choice: MetricChoice,
     *,
     accepted: Mapping[str, Iterable[str]] | None = None,
+    ambiguous: Ambiguity = "error",
 ) -> TaskMetrics:
     """One metric per task (see the module docstring for the order of rules).
 
@@ -162,11 +164,14 @@ def choose_metrics(
         What the user asked for.
     accepted : mapping task -> names, optional
         Further names a user may type for the task (registry names of runs).
+    ambiguous : {"error", "most_results"}
+        A task with several metrics and none declared: an error (analyses), or
+        the metric with most results, then the first by name (leaderboards).
     """
     chosen: dict[str, str] = {}
     reasons: dict[str, str] = {}
     notes: list[str] = []
-    ambiguous: dict[str, list[str]] = {}
+    unresolved: dict[str, list[str]] = {}
     lacking: list[str] = []
     overrides = dict(choice.per_task)
     unknown = sorted(set(overrides) - set(available))
@@ -213,14 +218,20 @@ def choose_metrics(
             continue
         if len(names) == 1:
             chosen[task], reasons[task] = names[0], "only metric"
+        elif ambiguous == "most_results":
+            counts = Counter(available[task])
+            chosen[task] = sorted(names, key=lambda m: (-counts[m], m))[0]
+            reasons[task] = "most results; also stored: " + ", ".join(
+                m for m in names if m != chosen[task]
+            )
         else:
-            ambiguous[task] = names
-    if ambiguous:
-        listed = "; ".join(f"{t}: {', '.join(m)}" for t, m in ambiguous.items())
-        first_task, first_names = next(iter(ambiguous.items()))
+            unresolved[task] = names
+    if unresolved:
+        listed = "; ".join(f"{t}: {', '.join(m)}" for t, m in unresolved.items())
+        first_task, first_names = next(iter(unresolved.items()))
         raise InputError(
             f"the input holds several metrics and no primary metric is declared for "
-            f"{len(ambiguous)} task(s) ({listed}); choose with --metric METRIC, or per task "
+            f"{len(unresolved)} task(s) ({listed}); choose with --metric METRIC, or per task "
             f"with --metric {first_task}={first_names[0]} (repeatable)",
             field="metric",
         )
@@ -252,7 +263,7 @@ def _by_task(frame: pd.DataFrame, column: str) -> dict[str, list[Any]]:
 
 
 def select_score_rows(
-    frame: pd.DataFrame, choice: MetricChoice
+    frame: pd.DataFrame, choice: MetricChoice, *, ambiguous: Ambiguity = "error"
 ) -> tuple[pd.DataFrame, TaskMetrics | None]:
     """Rows of each task's chosen metric (index kept, so callers can locate rows).
 
@@ -270,7 +281,7 @@ def select_score_rows(
         if "metadata" in data.columns
         else {}
     )
-    result = choose_metrics(_by_task(data, "metric"), declared, choice)
+    result = choose_metrics(_by_task(data, "metric"), declared, choice, ambiguous=ambiguous)
     keep = data["metric"].to_numpy() == data["task"].astype(str).map(result.chosen).to_numpy()
     return frame.loc[keep], result
 
@@ -294,12 +305,18 @@ def iteration_rows(frame: pd.DataFrame) -> tuple[pd.DataFrame, int]:
 
 
 def _scores_replicated(
-    scores: pd.DataFrame, choice: MetricChoice, explicit_tasks: Sequence[str] | None
+    scores: pd.DataFrame,
+    choice: MetricChoice,
+    explicit_tasks: Sequence[str] | None,
+    ambiguous: Ambiguity = "error",
 ) -> ReplicatedScores:
     notes: list[str] = []
     if "metadata" in scores.columns:
         group = np.array(
-            [isinstance(m, Mapping) and m.get("lm_eval_kind") == "group" for m in scores["metadata"]]
+            [
+                isinstance(m, Mapping) and m.get("lm_eval_kind") == "group"
+                for m in scores["metadata"]
+            ]
         )
         named = scores["task"].astype(str).isin([str(t) for t in explicit_tasks or ()])
         drop = group & ~named.to_numpy()
@@ -310,7 +327,7 @@ def _scores_replicated(
                 "that are analysed themselves; name a group with --task to analyse it"
             )
             scores = scores.loc[~drop]
-    selected, metrics = select_score_rows(scores, choice)
+    selected, metrics = select_score_rows(scores, choice, ambiguous=ambiguous)
     selected, n_summary = iteration_rows(selected)
     if n_summary:
         notes.append(
@@ -353,10 +370,7 @@ def _annotate(
     return dataclasses.replace(
         replicated,
         task_metrics=tuple(sorted(metrics.chosen.items())),
-        notes=replicated.notes
-        + ((line,) if line else ())
-        + metrics.notes
-        + tuple(notes),
+        notes=replicated.notes + ((line,) if line else ()) + metrics.notes + tuple(notes),
     )
 
 
@@ -410,6 +424,7 @@ def replicates_from_runs(
     n_replicates: int = 1000,
     seed: int = 0,
     configs: Mapping[str, str] | None = None,
+    ambiguous: Ambiguity = "error",
 ) -> ReplicatedScores | None:
     """Bootstrap the runs of each task's chosen metric; None when no run matches."""
     runs = store.runs(models=models, tasks=tasks, languages=languages)
@@ -429,12 +444,16 @@ def replicates_from_runs(
             field="metric",
         )
     accepted = {t: set(g["metric"]) | set(g["_name"]) for t, g in runs.groupby("task")}
-    if choice.metric is not None and not any(
-        choice.metric in names for names in accepted.values()
-    ) and not choice.per_task:
+    if (
+        choice.metric is not None
+        and not any(choice.metric in names for names in accepted.values())
+        and not choice.per_task
+    ):
         return None  # the metric exists as aggregate scores only
     declared = {str(t): _declared(g["model_metadata"]) for t, g in runs.groupby("task")}
-    metrics = choose_metrics(_by_task(runs, "_name"), declared, choice, accepted=accepted)
+    metrics = choose_metrics(
+        _by_task(runs, "_name"), declared, choice, accepted=accepted, ambiguous=ambiguous
+    )
     notes: list[str] = []
     if score_only:
         notes.append(
@@ -481,6 +500,7 @@ def replicates_from_store_selection(
     n_replicates: int = 1000,
     seed: int = 0,
     configs: Mapping[str, str] | None = None,
+    ambiguous: Ambiguity = "error",
 ) -> ReplicatedScores:
     """Replicated scores of a store, each task on its chosen metric (module docstring).
 
@@ -497,6 +517,7 @@ def replicates_from_store_selection(
         n_replicates=n_replicates,
         seed=seed,
         configs=configs,
+        ambiguous=ambiguous,
     )
     if replicated is not None:
         return replicated
@@ -506,4 +527,4 @@ def replicates_from_store_selection(
             "no stored runs or scores match the filters; see 'glotbench show' for what the "
             "store holds"
         )
-    return _scores_replicated(scores, choice, tasks)
+    return _scores_replicated(scores, choice, tasks, ambiguous)

@@ -625,7 +625,9 @@ def import_lm_eval(
     else:
         listed = list(task_map or [])
     mapping = TaskLanguageMap.build(
-        families, [*(f"{k}={v}" for k, v in entries.items()), *listed], default_language,
+        families,
+        [*(f"{k}={v}" for k, v in entries.items()), *listed],
+        default_language,
         auto_suffix=auto_language,
     )
     data = read_lm_eval(
