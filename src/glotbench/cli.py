@@ -1713,8 +1713,8 @@ def import_lm_eval_command(
     task_map: Annotated[
         list[str] | None,
         typer.Option(
-            "--map",
             "--task-language",
+            "--map",
             help="TASK=LANGUAGE (or TASK=NAME:LANGUAGE) for one task, e.g. xnli_de=de "
             "(repeatable; wins over --map-file).",
         ),
