@@ -32,6 +32,10 @@ dataset EuroEval's dataset, the language the dataset's language (several
 joined with ``+``). A generative model evaluated zero-shot or on the
 validation split gets EuroEval's leaderboard suffix (``model (zero-shot,
 val)``) so those results do not collide with the few-shot test results.
+
+Every row's metadata declares the task's ``primary_metric`` (EuroEval's first
+metric of the task, :data:`PRIMARY_METRICS`), which analyses rank the task on
+by default (:mod:`glotbench.analysis.selection`).
 """
 
 from __future__ import annotations

@@ -34,7 +34,14 @@ Several results files of the same task (different ``--seed``) become runs with
 different seeds: the seed is the ``fewshot_seed`` of the results' ``config``
 (``random_seed`` when that is null), or the file's order with
 ``seed_from="order"``. Task names are split into (task, language) by a
-:class:`~glotbench.importers.common.TaskLanguageMap`.
+:class:`~glotbench.importers.common.TaskLanguageMap` (explicit entries, known
+families, then ISO 639 suffixes).
+
+Every run and score declares the task's ``primary_metric``
+(:func:`primary_metric`: the first metric of the task's ``metric_list``) and
+every run its ``source_metric`` (lm-eval's name, ``acc_norm``), so analyses
+rank each task on lm-eval's metric and ``--metric acc_norm`` reaches the runs
+(:mod:`glotbench.analysis.selection`).
 """
 
 from __future__ import annotations
