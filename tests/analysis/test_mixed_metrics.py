@@ -337,3 +337,16 @@ def test_lm_eval_store_without_metric(cli: Cli, lm_eval_store: Path) -> None:
         "tiny-gpt2",
         "tiny-gpt2 [lm_eval=acc_norm]",
     }
+
+
+def test_leaderboard_source_uses_the_same_selection(euroeval_store: tuple[Path, dict]) -> None:
+    store, raw = euroeval_store
+    source = api.leaderboard_source(store=store)
+    replicated = source.replicated
+    assert dict(replicated.task_metrics) == PRIMARY
+    assert replicated.n_replicates == N_ITERATIONS  # the totals are not an 11th replicate
+    frame = replicated.to_frame()
+    means = frame.groupby(["model", "task", "language"])["score"].mean()
+    for (model, task, language), mean in means.items():
+        assert mean == pytest.approx(np.mean(raw[(model, task, language, PRIMARY[task])]))
+    assert any("declared primary" in note for note in source.notes)
