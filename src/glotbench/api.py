@@ -1007,6 +1007,7 @@ RUN_BOOKKEEPING = frozenset(
         "dataset_sha256", "dataset_sizes", "fit_seconds", "predict_seconds", "speed",
         "test_tokens", "deterministic", "predictions_of_iteration", "factory_seed", "target",
         "sampling_seed", "sample_agreement", "unparsed_rate", "oom_events",
+        "primary_metric", "source_metric",
     }
 )  # fmt: skip
 

@@ -20,6 +20,7 @@ from scipy import stats
 from glotbench import api
 from glotbench.analysis.selection import MetricChoice, choose_metrics, iteration_rows
 from glotbench.errors import InputError
+from glotbench.metrics import get_metric
 
 from ..conftest import CliResult
 
@@ -350,3 +351,42 @@ def test_leaderboard_source_uses_the_same_selection(euroeval_store: tuple[Path, 
     for (model, task, language), mean in means.items():
         assert mean == pytest.approx(np.mean(raw[(model, task, language, PRIMARY[task])]))
     assert any("declared primary" in note for note in source.notes)
+
+
+def test_runner_store_ranks_each_task_on_its_first_metric(cli: Cli, tmp_path: Path) -> None:
+    """``glotbench run`` stores several metrics per task; the task's first one is primary."""
+    from ..runner.conftest import write_suite
+
+    suite = write_suite(tmp_path)
+    store = tmp_path / "run.duckdb"
+    api.run_benchmark(suite, store=store, models=["lr", "majority", "tagger"])
+    payload = _json(cli("analyze", "variance", "--store", store, "--replicates", "100", "--json"))
+    notes = " ".join(payload["notes"])
+    assert "ner: ner_f1 (declared primary)" in notes
+    assert "sentiment: mcc (declared primary)" in notes
+    # the same numbers as asking for each task's metric explicitly
+    explicit = _json(
+        cli("analyze", "variance", "--store", store, "--replicates", "100", "--metric",
+            "ner=ner_f1", "--metric", "sentiment=mcc", "--json")
+    )  # fmt: skip
+    assert explicit["per_language"] == payload["per_language"]
+    with api.open_store(store, read_only=True) as handle:
+        runs = handle.runs()
+    for task, metric in (("sentiment", "mcc"), ("ner", "ner_f1")):
+        chosen = runs[(runs["task"] == task) & (runs["metric"] == metric)]
+        for model, group in chosen.groupby("model"):
+            scores = []
+            for run_id in group["run_id"]:
+                _ids, stats = handle_stats(store, run_id)
+                metric_obj = get_metric(metric, **group["metric_config"].iloc[0])
+                scores.append(float(metric_obj.score(stats.sum(axis=0))))
+            record = [
+                r for r in payload["per_language"] if (r["model"], r["task"]) == (model, task)
+            ]
+            # the bootstrap mean of each run is close to its full-sample score
+            assert record[0]["mean"] == pytest.approx(np.mean(scores), abs=0.05)
+
+
+def handle_stats(store: Path, run_id: str) -> tuple[np.ndarray, np.ndarray]:
+    with api.open_store(store, read_only=True) as handle:
+        return handle.run_stats(run_id)
