@@ -18,6 +18,8 @@ import pandas as pd
 from glotbench.analysis.aggregate import Leaderboard, leaderboard
 from glotbench.analysis.compare import Aggregates, Comparison, aggregate_scores, compare_models
 from glotbench.analysis.draws import DrawSettings
+from glotbench.analysis.euroeval_rank import EuroEvalRank, iterations_from_frame
+from glotbench.analysis.euroeval_rank import euroeval_rank as euroeval_rank_scores
 from glotbench.analysis.ranks import Ranks, rank_models
 from glotbench.analysis.replicates import (
     ReplicatedScores,
@@ -37,7 +39,7 @@ from glotbench.analysis.variance import (
     components_from_summary,
     variance_components,
 )
-from glotbench.data import xtreme_r_baselines
+from glotbench.data import XTREME_R_CAVEATS, xtreme_r_baselines
 from glotbench.demo_starter import STARTER_METRIC, StarterDemo, starter_demo
 from glotbench.errors import InputError, StoreError
 from glotbench.metrics import get_metric, metric_names
@@ -70,6 +72,7 @@ class Demo:
     leaderboard: Leaderboard
     comparison: Comparison
     ranks: Ranks
+    notes: tuple[str, ...] = XTREME_R_CAVEATS
 
     def between_language_sd(self) -> pd.DataFrame:
         """σ_b per model and task: the SD (ddof = 1) of the per-language scores."""
@@ -81,6 +84,7 @@ class Demo:
             "between_language_sd": records(self.between_language_sd()),
             "comparison": self.comparison.to_dict(),
             "ranks": self.ranks.to_dict(),
+            "notes": list(self.notes),
         }
 
 
@@ -322,11 +326,19 @@ def show_store(store: str | Path = DEFAULT_STORE_PATH) -> StoreSummary:
 
 
 def export_store(
-    out: str | Path, *, store: str | Path = DEFAULT_STORE_PATH, table: str = "all"
+    out: str | Path,
+    *,
+    store: str | Path = DEFAULT_STORE_PATH,
+    table: str = "all",
+    keep_formulas: bool = False,
 ) -> ExportResult:
-    """Export table(s) to CSV or Parquet (see :meth:`Store.export` for the file names)."""
+    """Export table(s) to CSV or Parquet (see :meth:`Store.export` for the file names).
+
+    CSV text cells that a spreadsheet would run as a formula get a leading
+    apostrophe unless ``keep_formulas``.
+    """
     with Store.open(store, read_only=True) as s:
-        files = s.export(out, table=table)
+        files = s.export(out, table=table, keep_formulas=keep_formulas)
     return ExportResult(store=str(store), table=table, files=[str(f) for f in files])
 
 
@@ -472,9 +484,61 @@ def analyze_ranks(
     source: ReplicatedScores | ComponentTable,
     settings: DrawSettings,
     confidence_level: float = 0.95,
+    *,
+    rank_method: str = "2026-05-28",
+    rank_bootstraps: int = 1000,
 ) -> Ranks:
-    """Rank distributions, rank intervals and EuroEval rank scores."""
-    return rank_models(source, settings, confidence_level=confidence_level)
+    """Rank distributions, rank intervals and EuroEval rank scores with intervals.
+
+    ``rank_method``: EuroEval's current method (``2026-05-28``, default) or the
+    superseded ``2025`` one; see ``docs/analysis.md``.
+    """
+    return rank_models(
+        source,
+        settings,
+        confidence_level=confidence_level,
+        rank_method=rank_method,
+        rank_bootstraps=rank_bootstraps,
+    )
+
+
+def euroeval_rank(
+    *,
+    input: str | Path | None = None,
+    store: str | Path | None = None,
+    metrics: Sequence[str] | None = None,
+    models: Sequence[str] | None = None,
+    tasks: Sequence[str] | None = None,
+    languages: Sequence[str] | None = None,
+    method: str = "2026-05-28",
+    n_bootstraps: int = 1000,
+    seed: int = 0,
+    confidence_level: float = 0.95,
+) -> EuroEvalRank:
+    """EuroEval's leaderboard rank score per dataset, task, language and overall.
+
+    Reads iteration scores (rows with a ``replicate`` index; e.g. a store
+    holding ``glotbench import euroeval`` results) from a tidy file or the
+    store's scores table. ``metrics``: each dataset's primary metric, the first
+    listed one it has. ``method``: ``2026-05-28`` (EuroEval's current method,
+    bootstrap median and interval) or ``2025`` (superseded Welch-gated method).
+    """
+    filters = {"model": models, "task": tasks, "language": languages}
+    if input is not None:
+        from glotbench.core.readers import read_tidy
+
+        frame = read_tidy(input).frame
+    else:
+        with open_store(store if store is not None else DEFAULT_STORE_PATH, read_only=True) as h:
+            frame = h.scores()
+        if frame.empty:
+            raise InputError("the store holds no scores; import EuroEval results first")
+    frame = _filter_frame(frame, filters).reset_index(drop=True)
+    table = iterations_from_frame(frame, metrics)
+    return euroeval_rank_scores(table, method, n_bootstraps, seed, confidence_level)
+
+
+__all__ += ["euroeval_rank"]
 
 
 # --- mixed models (issue 5) ---
@@ -491,8 +555,12 @@ def load_lmm_frame(
     tasks: Sequence[str] | None = None,
     languages: Sequence[str] | None = None,
 ) -> tuple[pd.DataFrame, Callable[..., InputError]]:
-    """A tidy table for a mixed model: a scores file, or the store's scores table.
+    """A tidy table for a mixed model: a scores file, or the store's run scores or scores table.
 
+    From a store: one score per stored run of ``metric``, computed from its
+    per-example statistics (the metric's score of the summed statistics; see
+    :func:`glotbench.analysis.run_scores.run_scores_from_store`) — the runner's
+    stores hold only these; when no run matches, the store's scores table.
     Returns the frame and an error factory ``(message, position, field)`` that
     locates problems in the file (line / row) when the data came from a file.
     """
@@ -521,8 +589,19 @@ def load_lmm_frame(
 
             return frame, located
         return frame, table.error
+    from glotbench.analysis.run_scores import run_scores_from_store
+
     path = store if store is not None else DEFAULT_STORE_PATH
     with open_store(path, read_only=True) as handle:
+        run_scores = run_scores_from_store(
+            handle,
+            metric=metric,
+            models=list(models) if models else None,
+            tasks=list(tasks) if tasks else None,
+            languages=list(languages) if languages else None,
+        )
+        if not run_scores.empty:
+            return run_scores, TidyTable.from_frame(run_scores, f"store {path} (runs)").error
         scores = handle.scores(
             models=list(models) if models else None,
             tasks=list(tasks) if tasks else None,
@@ -531,8 +610,8 @@ def load_lmm_frame(
         )
     if scores.empty:
         raise InputError(
-            f"the store {path} holds no scores matching the filters; import scores first "
-            "(glotbench import scores) or give --input FILE"
+            f"the store {path} holds no runs or scores matching the filters; run a suite "
+            "(glotbench run), import results (glotbench import) or give --input FILE"
         )
     if metric is None and "metric" in scores.columns and scores["metric"].nunique() > 1:
         raise InputError(
@@ -559,6 +638,7 @@ def analyze_mixed_model(
     n_sim: int = 250,
     seed: int = 0,
     residuals: bool = False,
+    residuals_by: Sequence[str] | None = None,
 ) -> LmmResult:
     """Fit a linear mixed model (lme4 formula) and report as lmerTest/emmeans/effectsize do.
 
@@ -566,6 +646,11 @@ def analyze_mixed_model(
     (reported under ``residual_checks``) and writes the Q-Q plot there; with
     ``residuals`` simulates and tests them without writing a plot (the scaled
     residuals are in ``residual_checks["residuals"]``, e.g. for ``glotbench report``).
+    The tests include DHARMa's quantile test against the fixed-effect prediction
+    and its per-group tests (KS uniformity within each group, Levene between
+    groups) for each factor of ``residuals_by`` (``a:b`` = the cells of two
+    factors; default: the factors of the fixed effects); giving
+    ``residuals_by`` implies ``residuals``.
     """
     from glotbench.analysis.mixed.dharma import simulate_residuals
     from glotbench.analysis.mixed.model import analyze_lmm
@@ -580,8 +665,14 @@ def analyze_mixed_model(
         alternative=eta2_alternative,
         error=error,
     )
-    if qq_plot is not None or residuals:
-        sims = simulate_residuals(result.model, n_sim=n_sim, seed=seed)
+    if qq_plot is not None or residuals or residuals_by:
+        sims = simulate_residuals(
+            result.model,
+            n_sim=n_sim,
+            seed=seed,
+            by=list(residuals_by) if residuals_by else None,
+            data=frame,
+        )
         if qq_plot is not None:
             sims.qq_plot(qq_plot)
         result.residual_checks = {
@@ -661,7 +752,7 @@ def aso_files(
     *,
     confidence_level: float = 0.95,
     num_bootstrap_iterations: int = 1000,
-    seed: int | None = None,
+    seed: int | None = 0,
     num_comparisons: int = 1,
     use_bonferroni: bool = True,
 ) -> ASOResult | MultiASOResult:
@@ -949,16 +1040,36 @@ def analyze_datasize(
     )
 
 
-def analyze_transfer(input: str | Path, *, rest: str = "pooled") -> TransferGroups:
-    """Transfer groups (ScandEval §3.3) from a tidy scores file.
+def analyze_transfer(
+    input: str | Path | None = None,
+    *,
+    example: bool = False,
+    observations: str = "model",
+    min_size: int = 2,
+) -> TransferGroups:
+    """Benchmark language groups by ScandEval's mean F-statistic (Nielsen 2023, §3.3).
 
-    Columns: ``model_language``, ``language`` (of the dataset), ``score`` and
-    optionally ``model`` and ``dataset``; CSV, JSONL or Parquet.
+    ``input``: a tidy CSV / JSONL / Parquet file with ``model_language``,
+    ``language`` (or ``dataset_language``), ``score`` and optionally ``model``
+    and ``dataset``; ``example=True`` uses the paper's Appendix A table
+    (:func:`glotbench.data.scandeval_transfer_scores`) instead.
+    See :func:`glotbench.analysis.transfer.transfer_groups`.
     """
-    from glotbench.core.readers import read_tidy
+    from glotbench.core.readers import TidyTable, read_tidy
+    from glotbench.data import scandeval_transfer_scores
 
-    table = read_tidy(input)
-    return transfer_groups(table.frame, rest=rest)  # type: ignore[arg-type]
+    if example == (input is not None):
+        raise InputError("give either an input file or example=True (the ScandEval table)")
+    table = (
+        TidyTable.from_frame(scandeval_transfer_scores(), "ScandEval Appendix A")
+        if example
+        else read_tidy(input)  # type: ignore[arg-type]
+    )
+    return transfer_groups(
+        table,
+        observations=observations,  # type: ignore[arg-type]
+        min_size=min_size,
+    )
 
 
 __all__ += [
@@ -1068,6 +1179,7 @@ def leaderboard_source(
             "published per-language test scores: one score per model and language, so intervals "
             "and ranks reflect the choice of languages only"
         )
+        notes += XTREME_R_CAVEATS
     elif store is not None:
         title = f"glotbench leaderboard: {Path(store).name}"
         with open_store(store, read_only=True) as handle:
@@ -1754,7 +1866,7 @@ class ChecklistExample:
     """The published MultiCheckList error rates of XLM-R (embedded example table)."""
 
     table: pd.DataFrame  # model, language, test, error_rate
-    by_test: pd.DataFrame  # test, mean, min, max, n_languages
+    by_test: pd.DataFrame  # test, mean, published_avg, min, max, n_languages
     wide: pd.DataFrame  # language × test
     source: str
 
@@ -1775,7 +1887,7 @@ class ChecklistExample:
 
 def checklist_example() -> ChecklistExample:
     """Summary of the embedded MultiCheckList error rates of XLM-R (Ruder et al. 2021)."""
-    from glotbench.data import multichecklist_xlmr_error_rates
+    from glotbench.data import MULTICHECKLIST_TABLE5_AVG, multichecklist_xlmr_error_rates
 
     table = multichecklist_xlmr_error_rates()
     tests = list(dict.fromkeys(table["test"]))
@@ -1786,13 +1898,17 @@ def checklist_example() -> ChecklistExample:
         .reset_index()
     )
     by_test["mean"] = by_test["mean"].round(2)
+    by_test.insert(2, "published_avg", by_test["test"].map(MULTICHECKLIST_TABLE5_AVG))
     wide = table.pivot(index="language", columns="test", values="error_rate")[tests].reset_index()
     wide.columns.name = None
     return ChecklistExample(
         table=table,
         by_test=by_test,
         wide=wide,
-        source="Ruder et al. 2021, XTREME-R (EMNLP), MultiCheckList error rates of XLM-R",
+        source=(
+            "Ruder et al. 2021, XTREME-R (EMNLP), Table 5: MultiCheckList error rates of "
+            "XLM-R Large; published_avg is the table's Avg row"
+        ),
     )
 
 

@@ -297,7 +297,7 @@ def replicates_from_store(
         )
     cells = runs[["dataset", "task", "language"]].drop_duplicates()
     matrices = (
-        _systems_by_config(
+        systems_by_config(
             store.stats_matrix(dataset, task, language, metric, models=models, configs=configs)
         )
         for dataset, task, language in cells.itertuples(index=False)
@@ -305,7 +305,7 @@ def replicates_from_store(
     return replicates_from_statistics(matrices, metric, n_replicates=n_replicates, seed=seed)
 
 
-def _systems_by_config(matrix: Any) -> Any:
+def systems_by_config(matrix: Any) -> Any:
     """Runs of one model under different configurations are different systems, not seeds.
 
     When a model has runs of two or more configuration hashes in one cell

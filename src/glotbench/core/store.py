@@ -192,6 +192,10 @@ _IMPORT_COLUMNS = (
     "started_at",
     "completed_at",
 )
+#: Text that a spreadsheet evaluates when a CSV cell begins with it, and the
+#: apostrophe that marks a neutralised cell (see ``Store.export``).
+_FORMULA_START = "^[=+@\t\r'-]"
+
 _EXAMPLE_COLUMNS = ("run_id", "position", "example_id", "stats")
 
 #: relative tolerance under which a re-imported score equals the stored one
@@ -1456,7 +1460,31 @@ class Store:
             field="table",
         )
 
-    def export(self, out: str | Path, table: str = "all") -> list[Path]:
+    def _neutralised_csv_query(self, query: str) -> str:
+        """Wrap ``query`` so that no text cell starts a spreadsheet formula.
+
+        A cell that begins with ``=``, ``+``, ``-``, ``@``, a tab or a carriage
+        return is evaluated as a formula by spreadsheet programs (CSV
+        injection, OWASP "CSV Injection"). Such text cells, and text cells that
+        begin with an apostrophe (so the change can be undone unambiguously),
+        get a leading apostrophe; numeric columns are untouched.
+        """
+        columns = self._con.execute(f"DESCRIBE ({query})").fetchall()
+        text = [name for name, kind, *_ in columns if str(kind).upper() == "VARCHAR"]
+        if not text:
+            return query
+        pattern = _sql_string(_FORMULA_START)
+        replaced = ", ".join(
+            f"CASE WHEN regexp_matches({_sql_ident(n)}, {pattern}) "
+            f"THEN {_sql_string(chr(39))} || {_sql_ident(n)} ELSE {_sql_ident(n)} END "
+            f"AS {_sql_ident(n)}"
+            for n in text
+        )
+        return f"SELECT * REPLACE ({replaced}) FROM ({query})"
+
+    def export(
+        self, out: str | Path, table: str = "all", *, keep_formulas: bool = False
+    ) -> list[Path]:
         """Write table(s) to CSV or Parquet; returns the files written.
 
         * ``out`` ending in ``.csv``, ``.csv.gz`` or ``.parquet`` and one table:
@@ -1470,6 +1498,11 @@ class Store:
 
         In CSV, examples are *wide* (one column per statistic name, the format
         ``glotbench import examples`` reads); in Parquet they keep the stats list.
+
+        In CSV, text cells that a spreadsheet would evaluate as a formula (they
+        begin with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return) and
+        text cells that begin with an apostrophe get a leading apostrophe,
+        unless ``keep_formulas`` is true. Parquet is written as stored.
         """
         out = Path(out)
         if table != "all" and table not in EXPORT_TABLES:
@@ -1498,6 +1531,8 @@ class Store:
                 targets = [(t, out.with_name(f"{stem}_{t}{suffix}"), fmt) for t in tables]
         for tbl, path, fmt in targets:
             query = self._export_query(tbl, fmt)
+            if fmt == "csv" and not keep_formulas:
+                query = self._neutralised_csv_query(query)
             if fmt == "parquet":
                 options = "FORMAT parquet, COMPRESSION zstd"
             else:
