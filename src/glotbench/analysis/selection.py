@@ -56,10 +56,10 @@ import pandas as pd
 from glotbench.analysis.replicates import (
     ErrorAt,
     ReplicatedScores,
-    _systems_by_config,
     replicates_from_frame,
     replicates_from_statistics,
     row_error,
+    systems_by_config,
 )
 from glotbench.core.store import in_configs
 from glotbench.errors import InputError
@@ -471,7 +471,7 @@ def replicates_from_runs(
             for config_hash in hashes:
                 part = cell if config_hash is None else cell[cell["config_hash"] == config_hash]
                 matrices.append(
-                    _systems_by_config(
+                    systems_by_config(
                         store.stats_matrix(
                             str(dataset),
                             str(task),
