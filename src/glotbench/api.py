@@ -6,6 +6,7 @@ objects with ``.to_frame()`` and ``.to_dict()``.
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
 from dataclasses import dataclass
@@ -23,9 +24,14 @@ from glotbench.analysis.ranks import Ranks, rank_models
 from glotbench.analysis.replicates import (
     ReplicatedScores,
     replicates_from_frame,
-    replicates_from_store,
 )
 from glotbench.analysis.results import records
+from glotbench.analysis.selection import (
+    MetricChoice,
+    replicates_from_store_selection,
+    replicates_from_table,
+    select_score_rows,
+)
 from glotbench.analysis.variance import (
     ComponentTable,
     VarianceComponents,
@@ -392,23 +398,11 @@ def _filter_frame(frame: pd.DataFrame, filters: dict[str, Sequence[str] | None])
     return out
 
 
-def _single_metric(frame: pd.DataFrame) -> str | None:
-    if "metric" not in frame.columns:
-        return None
-    metrics = sorted(frame["metric"].astype(str).unique())
-    if len(metrics) > 1:
-        raise InputError(
-            f"the input holds several metrics ({', '.join(metrics)}); choose one with --metric",
-            field="metric",
-        )
-    return metrics[0]
-
-
 def load_replicated(
     *,
     input: str | Path | None = None,
     store: str | Path | None = None,
-    metric: str | None = None,
+    metric: str | Sequence[str] | None = None,
     models: Sequence[str] | None = None,
     tasks: Sequence[str] | None = None,
     languages: Sequence[str] | None = None,
@@ -422,61 +416,46 @@ def load_replicated(
       optional ``seed`` and ``replicate`` columns, or ready SDs
       (``sigma_seed``/``sigma_boot`` or ``sigma_w``, one row per model and
       language);
-    * ``store``: per-example statistics of ``metric`` (bootstrapped here, paired
-      across models, ``n_replicates`` per seed) or, when the store holds no
-      such runs, its scores table; ``configs`` (model -> config hash) keeps
-      only that configuration of the models it names.
+    * ``store``: per-example statistics (bootstrapped here, paired across
+      models, ``n_replicates`` per seed) or, when the store holds no such
+      runs, its scores table; ``configs`` (model -> config hash) keeps only
+      that configuration of the models it names.
+
+    ``metric``: ``"m"`` (every task on ``m``), ``"task=m"`` entries (per task),
+    or None: each task on its primary metric (see
+    :mod:`glotbench.analysis.selection`).
     """
-    filters = {
-        "model": models,
-        "task": tasks,
-        "language": languages,
-        "metric": [metric] if metric else None,
-    }
+    choice = MetricChoice.parse(metric)
+    filters = {"model": models, "task": tasks, "language": languages}
     if input is not None:
         from glotbench.core.readers import read_tidy
 
         table = read_tidy(input)
         frame = _filter_frame(table.frame, filters)
-        positions = frame.index.to_numpy()
+        if set(SUMMARY_COLUMNS) & set(frame.columns):
+            selected, _ = select_score_rows(frame, choice)
+            positions = selected.index.to_numpy()
 
-        def error(message: str, position: int | None, field: str | None) -> InputError:
-            return table.error(
-                message, None if position is None else int(positions[position]), field
-            )
+            def error(message: str, position: int | None, field: str | None) -> InputError:
+                return table.error(
+                    message, None if position is None else int(positions[position]), field
+                )
 
-        frame = frame.reset_index(drop=True)
-        chosen = _single_metric(frame)
-        if SUMMARY_COLUMNS[0] in frame.columns or set(SUMMARY_COLUMNS) & set(frame.columns):
-            return components_from_summary(frame, error=error)
-        return replicates_from_frame(frame, metric=chosen, error=error)
+            return components_from_summary(selected.reset_index(drop=True), error=error)
+        return replicates_from_table(frame, choice, error=table.error)
     if store is None:
         raise InputError("give --input FILE or --store PATH")
     with open_store(store, read_only=True) as handle:
-        runs = handle.runs(
-            models=models, tasks=tasks, languages=languages, metrics=[metric] if metric else None
+        return replicates_from_store_selection(
+            handle,
+            choice,
+            models=models,
+            tasks=tasks,
+            languages=languages,
+            n_replicates=n_replicates,
+            seed=seed,
+            configs=configs,
         )
-        if not runs.empty:
-            run_metrics = sorted(runs["metric"].unique())
-            if metric is None and len(run_metrics) > 1:
-                raise InputError(
-                    f"the store holds runs of several metrics ({', '.join(run_metrics)}); "
-                    "choose one with --metric",
-                    field="metric",
-                )
-            return replicates_from_store(
-                handle,
-                metric or run_metrics[0],
-                models=models,
-                tasks=tasks,
-                languages=languages,
-                n_replicates=n_replicates,
-                seed=seed,
-                configs=configs,
-            )
-        scores = handle.scores()
-    frame = _filter_frame(scores, filters).reset_index(drop=True)
-    return replicates_from_frame(frame, metric=_single_metric(frame))
 
 
 def analyze_variance(source: ReplicatedScores | ComponentTable) -> VarianceComponents:
@@ -1113,26 +1092,6 @@ class LeaderboardSource:
     notes: tuple[str, ...]
 
 
-def _primary_metrics(frame: pd.DataFrame, metric: str | None) -> tuple[dict[str, str], list[str]]:
-    """One metric per task: ``metric`` if given, else the one with most rows (then by name)."""
-    if metric is not None:
-        frame = frame[frame["metric"] == metric]
-        if frame.empty:
-            raise InputError(f"no results of metric {metric!r}; 'glotbench show' lists metrics")
-    chosen: dict[str, str] = {}
-    notes = []
-    for task, group in frame.groupby("task", sort=True):
-        counts = group["metric"].value_counts()
-        best = sorted(counts.index, key=lambda m: (-counts[m], m))[0]
-        chosen[str(task)] = str(best)
-        if len(counts) > 1:
-            notes.append(
-                f"{task}: shown with metric {best} (also stored: "
-                f"{', '.join(sorted(set(counts.index) - {best}))}; choose with --metric)"
-            )
-    return chosen, notes
-
-
 #: per-run bookkeeping the runner stores in ``model_metadata``: not a property
 #: of the model, so not a leaderboard column or filter
 RUN_BOOKKEEPING = frozenset(
@@ -1141,6 +1100,7 @@ RUN_BOOKKEEPING = frozenset(
         "dataset_sha256", "dataset_sizes", "fit_seconds", "predict_seconds", "speed",
         "test_tokens", "deterministic", "predictions_of_iteration", "factory_seed", "target",
         "sampling_seed", "sample_agreement", "unparsed_rate", "oom_events",
+        "primary_metric", "source_metric",
     }
 )  # fmt: skip
 
@@ -1205,24 +1165,26 @@ def leaderboard_source(
     elif store is not None:
         title = f"glotbench leaderboard: {Path(store).name}"
         with open_store(store, read_only=True) as handle:
-            runs = handle.runs(models=models, tasks=tasks, languages=languages)
-            if not runs.empty:
-                chosen, metric_notes = _primary_metrics(runs, metric)
-                notes += metric_notes
-                frames = []
-                for name in sorted(set(chosen.values())):
-                    its_tasks = [t for t, m in chosen.items() if m == name]
-                    rep = replicates_from_store(
-                        handle,
-                        name,
-                        models=models,
-                        tasks=its_tasks,
-                        languages=languages,
-                        n_replicates=n_replicates,
-                        seed=seed,
-                    )
-                    frames.append(rep.to_frame())
-                replicated = replicates_from_frame(pd.concat(frames, ignore_index=True))
+            if handle.runs(models=models, tasks=tasks, languages=languages).empty and (
+                handle.scores(models=models, tasks=tasks, languages=languages).empty
+            ):
+                raise InputError(f"the store {store} holds no runs or scores to show")
+            selected = replicates_from_store_selection(
+                handle,
+                metric,
+                models=models,
+                tasks=tasks,
+                languages=languages,
+                n_replicates=n_replicates,
+                seed=seed,
+                ambiguous="most_results",
+            )
+            # selection notes go with the leaderboard's notes, not into every view's notes
+            notes += selected.notes
+            replicated = dataclasses.replace(selected, notes=())
+            kept = sorted({str(t) for t, _ in selected.task_metrics}) or None
+            if selected.source == "examples":
+                runs = handle.runs(models=models, tasks=tasks, languages=languages)
                 for model, values in zip(runs["model"], runs["model_metadata"], strict=True):
                     _merge_metadata(metadata, str(model), values)
                 notes.append(
@@ -1230,27 +1192,9 @@ def leaderboard_source(
                     "per run (intervals: mean ± z·σ_w over seeds and replicates)"
                 )
             else:
-                scores = handle.scores(models=models, tasks=tasks, languages=languages)
-                if scores.empty:
-                    raise InputError(f"the store {store} holds no runs or scores to show")
-                chosen, metric_notes = _primary_metrics(scores, metric)
-                notes += metric_notes
-                keep = scores["metric"] == scores["task"].map(chosen)
-                scores = scores[keep]
+                scores = handle.scores(models=models, tasks=kept, languages=languages)
                 for model, values in zip(scores["model"], scores["metadata"], strict=True):
                     _merge_metadata(metadata, str(model), values)
-                columns = ["model", "task", "language", "score", "seed", "replicate"]
-                frame = scores[columns].astype(object).where(scores[columns].notna(), None)
-                # several datasets of one task and language: their scores are averaged per seed
-                frame = (
-                    frame.fillna({"seed": -1, "replicate": -1})
-                    .groupby(["model", "task", "language", "seed", "replicate"], as_index=False)[
-                        "score"
-                    ]
-                    .mean()
-                )
-                frame[["seed", "replicate"]] = frame[["seed", "replicate"]].replace(-1, None)
-                replicated = replicates_from_frame(frame)
     else:
         raise InputError("give --store PATH or --demo")
     if metadata_file is not None:
@@ -1549,14 +1493,18 @@ def import_lm_eval(
     seed_from: str = "config",
     samples: bool = True,
     progress: Callable[[int, int], None] | None = None,
+    task_map_file: str | Path | None = None,
+    auto_language: bool = True,
 ) -> HarnessImportResult:
     """Import an lm-evaluation-harness output folder (results JSON + logged samples).
 
     Samples become runs with per-example statistics keyed by ``doc_id``; the
     results JSON becomes aggregate scores with their stderr (group rows with
     language ``all``). ``families`` adds task-name prefixes split as
-    ``<family>_<language>``; ``task_map`` entries ``TASK=NAME:LANG`` name the
-    task and language of one task. Re-importing the same folder is a no-op.
+    ``<family>_<language>``; ``task_map`` entries ``TASK=LANG`` or
+    ``TASK=NAME:LANG`` name the task and language of one task (and
+    ``task_map_file`` many); ``auto_language`` splits names ending in an ISO
+    639 code (``scala_da``). Re-importing the same folder is a no-op.
     See ``docs/importers/lm-eval.md``.
     """
     with open_store_for_import(store) as s:
@@ -1571,6 +1519,8 @@ def import_lm_eval(
             seed_from=seed_from,  # type: ignore[arg-type]
             samples=samples,
             progress=progress,
+            task_map_file=task_map_file,
+            auto_language=auto_language,
         )
 
 

@@ -675,6 +675,15 @@ LanguageFilter = Annotated[
 MetricFilter = Annotated[
     str | None, typer.Option("--metric", help="Metric to analyse (needed when several are stored).")
 ]
+MetricChoiceOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--metric",
+        help="METRIC for every task, or TASK=METRIC for one task (repeatable). Default: each "
+        "task on its primary metric (EuroEval's, lm-eval's first, or the only one stored); "
+        "harness names such as acc, acc_norm, exact_match reach the per-example runs.",
+    ),
+]
 SchemeOption = Annotated[
     str,
     typer.Option(
@@ -724,7 +733,7 @@ RankBootstrapsOption = Annotated[
 def _source(
     input: Path | None,
     store: Path | None,
-    metric: str | None,
+    metric: list[str] | None,
     models: list[str] | None,
     tasks: list[str] | None,
     languages: list[str] | None,
@@ -767,7 +776,7 @@ def analyze_variance_command(
     model: ModelFilter = None,
     task: TaskFilter = None,
     language: LanguageFilter = None,
-    metric: MetricFilter = None,
+    metric: MetricChoiceOption = None,
     replicates: ReplicatesOption = 1000,
     seed: SeedOption = 0,
     json_output: JsonOption = False,
@@ -818,7 +827,7 @@ def analyze_aggregate_command(
     model: ModelFilter = None,
     task: TaskFilter = None,
     language: LanguageFilter = None,
-    metric: MetricFilter = None,
+    metric: MetricChoiceOption = None,
     scheme: SchemeOption = "nonparametric",
     draws: DrawsOption = 10_000,
     resample_languages: LanguagesOption = "none",
@@ -835,7 +844,10 @@ def analyze_aggregate_command(
         return
     console.print(frame_table(result.frame, title=f"Aggregates ({result.settings.describe()})"))
     console.print(
-        frame_table(result.hierarchy, title="Hierarchy: language (mean over tasks) → overall")
+        frame_table(
+            result.hierarchy,
+            title="Hierarchy: task × language → language (mean over tasks) → overall",
+        )
     )
     _print_notes(result.notes)
 
@@ -847,7 +859,7 @@ def analyze_compare_command(
     model: ModelFilter = None,
     task: TaskFilter = None,
     language: LanguageFilter = None,
-    metric: MetricFilter = None,
+    metric: MetricChoiceOption = None,
     scheme: SchemeOption = "nonparametric",
     draws: DrawsOption = 10_000,
     resample_languages: LanguagesOption = "none",
@@ -885,7 +897,7 @@ def analyze_ranks_command(
     model: ModelFilter = None,
     task: TaskFilter = None,
     language: LanguageFilter = None,
-    metric: MetricFilter = None,
+    metric: MetricChoiceOption = None,
     scheme: SchemeOption = "nonparametric",
     draws: DrawsOption = 10_000,
     resample_languages: LanguagesOption = "none",
@@ -1948,9 +1960,28 @@ def import_lm_eval_command(
     task_map: Annotated[
         list[str] | None,
         typer.Option(
-            "--map", help="TASK=NAME:LANGUAGE (or TASK=LANGUAGE) for one task (repeatable)."
+            "--task-language",
+            "--map",
+            help="TASK=LANGUAGE (or TASK=NAME:LANGUAGE) for one task, e.g. xnli_de=de "
+            "(repeatable; wins over --map-file).",
         ),
     ] = None,
+    map_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--map-file",
+            help="Task → language mapping file: JSON {TASK: LANGUAGE or NAME:LANGUAGE} or "
+            "CSV/TSV with columns task, language and optionally name.",
+        ),
+    ] = None,
+    auto_language: Annotated[
+        bool,
+        typer.Option(
+            "--auto-language/--no-auto-language",
+            help="Split task names ending in an ISO 639 code (scala_da → scala, da; "
+            "belebele_dan_Latn → belebele, dan_Latn).",
+        ),
+    ] = True,
     language: Annotated[
         str | None,
         typer.Option("--language", help="Language of tasks no family names (default: und)."),
@@ -1983,6 +2014,8 @@ def import_lm_eval_command(
             seed_from=seed_from,
             samples=not no_samples,
             progress=progress,
+            task_map_file=map_file,
+            auto_language=auto_language,
         ),
         path.name,
         json_output,

@@ -548,9 +548,15 @@ def test_xtreme_r_languages_only_comparison(cli: Cli, xtreme_csv: Path) -> None:
 
 
 def test_xtreme_r_several_tasks(cli: Cli, xtreme_csv: Path) -> None:
-    """The table mixes metrics (--metric needed); F1 tasks are unbalanced across models."""
-    result = cli("analyze", "ranks", "--input", xtreme_csv, "--json")
-    assert result.exit_code == 2 and "--metric" in result.err
+    """The table mixes metrics (one per task); F1 tasks are unbalanced across models."""
+    # without --metric each task is analysed on its only metric (issue 12)
+    languages_only = ("--scheme", "languages-only", "--resample-languages", "without")
+    payload = _json(
+        cli("analyze", "ranks", "--input", xtreme_csv, *languages_only, "--k", "3", *DRAWS,
+            "--json")
+    )  # fmt: skip
+    notes = " ".join(payload["notes"])
+    assert "metric per task:" in notes and "lareqa: map@20" in notes and "xnli: accuracy" in notes
     payload = _json(
         cli(
             "analyze",

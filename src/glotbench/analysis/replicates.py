@@ -69,6 +69,9 @@ class ReplicatedScores:
 
     Seeds are positions, not seed values: a model's s-th seed on a unit is at
     ``values[m, u, s]``; models may have different numbers of seeds.
+    ``task_metrics`` names the metric of each task when it was chosen per task
+    (:mod:`glotbench.analysis.selection`); ``notes`` say how the input was
+    selected (analyses pass them on).
     """
 
     models: tuple[str, ...]
@@ -76,6 +79,8 @@ class ReplicatedScores:
     values: np.ndarray
     source: Source
     metric: str | None = None
+    task_metrics: tuple[tuple[str, str], ...] = ()
+    notes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         shape = (len(self.models), len(self.units))
@@ -104,9 +109,7 @@ class ReplicatedScores:
 
     def select_models(self, models: Sequence[str]) -> ReplicatedScores:
         index = [self.models.index(m) for m in models]
-        return ReplicatedScores(
-            tuple(models), self.units, self.values[index], self.source, self.metric
-        )
+        return dataclasses.replace(self, models=tuple(models), values=self.values[index])
 
     def to_frame(self) -> pd.DataFrame:
         """Long form: model, task, language, seed (position), replicate, score."""

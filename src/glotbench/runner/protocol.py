@@ -305,6 +305,7 @@ def execute_job(job: Job, dataset: Dataset, *, base: str | Path | None = None) -
         "fit_seconds": fit_seconds,
         "predict_seconds": predict_seconds,
         "speed": speed,
+        "primary_metric": task.primary_metric(dataset),
     }
     if job.model.deterministic:
         metadata["deterministic"] = True

@@ -167,6 +167,14 @@ class Task:
             out.append(MetricStats(metric, metric.stats(list(predictions), refs)))
         return out
 
+    def primary_metric(self, dataset: Dataset) -> str:
+        """The metric analyses rank this task on by default: the first of :attr:`metrics`.
+
+        Stored as ``primary_metric`` in each run's metadata
+        (:mod:`glotbench.analysis.selection`).
+        """
+        return self.metric(self.metrics[0], dataset).name
+
     def result_keys(self, dataset: Dataset) -> list[tuple[str, str]]:
         """The (metric name, language) of every run a job on ``dataset`` stores.
 
