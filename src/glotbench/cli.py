@@ -43,9 +43,20 @@ DEFAULT_STORE = Path("glotbench.duckdb")
 JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as a JSON object.")]
 
 
+_printed_json: list[bool] = []  # set once a command has printed its JSON document
+
+
 def print_json(payload: Any) -> None:
     """Print a JSON document on stdout (no rich markup, no wrapping)."""
     sys.stdout.write(json.dumps(payload, indent=2, default=str, allow_nan=False) + "\n")
+    _printed_json.append(True)
+
+
+def _print_json_error(error: dict[str, Any]) -> None:
+    """The error as JSON on stdout, unless the command already printed its document
+    (a run that reports its failed jobs in its result, then exits non-zero)."""
+    if not _printed_json:
+        print_json({"error": error})
 
 
 def _wants_json(argv: list[str]) -> bool:
@@ -70,19 +81,17 @@ def main() -> None:
             raise SystemExit(code)
     except GlotbenchError as exc:
         if json_mode:
-            print_json({"error": exc.to_dict()})
+            _print_json_error(exc.to_dict())
         err_console.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False)
         raise SystemExit(exc.exit_code) from None
     except typer.Abort:
-        print_json({"error": {"type": "Abort", "message": "aborted", "exit_code": 1}})
+        _print_json_error({"type": "Abort", "message": "aborted", "exit_code": 1})
         raise SystemExit(1) from None
     except typer.TyperException as exc:  # usage errors; raised here with standalone_mode=False
         format_message = getattr(exc, "format_message", None)
         message = format_message() if callable(format_message) else str(exc)
         exit_code = int(getattr(exc, "exit_code", 2))
-        print_json(
-            {"error": {"type": type(exc).__name__, "message": message, "exit_code": exit_code}}
-        )
+        _print_json_error({"type": type(exc).__name__, "message": message, "exit_code": exit_code})
         raise SystemExit(exit_code) from None
 
 
