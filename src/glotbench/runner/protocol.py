@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
+from glotbench.core.attribute_store import write_attributes, write_unit_stats
 from glotbench.core.schema import RunKey, RunRecord
 from glotbench.metrics import get_metric
 from glotbench.runner.datasets import Dataset, DatasetSpec, content_hash
@@ -122,6 +123,11 @@ class JobOutcome:
     job: Job
     runs: list[tuple[RunRecord, list[str], np.ndarray]] = field(default_factory=list)
     seconds: float = 0.0
+    #: built-in attributes of the dataset's examples and entity units (long rows,
+    #: :mod:`glotbench.core.attribute_store`), including predicted-only entities
+    attributes: list[dict[str, Any]] = field(default_factory=list)
+    #: per run id: (example_id, unit, statistics) of the entity units of span metrics
+    unit_stats: dict[str, list[tuple[str, str, np.ndarray]]] = field(default_factory=dict)
 
     def scores(self) -> dict[str, float]:
         """Full-test score per metric; per-language runs as their mean over languages."""
@@ -325,6 +331,13 @@ def execute_job(job: Job, dataset: Dataset, *, base: str | Path | None = None) -
             source=f"glotbench run (protocol v{PROTOCOL_VERSION})",
         )
         outcome.runs.append((record, run_ids, res.stats))
+        rows = dataset.test if res.rows is None else [dataset.test[int(i)] for i in res.rows]
+        preds = predictions if res.rows is None else [predictions[int(i)] for i in res.rows]
+        units = task.unit_statistics(preds, rows, res.metric, dataset)
+        if units is not None:
+            outcome.unit_stats[record.key.run_id] = units[0]
+            outcome.attributes.extend(units[1])
+    outcome.attributes[:0] = task.example_attributes(dataset)
     outcome.seconds = time.perf_counter() - start
     return outcome
 
@@ -338,7 +351,22 @@ def write_outcome(store: Store, outcome: JobOutcome, *, force: bool = False) -> 
     leaves the old runs intact. The transaction also resolves the job's open
     failures (same model, dataset, seed and config_hash).
     """
-    return store.write_runs(outcome.runs, replace=force)
+    written = store.write_runs(outcome.runs, replace=force)
+    write_outcome_attributes(store, outcome)
+    return written
+
+
+def write_outcome_attributes(store: Store, outcome: JobOutcome) -> None:
+    """Store a job's example attributes and entity-unit statistics (additive tables).
+
+    Written after the runs, in their own transaction: attributes are keyed by
+    (dataset, example_id, unit) and replaced by a re-run; a run's unit
+    statistics are replaced as a whole.
+    """
+    if outcome.attributes:
+        write_attributes(store, outcome.runs[0][0].dataset, outcome.attributes)
+    if outcome.unit_stats:
+        write_unit_stats(store, outcome.unit_stats)
 
 
 def scandeval_scores(
