@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
@@ -153,3 +154,50 @@ def test_classification_attributes_by_hand() -> None:
     rows = {r["attribute"]: r["value"] for r in task.example_attributes(ds)}
     # six tokens; cat, pet, sleeps unseen in train
     assert rows == {"sentence_length": 6, "oov_rate": 0.5, "label": "no"}
+
+
+def test_a_file_adds_to_the_stored_attributes(store: Path, tmp_path: Path) -> None:
+    from glotbench import api
+
+    with Store.open(store, read_only=True) as handle:
+        ids = list(handle.stats_matrix("sent", "sentiment", "en", "mcc").example_ids)
+    extra = pd.DataFrame({"example_id": ids, "label": ["x"] * len(ids), "mine": range(len(ids))})
+    extra.to_csv(tmp_path / "a.csv", index=False)
+    result = api.analyze_buckets(
+        store=store,
+        attributes=tmp_path / "a.csv",
+        task="sentiment",
+        language="en",
+        metric="f1_macro",
+        n_resamples=50,
+    )
+    table = result.buckets
+    assert set(table.attribute) == {"sentence_length", "oov_rate", "label", "mine"}
+    assert set(table[table.attribute == "label"].bucket) == {"x"}  # the file's column wins
+
+
+def test_units_that_do_not_add_up_are_noted() -> None:
+    from glotbench.analysis.buckets import analyze_buckets
+    from glotbench.metrics import get_metric
+
+    stats = np.array([[[1.0, 1.0, 1.0], [0.0, 1.0, 2.0]]])
+    units = pd.DataFrame(
+        {"run_id": ["r"], "example_id": ["a"], "unit": ["0:0:PER"], "stats": [[1.0, 1.0, 1.0]]}
+    )
+    attrs = pd.DataFrame(
+        {"entity_label": ["PER"]},
+        index=pd.MultiIndex.from_tuples([("a", "0:0:PER")], names=["example_id", "unit"]),
+    )
+    result = analyze_buckets(
+        stats,
+        get_metric("ner_f1"),
+        pd.DataFrame(index=pd.Index(["a", "b"], name="example_id")),
+        systems=["m"],
+        example_ids=["a", "b"],
+        unit_attributes=attrs,
+        unit_stats=units,
+        run_ids=["r"],
+        n_resamples=20,
+    )
+    assert any("do not add up" in note for note in result.notes)
+    assert result.buckets.score.item() == 1.0

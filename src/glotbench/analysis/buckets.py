@@ -462,18 +462,20 @@ def _check_units_add_up(
     notes: list[str],
 ) -> None:
     """Note runs whose entity-unit statistics do not sum to their example statistics."""
-    ex_pos = {str(e): j for j, e in enumerate(example_ids)}
+    known = unit_stats[unit_stats["example_id"].astype(str).isin({str(e) for e in example_ids})]
     for i, run_id in enumerate(run_ids):
-        part = unit_stats[unit_stats["run_id"] == run_id]
-        total = np.zeros(runs.shape[2])
-        for example_id, values in zip(part["example_id"], part["stats"], strict=True):
-            if str(example_id) in ex_pos:
-                total += np.asarray(values, dtype=np.float64)
-        if part.empty or not np.allclose(total, runs[i].sum(axis=0)):
+        part = known["stats"][known["run_id"] == run_id]
+        total = (
+            np.stack([np.asarray(v, dtype=np.float64) for v in part]).sum(axis=0)
+            if len(part)
+            else np.zeros(runs.shape[2])
+        )
+        expected = runs[i].sum(axis=0)
+        if total.shape != expected.shape or not np.allclose(total, expected):
             notes.append(
                 f"run {run_id}: its entity statistics ({total.tolist()}) do not add up to its "
-                f"example statistics ({runs[i].sum(axis=0).tolist()}); entity buckets of this "
-                "run are incomplete"
+                f"example statistics ({expected.tolist()}); entity buckets of this run are "
+                "incomplete"
             )
 
 

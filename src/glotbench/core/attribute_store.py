@@ -97,9 +97,7 @@ def write_attributes(store: Store, dataset: str, rows: Iterable[Mapping[str, Any
     return len(frame)
 
 
-def write_unit_stats(
-    store: Store, units: Mapping[str, Sequence[tuple[str, str, Sequence[float]]]]
-) -> int:
+def write_unit_stats(store: Store, units: Mapping[str, Sequence[tuple[str, str, Any]]]) -> int:
     """Replace the unit statistics of each run: ``{run_id: [(example_id, unit, stats), ...]}``."""
     records = [
         (run_id, str(example_id), str(unit), [float(v) for v in stats])
