@@ -112,8 +112,9 @@ def bucket_masks(
 
     Continuous: equal-frequency bins by quantiles (ties never split; bins that
     would be empty are merged). Discrete: one bucket per value, the most
-    frequent ``max_values`` values, the rest in ``(other)``. Missing values are
-    in no bucket.
+    frequent ``max_values`` values, the rest in ``(other)``; a float value is
+    labelled (and grouped) by its 3 significant digits. Missing values are in
+    no bucket.
     """
     present = values.notna().to_numpy()
     if is_continuous(values, max_discrete):
@@ -128,7 +129,10 @@ def bucket_masks(
             labels.append(f"{lo:g}–{hi:g}")
             masks.append(mask)
         return labels, np.asarray(masks, dtype=np.float64).reshape(len(labels), -1), "continuous"
-    text = values.astype(str).where(values.notna(), None)
+    if pd.api.types.is_float_dtype(values):  # e.g. 1/3 → "0.333" (3 significant digits)
+        text = values.map(lambda v: f"{v:.3g}").where(values.notna(), None)
+    else:
+        text = values.astype(str).where(values.notna(), None)
     counts = text.value_counts()
     kept = sorted(counts.index[:max_values], key=lambda v: (-counts[v], v))
     labels, masks = [], []
