@@ -1305,7 +1305,7 @@ def read_attributes_file(path: str | Path) -> pd.DataFrame:
 def analyze_buckets(
     *,
     store: str | Path,
-    attributes: str | Path | pd.DataFrame,
+    attributes: str | Path | pd.DataFrame | None = None,
     task: str,
     language: str,
     metric: str,
@@ -1317,10 +1317,21 @@ def analyze_buckets(
     confidence_level: float = 0.95,
     seed: int = 0,
 ) -> Any:
-    """Bucket analysis of stored runs on one dataset (see :mod:`glotbench.analysis.buckets`)."""
-    from glotbench.analysis.buckets import analyze_buckets as bucket_analysis
+    """Bucket analysis of stored runs on one dataset (see :mod:`glotbench.analysis.buckets`).
 
-    table = attributes if isinstance(attributes, pd.DataFrame) else read_attributes_file(attributes)
+    Without ``attributes`` the built-in attributes the runner stored are used
+    (docs/buckets.md); with them, the file's columns are added to (and replace)
+    the stored ones of the same name.
+    """
+    from glotbench.analysis.buckets import analyze_buckets as bucket_analysis
+    from glotbench.core.attribute_store import read_attributes, read_unit_stats
+
+    if attributes is None:
+        table = None
+    elif isinstance(attributes, pd.DataFrame):
+        table = attributes
+    else:
+        table = read_attributes_file(attributes)
     with open_store(store, read_only=True) as handle:
         if dataset is None:
             runs = handle.runs(tasks=[task], languages=[language], metrics=[metric], models=models)
@@ -1333,11 +1344,29 @@ def analyze_buckets(
                 )
             dataset = datasets[0] if datasets else task
         matrix = handle.stats_matrix(dataset, task, language, metric, models=models)
+        stored, unit_table = read_attributes(handle, dataset)
+        unit_stats = read_unit_stats(handle, matrix.run_ids)
+    if table is None:
+        if stored.empty and unit_table.empty:
+            raise InputError(
+                f"the store has no attributes for dataset {dataset!r} (runs imported from "
+                "elsewhere, or written by an older glotbench); pass --attributes FILE",
+                field="attributes",
+            )
+        table = stored
+    elif not stored.empty:
+        table = stored.drop(columns=[c for c in table.columns if c in stored]).join(
+            table, how="outer"
+        )
     bound = matrix.get_metric()
+    has_units = not unit_table.empty and not unit_stats.empty
     return bucket_analysis(
         matrix.stats,
         bound,
         table,
+        unit_attributes=unit_table if has_units else None,
+        unit_stats=unit_stats if has_units else None,
+        run_ids=list(matrix.run_ids),
         systems=list(dict.fromkeys(matrix.models)),
         system_of_run=matrix.models,
         example_ids=list(matrix.example_ids),

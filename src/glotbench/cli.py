@@ -1668,21 +1668,24 @@ def leaderboard_command(
 
 @analyze_app.command("buckets")
 def analyze_buckets_command(
-    attributes: Annotated[
-        Path,
-        typer.Option(
-            "--attributes",
-            "-a",
-            help="Per-example attributes (CSV/TSV/JSONL/Parquet) with an example_id column; "
-            "text columns (text, question, context, answer, entity, …) become lengths.",
-        ),
-    ],
     task: Annotated[str, typer.Option("--task", help="Task of the runs.")],
     language: Annotated[str, typer.Option("--language", help="Language of the runs.")],
     metric: Annotated[str, typer.Option("--metric", help="Metric of the runs.")],
     store: StoreOption = DEFAULT_STORE,
     dataset: Annotated[str | None, typer.Option("--dataset", help="Dataset (if several).")] = None,
     model: ListOption = None,
+    attributes: Annotated[
+        Path | None,
+        typer.Option(
+            "--attributes",
+            "-a",
+            help="Per-example attributes (CSV/TSV/JSONL/Parquet) with an example_id column; "
+            "text columns (text, question, context, answer, entity, …) become lengths. "
+            "Default: the built-in attributes `glotbench run` stored (sentence_length, "
+            "oov_rate, label, entity_length/label/oov, context/question/answer_length, "
+            "question_word).",
+        ),
+    ] = None,
     attribute: Annotated[
         list[str] | None, typer.Option("--attribute", help="Attribute to bucket (repeatable).")
     ] = None,

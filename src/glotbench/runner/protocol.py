@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
+from glotbench.core.attribute_store import write_attributes, write_unit_stats
 from glotbench.core.schema import RunKey, RunRecord
 from glotbench.metrics import get_metric
 from glotbench.runner.datasets import Dataset, DatasetSpec, content_hash
@@ -129,6 +130,11 @@ class JobOutcome:
     runs: list[tuple[RunRecord, list[str], np.ndarray]] = field(default_factory=list)
     seconds: float = 0.0
     source_positions: list[list[int] | None] = field(default_factory=list)
+    #: built-in attributes of the dataset's examples and entity units (long rows,
+    #: :mod:`glotbench.core.attribute_store`), including predicted-only entities
+    attributes: list[dict[str, Any]] = field(default_factory=list)
+    #: per run id: (example_id, unit, statistics) of the entity units of span metrics
+    unit_stats: dict[str, list[tuple[str, str, np.ndarray]]] = field(default_factory=dict)
 
     def scores(self) -> dict[str, float]:
         """Full-test score per metric; per-language runs as their mean over languages."""
@@ -338,6 +344,13 @@ def execute_job(job: Job, dataset: Dataset, *, base: str | Path | None = None) -
             if dataset.source_positions is None
             else [dataset.source_positions[i] for i in run_ids]
         )
+        rows = dataset.test if res.rows is None else [dataset.test[int(i)] for i in res.rows]
+        preds = predictions if res.rows is None else [predictions[int(i)] for i in res.rows]
+        units = task.unit_statistics(preds, rows, res.metric, dataset)
+        if units is not None:
+            outcome.unit_stats[record.key.run_id] = units[0]
+            outcome.attributes.extend(units[1])
+    outcome.attributes[:0] = task.example_attributes(dataset)
     outcome.seconds = time.perf_counter() - start
     return outcome
 
@@ -352,7 +365,22 @@ def write_outcome(store: Store, outcome: JobOutcome, *, force: bool = False) -> 
     failures (same model, dataset, seed and config_hash).
     """
     positions = outcome.source_positions if outcome.source_positions else None
-    return store.write_runs(outcome.runs, replace=force, source_positions=positions)
+    written = store.write_runs(outcome.runs, replace=force, source_positions=positions)
+    write_outcome_attributes(store, outcome)
+    return written
+
+
+def write_outcome_attributes(store: Store, outcome: JobOutcome) -> None:
+    """Store a job's example attributes and entity-unit statistics (additive tables).
+
+    Written after the runs, in their own transaction: attributes are keyed by
+    (dataset, example_id, unit) and replaced by a re-run; a run's unit
+    statistics are replaced as a whole.
+    """
+    if outcome.attributes:
+        write_attributes(store, outcome.runs[0][0].dataset, outcome.attributes)
+    if outcome.unit_stats:
+        write_unit_stats(store, outcome.unit_stats)
 
 
 def scandeval_scores(
