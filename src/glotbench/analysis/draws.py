@@ -23,13 +23,17 @@ variation enters the uncertainty ("subsampled", §6.2). The same language draw
 is used for all models.
 
 Draws are generated in blocks of 256 with per-block seeds (as the bootstrap
-engine), so results do not depend on how many draws are computed at once.
+engine), so results do not depend on how many draws are computed at once. The
+analyses consume them block by block (:meth:`DrawnDesign.blocks`), so the full
+(draws × models × units) array is only built when a caller asks for
+:attr:`DrawnDesign.draws`; memory then stays bounded by one block.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Literal
 
 import numpy as np
@@ -112,6 +116,8 @@ def _nonparametric_block(
     n_models, n_units, _, n_reps = values.shape
     seeds = replicates.seed_counts()  # (M, U)
     uniform = rng.random((rows, 1, n_units))  # shared by all models
+    if n_models and (seeds == seeds[:1]).all():
+        seeds = seeds[:1]  # balanced: one seed pick per draw and unit serves every model
     seed_index = np.minimum(
         (uniform * seeds[None]).astype(np.int64), np.maximum(seeds[None] - 1, 0)
     )
@@ -121,12 +127,12 @@ def _nonparametric_block(
     return values[m, u, seed_index, np.broadcast_to(rep_index, seed_index.shape)]
 
 
-def unit_draws(
+def _block_maker(
     source: ReplicatedScores | ComponentTable,
     settings: DrawSettings,
-    keep: np.ndarray | None = None,
-) -> np.ndarray:
-    """Draws of every model's unit scores, shape (n_draws, models, units[keep])."""
+    keep: np.ndarray | None,
+) -> Callable[[int, int], np.ndarray]:
+    """Check that ``settings`` can draw from ``source``; return make(start, rows) → block."""
     if settings.n_draws < 2:
         raise InputError("n_draws must be at least 2", field="n_draws")
     if settings.scheme == "nonparametric":
@@ -141,9 +147,10 @@ def unit_draws(
                 "language, but each model-language cell has a single score; import per-example "
                 "statistics or replicated scores, or use ready SDs with --scheme parametric"
             )
+        replicates = source
 
         def make(rng: np.random.Generator, rows: int) -> np.ndarray:
-            return _nonparametric_block(source, rng, rows)
+            return _nonparametric_block(replicates, rng, rows)
 
         key = _NONPARAMETRIC_KEY
     elif settings.scheme == "languages-only":
@@ -154,7 +161,7 @@ def unit_draws(
             )
         table = source if isinstance(source, ComponentTable) else components(source)
         mean = table.mean if keep is None else table.mean[:, keep]
-        return np.broadcast_to(mean[None], (settings.n_draws, *mean.shape))
+        return lambda start, rows: np.broadcast_to(mean[None], (rows, *mean.shape))
     elif settings.scheme == "parametric":
         table = source if isinstance(source, ComponentTable) else components(source)
         present = table.present()
@@ -173,14 +180,58 @@ def unit_draws(
             f"unknown scheme {settings.scheme!r}; use nonparametric, parametric or languages-only",
             field="scheme",
         )
-    blocks = []
-    for start in range(0, settings.n_draws, BLOCK):
-        rows = min(BLOCK, settings.n_draws - start)
+
+    def block(start: int, rows: int) -> np.ndarray:
         # always a whole block, then cut: the generator's stream (uniforms, then replicate
         # indices) must not depend on how many rows the last block keeps
-        block = make(block_rng(settings.seed, start // BLOCK, key), BLOCK)[:rows]
-        blocks.append(block if keep is None else block[..., keep])
-    return np.concatenate(blocks, axis=0)
+        out = make(block_rng(settings.seed, start // BLOCK, key), BLOCK)[:rows]
+        return out if keep is None else out[..., keep]
+
+    return block
+
+
+def check_draws(source: ReplicatedScores | ComponentTable, settings: DrawSettings) -> None:
+    """Raise the error :func:`unit_draws` would raise, without drawing anything."""
+    _block_maker(source, settings, None)
+
+
+def unit_draw_blocks(
+    source: ReplicatedScores | ComponentTable,
+    settings: DrawSettings,
+    keep: np.ndarray | None = None,
+) -> Iterator[tuple[int, np.ndarray]]:
+    """(first draw, block of ≤ 256 draws (rows, models, units[keep])) in order.
+
+    Concatenated, the blocks are :func:`unit_draws`; consuming them one at a
+    time bounds memory by one block whatever the number of draws. Bad settings
+    raise at the call, not at the first block.
+    """
+    make = _block_maker(source, settings, keep)
+
+    def generate() -> Iterator[tuple[int, np.ndarray]]:
+        for start in range(0, settings.n_draws, BLOCK):
+            yield start, make(start, min(BLOCK, settings.n_draws - start))
+
+    return generate()
+
+
+def unit_draws(
+    source: ReplicatedScores | ComponentTable,
+    settings: DrawSettings,
+    keep: np.ndarray | None = None,
+) -> np.ndarray:
+    """Draws of every model's unit scores, shape (n_draws, models, units[keep])."""
+    make = _block_maker(source, settings, keep)
+    if settings.scheme == "languages-only":  # no noise: one read-only view of the means
+        first = make(0, 1)
+        return np.broadcast_to(first[:1], (settings.n_draws, *first.shape[1:]))
+    return np.concatenate(
+        [
+            make(start, min(BLOCK, settings.n_draws - start))
+            for start in range(0, settings.n_draws, BLOCK)
+        ],
+        axis=0,
+    )
 
 
 def task_layout(units: Sequence[Unit]) -> list[np.ndarray]:
@@ -228,18 +279,27 @@ def language_draws(
 
 
 def aggregate(scores: np.ndarray, aggregator: Aggregator, axis: int = -1) -> np.ndarray:
-    """Aggregate over languages: arithmetic mean, geometric mean or median."""
+    """Aggregate over languages: arithmetic mean, geometric mean or median.
+
+    The geometric mean is exp(mean log x) (as ``scipy.stats.gmean``). A score
+    of exactly 0 makes it 0 (log 0 = −∞; the limit of the product), which is
+    its value for non-negative numbers; negative scores have no geometric mean
+    and raise :class:`DesignError` (callers then skip the aggregator with a note).
+    """
     if aggregator == "mean":
         return scores.mean(axis=axis)
     if aggregator == "median":
         return np.median(scores, axis=axis)
     if aggregator == "geometric_mean":
-        if (scores <= 0).any():
+        negative = int(np.count_nonzero(scores < 0))
+        if negative:
             raise DesignError(
-                "the geometric mean needs positive scores, but some (resampled) scores are ≤ 0; "
-                "use the mean or median, or a metric on a positive scale"
+                "the geometric mean needs positive scores (zeros are allowed and give 0), but "
+                f"{negative} (resampled) score(s) are negative; use the mean or median, or a "
+                "metric on a positive scale"
             )
-        return np.exp(np.log(scores).mean(axis=axis))
+        with np.errstate(divide="ignore"):
+            return np.exp(np.log(scores).mean(axis=axis))
     raise InputError(f"unknown aggregator {aggregator!r}; use one of {', '.join(AGGREGATORS)}")
 
 
@@ -260,6 +320,8 @@ def aggregate_units(
     for t, idx in enumerate(layout):
         if languages is None:
             picked = scores[..., idx]
+        elif scores.strides[0] == 0:  # languages-only: every draw holds the same unit means
+            picked = scores[0][:, languages[t]].transpose(1, 0, 2)
         else:
             picked = np.take_along_axis(scores, languages[t][:, None, :], axis=2)
         per_task.append(aggregate(picked, aggregator))
@@ -273,42 +335,117 @@ class DrawnDesign:
     """Everything an analysis over draws needs, prepared once.
 
     ``table`` has the observed unit means and σ's; ``keep`` marks the units all
-    models share; ``units``/``labels`` are the kept units; ``draws`` is
-    (R × M × U'); ``layout`` groups kept units by task; ``languages`` holds the
-    per-task language draws (None: languages fixed).
+    models share; ``units``/``labels`` are the kept units; ``layout`` groups
+    kept units by task; ``languages`` holds the per-task language draws (None:
+    languages fixed). The unit draws (R × M × U') come block by block from
+    :meth:`blocks`; :attr:`draws` builds the whole array on first use.
     """
 
     table: ComponentTable
     keep: np.ndarray
     units: tuple[Unit, ...]
     labels: tuple[str, ...]
-    draws: np.ndarray
     layout: list[np.ndarray]
     languages: list[np.ndarray] | None
     notes: tuple[str, ...]
+    source: ReplicatedScores | ComponentTable = field(repr=False)
+    settings: DrawSettings = field(default_factory=DrawSettings)
 
     @property
     def observed(self) -> np.ndarray:
         """Observed unit means of the kept units (M × U')."""
         return self.table.mean[:, self.keep]
 
+    @property
+    def n_draws(self) -> int:
+        return self.settings.n_draws
+
+    @cached_property
+    def draws(self) -> np.ndarray:
+        """All unit draws at once (R × M × U'); prefer :meth:`blocks` at scale."""
+        return unit_draws(self.source, self.settings, self.keep)
+
+    def blocks(self) -> Iterator[tuple[slice, np.ndarray]]:
+        """(rows of the draws, unit draws of those rows) in blocks of ≤ 256 draws."""
+        if "draws" in self.__dict__:  # already built: slice it
+            for start in range(0, self.n_draws, BLOCK):
+                rows = slice(start, min(start + BLOCK, self.n_draws))
+                yield rows, self.draws[rows]
+            return
+        for start, block in unit_draw_blocks(self.source, self.settings, self.keep):
+            yield slice(start, start + block.shape[0]), block
+
+    def block_languages(self, rows: slice) -> list[np.ndarray] | None:
+        """The language draws of ``rows`` (None: languages fixed)."""
+        return None if self.languages is None else [t[rows] for t in self.languages]
+
     def aggregate(self, aggregator: Aggregator) -> tuple[np.ndarray, np.ndarray]:
         """Observed aggregate (M,) and its draws (R × M)."""
-        observed = aggregate_units(self.observed, self.layout, aggregator)
-        replicated = aggregate_units(self.draws, self.layout, aggregator, self.languages)
-        return observed, replicated
+        result = self.aggregate_all((aggregator,))[aggregator]
+        if isinstance(result, Exception):
+            raise result
+        return result
+
+    def aggregate_all(
+        self,
+        aggregators: Sequence[Aggregator],
+        visit: Callable[[slice, np.ndarray], None] | None = None,
+    ) -> dict[str, tuple[np.ndarray, np.ndarray] | DesignError]:
+        """Observed aggregates and their draws for several aggregators in one pass.
+
+        ``visit(rows, block)`` is called with every block of unit draws, for
+        analyses that need more than the aggregates (per-language statistics).
+        An aggregator that cannot be computed (the geometric mean of negative
+        scores) maps to its :class:`DesignError`; the others are unaffected.
+        """
+        n_models = len(self.table.models)
+        out: dict[str, tuple[np.ndarray, np.ndarray] | DesignError] = {}
+        replicated: dict[str, np.ndarray] = {}
+        for aggregator in aggregators:
+            try:
+                observed = aggregate_units(self.observed, self.layout, aggregator)
+            except DesignError as exc:
+                out[aggregator] = exc
+                continue
+            replicated[aggregator] = np.empty((self.n_draws, n_models))
+            out[aggregator] = (observed, replicated[aggregator])
+        for rows, block in self.blocks():
+            languages = self.block_languages(rows)
+            for aggregator in list(replicated):
+                try:
+                    replicated[aggregator][rows] = aggregate_units(
+                        block, self.layout, aggregator, languages
+                    )
+                except DesignError as exc:
+                    out[aggregator] = exc
+                    del replicated[aggregator]
+            if visit is not None:
+                visit(rows, block)
+        return out
 
 
 def prepare_draws(source: ReplicatedScores | ComponentTable, settings: DrawSettings) -> DrawnDesign:
-    """Component table, shared units, unit draws and language draws for ``settings``."""
+    """Component table, shared units and language draws for ``settings``.
+
+    Checks that the unit draws can be made (scheme, replication) without
+    making them: they come lazily from :meth:`DrawnDesign.blocks`.
+    """
     table = source if isinstance(source, ComponentTable) else components(source)
     labels = tuple(u.label(table.single_task) for u in table.units)
     keep, notes = common_units(table.present(), table.models, labels)
     units = tuple(u for u, k in zip(table.units, keep, strict=True) if k)
-    draws = unit_draws(source, settings, keep)
+    check_draws(source, settings)
     layout = task_layout(units)
     languages = language_draws(settings.n_draws, layout, settings)
     kept_labels = tuple(label for label, k in zip(labels, keep, strict=True) if k)
     return DrawnDesign(
-        table, keep, units, kept_labels, draws, layout, languages, tuple(list(table.notes) + notes)
+        table,
+        keep,
+        units,
+        kept_labels,
+        layout,
+        languages,
+        tuple(list(table.notes) + notes),
+        source,
+        settings,
     )
