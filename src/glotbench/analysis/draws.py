@@ -110,21 +110,38 @@ def _parametric_block(table: ComponentTable, rng: np.random.Generator, rows: int
 
 
 def _nonparametric_block(
-    replicates: ReplicatedScores, rng: np.random.Generator, rows: int
+    replicates: ReplicatedScores,
+    rng: np.random.Generator,
+    rows: int,
+    keep: np.ndarray | None = None,
+    flat: np.ndarray | None = None,
 ) -> np.ndarray:
+    """The first ``rows`` (≤ BLOCK) draws of one block (rows × M × units[keep]).
+
+    The generator's stream (BLOCK uniforms, then BLOCK replicate indices, for
+    all units) does not depend on ``rows`` or ``keep``; ``flat`` is
+    ``values.ravel()`` when at hand.
+    """
     values = replicates.values
-    n_models, n_units, _, n_reps = values.shape
+    n_models, n_units, n_seeds, n_reps = values.shape
     seeds = replicates.seed_counts()  # (M, U)
-    uniform = rng.random((rows, 1, n_units))  # shared by all models
+    # the stream holds a whole block (uniforms, then replicate indices) whatever ``rows``
+    uniform = rng.random((BLOCK, 1, n_units))[:rows]  # shared by all models
+    rep_index = rng.integers(0, n_reps, size=(BLOCK, 1, n_units))[:rows]
+    units = np.arange(n_units)
+    if keep is not None:
+        units, seeds = units[keep], seeds[:, keep]
+        uniform, rep_index = uniform[..., keep], rep_index[..., keep]
     if n_models and (seeds == seeds[:1]).all():
         seeds = seeds[:1]  # balanced: one seed pick per draw and unit serves every model
     seed_index = np.minimum(
         (uniform * seeds[None]).astype(np.int64), np.maximum(seeds[None] - 1, 0)
     )
-    rep_index = rng.integers(0, n_reps, size=(rows, 1, n_units))
-    m = np.arange(n_models)[None, :, None]
-    u = np.arange(n_units)[None, None, :]
-    return values[m, u, seed_index, np.broadcast_to(rep_index, seed_index.shape)]
+    # flat position of values[m, u, seed, rep]
+    cell = (np.arange(n_models)[:, None] * n_units + units[None, :]) * (n_seeds * n_reps)
+    position = (seed_index * n_reps + rep_index) + cell[None]  # (rows, M, U')
+    source = values.ravel() if flat is None else flat
+    return np.take(source, position)
 
 
 def _block_maker(
@@ -147,12 +164,15 @@ def _block_maker(
                 "language, but each model-language cell has a single score; import per-example "
                 "statistics or replicated scores, or use ready SDs with --scheme parametric"
             )
-        replicates = source
+        replicates, flat = source, source.values.ravel()
 
-        def make(rng: np.random.Generator, rows: int) -> np.ndarray:
-            return _nonparametric_block(replicates, rng, rows)
+        def nonparametric(start: int, rows: int) -> np.ndarray:
+            # a whole block's random numbers, then cut (see below); units outside keep and
+            # rows beyond ``rows`` are never read
+            rng = block_rng(settings.seed, start // BLOCK, _NONPARAMETRIC_KEY)
+            return _nonparametric_block(replicates, rng, rows, keep, flat)
 
-        key = _NONPARAMETRIC_KEY
+        return nonparametric
     elif settings.scheme == "languages-only":
         if settings.languages == "none":
             raise DesignError(
@@ -316,15 +336,27 @@ def aggregate_units(
     languages). ``languages`` (from :func:`language_draws`) replaces each
     task's units by the drawn ones, draw by draw (``scores`` then (R, M, U)).
     """
-    per_task = []
+    return aggregate_picked(pick_units(scores, layout, languages), aggregator)
+
+
+def pick_units(
+    scores: np.ndarray, layout: list[np.ndarray], languages: list[np.ndarray] | None = None
+) -> list[np.ndarray]:
+    """Each task's unit scores (..., units of the task), resampled when ``languages`` is given."""
+    picked = []
     for t, idx in enumerate(layout):
         if languages is None:
-            picked = scores[..., idx]
+            picked.append(scores[..., idx])
         elif scores.strides[0] == 0:  # languages-only: every draw holds the same unit means
-            picked = scores[0][:, languages[t]].transpose(1, 0, 2)
+            picked.append(scores[0][:, languages[t]].transpose(1, 0, 2))
         else:
-            picked = np.take_along_axis(scores, languages[t][:, None, :], axis=2)
-        per_task.append(aggregate(picked, aggregator))
+            picked.append(np.take_along_axis(scores, languages[t][:, None, :], axis=2))
+    return picked
+
+
+def aggregate_picked(picked: list[np.ndarray], aggregator: Aggregator) -> np.ndarray:
+    """Aggregate within each task (of :func:`pick_units`), then over tasks."""
+    per_task = [aggregate(task, aggregator) for task in picked]
     if len(per_task) == 1:
         return per_task[0]
     return aggregate(np.stack(per_task, axis=-1), aggregator)
@@ -410,12 +442,10 @@ class DrawnDesign:
             replicated[aggregator] = np.empty((self.n_draws, n_models))
             out[aggregator] = (observed, replicated[aggregator])
         for rows, block in self.blocks():
-            languages = self.block_languages(rows)
+            picked = pick_units(block, self.layout, self.block_languages(rows))
             for aggregator in list(replicated):
                 try:
-                    replicated[aggregator][rows] = aggregate_units(
-                        block, self.layout, aggregator, languages
-                    )
+                    replicated[aggregator][rows] = aggregate_picked(picked, aggregator)
                 except DesignError as exc:
                     out[aggregator] = exc
                     del replicated[aggregator]

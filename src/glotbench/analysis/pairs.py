@@ -26,6 +26,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import numpy as np
+from scipy.linalg.blas import dsyrk
+from threadpoolctl import threadpool_limits
 
 #: relative size below which a pair's variance counts as exactly 0 (see module docstring)
 ZERO_VARIANCE = 1e-10
@@ -59,35 +61,41 @@ class CrossProducts:
 
     ``add(block)`` takes unit draws (rows × M × U); the sums are of draws minus
     a shift (the first block's mean), so that Σx² − (Σx)²/R does not cancel.
+    Only the upper triangle (a ≤ b) of each cross-product matrix is formed
+    (BLAS ``dsyrk``): pairs a < b and the diagonal are all that is needed.
     """
 
     def __init__(self) -> None:
         self.count = 0
-        self.shift: np.ndarray | None = None  # (U, M)
-        self.sum: np.ndarray | None = None  # (U, M)
-        self.cross: np.ndarray | None = None  # (U, M, M)
-        self.low: np.ndarray | None = None
-        self.high: np.ndarray | None = None
+        self.shift = np.empty((0, 0))  # (U, M)
+        self.sum = np.empty((0, 0))  # (U, M)
+        self.cross = np.empty((0, 0, 0))  # (U, M, M), upper triangles
+        self.low = np.empty((0, 0))
+        self.high = np.empty((0, 0))
 
     def add(self, block: np.ndarray) -> None:
-        units_first = np.ascontiguousarray(block.transpose(2, 1, 0))  # (U, M, rows)
-        if self.shift is None:
-            self.shift = units_first.mean(axis=2)
+        units_first = np.ascontiguousarray(block.transpose(2, 0, 1))  # (U, rows, M)
+        if self.count == 0:
+            self.shift = units_first.mean(axis=1)
             self.sum = np.zeros_like(self.shift)
             self.cross = np.zeros((*self.shift.shape, self.shift.shape[1]))
-            self.low = units_first.min(axis=2)
-            self.high = units_first.max(axis=2)
+            self.low = units_first.min(axis=1)
+            self.high = units_first.max(axis=1)
         else:
-            np.minimum(self.low, units_first.min(axis=2), out=self.low)
-            np.maximum(self.high, units_first.max(axis=2), out=self.high)
-        centred = units_first - self.shift[..., None]
-        self.sum += centred.sum(axis=2)
-        self.cross += centred @ centred.transpose(0, 2, 1)
+            np.minimum(self.low, units_first.min(axis=1), out=self.low)
+            np.maximum(self.high, units_first.max(axis=1), out=self.high)
+        centred = units_first - self.shift[:, None, :]
+        self.sum += centred.sum(axis=1)
+        # many small products (M × 256 each): BLAS threads do not pay off, and on a shared
+        # machine they spin against other processes (observed: 20× slower under load)
+        with threadpool_limits(limits=1, user_api="blas"):
+            for u in range(centred.shape[0]):
+                # centred[u].T is (M × rows), Fortran-ordered: no copy; upper triangle of XᵀX
+                self.cross[u] += dsyrk(1.0, centred[u].T)
         self.count += block.shape[0]
 
     def covariance(self) -> np.ndarray:
-        """Covariance matrices (U × M × M), ddof = 1; constant columns exactly 0."""
-        assert self.sum is not None and self.cross is not None
+        """Covariance matrices (U × M × M, upper triangle), ddof = 1; constant columns 0."""
         mean = self.sum / self.count
         cov = (self.cross - self.count * mean[:, :, None] * mean[:, None, :]) / (self.count - 1)
         constant = self.low == self.high  # (U, M)
@@ -96,14 +104,24 @@ class CrossProducts:
         return cov
 
     def difference_sd(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """SD of X_a − X_b per unit, shape (pairs, U)."""
-        return np.sqrt(np.maximum(_pair_variance(self.covariance(), a, b), 0.0)).T
+        """SD of X_a − X_b per unit for pairs with a < b, shape (pairs, U)."""
+        if not (a < b).all():
+            raise ValueError("pairs must have a < b (upper triangle)")
+        return np.sqrt(_pair_variance(self.covariance(), a, b)).T
 
 
-def _chunks(n_pairs: int, n_draws: int, chunk_elements: int) -> Iterator[slice]:
+def _pair_chunks(first: np.ndarray, n_draws: int, chunk_elements: int) -> Iterator[slice]:
+    """Chunks of at most ``chunk_elements`` differences; runs of one first model kept whole
+    (then cut) when pairs come grouped by first model, as from :func:`pair_indices`."""
     size = max(1, chunk_elements // max(n_draws, 1))
-    for start in range(0, n_pairs, size):
-        yield slice(start, min(start + size, n_pairs))
+    n_pairs = len(first)
+    starts = np.flatnonzero(np.r_[True, first[1:] != first[:-1]]) if n_pairs else np.empty(0)
+    if len(starts) * 8 > n_pairs:  # short runs: plain chunks
+        starts = np.arange(0, n_pairs, size)
+    ends = [*starts[1:], n_pairs]
+    for start, end in zip(starts, ends, strict=True):
+        for piece in range(int(start), int(end), size):
+            yield slice(piece, min(piece + size, int(end)))
 
 
 def pair_quantiles(
@@ -115,14 +133,18 @@ def pair_quantiles(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Percentiles (numpy's linear method) of X_a − X_b and the share of draws with X_a > X_b.
 
-    ``draws`` is (R × M); pairs are processed in chunks of at most
-    ``chunk_elements`` differences, so memory does not grow with M².
+    ``draws`` is (R × M). Pairs are taken in chunks of at most
+    ``chunk_elements`` differences (model by model when they come grouped by
+    their first model, as from :func:`pair_indices`), so memory does not grow
+    with M².
     """
     by_model = np.ascontiguousarray(draws.T)  # (M, R): each difference is a contiguous row
     n_pairs = len(a)
     low, high, share = np.empty(n_pairs), np.empty(n_pairs), np.empty(n_pairs)
-    for chunk in _chunks(n_pairs, draws.shape[0], chunk_elements):
-        diff = by_model[a[chunk]] - by_model[b[chunk]]  # (pairs, R)
-        share[chunk] = (diff > 0).mean(axis=1)
-        low[chunk], high[chunk] = np.quantile(diff, quantiles, axis=1)
+    for chunk in _pair_chunks(a, draws.shape[0], chunk_elements):
+        first = a[chunk]
+        rows = by_model[first[0]] if (first == first[0]).all() else by_model[first]
+        diff = rows - by_model[b[chunk]]  # (pairs, R)
+        share[chunk] = np.count_nonzero(diff > 0, axis=1) / draws.shape[0]
+        low[chunk], high[chunk] = np.quantile(diff, quantiles, axis=1, overwrite_input=True)
     return low, high, share
