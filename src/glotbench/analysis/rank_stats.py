@@ -13,9 +13,12 @@ is better.
   worse. This definition is pairwise, so pairs are still examined, but not
   all of them and never all at once:
 
-  - pairs whose draws do not overlap at all (min over draws of one model above
-    the other's max) are decided by two sorted searches over per-model minima
-    and maxima: the higher one is better in every draw;
+  - pairs whose *trimmed ranges* do not overlap are decided by two sorted
+    searches over per-model order statistics. With s_m the sorted draws of
+    model m and h = max(⌊(k − 1)/2⌋, 0), k as below: if s_j[h] > s_i[R − 1 − h],
+    then for t in between, {X_j ≤ X_i} ⊆ {X_j ≤ t} ∪ {X_i ≥ t}, so at most
+    2h ≤ k − 1 draws have X_j − X_i ≤ 0 and j is significantly better (for any
+    dependence between the models' draws; h = 0 is the plain min/max test);
   - for the overlapping pairs, differences are formed in chunks of pairs. If
     c = #(draws with X_j − X_i ≤ 0) is at most k − 1, k = ⌊(R − 1)·α/2⌋ the
     order statistic below the percentile, the percentile lies above 0 (at least
@@ -100,19 +103,23 @@ def rank_intervals(
     """Best and worst plausible rank per model from paired draws of aggregates (R × M)."""
     n_draws, n_models = aggregates.shape
     alpha = (1 - confidence_level) / 2
-    low, high = aggregates.min(axis=0), aggregates.max(axis=0)
-    # pairs separated in every draw
+    k_low = int(np.floor((n_draws - 1) * alpha))  # order statistic below the lower percentile
+    # trimmed ranges: the (h+1)-th smallest and largest draw of each model
+    h = max((k_low - 1) // 2, 0)
+    trimmed = np.partition(aggregates, sorted({h, n_draws - 1 - h}), axis=0)
+    low, high = trimmed[h], trimmed[n_draws - 1 - h]
+    del trimmed
+    # pairs whose trimmed ranges are apart: decided without their differences
     better = n_models - np.searchsorted(np.sort(low), high, side="right")  # low_j > high_i
     worse = np.searchsorted(np.sort(high), low, side="left")  # high_j < low_i
     a, b = _overlapping_pairs(low, high)
-    k_low = int(np.floor((n_draws - 1) * alpha))  # order statistic below the lower percentile
     by_model = np.ascontiguousarray(aggregates.T)
-    step = max(1, chunk_elements // n_draws)
+    step = max(1, chunk_elements // (2 * n_draws))  # two gathered rows per pair
     for start in range(0, len(a), step):
         pa, pb = a[start : start + step], b[start : start + step]
-        diff = by_model[pb] - by_model[pa]  # X_b − X_a, (pairs, R)
-        positive = np.count_nonzero(diff > 0, axis=1)
-        negative = np.count_nonzero(diff < 0, axis=1)
+        x_a, x_b = by_model[pa], by_model[pb]  # (pairs, R)
+        positive = np.count_nonzero(x_b > x_a, axis=1)  # X_b − X_a > 0
+        negative = np.count_nonzero(x_b < x_a, axis=1)
         # lower percentile of X_b − X_a > 0 (b better than a) and of X_a − X_b > 0 (a better)
         b_better = _above_zero(n_draws - positive, k_low)
         a_better = _above_zero(n_draws - negative, k_low)
@@ -122,7 +129,7 @@ def rank_intervals(
         a_worse = _above_zero(n_draws - positive, k_low)
         unsure = (b_better < 0) | (a_better < 0) | (b_worse < 0) | (a_worse < 0)
         if unsure.any():
-            d = diff[unsure]
+            d = x_b[unsure] - x_a[unsure]
             lo_ba, hi_ba = np.quantile(d, [alpha, 1 - alpha], axis=1)  # of X_b − X_a
             lo_ab, hi_ab = np.quantile(-d, [alpha, 1 - alpha], axis=1)  # of X_a − X_b
             b_better[unsure] = lo_ba > 0
