@@ -666,3 +666,31 @@ def test_module_entry_point_prints_json(tmp_path: Path, replicated_csv: Path) ->
     assert result.returncode == 0, result.stderr
     _check_payload("ranks", json.loads(result.stdout))
     assert result.stderr == ""  # no stray warnings
+
+
+# -- compare: summaries by default, the full pair table on request ------------------------
+
+
+def test_compare_summarises_per_language_and_writes_the_full_table(
+    cli: Cli, replicated_csv: Path, tmp_path: Path
+) -> None:
+    payload = _json(cli("analyze", "compare", "--input", replicated_csv, *DRAWS, "--json"))
+    _check_payload("compare", payload)
+    assert "per_language" not in payload
+    assert {r["language"] for r in payload["language_summary"]} == set(payload["languages"])
+    assert all(r["n_pairs"] == 3 for r in payload["language_summary"])
+    assert {r["aggregator"] for r in payload["aggregates"]} == {"mean", "geometric_mean", "median"}
+    out = tmp_path / "pairs.parquet"
+    written = _json(
+        cli("analyze", "compare", "--input", replicated_csv, *DRAWS, "--pairs-out", out, "--json")
+    )
+    table = pd.read_parquet(out)
+    assert len(table) == 3 * len(written["languages"])
+    full = _json(
+        cli("analyze", "compare", "--input", replicated_csv, *DRAWS, "--per-language", "--json")
+    )
+    assert table.to_dict(orient="records") == pytest.approx(full["per_language"])
+    text = cli("analyze", "compare", "--input", replicated_csv, *DRAWS)
+    assert text.exit_code == 0 and "flagged pair differences" in text.stdout
+    help_text = cli("analyze", "compare", "--help").stdout
+    assert "--pairs-out" in help_text and "--per-language" in help_text
