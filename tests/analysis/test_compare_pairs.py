@@ -31,11 +31,13 @@ def _draws(rng: np.random.Generator, n_draws: int = 700, n_models: int = 7) -> n
 def test_difference_sd_from_the_covariance_matrix_equals_the_sd_of_differences() -> None:
     draws = _draws(np.random.default_rng(0))
     a, b = pair_indices(draws.shape[1])
-    expected = np.array([np.std(draws[:, i] - draws[:, j], ddof=1) for i, j in zip(a, b)])
+    expected = np.array(
+        [np.std(draws[:, i] - draws[:, j], ddof=1) for i, j in zip(a, b, strict=True)]
+    )
     got = difference_sd(draws, a, b)
     np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-13)
     constant = {(0, 1), (0, 2), (1, 2)}
-    for p, (i, j) in enumerate(zip(a, b)):
+    for p, (i, j) in enumerate(zip(a, b, strict=True)):
         if (i, j) in constant:
             assert got[p] == 0.0  # exactly, not ~1e-16
     assert got[(a == 3) & (b == 4)][0] == pytest.approx(np.std(draws[:, 4], ddof=1))
@@ -62,7 +64,7 @@ def test_pair_quantiles_and_shares_equal_numpy_pair_by_pair() -> None:
     for pa, pb in ((a, b), (a[shuffled], b[shuffled]), (b, a)):
         for chunk in (1 << 23, 999 * 2 + 5):
             low, high, share = pair_quantiles(draws, pa, pb, (0.05, 0.95), chunk_elements=chunk)
-            for p, (i, j) in enumerate(zip(pa, pb)):
+            for p, (i, j) in enumerate(zip(pa, pb, strict=True)):
                 d = draws[:, i] - draws[:, j]
                 assert (low[p], high[p]) == tuple(np.quantile(d, [0.05, 0.95]))
                 assert share[p] == (d > 0).mean()
@@ -83,8 +85,16 @@ def reference_compare(source, settings, aggregators, confidence_level=0.95):  # 
                 sd = 0.0 if d.max() == d.min() else d.std(ddof=1)
                 low, high = np.quantile(d, [alpha, 1 - alpha])
                 rows.append(
-                    (aggregator, models[i], models[j], observed[i] - observed[j], sd, low, high,
-                     (d > 0).mean())
+                    (
+                        aggregator,
+                        models[i],
+                        models[j],
+                        observed[i] - observed[j],
+                        sd,
+                        low,
+                        high,
+                        (d > 0).mean(),
+                    )
                 )
     language_rows = []
     for i in range(len(models)):
@@ -117,14 +127,18 @@ def test_compare_models_equals_the_pair_by_pair_reference(languages: str) -> Non
     rows, language_rows = reference_compare(scores, settings, aggregators, 0.9)
     frame = result.aggregates
     assert len(frame) == len(rows) == 3 * 10
-    for (agg, ma, mb, diff, sd, low, high, share), (_, row) in zip(rows, frame.iterrows()):
+    for (agg, ma, mb, diff, sd, low, high, share), (_, row) in zip(
+        rows, frame.iterrows(), strict=True
+    ):
         assert (row["aggregator"], row["model_a"], row["model_b"]) == (agg, ma, mb)
         assert row["difference"] == diff
         assert row["sd"] == pytest.approx(sd, rel=1e-10, abs=1e-12)
         assert (row["ci_low"], row["ci_high"], row["share_a_better"]) == (low, high, share)
     per_language = result.per_language
     assert per_language is not None and len(per_language) == len(language_rows)
-    for (ma, mb, label, diff, sd), (_, row) in zip(language_rows, per_language.iterrows()):
+    for (ma, mb, label, diff, sd), (_, row) in zip(
+        language_rows, per_language.iterrows(), strict=True
+    ):
         assert (row["model_a"], row["model_b"], row["language"]) == (ma, mb, label)
         assert row["difference"] == diff
         assert row["sd"] == pytest.approx(sd, rel=1e-9, abs=1e-12)

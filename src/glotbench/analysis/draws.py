@@ -432,7 +432,7 @@ class DrawnDesign:
         """
         n_models = len(self.table.models)
         out: dict[str, tuple[np.ndarray, np.ndarray] | DesignError] = {}
-        replicated: dict[str, np.ndarray] = {}
+        replicated: dict[Aggregator, np.ndarray] = {}
         for aggregator in aggregators:
             try:
                 observed = aggregate_units(self.observed, self.layout, aggregator)
@@ -443,12 +443,12 @@ class DrawnDesign:
             out[aggregator] = (observed, replicated[aggregator])
         for rows, block in self.blocks():
             picked = pick_units(block, self.layout, self.block_languages(rows))
-            for aggregator in list(replicated):
+            for name in list(replicated):
                 try:
-                    replicated[aggregator][rows] = aggregate_picked(picked, aggregator)
+                    replicated[name][rows] = aggregate_picked(picked, name)
                 except DesignError as exc:
-                    out[aggregator] = exc
-                    del replicated[aggregator]
+                    out[name] = exc
+                    del replicated[name]
             if visit is not None:
                 visit(rows, block)
         return out

@@ -138,7 +138,10 @@ def _rank_block(
             tie_next = bool(tie_low[position] <= 0 <= tie_high[position])
         nonzero = np.flatnonzero(shares[m] > 0)
         # shares are finite: round() as _num does, without its per-value checks
-        dist = [[r + 1, round(v, 1)] for r, v in zip(nonzero.tolist(), shares[m, nonzero].tolist())]
+        dist = [
+            [r + 1, round(v, 1)]
+            for r, v in zip(nonzero.tolist(), shares[m, nonzero].tolist(), strict=True)
+        ]
         out[models[m]] = {
             "best": int(stats.best[m]),
             "worst": int(stats.worst[m]),
