@@ -109,39 +109,52 @@ def _parametric_block(table: ComponentTable, rng: np.random.Generator, rows: int
     return table.mean[None] + rng.standard_normal((rows, *table.mean.shape)) * sigma[None]
 
 
-def _nonparametric_block(
-    replicates: ReplicatedScores,
-    rng: np.random.Generator,
-    rows: int,
-    keep: np.ndarray | None = None,
-    flat: np.ndarray | None = None,
-) -> np.ndarray:
-    """The first ``rows`` (≤ BLOCK) draws of one block (rows × M × units[keep]).
+class _ReplicatePicker:
+    """Reads draws of the non-parametric scheme out of a ReplicatedScores, prepared once.
 
-    The generator's stream (BLOCK uniforms, then BLOCK replicate indices, for
-    all units) does not depend on ``rows`` or ``keep``; ``flat`` is
-    ``values.ravel()`` when at hand.
+    When every model has the same number of seeds on each kept unit (the usual
+    case), one (seed, replicate) pick per draw and unit serves every model, and
+    the scores are re-laid out as rows (unit, seed, replicate) × models, so a
+    draw reads whole contiguous rows instead of M scattered values.
     """
-    values = replicates.values
-    n_models, n_units, n_seeds, n_reps = values.shape
-    seeds = replicates.seed_counts()  # (M, U)
-    # the stream holds a whole block (uniforms, then replicate indices) whatever ``rows``
-    uniform = rng.random((BLOCK, 1, n_units))[:rows]  # shared by all models
-    rep_index = rng.integers(0, n_reps, size=(BLOCK, 1, n_units))[:rows]
-    units = np.arange(n_units)
-    if keep is not None:
-        units, seeds = units[keep], seeds[:, keep]
-        uniform, rep_index = uniform[..., keep], rep_index[..., keep]
-    if n_models and (seeds == seeds[:1]).all():
-        seeds = seeds[:1]  # balanced: one seed pick per draw and unit serves every model
-    seed_index = np.minimum(
-        (uniform * seeds[None]).astype(np.int64), np.maximum(seeds[None] - 1, 0)
-    )
-    # flat position of values[m, u, seed, rep]
-    cell = (np.arange(n_models)[:, None] * n_units + units[None, :]) * (n_seeds * n_reps)
-    position = (seed_index * n_reps + rep_index) + cell[None]  # (rows, M, U')
-    source = values.ravel() if flat is None else flat
-    return np.take(source, position)
+
+    def __init__(self, replicates: ReplicatedScores, keep: np.ndarray | None) -> None:
+        values = replicates.values
+        self.shape = values.shape
+        n_models, n_units, _, _ = values.shape
+        self.keep = keep
+        self.units = np.arange(n_units) if keep is None else np.arange(n_units)[keep]
+        self.seeds = replicates.seed_counts()[:, self.units]  # (M, U')
+        self.balanced = bool(n_models) and bool((self.seeds == self.seeds[:1]).all())
+        if self.balanced:
+            by_cell = values[:, self.units].transpose(1, 2, 3, 0)  # (U', S, B, M)
+            self.rows = np.ascontiguousarray(by_cell).reshape(-1, n_models)
+        else:
+            self.flat = values.ravel()
+
+    def block(self, rng: np.random.Generator, rows: int) -> np.ndarray:
+        """The first ``rows`` (≤ BLOCK) draws of one block (rows × M × units[keep]).
+
+        The generator's stream (BLOCK uniforms, then BLOCK replicate indices,
+        for all units) does not depend on ``rows`` or ``keep``.
+        """
+        n_models, n_units, n_seeds, n_reps = self.shape
+        uniform = rng.random((BLOCK, 1, n_units))[:rows]  # shared by all models
+        rep_index = rng.integers(0, n_reps, size=(BLOCK, 1, n_units))[:rows]
+        if self.keep is not None:
+            uniform, rep_index = uniform[..., self.keep], rep_index[..., self.keep]
+        seeds = self.seeds[:1] if self.balanced else self.seeds
+        seed_index = np.minimum(
+            (uniform * seeds[None]).astype(np.int64), np.maximum(seeds[None] - 1, 0)
+        )
+        if self.balanced:
+            unit = np.arange(len(self.units))
+            row = (unit * n_seeds + seed_index[:, 0, :]) * n_reps + rep_index[:, 0, :]
+            picked = np.take(self.rows, row, axis=0)  # (rows, U', M)
+            return np.ascontiguousarray(picked.transpose(0, 2, 1))
+        # flat position of values[m, u, seed, rep]
+        cell = (np.arange(n_models)[:, None] * n_units + self.units[None, :]) * (n_seeds * n_reps)
+        return np.take(self.flat, seed_index * n_reps + rep_index + cell[None])
 
 
 def _block_maker(
@@ -164,13 +177,12 @@ def _block_maker(
                 "language, but each model-language cell has a single score; import per-example "
                 "statistics or replicated scores, or use ready SDs with --scheme parametric"
             )
-        replicates, flat = source, source.values.ravel()
+        picker = _ReplicatePicker(source, keep)
 
         def nonparametric(start: int, rows: int) -> np.ndarray:
             # a whole block's random numbers, then cut (see below); units outside keep and
             # rows beyond ``rows`` are never read
-            rng = block_rng(settings.seed, start // BLOCK, _NONPARAMETRIC_KEY)
-            return _nonparametric_block(replicates, rng, rows, keep, flat)
+            return picker.block(block_rng(settings.seed, start // BLOCK, _NONPARAMETRIC_KEY), rows)
 
         return nonparametric
     elif settings.scheme == "languages-only":
