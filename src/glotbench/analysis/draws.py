@@ -358,7 +358,9 @@ def pick_units(
     picked = []
     for t, idx in enumerate(layout):
         if languages is None:
-            picked.append(scores[..., idx])
+            contiguous = len(idx) and idx[-1] - idx[0] == len(idx) - 1 and (np.diff(idx) == 1).all()
+            # a run of units is a view (the same values, no copy of the block)
+            picked.append(scores[..., idx[0] : idx[-1] + 1] if contiguous else scores[..., idx])
         elif scores.strides[0] == 0:  # languages-only: every draw holds the same unit means
             picked.append(scores[0][:, languages[t]].transpose(1, 0, 2))
         else:
