@@ -762,8 +762,7 @@ def analyze_compare_command(
 ) -> None:
     """Pairwise differences, their SD over replications and effect sizes (flag: |effect| ≥ 2).
 
-    Aggregates: mean, geometric mean (zeros give 0; left out with a note if a score is
-    negative) and median over languages.
+    Aggregates over languages: mean, geometric mean (a zero gives 0) and median.
     """
     source = _source(input, store, metric, model, task, language, replicates, seed)
     result = api.analyze_compare(
