@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +43,7 @@ from glotbench.data import XTREME_R_CAVEATS, xtreme_r_baselines
 from glotbench.demo_starter import STARTER_METRIC, StarterDemo, starter_demo
 from glotbench.errors import InputError, StoreError
 from glotbench.metrics import get_metric, metric_names
+from glotbench.report.table_files import write_table
 from glotbench.resample import BootstrapResult, bootstrap, bootstrap_metric
 
 __all__ = [
@@ -475,9 +476,27 @@ def analyze_compare(
     source: ReplicatedScores | ComponentTable,
     settings: DrawSettings,
     confidence_level: float = 0.95,
+    per_language: bool = False,
+    pairs_out: str | Path | None = None,
 ) -> Comparison:
-    """Pairwise differences with SDs over draws and effect sizes."""
-    return compare_models(source, settings, confidence_level=confidence_level)
+    """Pairwise differences with SDs over draws and effect sizes.
+
+    Per-language comparisons are summarised (per language and per pair);
+    ``per_language=True`` keeps the full table (one row per pair and language)
+    in the result, and ``pairs_out`` writes that table to a Parquet file (CSV
+    if the name ends in ``.csv``).
+    """
+    result = compare_models(
+        source,
+        settings,
+        confidence_level=confidence_level,
+        per_language=per_language or pairs_out is not None,
+    )
+    if pairs_out is not None:
+        write_table(result.per_language, pairs_out)
+        if not per_language:
+            result = replace(result, per_language=None)
+    return result
 
 
 def analyze_ranks(

@@ -877,14 +877,35 @@ def analyze_compare_command(
     seed: SeedOption = 0,
     confidence_level: LevelOption = 0.95,
     per_language: Annotated[
-        bool, typer.Option("--per-language", help="Also print per-language differences.")
+        bool,
+        typer.Option(
+            "--per-language",
+            help="Also give the full per-language table (every pair × language; in --json as "
+            "per_language). Without it, per-language results are summarised per language and "
+            "per pair.",
+        ),
     ] = False,
+    pairs_out: Annotated[
+        Path | None,
+        typer.Option(
+            "--pairs-out",
+            help="Write the full per-language table (every pair × language) to this file: "
+            "Parquet, or CSV if the name ends in .csv.",
+        ),
+    ] = None,
     json_output: JsonOption = False,
 ) -> None:
-    """Pairwise differences, their SD over replications and effect sizes (flag: |effect| ≥ 2)."""
+    """Pairwise differences, their SD over replications and effect sizes (flag: |effect| ≥ 2).
+
+    Aggregates over languages: mean, geometric mean (a zero gives 0) and median.
+    """
     source = _source(input, store, metric, model, task, language, replicates, seed)
     result = api.analyze_compare(
-        source, _settings(scheme, draws, seed, resample_languages, k), confidence_level
+        source,
+        _settings(scheme, draws, seed, resample_languages, k),
+        confidence_level,
+        per_language=per_language,
+        pairs_out=pairs_out,
     )
     if json_output:
         print_json(result.to_dict())
@@ -894,8 +915,14 @@ def analyze_compare_command(
             result.aggregates, title=f"Pairwise differences A − B ({result.settings.describe()})"
         )
     )
-    if per_language:
+    if result.per_language is not None:
         console.print(frame_table(result.per_language, title="Per language"))
+    else:
+        console.print(
+            frame_table(result.language_summary, title="Per language: flagged pair differences")
+        )
+    if pairs_out is not None:
+        console.print(f"per-language table of every pair written to {pairs_out}")
     _print_notes(result.notes)
 
 

@@ -23,7 +23,16 @@ Cli = Callable[..., CliResult]
 TOP_KEYS = {
     "variance": {"per_model", "per_language", "notes"},
     "aggregate": {"settings", "aggregates", "hierarchy", "notes"},
-    "compare": {"settings", "languages", "effect_threshold", "aggregates", "per_language", "notes"},
+    "compare": {
+        "settings",
+        "languages",
+        "effect_threshold",
+        "aggregates",
+        "per_language",
+        "language_summary",
+        "pair_summary",
+        "notes",
+    },
     "ranks": {"settings", "summary", "distribution", "notes", "euroeval_rank"},
 }
 RECORD_KEYS = {
@@ -87,6 +96,21 @@ RECORD_KEYS = {
         "sd",
         "effect_size",
         "flagged",
+    },
+    ("compare", "language_summary"): {
+        "language",
+        "n_pairs",
+        "n_flagged",
+        "share_flagged",
+        "median_abs_difference",
+        "median_sd",
+    },
+    ("compare", "pair_summary"): {
+        "model_a",
+        "model_b",
+        "n_languages",
+        "n_flagged_a_better",
+        "n_flagged_b_better",
     },
     ("ranks", "summary"): {
         "aggregator",
@@ -158,14 +182,16 @@ def _json(result: CliResult) -> dict[str, Any]:
 
 
 def _check_payload(command: str, payload: dict[str, Any]) -> None:
-    assert set(payload) == TOP_KEYS[command]
+    # compare gives the full per-language table only with --per-language
+    optional = {"per_language"} if command == "compare" else set()
+    assert TOP_KEYS[command] - optional <= set(payload) <= TOP_KEYS[command]
     for (cmd, part), keys in RECORD_KEYS.items():
-        if cmd == command:
+        if cmd == command and part in payload:
             assert payload[part], part
             for record in payload[part]:
                 assert set(record) == keys, (part, set(record) ^ keys)
     for (cmd, part), names in ALWAYS_NUMBERS.items():
-        if cmd == command:
+        if cmd == command and part in payload:
             for record in payload[part]:
                 for name in names:
                     assert isinstance(record[name], int | float), (part, name, record)
@@ -184,6 +210,8 @@ def test_every_subcommand_prints_the_documented_json(
     cli: Cli, replicated_csv: Path, command: str
 ) -> None:
     extra = () if command == "variance" else DRAWS
+    if command == "compare":  # the full per-language table is given on request
+        extra = (*extra, "--per-language")
     payload = _json(cli("analyze", command, "--input", replicated_csv, *extra, "--json"))
     _check_payload(command, payload)
     if command != "variance":
@@ -377,7 +405,10 @@ def test_one_seed_with_replicates_notes_missing_seed_variance(cli: Cli, tmp_path
     payload = _json(cli("analyze", "variance", "--input", path, "--json"))
     assert any("seed-to-seed variance cannot be estimated" in n for n in payload["notes"])
     assert all(r["sigma_w"] == pytest.approx(r["sigma_boot"]) for r in payload["per_language"])
-    _check_payload("compare", _json(cli("analyze", "compare", "--input", path, *DRAWS, "--json")))
+    _check_payload(
+        "compare",
+        _json(cli("analyze", "compare", "--input", path, *DRAWS, "--per-language", "--json")),
+    )
 
 
 def test_unbalanced_design_notes_name_the_model(cli: Cli, tmp_path: Path) -> None:
@@ -416,7 +447,9 @@ def test_zero_variance_gives_valid_json_without_nan(cli: Cli, tmp_path: Path) ->
     for record in payload["per_language"]:
         for name in ("sigma_seed", "sigma_boot", "sigma_w", "se_sigma_w"):
             assert record[name] == 0.0, name
-    payload = _json(cli("analyze", "compare", "--input", path, "--draws", "2000", "--json"))
+    payload = _json(
+        cli("analyze", "compare", "--input", path, "--draws", "2000", "--per-language", "--json")
+    )
     _check_payload("compare", payload)
     for record in payload["aggregates"] + payload["per_language"]:
         assert record["sd"] == 0.0
@@ -643,3 +676,31 @@ def test_module_entry_point_prints_json(tmp_path: Path, replicated_csv: Path) ->
     assert result.returncode == 0, result.stderr
     _check_payload("ranks", json.loads(result.stdout))
     assert result.stderr == ""  # no stray warnings
+
+
+# -- compare: summaries by default, the full pair table on request ------------------------
+
+
+def test_compare_summarises_per_language_and_writes_the_full_table(
+    cli: Cli, replicated_csv: Path, tmp_path: Path
+) -> None:
+    payload = _json(cli("analyze", "compare", "--input", replicated_csv, *DRAWS, "--json"))
+    _check_payload("compare", payload)
+    assert "per_language" not in payload
+    assert {r["language"] for r in payload["language_summary"]} == set(payload["languages"])
+    assert all(r["n_pairs"] == 3 for r in payload["language_summary"])
+    assert {r["aggregator"] for r in payload["aggregates"]} == {"mean", "geometric_mean", "median"}
+    out = tmp_path / "pairs.parquet"
+    written = _json(
+        cli("analyze", "compare", "--input", replicated_csv, *DRAWS, "--pairs-out", out, "--json")
+    )
+    table = pd.read_parquet(out)
+    assert len(table) == 3 * len(written["languages"])
+    full = _json(
+        cli("analyze", "compare", "--input", replicated_csv, *DRAWS, "--per-language", "--json")
+    )
+    assert table.to_dict(orient="records") == pytest.approx(full["per_language"])
+    text = cli("analyze", "compare", "--input", replicated_csv, *DRAWS)
+    assert text.exit_code == 0 and "flagged pair differences" in text.stdout
+    help_text = cli("analyze", "compare", "--help").stdout
+    assert "--pairs-out" in help_text and "--per-language" in help_text

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import scipy.stats as sps
 
 from glotbench import api
 from glotbench.analysis.compare import EFFECT_THRESHOLD, aggregate_scores, compare_models
@@ -533,7 +534,11 @@ def test_geometric_mean_of_non_positive_scores_gives_a_note() -> None:
     assert {"mean", "median"} <= set(result.frame["aggregator"])
     assert any("geometric mean needs positive scores" in note for note in result.notes)
     with pytest.raises(DesignError, match="positive scores"):
-        aggregate(np.array([1.0, 0.0]), "geometric_mean")
+        aggregate(np.array([1.0, -0.5]), "geometric_mean")
+    # a zero score: the geometric mean of non-negative numbers is 0 (as scipy.stats.gmean)
+    with np.errstate(divide="ignore"):
+        expected_zero = sps.gmean([1.0, 0.0])
+    assert aggregate(np.array([1.0, 0.0]), "geometric_mean") == expected_zero == 0.0
     assert aggregate(np.array([1.0, 4.0]), "geometric_mean") == pytest.approx(2.0)
     with pytest.raises(InputError, match="unknown aggregator"):
         aggregate(np.array([1.0]), "harmonic")  # type: ignore[arg-type]

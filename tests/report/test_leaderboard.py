@@ -137,3 +137,43 @@ def test_cli_leaderboard_demo_and_store(tmp_path: Path) -> None:
     assert data["metadata_keys"] == ["parameters", "type"]
     bad = runner.invoke(app, ["leaderboard", "--out", str(tmp_path / "x")])
     assert bad.exit_code != 0
+
+
+def test_rank_blocks_are_computed_once_per_distinct_view(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One task: the overall view and the task's view have the same models and cells, so
+    their ranks are computed once and shared; each language view has its own; the ranks
+    equal the analysis layer's rank statistics on the same draws."""
+    import glotbench.report.leaderboard as board
+    from glotbench.analysis.draws import DrawSettings, prepare_draws
+    from glotbench.analysis.rank_stats import rank_statistics
+    from glotbench.analysis.replicates import ReplicatedScores, Unit
+
+    rng = np.random.default_rng(0)
+    languages = ("de", "fr", "sw")
+    values = (
+        np.array([0.8, 0.7, 0.69, 0.5])[:, None, None, None]
+        + rng.normal(0, 0.02, (4, 3, 1, 1))
+        + rng.normal(0, 0.02, (4, 3, 1, 40))
+    )
+    models = ("a", "b", "c", "d")
+    source = ReplicatedScores(
+        models, tuple(Unit("t", lang) for lang in languages), values, "replicates"
+    )
+    calls = []
+    original = board._rank_block
+    monkeypatch.setattr(
+        board, "_rank_block", lambda *args: calls.append(args[0].units) or original(*args)
+    )
+    data = build_leaderboard(source, n_draws=300, language_groups={})
+    assert len(calls) == 1 + len(languages)  # overall = task:t, plus one per language
+    views = data.payload["views"]
+    assert [r["rank"] for r in views["overall"]["rows"]] == [
+        r["rank"] for r in views["task:t"]["rows"]
+    ]
+    settings = DrawSettings(n_draws=300, languages="with")
+    _, draws = prepare_draws(source, settings).aggregate("mean")
+    stats = rank_statistics(draws, 0.95)
+    for row in views["overall"]["rows"]:
+        m = models.index(row["model"])
+        assert (row["rank"]["best"], row["rank"]["worst"]) == (stats.best[m], stats.worst[m])
+        assert row["rank"]["mean"] == round(stats.mean_rank[m], 2)

@@ -16,7 +16,7 @@ bootstrap replicates), on the languages all compared models share.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -29,11 +29,26 @@ from glotbench.analysis.draws import (
     DrawSettings,
     prepare_draws,
 )
+from glotbench.analysis.pairs import CrossProducts, difference_sd, pair_indices, pair_quantiles
 from glotbench.analysis.replicates import ReplicatedScores
 from glotbench.analysis.results import records
 from glotbench.analysis.variance import ComponentTable
 
 EFFECT_THRESHOLD = 2.0
+AGGREGATE_COLUMNS = (
+    "aggregator",
+    "model_a",
+    "model_b",
+    "score_a",
+    "score_b",
+    "difference",
+    "sd",
+    "effect_size",
+    "flagged",
+    "ci_low",
+    "ci_high",
+    "share_a_better",
+)
 
 
 def _sd(values: np.ndarray, axis: int = 0) -> np.ndarray:
@@ -50,9 +65,8 @@ def _effect(observed: np.ndarray, sd: np.ndarray) -> np.ndarray:
     return np.where((sd == 0) & (observed == 0), 0.0, out)
 
 
-def _infinite_effect_notes(*row_lists: list[dict[str, Any]]) -> tuple[str, ...]:
+def _infinite_effect_notes(count: int) -> tuple[str, ...]:
     """Say so when differences have no replication variance (their effect is ±inf)."""
-    count = int(sum(np.isinf(row["effect_size"]) for rows in row_lists for row in rows))
     if not count:
         return ()
     return (
@@ -63,92 +77,185 @@ def _infinite_effect_notes(*row_lists: list[dict[str, Any]]) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class Comparison:
-    """Result of :func:`compare_models`."""
+    """Result of :func:`compare_models`.
+
+    ``aggregates``: one row per aggregator and pair. ``per_language``: one row
+    per pair and language (None unless asked for: it has M(M − 1)/2 × L rows).
+    ``language_summary`` (one row per language) and ``pair_summary`` (one row
+    per pair) condense the per-language comparisons and are always computed.
+    """
 
     aggregates: pd.DataFrame
-    per_language: pd.DataFrame
+    per_language: pd.DataFrame | None
     settings: DrawSettings
     languages: tuple[str, ...]
     notes: tuple[str, ...]
+    language_summary: pd.DataFrame = field(default_factory=pd.DataFrame)
+    pair_summary: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def to_frame(self) -> pd.DataFrame:
         return self.aggregates
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "settings": self.settings.__dict__ | {"description": self.settings.describe()},
             "languages": list(self.languages),
             "effect_threshold": EFFECT_THRESHOLD,
             "aggregates": records(self.aggregates),
-            "per_language": records(self.per_language),
+            "language_summary": records(self.language_summary),
+            "pair_summary": records(self.pair_summary),
             "notes": list(self.notes),
         }
+        if self.per_language is not None:
+            out["per_language"] = records(self.per_language)
+        return out
+
+
+def _aggregate_frame(
+    aggregator: str,
+    models: np.ndarray,
+    observed: np.ndarray,
+    replicated: np.ndarray,
+    pairs: tuple[np.ndarray, np.ndarray],
+    alpha: float,
+) -> pd.DataFrame:
+    """Every pair's difference of one aggregate, as columns (no loop over pairs)."""
+    a, b = pairs
+    diff = observed[a] - observed[b]
+    sd = difference_sd(replicated, a, b)
+    effect = _effect(diff, sd)
+    low, high, share = pair_quantiles(replicated, a, b, (alpha, 1 - alpha))
+    return pd.DataFrame(
+        {
+            "aggregator": aggregator,
+            "model_a": models[a],
+            "model_b": models[b],
+            "score_a": observed[a],
+            "score_b": observed[b],
+            "difference": diff,
+            "sd": sd,
+            "effect_size": effect,
+            "flagged": np.abs(effect) >= EFFECT_THRESHOLD,
+            "ci_low": low,
+            "ci_high": high,
+            "share_a_better": share,
+        }
+    )
+
+
+def _summaries(
+    models: np.ndarray,
+    labels: tuple[str, ...],
+    pairs: tuple[np.ndarray, np.ndarray],
+    diff: np.ndarray,
+    sd: np.ndarray,
+    effect: np.ndarray,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Per language and per pair: how many per-language differences are flagged, and how."""
+    a, b = pairs
+    flagged = np.abs(effect) >= EFFECT_THRESHOLD  # (pairs, U)
+    n_pairs = len(a)
+    with np.errstate(invalid="ignore"):
+        language_summary = pd.DataFrame(
+            {
+                "language": list(labels),
+                "n_pairs": n_pairs,
+                "n_flagged": flagged.sum(axis=0),
+                "share_flagged": flagged.mean(axis=0) if n_pairs else np.nan,
+                "median_abs_difference": np.median(np.abs(diff), axis=0) if n_pairs else np.nan,
+                "median_sd": np.median(sd, axis=0) if n_pairs else np.nan,
+            }
+        )
+    pair_summary = pd.DataFrame(
+        {
+            "model_a": models[a],
+            "model_b": models[b],
+            "n_languages": len(labels),
+            "n_flagged_a_better": (flagged & (diff > 0)).sum(axis=1),
+            "n_flagged_b_better": (flagged & (diff < 0)).sum(axis=1),
+        }
+    )
+    return language_summary, pair_summary
+
+
+def _language_frame(
+    models: np.ndarray,
+    labels: tuple[str, ...],
+    pairs: tuple[np.ndarray, np.ndarray],
+    diff: np.ndarray,
+    sd: np.ndarray,
+    effect: np.ndarray,
+) -> pd.DataFrame:
+    """The full table: one row per pair and language, pairs outer, languages inner."""
+    a, b = pairs
+    n_units = len(labels)
+    return pd.DataFrame(
+        {
+            "model_a": np.repeat(models[a], n_units),
+            "model_b": np.repeat(models[b], n_units),
+            "language": np.tile(np.asarray(labels, dtype=object), len(a)),
+            "difference": diff.ravel(),
+            "sd": sd.ravel(),
+            "effect_size": effect.ravel(),
+            "flagged": np.abs(effect.ravel()) >= EFFECT_THRESHOLD,
+        }
+    )
 
 
 def compare_models(
     source: ReplicatedScores | ComponentTable,
     settings: DrawSettings | None = None,
-    aggregators: tuple[Aggregator, ...] = ("mean", "median"),
+    aggregators: tuple[Aggregator, ...] = AGGREGATORS,
     confidence_level: float = 0.95,
+    per_language: bool = True,
 ) -> Comparison:
-    """Every pair of models: per-language and aggregate differences with effect sizes."""
+    """Every pair of models: per-language and aggregate differences with effect sizes.
+
+    Pair SDs come from the draws' covariance matrices (one product per
+    aggregate, one accumulated per language; see :mod:`glotbench.analysis.pairs`),
+    percentile intervals and shares from chunks of pairwise differences. An
+    aggregator that cannot be computed (the geometric mean of negative scores)
+    is left out with a note. ``per_language=False`` keeps only the
+    per-language summaries, not the table of every pair and language.
+    """
     settings = settings or DrawSettings()
     design = prepare_draws(source, settings)
-    table, draws, observed_units = design.table, design.draws, design.observed
+    notes = list(design.notes)
     alpha = (1 - confidence_level) / 2
-    models = table.models
-    aggregate_rows = []
-    for aggregator in aggregators:
-        observed, replicated = design.aggregate(aggregator)  # (M,), (R, M)
-        for i in range(len(models)):
-            for j in range(i + 1, len(models)):
-                diff_draws = replicated[:, i] - replicated[:, j]
-                diff = float(observed[i] - observed[j])
-                sd = float(_sd(diff_draws))
-                low, high = np.quantile(diff_draws, [alpha, 1 - alpha])
-                effect = float(_effect(np.array(diff), np.array(sd)))
-                aggregate_rows.append(
-                    {
-                        "aggregator": aggregator,
-                        "model_a": models[i],
-                        "model_b": models[j],
-                        "score_a": float(observed[i]),
-                        "score_b": float(observed[j]),
-                        "difference": diff,
-                        "sd": sd,
-                        "effect_size": effect,
-                        "flagged": bool(abs(effect) >= EFFECT_THRESHOLD),
-                        "ci_low": float(low),
-                        "ci_high": float(high),
-                        "share_a_better": float((diff_draws > 0).mean()),
-                    }
-                )
+    models = np.asarray(design.table.models, dtype=object)
+    pairs = pair_indices(len(models))
     # per language: the unit draws themselves, languages fixed
-    language_rows = []
-    kept_labels = design.labels
-    for i in range(len(models)):
-        for j in range(i + 1, len(models)):
-            diff = observed_units[i] - observed_units[j]
-            sd_units = _sd(draws[:, i, :] - draws[:, j, :])  # (U',), one pair at a time
-            effect = _effect(diff, sd_units)
-            for u, label in enumerate(kept_labels):
-                language_rows.append(
-                    {
-                        "model_a": models[i],
-                        "model_b": models[j],
-                        "language": label,
-                        "difference": float(diff[u]),
-                        "sd": float(sd_units[u]),
-                        "effect_size": float(effect[u]),
-                        "flagged": bool(abs(effect[u]) >= EFFECT_THRESHOLD),
-                    }
-                )
+    products = CrossProducts()
+    results = design.aggregate_all(aggregators, visit=lambda rows, block: products.add(block))
+    frames, infinite = [], 0
+    for aggregator, result in results.items():
+        if isinstance(result, Exception):
+            notes.append(f"{aggregator}: {result}")
+            continue
+        frame = _aggregate_frame(aggregator, models, *result, pairs, alpha)
+        infinite += int(np.isinf(frame["effect_size"]).sum())
+        frames.append(frame)
+    aggregates = (
+        pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=AGGREGATE_COLUMNS)
+    )
+    observed = design.observed
+    diff = observed[pairs[0]] - observed[pairs[1]]  # (pairs, U)
+    sd = products.difference_sd(*pairs)
+    effect = _effect(diff, sd)
+    infinite += int(np.isinf(effect).sum())
+    language_summary, pair_summary = _summaries(models, design.labels, pairs, diff, sd, effect)
     return Comparison(
-        aggregates=pd.DataFrame(aggregate_rows),
-        per_language=pd.DataFrame(language_rows),
+        aggregates=aggregates,
+        per_language=(
+            _language_frame(models, design.labels, pairs, diff, sd, effect)
+            if per_language
+            else None
+        ),
         settings=settings,
-        languages=kept_labels,
-        notes=design.notes + _infinite_effect_notes(aggregate_rows, language_rows),
+        languages=design.labels,
+        notes=tuple(notes) + _infinite_effect_notes(infinite),
+        language_summary=language_summary,
+        pair_summary=pair_summary,
     )
 
 

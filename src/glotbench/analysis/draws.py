@@ -23,13 +23,17 @@ variation enters the uncertainty ("subsampled", §6.2). The same language draw
 is used for all models.
 
 Draws are generated in blocks of 256 with per-block seeds (as the bootstrap
-engine), so results do not depend on how many draws are computed at once.
+engine), so results do not depend on how many draws are computed at once. The
+analyses consume them block by block (:meth:`DrawnDesign.blocks`), so the full
+(draws × models × units) array is only built when a caller asks for
+:attr:`DrawnDesign.draws`; memory then stays bounded by one block.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Literal
 
 import numpy as np
@@ -105,28 +109,60 @@ def _parametric_block(table: ComponentTable, rng: np.random.Generator, rows: int
     return table.mean[None] + rng.standard_normal((rows, *table.mean.shape)) * sigma[None]
 
 
-def _nonparametric_block(
-    replicates: ReplicatedScores, rng: np.random.Generator, rows: int
-) -> np.ndarray:
-    values = replicates.values
-    n_models, n_units, _, n_reps = values.shape
-    seeds = replicates.seed_counts()  # (M, U)
-    uniform = rng.random((rows, 1, n_units))  # shared by all models
-    seed_index = np.minimum(
-        (uniform * seeds[None]).astype(np.int64), np.maximum(seeds[None] - 1, 0)
-    )
-    rep_index = rng.integers(0, n_reps, size=(rows, 1, n_units))
-    m = np.arange(n_models)[None, :, None]
-    u = np.arange(n_units)[None, None, :]
-    return values[m, u, seed_index, np.broadcast_to(rep_index, seed_index.shape)]
+class _ReplicatePicker:
+    """Reads draws of the non-parametric scheme out of a ReplicatedScores, prepared once.
+
+    When every model has the same number of seeds on each kept unit (the usual
+    case), one (seed, replicate) pick per draw and unit serves every model, and
+    the scores are re-laid out as rows (unit, seed, replicate) × models, so a
+    draw reads whole contiguous rows instead of M scattered values.
+    """
+
+    def __init__(self, replicates: ReplicatedScores, keep: np.ndarray | None) -> None:
+        values = replicates.values
+        self.shape = values.shape
+        n_models, n_units, _, _ = values.shape
+        self.keep = keep
+        self.units = np.arange(n_units) if keep is None else np.arange(n_units)[keep]
+        self.seeds = replicates.seed_counts()[:, self.units]  # (M, U')
+        self.balanced = bool(n_models) and bool((self.seeds == self.seeds[:1]).all())
+        if self.balanced:
+            by_cell = values[:, self.units].transpose(1, 2, 3, 0)  # (U', S, B, M)
+            self.rows = np.ascontiguousarray(by_cell).reshape(-1, n_models)
+        else:
+            self.flat = values.ravel()
+
+    def block(self, rng: np.random.Generator, rows: int) -> np.ndarray:
+        """The first ``rows`` (≤ BLOCK) draws of one block (rows × M × units[keep]).
+
+        The generator's stream (BLOCK uniforms, then BLOCK replicate indices,
+        for all units) does not depend on ``rows`` or ``keep``.
+        """
+        n_models, n_units, n_seeds, n_reps = self.shape
+        uniform = rng.random((BLOCK, 1, n_units))[:rows]  # shared by all models
+        rep_index = rng.integers(0, n_reps, size=(BLOCK, 1, n_units))[:rows]
+        if self.keep is not None:
+            uniform, rep_index = uniform[..., self.keep], rep_index[..., self.keep]
+        seeds = self.seeds[:1] if self.balanced else self.seeds
+        seed_index = np.minimum(
+            (uniform * seeds[None]).astype(np.int64), np.maximum(seeds[None] - 1, 0)
+        )
+        if self.balanced:
+            unit = np.arange(len(self.units))
+            row = (unit * n_seeds + seed_index[:, 0, :]) * n_reps + rep_index[:, 0, :]
+            picked = np.take(self.rows, row, axis=0)  # (rows, U', M)
+            return np.ascontiguousarray(picked.transpose(0, 2, 1))
+        # flat position of values[m, u, seed, rep]
+        cell = (np.arange(n_models)[:, None] * n_units + self.units[None, :]) * (n_seeds * n_reps)
+        return np.take(self.flat, seed_index * n_reps + rep_index + cell[None])
 
 
-def unit_draws(
+def _block_maker(
     source: ReplicatedScores | ComponentTable,
     settings: DrawSettings,
-    keep: np.ndarray | None = None,
-) -> np.ndarray:
-    """Draws of every model's unit scores, shape (n_draws, models, units[keep])."""
+    keep: np.ndarray | None,
+) -> Callable[[int, int], np.ndarray]:
+    """Check that ``settings`` can draw from ``source``; return make(start, rows) → block."""
     if settings.n_draws < 2:
         raise InputError("n_draws must be at least 2", field="n_draws")
     if settings.scheme == "nonparametric":
@@ -141,11 +177,14 @@ def unit_draws(
                 "language, but each model-language cell has a single score; import per-example "
                 "statistics or replicated scores, or use ready SDs with --scheme parametric"
             )
+        picker = _ReplicatePicker(source, keep)
 
-        def make(rng: np.random.Generator, rows: int) -> np.ndarray:
-            return _nonparametric_block(source, rng, rows)
+        def nonparametric(start: int, rows: int) -> np.ndarray:
+            # a whole block's random numbers, then cut (see below); units outside keep and
+            # rows beyond ``rows`` are never read
+            return picker.block(block_rng(settings.seed, start // BLOCK, _NONPARAMETRIC_KEY), rows)
 
-        key = _NONPARAMETRIC_KEY
+        return nonparametric
     elif settings.scheme == "languages-only":
         if settings.languages == "none":
             raise DesignError(
@@ -154,7 +193,7 @@ def unit_draws(
             )
         table = source if isinstance(source, ComponentTable) else components(source)
         mean = table.mean if keep is None else table.mean[:, keep]
-        return np.broadcast_to(mean[None], (settings.n_draws, *mean.shape))
+        return lambda start, rows: np.broadcast_to(mean[None], (rows, *mean.shape))
     elif settings.scheme == "parametric":
         table = source if isinstance(source, ComponentTable) else components(source)
         present = table.present()
@@ -173,14 +212,58 @@ def unit_draws(
             f"unknown scheme {settings.scheme!r}; use nonparametric, parametric or languages-only",
             field="scheme",
         )
-    blocks = []
-    for start in range(0, settings.n_draws, BLOCK):
-        rows = min(BLOCK, settings.n_draws - start)
+
+    def block(start: int, rows: int) -> np.ndarray:
         # always a whole block, then cut: the generator's stream (uniforms, then replicate
         # indices) must not depend on how many rows the last block keeps
-        block = make(block_rng(settings.seed, start // BLOCK, key), BLOCK)[:rows]
-        blocks.append(block if keep is None else block[..., keep])
-    return np.concatenate(blocks, axis=0)
+        out = make(block_rng(settings.seed, start // BLOCK, key), BLOCK)[:rows]
+        return out if keep is None else out[..., keep]
+
+    return block
+
+
+def check_draws(source: ReplicatedScores | ComponentTable, settings: DrawSettings) -> None:
+    """Raise the error :func:`unit_draws` would raise, without drawing anything."""
+    _block_maker(source, settings, None)
+
+
+def unit_draw_blocks(
+    source: ReplicatedScores | ComponentTable,
+    settings: DrawSettings,
+    keep: np.ndarray | None = None,
+) -> Iterator[tuple[int, np.ndarray]]:
+    """(first draw, block of ≤ 256 draws (rows, models, units[keep])) in order.
+
+    Concatenated, the blocks are :func:`unit_draws`; consuming them one at a
+    time bounds memory by one block whatever the number of draws. Bad settings
+    raise at the call, not at the first block.
+    """
+    make = _block_maker(source, settings, keep)
+
+    def generate() -> Iterator[tuple[int, np.ndarray]]:
+        for start in range(0, settings.n_draws, BLOCK):
+            yield start, make(start, min(BLOCK, settings.n_draws - start))
+
+    return generate()
+
+
+def unit_draws(
+    source: ReplicatedScores | ComponentTable,
+    settings: DrawSettings,
+    keep: np.ndarray | None = None,
+) -> np.ndarray:
+    """Draws of every model's unit scores, shape (n_draws, models, units[keep])."""
+    make = _block_maker(source, settings, keep)
+    if settings.scheme == "languages-only":  # no noise: one read-only view of the means
+        first = make(0, 1)
+        return np.broadcast_to(first[:1], (settings.n_draws, *first.shape[1:]))
+    return np.concatenate(
+        [
+            make(start, min(BLOCK, settings.n_draws - start))
+            for start in range(0, settings.n_draws, BLOCK)
+        ],
+        axis=0,
+    )
 
 
 def task_layout(units: Sequence[Unit]) -> list[np.ndarray]:
@@ -228,18 +311,27 @@ def language_draws(
 
 
 def aggregate(scores: np.ndarray, aggregator: Aggregator, axis: int = -1) -> np.ndarray:
-    """Aggregate over languages: arithmetic mean, geometric mean or median."""
+    """Aggregate over languages: arithmetic mean, geometric mean or median.
+
+    The geometric mean is exp(mean log x) (as ``scipy.stats.gmean``). A score
+    of exactly 0 makes it 0 (log 0 = −∞; the limit of the product), which is
+    its value for non-negative numbers; negative scores have no geometric mean
+    and raise :class:`DesignError` (callers then skip the aggregator with a note).
+    """
     if aggregator == "mean":
         return scores.mean(axis=axis)
     if aggregator == "median":
         return np.median(scores, axis=axis)
     if aggregator == "geometric_mean":
-        if (scores <= 0).any():
+        negative = int(np.count_nonzero(scores < 0))
+        if negative:
             raise DesignError(
-                "the geometric mean needs positive scores, but some (resampled) scores are ≤ 0; "
-                "use the mean or median, or a metric on a positive scale"
+                "the geometric mean needs positive scores (zeros are allowed and give 0), but "
+                f"{negative} (resampled) score(s) are negative; use the mean or median, or a "
+                "metric on a positive scale"
             )
-        return np.exp(np.log(scores).mean(axis=axis))
+        with np.errstate(divide="ignore"):
+            return np.exp(np.log(scores).mean(axis=axis))
     raise InputError(f"unknown aggregator {aggregator!r}; use one of {', '.join(AGGREGATORS)}")
 
 
@@ -256,13 +348,29 @@ def aggregate_units(
     languages). ``languages`` (from :func:`language_draws`) replaces each
     task's units by the drawn ones, draw by draw (``scores`` then (R, M, U)).
     """
-    per_task = []
+    return aggregate_picked(pick_units(scores, layout, languages), aggregator)
+
+
+def pick_units(
+    scores: np.ndarray, layout: list[np.ndarray], languages: list[np.ndarray] | None = None
+) -> list[np.ndarray]:
+    """Each task's unit scores (..., units of the task), resampled when ``languages`` is given."""
+    picked = []
     for t, idx in enumerate(layout):
         if languages is None:
-            picked = scores[..., idx]
+            contiguous = len(idx) and idx[-1] - idx[0] == len(idx) - 1 and (np.diff(idx) == 1).all()
+            # a run of units is a view (the same values, no copy of the block)
+            picked.append(scores[..., idx[0] : idx[-1] + 1] if contiguous else scores[..., idx])
+        elif scores.strides[0] == 0:  # languages-only: every draw holds the same unit means
+            picked.append(scores[0][:, languages[t]].transpose(1, 0, 2))
         else:
-            picked = np.take_along_axis(scores, languages[t][:, None, :], axis=2)
-        per_task.append(aggregate(picked, aggregator))
+            picked.append(np.take_along_axis(scores, languages[t][:, None, :], axis=2))
+    return picked
+
+
+def aggregate_picked(picked: list[np.ndarray], aggregator: Aggregator) -> np.ndarray:
+    """Aggregate within each task (of :func:`pick_units`), then over tasks."""
+    per_task = [aggregate(task, aggregator) for task in picked]
     if len(per_task) == 1:
         return per_task[0]
     return aggregate(np.stack(per_task, axis=-1), aggregator)
@@ -273,42 +381,115 @@ class DrawnDesign:
     """Everything an analysis over draws needs, prepared once.
 
     ``table`` has the observed unit means and σ's; ``keep`` marks the units all
-    models share; ``units``/``labels`` are the kept units; ``draws`` is
-    (R × M × U'); ``layout`` groups kept units by task; ``languages`` holds the
-    per-task language draws (None: languages fixed).
+    models share; ``units``/``labels`` are the kept units; ``layout`` groups
+    kept units by task; ``languages`` holds the per-task language draws (None:
+    languages fixed). The unit draws (R × M × U') come block by block from
+    :meth:`blocks`; :attr:`draws` builds the whole array on first use.
     """
 
     table: ComponentTable
     keep: np.ndarray
     units: tuple[Unit, ...]
     labels: tuple[str, ...]
-    draws: np.ndarray
     layout: list[np.ndarray]
     languages: list[np.ndarray] | None
     notes: tuple[str, ...]
+    source: ReplicatedScores | ComponentTable = field(repr=False)
+    settings: DrawSettings = field(default_factory=DrawSettings)
 
     @property
     def observed(self) -> np.ndarray:
         """Observed unit means of the kept units (M × U')."""
         return self.table.mean[:, self.keep]
 
+    @property
+    def n_draws(self) -> int:
+        return self.settings.n_draws
+
+    @cached_property
+    def draws(self) -> np.ndarray:
+        """All unit draws at once (R × M × U'); prefer :meth:`blocks` at scale."""
+        return unit_draws(self.source, self.settings, self.keep)
+
+    def blocks(self) -> Iterator[tuple[slice, np.ndarray]]:
+        """(rows of the draws, unit draws of those rows) in blocks of ≤ 256 draws."""
+        if "draws" in self.__dict__:  # already built: slice it
+            for start in range(0, self.n_draws, BLOCK):
+                rows = slice(start, min(start + BLOCK, self.n_draws))
+                yield rows, self.draws[rows]
+            return
+        for start, block in unit_draw_blocks(self.source, self.settings, self.keep):
+            yield slice(start, start + block.shape[0]), block
+
+    def block_languages(self, rows: slice) -> list[np.ndarray] | None:
+        """The language draws of ``rows`` (None: languages fixed)."""
+        return None if self.languages is None else [t[rows] for t in self.languages]
+
     def aggregate(self, aggregator: Aggregator) -> tuple[np.ndarray, np.ndarray]:
         """Observed aggregate (M,) and its draws (R × M)."""
-        observed = aggregate_units(self.observed, self.layout, aggregator)
-        replicated = aggregate_units(self.draws, self.layout, aggregator, self.languages)
-        return observed, replicated
+        result = self.aggregate_all((aggregator,))[aggregator]
+        if isinstance(result, Exception):
+            raise result
+        return result
+
+    def aggregate_all(
+        self,
+        aggregators: Sequence[Aggregator],
+        visit: Callable[[slice, np.ndarray], None] | None = None,
+    ) -> dict[str, tuple[np.ndarray, np.ndarray] | DesignError]:
+        """Observed aggregates and their draws for several aggregators in one pass.
+
+        ``visit(rows, block)`` is called with every block of unit draws, for
+        analyses that need more than the aggregates (per-language statistics).
+        An aggregator that cannot be computed (the geometric mean of negative
+        scores) maps to its :class:`DesignError`; the others are unaffected.
+        """
+        n_models = len(self.table.models)
+        out: dict[str, tuple[np.ndarray, np.ndarray] | DesignError] = {}
+        replicated: dict[Aggregator, np.ndarray] = {}
+        for aggregator in aggregators:
+            try:
+                observed = aggregate_units(self.observed, self.layout, aggregator)
+            except DesignError as exc:
+                out[aggregator] = exc
+                continue
+            replicated[aggregator] = np.empty((self.n_draws, n_models))
+            out[aggregator] = (observed, replicated[aggregator])
+        for rows, block in self.blocks():
+            picked = pick_units(block, self.layout, self.block_languages(rows))
+            for name in list(replicated):
+                try:
+                    replicated[name][rows] = aggregate_picked(picked, name)
+                except DesignError as exc:
+                    out[name] = exc
+                    del replicated[name]
+            if visit is not None:
+                visit(rows, block)
+        return out
 
 
 def prepare_draws(source: ReplicatedScores | ComponentTable, settings: DrawSettings) -> DrawnDesign:
-    """Component table, shared units, unit draws and language draws for ``settings``."""
+    """Component table, shared units and language draws for ``settings``.
+
+    Checks that the unit draws can be made (scheme, replication) without
+    making them: they come lazily from :meth:`DrawnDesign.blocks`.
+    """
     table = source if isinstance(source, ComponentTable) else components(source)
     labels = tuple(u.label(table.single_task) for u in table.units)
     keep, notes = common_units(table.present(), table.models, labels)
     units = tuple(u for u, k in zip(table.units, keep, strict=True) if k)
-    draws = unit_draws(source, settings, keep)
+    check_draws(source, settings)
     layout = task_layout(units)
     languages = language_draws(settings.n_draws, layout, settings)
     kept_labels = tuple(label for label, k in zip(labels, keep, strict=True) if k)
     return DrawnDesign(
-        table, keep, units, kept_labels, draws, layout, languages, tuple(list(table.notes) + notes)
+        table,
+        keep,
+        units,
+        kept_labels,
+        layout,
+        languages,
+        tuple(list(table.notes) + notes),
+        source,
+        settings,
     )

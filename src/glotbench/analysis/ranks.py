@@ -10,6 +10,10 @@
   better models) and worst rank = M − #(significantly worse models).
 * EuroEval rank score: see :mod:`glotbench.analysis.euroeval_rank` (current
   method of 2026-05-28 by default, the superseded 2025 method on request).
+
+Distributions and intervals are computed by :mod:`glotbench.analysis.rank_stats`
+in memory linear in the number of models (rank counts per chunk of draws;
+pairwise percentiles only for models whose draws overlap, in chunks).
 """
 
 from __future__ import annotations
@@ -29,28 +33,12 @@ from glotbench.analysis.euroeval_rank import (
     iterations_from_components,
     iterations_from_replicated,
 )
+from glotbench.analysis.rank_stats import draw_ranks as draw_ranks  # re-exported
+from glotbench.analysis.rank_stats import rank_intervals as rank_intervals  # re-exported
+from glotbench.analysis.rank_stats import rank_statistics
 from glotbench.analysis.replicates import ReplicatedScores
 from glotbench.analysis.results import records
 from glotbench.analysis.variance import ComponentTable
-
-
-def draw_ranks(aggregates: np.ndarray) -> np.ndarray:
-    """Competition ranks per draw: 1 + number of models strictly better, (R × M)."""
-    return 1 + (aggregates[:, None, :] > aggregates[:, :, None]).sum(axis=2)
-
-
-def rank_intervals(
-    aggregates: np.ndarray, confidence_level: float
-) -> tuple[np.ndarray, np.ndarray]:
-    """Best and worst plausible rank per model from paired draws of aggregates (R × M)."""
-    alpha = (1 - confidence_level) / 2
-    diff = aggregates[:, None, :] - aggregates[:, :, None]  # [r, i, j] = agg_j − agg_i
-    low = np.quantile(diff, alpha, axis=0)
-    high = np.quantile(diff, 1 - alpha, axis=0)
-    better = (low > 0).sum(axis=1)  # models j significantly better than i
-    worse = (high < 0).sum(axis=1)
-    n_models = aggregates.shape[1]
-    return 1 + better, n_models - worse
 
 
 @dataclass(frozen=True)
@@ -106,37 +94,37 @@ def rank_models(
     )
     notes += euroeval.notes
     rank_score = euroeval.overall.set_index("model").reindex(list(table.models))
-    distribution_rows, summary_rows = [], []
-    for aggregator in aggregators:
-        try:
-            _, replicated = design.aggregate(aggregator)
-        except Exception as exc:
-            notes.append(f"{aggregator}: {exc}")
+    distributions, summaries = [], []
+    results = design.aggregate_all(aggregators)
+    for aggregator, result in results.items():
+        if isinstance(result, Exception):
+            notes.append(f"{aggregator}: {result}")
             continue
-        ranks = draw_ranks(replicated)
-        best, worst = rank_intervals(replicated, confidence_level)
-        shares = np.stack([(ranks == r).mean(axis=0) * 100 for r in range(1, n_models + 1)], axis=1)
-        for m, model in enumerate(table.models):
-            distribution_rows.append(
-                {"aggregator": aggregator, "model": model}
-                | {f"rank_{r}": float(shares[m, r - 1]) for r in range(1, n_models + 1)}
-            )
-            summary_rows.append(
+        stats = rank_statistics(result[1], confidence_level)
+        distribution = pd.DataFrame(
+            stats.shares, columns=[f"rank_{r}" for r in range(1, n_models + 1)]
+        )
+        distribution.insert(0, "model", list(table.models))
+        distribution.insert(0, "aggregator", aggregator)
+        distributions.append(distribution)
+        summaries.append(
+            pd.DataFrame(
                 {
                     "aggregator": aggregator,
-                    "model": model,
-                    "mean_rank": float(ranks[:, m].mean()),
-                    "modal_rank": int(np.argmax(shares[m]) + 1),
-                    "rank_best": int(best[m]),
-                    "rank_worst": int(worst[m]),
-                    "euroeval_rank_score": float(rank_score["score"].iloc[m]),
-                    "euroeval_rank_low": float(rank_score["low"].iloc[m]),
-                    "euroeval_rank_high": float(rank_score["high"].iloc[m]),
+                    "model": list(table.models),
+                    "mean_rank": stats.mean_rank,
+                    "modal_rank": stats.modal_rank,
+                    "rank_best": stats.best,
+                    "rank_worst": stats.worst,
+                    "euroeval_rank_score": rank_score["score"].to_numpy(dtype=float),
+                    "euroeval_rank_low": rank_score["low"].to_numpy(dtype=float),
+                    "euroeval_rank_high": rank_score["high"].to_numpy(dtype=float),
                 }
             )
+        )
     return Ranks(
-        pd.DataFrame(distribution_rows),
-        pd.DataFrame(summary_rows),
+        pd.concat(distributions, ignore_index=True) if distributions else pd.DataFrame(),
+        pd.concat(summaries, ignore_index=True) if summaries else pd.DataFrame(),
         settings,
         tuple(notes),
         euroeval,

@@ -11,8 +11,9 @@ between-language standard errors from :func:`glotbench.analysis.aggregate.leader
 per-cell means and within-language SDs σ_w from
 :func:`glotbench.analysis.variance.components`, rank draws from
 :func:`glotbench.analysis.draws.prepare_draws` with
-:func:`glotbench.analysis.ranks.draw_ranks` / :func:`~glotbench.analysis.ranks.rank_intervals`.
-This module only assembles them into views.
+:func:`glotbench.analysis.rank_stats.rank_statistics` (rank counts and
+intervals, computed once per distinct view and shared between views with the
+same models and units). This module only assembles them into views.
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ from scipy.special import ndtri
 
 from glotbench.analysis.aggregate import leaderboard
 from glotbench.analysis.draws import DrawSettings, prepare_draws
-from glotbench.analysis.ranks import draw_ranks, rank_intervals
+from glotbench.analysis.pairs import pair_quantiles
+from glotbench.analysis.rank_stats import rank_statistics
 from glotbench.analysis.replicates import ReplicatedScores
 from glotbench.analysis.variance import components
 from glotbench.errors import GlotbenchError
@@ -123,24 +125,28 @@ def _rank_block(
     design = prepare_draws(replicated, settings)
     observed, draws = design.aggregate("mean")  # (M,), (R, M)
     models = design.table.models
-    ranks = draw_ranks(draws)
-    best, worst = rank_intervals(draws, confidence_level)
+    stats = rank_statistics(draws, confidence_level)
+    shares, mean_rank = stats.shares, stats.mean_rank
     alpha = (1 - confidence_level) / 2
     order = np.argsort(-observed, kind="stable")
+    # each model against the next one down: percentile interval of the paired difference
+    tie_low, tie_high, _ = pair_quantiles(draws, order[:-1], order[1:], (alpha, 1 - alpha))
     out: dict[str, dict[str, Any]] = {}
     for position, m in enumerate(order):
-        counts = np.bincount(ranks[:, m].astype(int), minlength=len(models) + 1)[1:]
-        shares = counts / ranks.shape[0] * 100
         tie_next = None
         if position + 1 < len(order):
-            nxt = order[position + 1]
-            low, high = np.quantile(draws[:, m] - draws[:, nxt], [alpha, 1 - alpha])
-            tie_next = bool(low <= 0 <= high)
+            tie_next = bool(tie_low[position] <= 0 <= tie_high[position])
+        nonzero = np.flatnonzero(shares[m] > 0)
+        # shares are finite: round() as _num does, without its per-value checks
+        dist = [
+            [r + 1, round(v, 1)]
+            for r, v in zip(nonzero.tolist(), shares[m, nonzero].tolist(), strict=True)
+        ]
         out[models[m]] = {
-            "best": int(best[m]),
-            "worst": int(worst[m]),
-            "mean": _num(ranks[:, m].mean(), 2),
-            "dist": [[r + 1, _num(s, 1)] for r, s in enumerate(shares) if s > 0],
+            "best": int(stats.best[m]),
+            "worst": int(stats.worst[m]),
+            "mean": _num(mean_rank[m], 2),
+            "dist": dist,
             "tie_next": tie_next,
             "n_ranked": len(models),
         }
@@ -149,6 +155,9 @@ def _rank_block(
 
 def _replicated(source: ReplicatedScores) -> bool:
     return source.values.shape[2] > 1 or source.values.shape[3] > 1
+
+
+RankCache = dict[tuple[Any, ...], tuple[dict[str, dict[str, Any]], list[str]]]
 
 
 def _ranks_for(
@@ -161,8 +170,14 @@ def _ranks_for(
     seed: int,
     resample_languages: bool,
     confidence_level: float,
+    cache: RankCache | None = None,
 ) -> tuple[dict[str, dict[str, Any]], list[str]]:
-    """Ranks of ``models`` on the units of ``tasks`` x ``languages`` (None: all)."""
+    """Ranks of ``models`` on the units of ``tasks`` x ``languages`` (None: all).
+
+    Views with the same models, units and settings (the overall view and the
+    only task's view, a group and a language with the same units, …) share
+    one computation through ``cache``.
+    """
     keep = [
         i
         for i, u in enumerate(source.units)
@@ -170,13 +185,16 @@ def _ranks_for(
     ]
     if len(models) < 2 or not keep:
         return {}, []
-    sub = source.select_models(list(models))
+    key = (tuple(models), tuple(keep), resample_languages, n_draws, seed, confidence_level)
+    if cache is not None and key in cache:
+        return cache[key]
+    index = [source.models.index(m) for m in models]
     sub = ReplicatedScores(
-        sub.models,
-        tuple(sub.units[i] for i in keep),
-        sub.values[:, keep],
-        sub.source,
-        sub.metric,
+        tuple(models),
+        tuple(source.units[i] for i in keep),
+        source.values[np.ix_(index, keep)],  # only the cells of this view
+        source.source,
+        source.metric,
     )
     scheme = "nonparametric" if _replicated(source) else "languages-only"
     if scheme == "languages-only" and not resample_languages:
@@ -188,9 +206,33 @@ def _ranks_for(
         languages="with" if resample_languages else "none",
     )
     try:
-        return _rank_block(sub, settings, confidence_level)
+        result = _rank_block(sub, settings, confidence_level)
     except GlotbenchError as exc:
-        return {}, [str(exc)]
+        result = {}, [str(exc)]
+    if cache is not None:
+        cache[key] = result
+    return result
+
+
+def _cell_scores(source: ReplicatedScores) -> pd.DataFrame:
+    """One score per model, task and language: the mean over all its seeds and replicates.
+
+    Computed on the (model, unit, seed, replicate) array, without the long
+    table of every replicate (10⁷ rows for 200 models × 50 languages × 1,000).
+    """
+    values = source.values
+    count = (~np.isnan(values)).sum(axis=(2, 3))
+    total = np.nansum(values, axis=(2, 3))
+    m, u = np.nonzero(count > 0)
+    frame = pd.DataFrame(
+        {
+            "model": np.asarray(source.models, dtype=object)[m],
+            "task": np.asarray([unit.task for unit in source.units], dtype=object)[u],
+            "language": np.asarray([unit.language for unit in source.units], dtype=object)[u],
+            "score": total[m, u] / count[m, u],
+        }
+    )
+    return frame.sort_values(["model", "task", "language"], kind="stable").reset_index(drop=True)
 
 
 def _cell_rows(source: ReplicatedScores, confidence_level: float) -> list[list[Any]]:
@@ -331,12 +373,16 @@ def build_leaderboard(
     …); ``language_groups`` maps a group name to its languages (default:
     :data:`LANGUAGE_GROUPS`, those with two or more languages present).
     """
-    frame = source.to_frame()
-    # one score per model, task and language: the mean over seeds and replicates
-    scores = frame.groupby(["model", "task", "language"], as_index=False, sort=True)["score"].mean()
+    scores = _cell_scores(source)
     tasks = sorted(scores["task"].unique())
     languages = sorted(scores["language"].unique())
-    rank_kwargs = {"n_draws": n_draws, "seed": seed, "confidence_level": confidence_level}
+    cache: RankCache = {}
+    rank_kwargs = {
+        "n_draws": n_draws,
+        "seed": seed,
+        "confidence_level": confidence_level,
+        "cache": cache,
+    }
     views: dict[str, dict[str, Any]] = {
         "overall": _multi_task_view("overall", "Overall", scores, source, None, rank_kwargs)
     }

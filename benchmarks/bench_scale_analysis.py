@@ -1,0 +1,154 @@
+"""Pairwise comparisons, ranks and the leaderboard at leaderboard scale: time and peak memory.
+
+Synthetic replicated scores (no store, so that only the analysis is timed):
+model m on cell (task, language) u, bootstrap replicate b:
+
+    x[m, u, b] = skill_m + difficulty_u + noise_mu + e_mub,
+    skill ~ N(0.7, 0.05²), difficulty ~ N(0, 0.05²), noise ~ N(0, 0.01²), e ~ N(0, 0.01²)
+
+— the shape ``glotbench analyze`` reads from a store of one run per model and
+language with ``--replicates`` bootstrap replicates. Cases (each in its own
+process, so that its peak RSS is its own):
+
+* ``compare``: 200 models × 50 languages, 1,000 replicates, R = 10,000 draws,
+  languages resampled with replacement, aggregators mean, geometric mean and
+  median; per-language results summarised (the default of ``analyze compare``);
+* ``compare-pairs``: the same, plus the full per-language table of all
+  19,900 pairs × 50 languages written to Parquet (``--pairs-out``);
+* ``ranks``: ``rank_models`` on the 200 × 50 design, R = 10,000;
+* ``ranks-1000``: 1,000 models × 100 task-language cells (2 tasks × 50
+  languages), 200 replicates, R = 10,000, aggregator mean (rank counts and
+  rank intervals; run it once, it is the large case);
+* ``leaderboard``: ``build_leaderboard`` + the HTML page for 200 models × 50
+  languages (ISO codes, so language-group views exist), R = 1,000.
+
+Run: PYTHONPATH=src python benchmarks/bench_scale_analysis.py [--cases compare ranks ...]
+         [--json results.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from _common import machine_info, print_header, print_table, write_json
+
+#: 50 ISO 639-1 codes, so that the leaderboard has its language-group views
+LANGUAGES = (
+    "af am ar az be bg bn ca cs da de en es et fi fo fr gl gu he hi hr hu id is it "
+    "jv kk kn ky lb mk ml mr ms mt nb ne nl nn pa pl pt ro ru sk sl sv sw ta"
+).split()
+CASES = ("compare", "compare-pairs", "ranks", "leaderboard", "ranks-1000")
+
+
+def peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def synthetic(n_models: int, n_tasks: int, n_replicates: int, seed: int = 0) -> Any:
+    """ReplicatedScores (M, tasks × 50 languages, 1 seed, B replicates) as described above."""
+    from glotbench.analysis.replicates import ReplicatedScores, Unit
+
+    rng = np.random.default_rng(seed)
+    units = tuple(Unit(f"task{t}", lang) for t in range(n_tasks) for lang in LANGUAGES)
+    n_units = len(units)
+    skill = rng.normal(0.7, 0.05, n_models)
+    values = np.empty((n_models, n_units, 1, n_replicates))
+    values[:] = (skill[:, None] + rng.normal(0, 0.05, n_units)[None])[..., None, None]
+    values += rng.normal(0, 0.01, (n_models, n_units, 1, 1))
+    for m in range(n_models):  # replicate noise, one model at a time (bounded memory)
+        values[m] += rng.normal(0, 0.01, (n_units, 1, n_replicates))
+    models = tuple(f"model-{m:04d}" for m in range(n_models))
+    return ReplicatedScores(models, units, values, "replicates", "accuracy")
+
+
+def run_case(case: str, draws: int) -> dict[str, Any]:
+    """Build the inputs, run one case, return seconds, CPU seconds and peak RSS."""
+    from glotbench.analysis.compare import compare_models
+    from glotbench.analysis.draws import DrawSettings
+    from glotbench.analysis.ranks import rank_models
+    from glotbench.report.leaderboard import build_leaderboard, write_leaderboard
+    from glotbench.report.table_files import write_table
+
+    if case == "ranks-1000":
+        source = synthetic(1000, 2, 200)
+    else:
+        source = synthetic(200, 1, 1000)
+    rss_inputs = peak_rss_mib()
+    detail = ""
+    cpu0, start = time.process_time(), time.perf_counter()
+    if case in ("compare", "compare-pairs"):
+        settings = DrawSettings(n_draws=draws, languages="with")
+        result = compare_models(source, settings, per_language=case == "compare-pairs")
+        if case == "compare-pairs":
+            with tempfile.TemporaryDirectory() as folder:
+                path = write_table(result.per_language, Path(folder) / "pairs.parquet")
+                detail = f"{len(result.per_language)} rows, {path.stat().st_size / 2**20:.0f} MiB"
+        else:
+            detail = f"{len(result.aggregates)} aggregate rows"
+    elif case in ("ranks", "ranks-1000"):
+        aggregators = ("mean",) if case == "ranks-1000" else ("mean", "geometric_mean", "median")
+        result = rank_models(source, DrawSettings(n_draws=draws), aggregators=aggregators)
+        widths = (result.summary["rank_worst"] - result.summary["rank_best"]).describe()
+        detail = f"rank interval width: median {widths['50%']:.0f}, max {widths['max']:.0f}"
+    elif case == "leaderboard":
+        data = build_leaderboard(source, n_draws=1000)
+        with tempfile.TemporaryDirectory() as folder:
+            write_leaderboard(data, folder)
+        detail = f"{len(data.payload['views'])} views"
+    else:
+        raise SystemExit(f"unknown case {case}")
+    return {
+        "case": case,
+        "seconds": time.perf_counter() - start,
+        "cpu_seconds": time.process_time() - cpu0,
+        "peak_rss_mib": peak_rss_mib(),
+        "rss_inputs_mib": rss_inputs,
+        "detail": detail,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--cases", nargs="+", default=list(CASES[:4]), choices=CASES)
+    parser.add_argument("--draws", type=int, default=10_000)
+    parser.add_argument("--json", default=None, help="write the results to this JSON file")
+    parser.add_argument("--case", default=None, help=argparse.SUPPRESS)  # child process
+    args = parser.parse_args()
+    if args.case:
+        print(json.dumps(run_case(args.case, args.draws)))
+        return
+    info = machine_info(["numpy", "scipy", "pandas"])
+    print_header("compare, ranks and leaderboard at scale", info)
+    rows = []
+    for case in args.cases:
+        child = subprocess.run(
+            [sys.executable, __file__, "--case", case, "--draws", str(args.draws)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        row = json.loads(child.stdout.strip().splitlines()[-1])
+        print(f"{case}: {row}", flush=True)
+        rows.append(row)
+    print()
+    print_table(
+        rows, ["case", "seconds", "cpu_seconds", "peak_rss_mib", "rss_inputs_mib", "detail"]
+    )
+    info["load_average_after"] = machine_info([])["load_average_1_5_15"]
+    print(f"load average after: {info['load_average_after']}")
+    write_json(args.json, {"machine": info, "draws": args.draws, "results": rows})
+
+
+if __name__ == "__main__":
+    main()

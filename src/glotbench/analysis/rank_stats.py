@@ -1,0 +1,177 @@
+"""Rank distributions and rank intervals from draws of aggregates, in memory linear in M.
+
+Inputs are draws of every model's aggregate, X (R draws × M models); larger
+is better.
+
+* Ranks per draw are competition ranks (1 + number of models strictly
+  better), from one sort per draw, in chunks of draws; the rank distribution
+  is kept as counts (M × M: model × rank), never as an (R × M × M) array.
+* Rank interval (as Chatbot Arena reports ranks; Chiang et al. 2024, §5): j is
+  *significantly better* than i when the lower (1 − α)/2 percentile of the
+  paired draws of X_j − X_i is above 0 (numpy's linear percentile, as before);
+  best rank = 1 + #significantly better, worst rank = M − #significantly
+  worse. This definition is pairwise, so pairs are still examined, but not
+  all of them and never all at once:
+
+  - pairs whose *trimmed ranges* do not overlap are decided by two sorted
+    searches over per-model order statistics. With s_m the sorted draws of
+    model m and h = max(⌊(k − 1)/2⌋, 0), k as below: if s_j[h] > s_i[R − 1 − h],
+    then for t in between, {X_j ≤ X_i} ⊆ {X_j ≤ t} ∪ {X_i ≥ t}, so at most
+    2h ≤ k − 1 draws have X_j − X_i ≤ 0 and j is significantly better (for any
+    dependence between the models' draws; h = 0 is the plain min/max test);
+  - for the overlapping pairs, differences are formed in chunks of pairs. If
+    c = #(draws with X_j − X_i ≤ 0) is at most k − 1, k = ⌊(R − 1)·α/2⌋ the
+    order statistic below the percentile, the percentile lies above 0 (at least
+    R − k draws are positive); if c ≥ k + 3 it lies at or below 0. Only the
+    rare pairs in between get the exact percentile (``numpy.quantile``), so
+    the decisions equal those of the percentile of every pair.
+
+  The work is proportional to the number of overlapping pairs times R; memory
+  to one chunk.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from glotbench.analysis.pairs import CHUNK_ELEMENTS
+
+
+def _chunk_rows(n_models: int, chunk_elements: int) -> int:
+    return max(1, chunk_elements // max(n_models, 1))
+
+
+def _ranks_of(chunk: np.ndarray) -> np.ndarray:
+    """Competition ranks (1 = best) of each row of ``chunk`` (rows × M), via one sort."""
+    rows, n_models = chunk.shape
+    order = np.argsort(-chunk, axis=1, kind="stable")  # best first
+    ordered = np.take_along_axis(chunk, order, axis=1)
+    position = np.broadcast_to(np.arange(n_models), (rows, n_models))
+    new_value = np.ones((rows, n_models), dtype=bool)
+    new_value[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    # every model in a run of equal values gets the position of the run's first model
+    first = np.maximum.accumulate(np.where(new_value, position, 0), axis=1)
+    ranks = np.empty((rows, n_models), dtype=np.int64)
+    np.put_along_axis(ranks, order, first + 1, axis=1)
+    return ranks
+
+
+def draw_ranks(aggregates: np.ndarray, chunk_elements: int = CHUNK_ELEMENTS) -> np.ndarray:
+    """Competition ranks per draw: 1 + number of models strictly better, (R × M)."""
+    out = np.empty(aggregates.shape, dtype=np.int64)
+    step = _chunk_rows(aggregates.shape[1], chunk_elements)
+    for start in range(0, aggregates.shape[0], step):
+        out[start : start + step] = _ranks_of(aggregates[start : start + step])
+    return out
+
+
+def rank_counts(aggregates: np.ndarray, chunk_elements: int = CHUNK_ELEMENTS) -> np.ndarray:
+    """Counts (M × M) of draws in which model m has rank r + 1."""
+    n_models = aggregates.shape[1]
+    counts = np.zeros(n_models * n_models, dtype=np.int64)
+    offsets = np.arange(n_models) * n_models
+    step = _chunk_rows(n_models, chunk_elements)
+    for start in range(0, aggregates.shape[0], step):
+        ranks = _ranks_of(aggregates[start : start + step])
+        counts += np.bincount((offsets + ranks - 1).ravel(), minlength=n_models * n_models)
+    return counts.reshape(n_models, n_models)
+
+
+def _overlapping_pairs(low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Pairs (a, b) whose ranges [low, high] over the draws overlap, each pair once."""
+    order = np.argsort(low, kind="stable")
+    # in order of low, b after a overlaps a exactly when low_b ≤ high_a
+    end = np.searchsorted(low[order], high[order], side="right")
+    counts = np.maximum(end - np.arange(1, len(low) + 1), 0)
+    first = np.repeat(np.arange(len(low)), counts)
+    step = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+    return order[first], order[first + 1 + step]
+
+
+def _above_zero(n_not_positive: np.ndarray, k: int) -> np.ndarray:
+    """1: percentile > 0 for sure; 0: ≤ 0 for sure; −1: needs the exact percentile."""
+    return np.where(n_not_positive <= k - 1, 1, np.where(n_not_positive >= k + 3, 0, -1))
+
+
+def rank_intervals(
+    aggregates: np.ndarray,
+    confidence_level: float,
+    chunk_elements: int = CHUNK_ELEMENTS,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Best and worst plausible rank per model from paired draws of aggregates (R × M)."""
+    n_draws, n_models = aggregates.shape
+    alpha = (1 - confidence_level) / 2
+    k_low = int(np.floor((n_draws - 1) * alpha))  # order statistic below the lower percentile
+    # trimmed ranges: the (h+1)-th smallest and largest draw of each model
+    h = max((k_low - 1) // 2, 0)
+    trimmed = np.partition(aggregates, sorted({h, n_draws - 1 - h}), axis=0)
+    low, high = trimmed[h], trimmed[n_draws - 1 - h]
+    del trimmed
+    # pairs whose trimmed ranges are apart: decided without their differences
+    better = n_models - np.searchsorted(np.sort(low), high, side="right")  # low_j > high_i
+    worse = np.searchsorted(np.sort(high), low, side="left")  # high_j < low_i
+    a, b = _overlapping_pairs(low, high)
+    by_model = np.ascontiguousarray(aggregates.T)
+    step = max(1, chunk_elements // (2 * n_draws))  # two gathered rows per pair
+    for start in range(0, len(a), step):
+        pa, pb = a[start : start + step], b[start : start + step]
+        x_a, x_b = by_model[pa], by_model[pb]  # (pairs, R)
+        positive = np.count_nonzero(x_b > x_a, axis=1)  # X_b − X_a > 0
+        negative = np.count_nonzero(x_b < x_a, axis=1)
+        # lower percentile of X_b − X_a > 0 (b better than a) and of X_a − X_b > 0 (a better)
+        b_better = _above_zero(n_draws - positive, k_low)
+        a_better = _above_zero(n_draws - negative, k_low)
+        # upper percentile of X_b − X_a < 0 ⇔ lower percentile of X_a − X_b > 0, computed
+        # as such only when exact; its count rule is the mirror image of the one above
+        b_worse = _above_zero(n_draws - negative, k_low)
+        a_worse = _above_zero(n_draws - positive, k_low)
+        unsure = (b_better < 0) | (a_better < 0) | (b_worse < 0) | (a_worse < 0)
+        if unsure.any():
+            d = x_b[unsure] - x_a[unsure]
+            lo_ba, hi_ba = np.quantile(d, [alpha, 1 - alpha], axis=1)  # of X_b − X_a
+            lo_ab, hi_ab = np.quantile(-d, [alpha, 1 - alpha], axis=1)  # of X_a − X_b
+            b_better[unsure] = lo_ba > 0
+            b_worse[unsure] = hi_ba < 0
+            a_better[unsure] = lo_ab > 0
+            a_worse[unsure] = hi_ab < 0
+        better += np.bincount(pa, weights=b_better, minlength=n_models).astype(np.int64)
+        worse += np.bincount(pa, weights=b_worse, minlength=n_models).astype(np.int64)
+        better += np.bincount(pb, weights=a_better, minlength=n_models).astype(np.int64)
+        worse += np.bincount(pb, weights=a_worse, minlength=n_models).astype(np.int64)
+    return 1 + better, n_models - worse
+
+
+@dataclass(frozen=True)
+class RankStatistics:
+    """Rank counts and intervals of one set of draws, computed once and shared.
+
+    ``counts[m, r]``: draws in which model m has rank r + 1; ``best``/``worst``:
+    the rank interval; ``n_draws``: R.
+    """
+
+    counts: np.ndarray
+    best: np.ndarray
+    worst: np.ndarray
+    n_draws: int
+
+    @property
+    def shares(self) -> np.ndarray:
+        """Percent of draws at each rank (M × M), as (ranks == r).mean() · 100."""
+        return self.counts / self.n_draws * 100
+
+    @property
+    def mean_rank(self) -> np.ndarray:
+        ranks = np.arange(1, self.counts.shape[1] + 1)
+        return (self.counts @ ranks) / self.n_draws
+
+    @property
+    def modal_rank(self) -> np.ndarray:
+        return np.argmax(self.counts, axis=1) + 1
+
+
+def rank_statistics(aggregates: np.ndarray, confidence_level: float) -> RankStatistics:
+    """Rank counts and rank intervals of draws of aggregates (R × M)."""
+    best, worst = rank_intervals(aggregates, confidence_level)
+    return RankStatistics(rank_counts(aggregates), best, worst, aggregates.shape[0])
