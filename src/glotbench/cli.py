@@ -72,6 +72,7 @@ def main() -> None:
     {"type", "message", "exit_code", "path", "line", "field"}}`` (where known).
     """
     json_mode = _wants_json(sys.argv[1:])
+    _printed_json.clear()
     try:
         if not json_mode:
             app()
