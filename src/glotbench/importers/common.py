@@ -374,6 +374,7 @@ def check_runs(runs: Sequence[PendingRun]) -> None:
             f"{example}: {first.message(stats[row])}"
             + (f" ({more} more example(s) have the same problem)" if more else ""),
             row=row,
+            field=str(r.model_metadata.get("lm_eval_metric", first.column)).split(",")[0],
         )
 
 

@@ -197,8 +197,13 @@ def _legacy(rec: dict[str, Any], path: Path, line: int) -> EuroEvalRecord:
             continue
         num = finite_number(value)
         if num is None:
-            if value is None or (isinstance(value, float) and math.isnan(value)):
+            if value is None:
                 continue
+            if isinstance(value, float) and math.isnan(value):
+                if key.endswith("_se"):
+                    continue  # no interval: the score is stored without a standard error
+                num = math.nan  # not stored; write_import notes where it was
+        if num is None:
             raise InputError(
                 f"expected a number, got {value!r}",
                 path=str(path),
@@ -440,6 +445,14 @@ def score_rows(records: Sequence[EuroEvalRecord], path: Path) -> list[ScoreRow]:
     rows: list[ScoreRow] = []
     for rec in records:
         model = _model_label(rec)
+        if not rec.languages or any(not lang.strip() for lang in rec.languages):
+            raise InputError(
+                f"the record names no language (languages {rec.languages!r}); every result "
+                "needs the language(s) of its dataset",
+                path=str(path),
+                line=rec.line,
+                field="dataset_languages" if rec.layout == "legacy" else "languages",
+            )
         language = "+".join(rec.languages)
         base_meta: dict[str, Any] = {
             "source": "euroeval",
@@ -487,7 +500,9 @@ def score_rows(records: Sequence[EuroEvalRecord], path: Path) -> list[ScoreRow]:
                     continue
                 num = finite_number(value)
                 if num is None:
-                    continue
+                    if not (isinstance(value, float) and math.isnan(value)):
+                        continue
+                    num = math.nan  # not stored; write_import notes where it was
                 total = rec.total.get(f"test_{metric}", rec.total.get(metric))
                 # per-iteration scores are fractions; EuroEval's totals are percents
                 if not _is_unscaled(metric) and abs(num) > 1.0 + 1e-9:
@@ -530,5 +545,5 @@ def import_euroeval(store: Store, path: str | Path) -> HarnessImportResult:
         t0=t0,
     )
     layouts = sorted({r.layout for r in records})
-    result.notes = [f"{len(records)} record(s), layout(s): {', '.join(layouts)}"]
+    result.notes = [f"{len(records)} record(s), layout(s): {', '.join(layouts)}", *result.notes]
     return result
