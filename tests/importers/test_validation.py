@@ -162,7 +162,7 @@ def test_euroeval_empty_language(store: Store, tmp_path: Path) -> None:
         rec.pop("dataset_languages", None)
 
     p = _euroeval(tmp_path, edit)
-    _fails(store, lambda: import_euroeval(store, p), p, 2, "dataset_languages", "no language")
+    _fails(store, lambda: import_euroeval(store, p), p, 2, "languages", "no language")
 
 
 def test_euroeval_nan_total_is_noted_not_dropped_silently(store: Store, tmp_path: Path) -> None:

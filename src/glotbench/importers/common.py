@@ -704,6 +704,17 @@ def write_import(
             **base,
         )
 
+    if frame is not None:
+        # scores first, in their own transaction, before the examples import is
+        # started: a conflicting score leaves the store as it was; a re-run skips them
+        scores_record = ImportRecord(
+            import_id=new_import_id(),
+            kind="scores",
+            source=str(source.resolve()),
+            sha256=hashlib.sha256((sha + ":scores").encode()).hexdigest(),
+            rows=len(unique_scores),
+        )
+        scores_added, scores_skipped = _add_scores(store, frame, scores_record, unique_scores)
     partial = store.find_import(sha, "examples", completed=False)
     if partial is not None:
         import_id, status = partial.import_id, "resumed"
@@ -718,16 +729,6 @@ def write_import(
                 rows=int(sum(r.example_ids.size for r in runs)),
             )
         )
-    if frame is not None:
-        # scores first, in their own transaction; a re-run skips the stored rows
-        scores_record = ImportRecord(
-            import_id=new_import_id(),
-            kind="scores",
-            source=str(source.resolve()),
-            sha256=hashlib.sha256((sha + ":scores").encode()).hexdigest(),
-            rows=len(unique_scores),
-        )
-        scores_added, scores_skipped = _add_scores(store, frame, scores_record, unique_scores)
     total = len(todo)
     if progress is not None:
         progress(0, total)

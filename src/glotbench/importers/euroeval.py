@@ -151,6 +151,25 @@ def _raw_list(raw: Any, path: Path, line: int, field: str) -> list[dict[str, Any
     return [dict(item) for item in raw]
 
 
+def _language_list(value: Any, path: Path, line: int, field: str) -> list[str]:
+    """The record's languages: a code or a non-empty list of non-empty codes."""
+    if isinstance(value, str):
+        value = [value]
+    if (
+        not isinstance(value, list)
+        or not value
+        or not all(isinstance(x, str) and x.strip() for x in value)
+    ):
+        raise InputError(
+            f"the record names no language: expected a list of language codes such as "
+            f'["da"], got {value!r}',
+            path=str(path),
+            line=line,
+            field=field,
+        )
+    return [x.strip() for x in value]
+
+
 def _require(rec: Mapping[str, Any], key: str, path: Path, line: int, prefix: str = "") -> Any:
     value = rec.get(key)
     if value is None or (isinstance(value, str) and not value.strip()):
@@ -188,8 +207,9 @@ def _legacy(rec: dict[str, Any], path: Path, line: int) -> EuroEvalRecord:
             line=line,
             field="dataset_languages",
         )
-    if isinstance(langs, str):
-        langs = [langs]
+    langs = _language_list(
+        langs, path, line, "dataset_languages" if "dataset_languages" in rec else "languages"
+    )
     total: dict[str, float] = {}
     half: dict[str, float] = {}
     for key, value in total_raw.items():
@@ -322,6 +342,7 @@ def _eee(rec: dict[str, Any], path: Path, line: int) -> EuroEvalRecord:
             line=line,
             field="eval_library.additional_details.languages",
         )
+    langs = _language_list(langs, path, line, "eval_library.additional_details.languages")
     total: dict[str, float] = {}
     half: dict[str, float] = {}
     failed: float | None = None
