@@ -299,12 +299,32 @@ def _check_name(value: Any, what: str, *, path: str, line: int | None, field: st
         )
 
 
+def _json_finite(value: Any) -> bool:
+    """False when ``value`` holds a NaN or infinite float (which JSON cannot encode)."""
+    try:
+        json.dumps(value, default=str, allow_nan=False)
+    except ValueError:
+        return False
+    return True
+
+
 def check_score_ranges(rows: Sequence[ScoreRow]) -> None:
     """Names are printable and non-empty; scores of known metrics lie in their declared range."""
     ranges: dict[str, tuple[float, float] | None] = {}
     for r in rows:
         for what in ("model", "task", "language", "dataset", "metric"):
             _check_name(getattr(r, what), what, path=r.path, line=r.line, field=r.field)
+        try:
+            json.dumps(r.metadata, ensure_ascii=False, default=str, allow_nan=False)
+        except ValueError:
+            bad = sorted(k for k, v in r.metadata.items() if not _json_finite(v))
+            raise InputError(
+                f"the metadata value(s) {', '.join(bad) or '?'} are not finite numbers "
+                "(NaN or infinity); give a number or leave them out",
+                path=r.path,
+                line=r.line,
+                field=bad[0] if bad else r.field,
+            ) from None
         name = r.metric.strip().lower()
         if name not in ranges:
             ranges[name] = metric_score_range(name)
