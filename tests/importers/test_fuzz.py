@@ -55,7 +55,9 @@ json_values = st.recursive(
 
 def _contents(store: Store) -> dict[str, list[str]]:
     con = store.connection
-    return {t: sorted(repr(r) for r in con.execute(f"SELECT * FROM {t}").fetchall()) for t in TABLES}
+    return {
+        t: sorted(repr(r) for r in con.execute(f"SELECT * FROM {t}").fetchall()) for t in TABLES
+    }
 
 
 def _stored_is_sane(store: Store) -> None:
@@ -101,7 +103,10 @@ def _csv_cell(value: object) -> str:
 @given(
     rows=st.lists(
         st.tuples(
-            names, names, names, st.sampled_from(["accuracy", "bleu", "mcc", "f1", "perplexity"]),
+            names,
+            names,
+            names,
+            st.sampled_from(["accuracy", "bleu", "mcc", "f1", "perplexity"]),
             numbers,
         ),
         min_size=1,
@@ -218,7 +223,9 @@ def test_fuzz_lm_eval(fuzz_store: Store, task, line, field, value, in_results) -
             results = sorted(folder.glob("results_*.json"))[0]
             data = json.loads(results.read_text())
             metrics = data["results"][task]
-            key = sorted(k for k in metrics if "," in k)[line % len([k for k in metrics if "," in k])]
+            key = sorted(k for k in metrics if "," in k)[
+                line % len([k for k in metrics if "," in k])
+            ]
             metrics[key] = value
             results.write_text(json.dumps(data))
         else:

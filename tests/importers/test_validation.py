@@ -29,7 +29,9 @@ SC_HEADER = "model,task,language,metric,score"
 def store_contents(store: Store) -> dict[str, list[str]]:
     """Every table's rows of an open store (sorted reprs)."""
     con = store.connection
-    return {t: sorted(repr(r) for r in con.execute(f"SELECT * FROM {t}").fetchall()) for t in TABLES}
+    return {
+        t: sorted(repr(r) for r in con.execute(f"SELECT * FROM {t}").fetchall()) for t in TABLES
+    }
 
 
 def _fails(store: Store, call, path: Path, line: int | None, field: str | None, words: str):
@@ -77,8 +79,17 @@ def test_ner_correct_above_predicted(store: Store, tmp_path: Path) -> None:
         "e.jsonl",
         "\n".join(
             json.dumps(
-                {"model": "m", "task": "ner", "language": "de", "seed": 1, "example_id": i,
-                 "metric": "ner_f1", "correct": c, "predicted": p_, "gold": g}
+                {
+                    "model": "m",
+                    "task": "ner",
+                    "language": "de",
+                    "seed": 1,
+                    "example_id": i,
+                    "metric": "ner_f1",
+                    "correct": c,
+                    "predicted": p_,
+                    "gold": g,
+                }
             )
             for i, (c, p_, g) in enumerate([(1, 2, 2), (3, 1, 4)])
         )
@@ -123,7 +134,7 @@ def test_ragged_first_data_row(store: Store, tmp_path: Path) -> None:
 
 def test_duplicate_json_keys_in_tidy_jsonl(store: Store, tmp_path: Path) -> None:
     line = '{"model": "m", "task": "t", "language": "de", "metric": "accuracy", "score": 0.5'
-    p = _write(tmp_path, "s.jsonl", f"{line}}}\n{line}, \"score\": 0.9}}\n")
+    p = _write(tmp_path, "s.jsonl", f'{line}}}\n{line}, "score": 0.9}}\n')
     _fails(store, lambda: import_scores_file(store, p), p, 2, "score", "appears twice")
 
 
@@ -151,7 +162,11 @@ def test_euroeval_total_of_5000(store: Store, tmp_path: Path) -> None:
 
     p = _euroeval(tmp_path, edit)
     _fails(
-        store, lambda: import_euroeval(store, p), p, 2, "results.total.test_micro_f1_no_misc",
+        store,
+        lambda: import_euroeval(store, p),
+        p,
+        2,
+        "results.total.test_micro_f1_no_misc",
         "score 50 is outside the range [0, 1]",
     )
 
@@ -256,7 +271,10 @@ def test_real_statistics_satisfy_the_declared_constraints() -> None:
     # statistics computed by the metrics themselves always pass their own checks
     cases = {
         "accuracy": (["a", "b", "a"], ["a", "a", "a"]),
-        "ner_f1": ([["B-PER", "I-PER", "O"], ["O", "B-LOC"]], [["B-PER", "O", "O"], ["O", "B-LOC"]]),
+        "ner_f1": (
+            [["B-PER", "I-PER", "O"], ["O", "B-LOC"]],
+            [["B-PER", "O", "O"], ["O", "B-LOC"]],
+        ),
         "las": ([[(0, "root"), (1, "obj")]], [[(0, "root"), (1, "nsubj")]]),
         "bleu": (["the cat sat on the mat", "a b"], ["the cat sat on a mat", "a c"]),
         "chrf++": (["the cat sat on the mat", "a b"], ["the cat sat on a mat", "a c"]),

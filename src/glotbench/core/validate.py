@@ -553,11 +553,11 @@ def _check_score_ranges(
         rows = names == name
         with np.errstate(invalid="ignore"):
             out = rows & np.isfinite(score) & ((score < lo) | (score > hi))
-        problems.add_mask(
-            out,
-            column,
-            lambda p, name=name, lo=lo, hi=hi: score_range_message(name, score[p], lo, hi),
-        )
+        hits = np.flatnonzero(out)
+        if hits.size:
+            first = int(hits[0])
+            message = score_range_message(str(name), float(score[first]), lo, hi)
+            problems.add(first, column, message, int(hits.size))
 
 
 def score_range_message(metric: str, value: float, lo: float, hi: float) -> str:

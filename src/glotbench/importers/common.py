@@ -38,11 +38,10 @@ import numpy as np
 import pandas as pd
 
 from glotbench.core.readers import DuplicateKeyError, file_sha256, unique_keys
-from glotbench.core.validate import has_control_chars, metric_score_range, score_range_message
 from glotbench.core.schema import ImportRecord, RunRecord, stats_digest
 from glotbench.core.store import ScoreConflictError, Store, new_import_id
+from glotbench.core.validate import has_control_chars, metric_score_range, score_range_message
 from glotbench.errors import InputError, UnknownMetricError
-
 
 
 def json_loads(text: str | bytes) -> Any:
@@ -357,9 +356,7 @@ def split_nan_scores(rows: Sequence[ScoreRow]) -> tuple[list[ScoreRow], list[str
         for r in nan
     ]
     shown = "; ".join(places[:5]) + (f"; and {len(places) - 5} more" if len(places) > 5 else "")
-    note = (
-        f"{len(nan)} NaN score(s) not stored (the source reports no value): {shown}"
-    )
+    note = f"{len(nan)} NaN score(s) not stored (the source reports no value): {shown}"
     return kept, [note]
 
 

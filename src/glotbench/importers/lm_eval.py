@@ -589,11 +589,11 @@ def check_samples_agree(
     samples and the results do not belong together, or the per-sample values
     are not what the harness aggregated: an error naming the task.
     """
-    reported: dict[tuple[str, str, str], ScoreRow] = {}
-    for row in scores:
-        meta = row.metadata
+    reported: dict[tuple[Any, Any, Any], ScoreRow] = {}
+    for score_row in scores:
+        meta = score_row.metadata
         key = (meta.get("results_file"), meta.get("lm_eval_task"), meta.get("lm_eval_metric"))
-        reported[key] = row  # type: ignore[index]
+        reported[key] = score_row
     for run, results_file, task, lm_metric in checks:
         row = reported.get((results_file, task, lm_metric))
         if row is None or not math.isfinite(row.score):
