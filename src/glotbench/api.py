@@ -37,6 +37,7 @@ from glotbench.data import XTREME_R_CAVEATS, xtreme_r_baselines
 from glotbench.demo_starter import STARTER_METRIC, StarterDemo, starter_demo
 from glotbench.errors import InputError, StoreError
 from glotbench.metrics import get_metric, metric_names
+from glotbench.metrics.constraints import describe_constraints
 from glotbench.resample import BootstrapResult, bootstrap, bootstrap_metric
 
 __all__ = [
@@ -141,14 +142,18 @@ def list_metrics() -> list[dict[str, Any]]:
         metric = get_metric(name)
         try:
             stat_names: list[str] | str = list(metric.stat_names())
+            rules = describe_constraints(metric.constraints())
         except ValueError:  # label-dependent layout
             stat_names = "per-label counts (tp[label], pred[label], true[label])"
+            rules = describe_constraints(get_metric(name, labels=["label"]).constraints())
         out.append(
             {
                 "name": name,
                 "description": metric.description,
                 "stats": stat_names,
                 "mean_type": metric.is_mean,
+                "score_range": list(metric.score_range),
+                "constraints": rules,
             }
         )
     return out

@@ -360,6 +360,8 @@ def metrics_command(json_output: JsonOption = False) -> None:
 
     frame = pd.DataFrame(rows)
     frame["stats"] = frame["stats"].map(lambda s: s if isinstance(s, str) else ", ".join(s))
+    frame["score_range"] = frame["score_range"].map(lambda r: f"{r[0]:g}–{r[1]:g}")
+    frame = frame.drop(columns=["constraints"])  # in --json; too long for the table
     console.print(frame_table(frame, title="Metrics"))
 
 

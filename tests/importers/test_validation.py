@@ -293,3 +293,14 @@ def test_real_statistics_satisfy_the_declared_constraints() -> None:
     assert {p.column for p in problems} == {"tp[a]"} and all(p.first == 1 for p in problems)
     assert math.isclose(get_metric("mcc").score_range[0], -1.0)
     assert np.all([get_metric(n).score_range == (0.0, 100.0) for n in ("bleu", "chrf")])
+
+
+def test_metrics_listing_shows_ranges_and_constraints() -> None:
+    from glotbench import api
+
+    rows = {m["name"]: m for m in api.list_metrics()}
+    assert rows["accuracy"]["score_range"] == [0.0, 1.0]
+    assert rows["bleu"]["score_range"] == [0.0, 100.0]
+    assert rows["mcc"]["score_range"] == [-1.0, 1.0]
+    assert "correct ≤ predicted" in rows["ner_f1"]["constraints"]
+    assert "correct_4 ≤ total_4" in rows["bleu"]["constraints"]

@@ -160,6 +160,21 @@ def check_stats(
     return problems
 
 
+def describe_constraints(constraints: StatConstraints) -> list[str]:
+    """The constraints as short rules, e.g. ``["correct, predicted, gold: non-negative
+    integers", "correct ≤ predicted"]`` (``glotbench metrics --json``)."""
+    rules: list[str] = []
+    if constraints.counts:
+        rules.append(f"{', '.join(constraints.counts)}: non-negative integers")
+    if constraints.nonnegative:
+        rules.append(f"{', '.join(constraints.nonnegative)}: non-negative")
+    rules.extend(f"{a} ≤ {b}" for a, b in constraints.at_most)
+    if constraints.value_range is not None:
+        value, count, lo, hi = constraints.value_range
+        rules.append(f"{_fmt(lo)}·{count} ≤ {value} ≤ {_fmt(hi)}·{count}")
+    return rules
+
+
 def score_range_text(lo: float, hi: float) -> str:
     """``[0, 1]`` / ``[0, 100]`` for messages."""
     return f"[{_fmt(lo)}, {_fmt(hi)}]"
