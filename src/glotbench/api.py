@@ -268,16 +268,20 @@ def import_scores(
     *,
     store: str | Path = DEFAULT_STORE_PATH,
     allow_unknown_metrics: bool = False,
+    percent: bool = False,
 ) -> ImportResult:
     """Import a tidy scores file (CSV / JSONL / Parquet) in one transaction.
 
     Re-importing the same file is a no-op (``status == "skipped"``); rows
     already stored with the same values are skipped; a stored key with a
     different value raises :class:`~glotbench.errors.InputError` and nothing
-    is written.
+    is written. ``percent``: the file gives 0–1 metrics in percent (divided
+    by 100 on import; BLEU/chrF are 0–100 anyway).
     """
     with open_store_for_import(store) as s:
-        return import_scores_file(s, path, allow_unknown_metrics=allow_unknown_metrics)
+        return import_scores_file(
+            s, path, allow_unknown_metrics=allow_unknown_metrics, percent=percent
+        )
 
 
 def import_examples(

@@ -462,10 +462,20 @@ def import_scores_command(
             "metrics glotbench cannot compute).",
         ),
     ] = False,
+    percent: Annotated[
+        bool,
+        typer.Option(
+            "--percent",
+            help="The file gives 0-1 metrics (accuracy, F1, MCC...) in percent: divide their "
+            "scores and stderr by 100. BLEU/chrF are stored on 0-100 anyway.",
+        ),
+    ] = False,
     json_output: JsonOption = False,
 ) -> None:
     """Import aggregate scores in one transaction (re-importing the same file is a no-op)."""
-    result = api.import_scores(file, store=store, allow_unknown_metrics=allow_unknown_metrics)
+    result = api.import_scores(
+        file, store=store, allow_unknown_metrics=allow_unknown_metrics, percent=percent
+    )
     _print_import(result, json_output)
 
 

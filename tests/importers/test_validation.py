@@ -304,3 +304,32 @@ def test_metrics_listing_shows_ranges_and_constraints() -> None:
     assert rows["mcc"]["score_range"] == [-1.0, 1.0]
     assert "correct ≤ predicted" in rows["ner_f1"]["constraints"]
     assert "correct_4 ≤ total_4" in rows["bleu"]["constraints"]
+
+
+def test_percent_scores_are_declared_and_stored_on_the_metric_scale(
+    store: Store, tmp_path: Path
+) -> None:
+    p = _write(
+        tmp_path,
+        "s.csv",
+        "model,task,language,metric,score,stderr\n"
+        "m,xnli,de,accuracy,81.7,1.2\nm,mt,de,bleu,31.5,\nm,sa,da,mcc,-12.5,\n",
+    )
+    _fails(store, lambda: import_scores_file(store, p), p, 2, "score", "--percent")
+    result = import_scores_file(store, p, percent=True)
+    assert result.scores_added == 3
+    got = store.scores().set_index("metric")
+    assert got.loc["accuracy", "score"] == pytest.approx(0.817)
+    assert got.loc["accuracy", "stderr"] == pytest.approx(0.012)
+    assert got.loc["bleu", "score"] == pytest.approx(31.5)  # BLEU is 0-100 in the store
+    assert got.loc["mcc", "score"] == pytest.approx(-0.125)
+
+
+def test_cli_import_scores_percent(tmp_path: Path, cli) -> None:
+    p = _write(tmp_path, "s.csv", f"{SC_HEADER}\nm,xnli,de,accuracy,81.7\n")
+    store_path = tmp_path / "s.duckdb"
+    bad = cli("import", "scores", str(p), "--store", str(store_path), "--json")
+    assert bad.exit_code == 2 and "outside the range" in bad.stdout
+    ok = cli("import", "scores", str(p), "--store", str(store_path), "--percent", "--json")
+    assert ok.exit_code == 0, ok.stdout
+    assert json.loads(ok.stdout)["scores_added"] == 1

@@ -567,14 +567,45 @@ def score_range_message(metric: str, value: float, lo: float, hi: float) -> str:
         f"{metric!r}; glotbench stores {metric} on a {lo:g}–{hi:g} scale"
     )
     if hi == 1.0 and lo <= value <= 100.0:
-        text += " — if the source reports percentages, divide them by 100"
+        text += " — if the source reports percentages, divide them by 100 (import scores --percent)"
     return text
 
 
+def percent_to_store_scale(
+    metric: pd.Series, score: np.ndarray, stderr: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Divide the scores (and standard errors) of 0–1 and −1–1 metrics by 100.
+
+    For a source that reports percentages (``--percent``): metrics whose
+    declared :attr:`~glotbench.metrics.base.Metric.score_range` ends at 1 are
+    stored on that scale; BLEU/chrF (0–100) and unregistered metrics are kept
+    as given. Returns (score, stderr, rows divided).
+    """
+    names = metric.to_numpy(dtype=object)
+    divided = np.zeros(len(names), dtype=bool)
+    for name in pd.unique(metric.dropna()):
+        bounds = metric_score_range(name)
+        if bounds is not None and bounds[1] == 1.0:
+            divided |= names == name
+    return (
+        np.where(divided, score / 100.0, score),
+        np.where(divided, stderr / 100.0, stderr),
+        divided,
+    )
+
+
 def validate_scores(
-    table: TidyTable, *, allow_unknown_metrics: bool = False, keep_import_id: bool = False
+    table: TidyTable,
+    *,
+    allow_unknown_metrics: bool = False,
+    keep_import_id: bool = False,
+    percent: bool = False,
 ) -> ScoresData:
-    """Validate a scores table; raise :class:`InputError` for the earliest problem."""
+    """Validate a scores table; raise :class:`InputError` for the earliest problem.
+
+    With ``percent`` the file's scores of 0–1 (and −1–1) metrics are
+    percentages and are divided by 100 (:func:`percent_to_store_scale`).
+    """
     # import_id is written by 'glotbench export'; it is provenance of the exporting
     # store and is ignored on import unless keep_import_id (snapshot merges)
     known = set(SCORE_REQUIRED) | set(SCORE_OPTIONAL) | {"metadata", "import_id"}
@@ -644,6 +675,8 @@ def validate_scores(
                 )
             except (TypeError, ValueError):
                 pass  # known but needs configuration: fine for an aggregate score
+    if percent:
+        score, stderr, _ = percent_to_store_scale(metric_norm, score, stderr)
     _check_score_ranges(table, cols["score"], metric_norm, score, problems)
     problems.raise_first()
 
