@@ -333,3 +333,12 @@ def test_cli_import_scores_percent(tmp_path: Path, cli) -> None:
     ok = cli("import", "scores", str(p), "--store", str(store_path), "--percent", "--json")
     assert ok.exit_code == 0, ok.stdout
     assert json.loads(ok.stdout)["scores_added"] == 1
+
+
+def test_nul_byte_in_a_harness_model_name(store: Store, tmp_path: Path) -> None:
+    def edit(rec):
+        rec["model"] = "fresh\x00encoder"
+
+    p = _euroeval(tmp_path, edit)
+    err = _fails(store, lambda: import_euroeval(store, p), p, 2, "model", "control character")
+    assert "'fresh\\x00encoder'" in str(err)

@@ -312,7 +312,7 @@ def check_score_ranges(rows: Sequence[ScoreRow]) -> None:
     ranges: dict[str, tuple[float, float] | None] = {}
     for r in rows:
         for what in ("model", "task", "language", "dataset", "metric"):
-            _check_name(getattr(r, what), what, path=r.path, line=r.line, field=r.field)
+            _check_name(getattr(r, what), what, path=r.path, line=r.line, field=what)
         try:
             json.dumps(r.metadata, ensure_ascii=False, default=str, allow_nan=False)
         except ValueError:
