@@ -43,6 +43,7 @@ from glotbench.data import XTREME_R_CAVEATS, xtreme_r_baselines
 from glotbench.demo_starter import STARTER_METRIC, StarterDemo, starter_demo
 from glotbench.errors import InputError, StoreError
 from glotbench.metrics import get_metric, metric_names
+from glotbench.metrics.constraints import describe_constraints
 from glotbench.report.table_files import write_table
 from glotbench.resample import BootstrapResult, bootstrap, bootstrap_metric
 
@@ -148,14 +149,18 @@ def list_metrics() -> list[dict[str, Any]]:
         metric = get_metric(name)
         try:
             stat_names: list[str] | str = list(metric.stat_names())
+            rules = describe_constraints(metric.constraints())
         except ValueError:  # label-dependent layout
             stat_names = "per-label counts (tp[label], pred[label], true[label])"
+            rules = describe_constraints(get_metric(name, labels=["label"]).constraints())
         out.append(
             {
                 "name": name,
                 "description": metric.description,
                 "stats": stat_names,
                 "mean_type": metric.is_mean,
+                "score_range": list(metric.score_range),
+                "constraints": rules,
             }
         )
     return out
@@ -270,16 +275,20 @@ def import_scores(
     *,
     store: str | Path = DEFAULT_STORE_PATH,
     allow_unknown_metrics: bool = False,
+    percent: bool = False,
 ) -> ImportResult:
     """Import a tidy scores file (CSV / JSONL / Parquet) in one transaction.
 
     Re-importing the same file is a no-op (``status == "skipped"``); rows
     already stored with the same values are skipped; a stored key with a
     different value raises :class:`~glotbench.errors.InputError` and nothing
-    is written.
+    is written. ``percent``: the file gives 0–1 metrics in percent (divided
+    by 100 on import; BLEU/chrF are 0–100 anyway).
     """
     with open_store_for_import(store) as s:
-        return import_scores_file(s, path, allow_unknown_metrics=allow_unknown_metrics)
+        return import_scores_file(
+            s, path, allow_unknown_metrics=allow_unknown_metrics, percent=percent
+        )
 
 
 def import_examples(

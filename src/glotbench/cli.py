@@ -404,6 +404,8 @@ def metrics_command(json_output: JsonOption = False) -> None:
 
     frame = pd.DataFrame(rows)
     frame["stats"] = frame["stats"].map(lambda s: s if isinstance(s, str) else ", ".join(s))
+    frame["score_range"] = frame["score_range"].map(lambda r: f"{r[0]:g}–{r[1]:g}")
+    frame = frame.drop(columns=["constraints"])  # in --json; too long for the table
     console.print(frame_table(frame, title="Metrics"))
 
 
@@ -504,10 +506,20 @@ def import_scores_command(
             "metrics glotbench cannot compute).",
         ),
     ] = False,
+    percent: Annotated[
+        bool,
+        typer.Option(
+            "--percent",
+            help="The file gives 0-1 metrics (accuracy, F1, MCC...) in percent: divide their "
+            "scores and stderr by 100. BLEU/chrF are stored on 0-100 anyway.",
+        ),
+    ] = False,
     json_output: JsonOption = False,
 ) -> None:
     """Import aggregate scores in one transaction (re-importing the same file is a no-op)."""
-    result = api.import_scores(file, store=store, allow_unknown_metrics=allow_unknown_metrics)
+    result = api.import_scores(
+        file, store=store, allow_unknown_metrics=allow_unknown_metrics, percent=percent
+    )
     _print_import(result, json_output)
 
 

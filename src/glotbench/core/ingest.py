@@ -137,17 +137,22 @@ def _skipped(
 
 
 def import_scores_file(
-    store: Store, path: str | Path, *, allow_unknown_metrics: bool = False
+    store: Store, path: str | Path, *, allow_unknown_metrics: bool = False, percent: bool = False
 ) -> ImportResult:
-    """Validate a tidy scores file and add it to ``store`` in one transaction."""
+    """Validate a tidy scores file and add it to ``store`` in one transaction.
+
+    ``percent``: the file reports 0–1 metrics in percent; they are divided by 100.
+    """
     t0 = time.perf_counter()
     p = _checked_path(path)
     sha = file_sha256(p)
+    if percent:  # the same file read on another scale is another input
+        sha = hashlib.sha256((sha + ":percent").encode()).hexdigest()
     done = store.find_import(sha, "scores", completed=True)
     if done is not None:
         return _skipped("scores", p, store, sha, done, t0)
     table = read_tidy(p)
-    data = validate_scores(table, allow_unknown_metrics=allow_unknown_metrics)
+    data = validate_scores(table, allow_unknown_metrics=allow_unknown_metrics, percent=percent)
     record = ImportRecord(
         import_id=new_import_id(),
         kind="scores",

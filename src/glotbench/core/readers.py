@@ -293,6 +293,10 @@ def _read_csv(path: Path, gz: bool) -> TidyTable:
         raise _csv_shape_error(path, gz, len(names), str(exc)) from None
     except (OSError, EOFError) as exc:
         raise InputError(f"cannot read the file: {exc}", path=str(path)) from None
+    if not isinstance(frame.index, pd.RangeIndex) or list(frame.columns) != names:
+        # pandas turns the extra leading fields of a too-long first record into an index
+        raise _csv_shape_error(path, gz, len(names), "a record has more fields than the header")
+    _check_record_lengths(path, gz, len(names))
     # drop blank lines (all cells empty after stripping) but remember record numbers
     records = np.arange(1, len(frame) + 1)
     if len(frame):
@@ -304,6 +308,32 @@ def _read_csv(path: Path, gz: bool) -> TidyTable:
     return TidyTable(
         path=str(path), kind="csv", frame=frame, columns=names, record_index=records, gz=gz
     )
+
+
+def _check_record_lengths(path: Path, gz: bool, n_columns: int) -> None:
+    """Every non-blank record has as many fields as the header (pandas pads short ones)."""
+    with _open_text(path, gz) as fh:
+        reader = csv.reader(fh)
+        next(reader, None)
+        start = reader.line_num + 1
+        for row in reader:
+            if row and len(row) != n_columns:
+                if len(row) == 1 and not row[0].strip():
+                    start = reader.line_num + 1
+                    continue  # a blank line (spaces only)
+                more = len(row) > n_columns
+                raise InputError(
+                    f"the record has {len(row)} field{'s' if len(row) != 1 else ''} but the "
+                    f"header has {n_columns}; "
+                    + (
+                        "quote fields that contain commas"
+                        if more
+                        else "every record needs a (possibly empty) field for each column"
+                    ),
+                    path=str(path),
+                    line=start,
+                )
+            start = reader.line_num + 1
 
 
 def _csv_shape_error(path: Path, gz: bool, n_columns: int, fallback: str) -> InputError:
@@ -333,6 +363,26 @@ def _iter_lines(path: Path, gz: bool) -> Iterator[tuple[int, str, bool]]:
             yield lineno, line, terminated
 
 
+class DuplicateKeyError(ValueError):
+    """A JSON object names the same key twice (raised by :func:`unique_keys`)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"duplicate key {key!r}")
+        self.key = key
+
+
+def unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    """``object_pairs_hook`` for :func:`json.loads` that rejects repeated keys."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise DuplicateKeyError(key)
+            seen.add(key)
+    return out
+
+
 def _read_jsonl(path: Path, gz: bool) -> TidyTable:
     records: list[dict[str, object]] = []
     lines: list[int] = []
@@ -342,7 +392,15 @@ def _read_jsonl(path: Path, gz: bool) -> TidyTable:
             if not text:
                 continue
             try:
-                value = json.loads(text)
+                value = json.loads(text, object_pairs_hook=unique_keys)
+            except DuplicateKeyError as exc:
+                raise InputError(
+                    f"the key {exc.key!r} appears twice in one JSON object; keep one "
+                    "(JSON readers silently keep the last)",
+                    path=str(path),
+                    line=lineno,
+                    field=exc.key,
+                ) from None
             except json.JSONDecodeError as exc:
                 if not terminated:
                     reason = (

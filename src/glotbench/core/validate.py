@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,6 +35,7 @@ from glotbench.core.readers import TidyTable
 from glotbench.core.schema import RunRecord, normalise_metric_name
 from glotbench.errors import UnknownMetricError
 from glotbench.metrics.base import Metric
+from glotbench.metrics.constraints import score_range_text
 
 SCORE_REQUIRED: tuple[str, ...] = ("model", "task", "language", "metric", "score")
 SCORE_OPTIONAL: tuple[str, ...] = ("dataset", "seed", "replicate", "stderr", "n")
@@ -187,10 +189,20 @@ def text_column(
             else:
                 bad[i] = True
         values = pd.Series(out, dtype=object)
+    control = _control_mask(values)
     if rows is not None:
         missing_report, bad_report = missing & rows, bad & rows
+        control &= rows
     else:
         missing_report, bad_report = missing, bad
+    problems.add_mask(
+        control,
+        column,
+        lambda p: (
+            f"{label} {_raw(table, column, p)!r} contains a control character (NUL, tab, "
+            "newline...); names must be printable text"
+        ),
+    )
     if required:
         problems.add_mask(
             missing_report,
@@ -204,6 +216,22 @@ def text_column(
         lambda p: f"{label} must be {expected}, got {_raw(table, column, p)!r}",
     )
     return values
+
+
+#: C0 and C1 control characters and DEL (tabs and newlines included)
+CONTROL_CHARS = r"[\x00-\x1f\x7f-\x9f]"
+_CONTROL_RE = re.compile(CONTROL_CHARS)
+
+
+def has_control_chars(text: str) -> bool:
+    """True when ``text`` holds a control character (NUL, tab, newline, DEL...)."""
+    return _CONTROL_RE.search(text) is not None
+
+
+def _control_mask(values: pd.Series) -> np.ndarray:
+    """Rows of a text Series (None = missing) that hold a control character."""
+    texts = values.where(values.notna(), "").astype(str)
+    return texts.str.contains(CONTROL_CHARS, regex=True).to_numpy(dtype=bool)
 
 
 @dataclass
@@ -494,10 +522,94 @@ def _parse_metadata_column(table: TidyTable, column: str, problems: _Problems) -
     return pd.Series(out, dtype=object)
 
 
+def metric_score_range(name: str) -> tuple[float, float] | None:
+    """The declared score range of a registry metric (None: unknown metric).
+
+    An lm-eval filter suffix (``acc,strict-match``) is ignored.
+    """
+    base = name.split(",", 1)[0].strip()
+    if not base:
+        return None
+    from glotbench.metrics import get_metric
+
+    try:
+        metric = get_metric(base)
+    except UnknownMetricError:
+        return None
+    except (TypeError, ValueError):
+        try:  # configured metrics (labels): the range does not depend on them
+            metric = get_metric(base, labels=["_"])
+        except Exception:  # noqa: BLE001 - no range known
+            return None
+    return metric.score_range
+
+
+def _check_score_ranges(
+    table: TidyTable, column: str, metric: pd.Series, score: np.ndarray, problems: _Problems
+) -> None:
+    """Scores of known metrics must lie in the metric's declared range (its scale)."""
+    names = metric.to_numpy(dtype=object)
+    for name in pd.unique(metric.dropna()):
+        bounds = metric_score_range(name)
+        if bounds is None:
+            continue
+        lo, hi = bounds
+        rows = names == name
+        with np.errstate(invalid="ignore"):
+            out = rows & np.isfinite(score) & ((score < lo) | (score > hi))
+        hits = np.flatnonzero(out)
+        if hits.size:
+            first = int(hits[0])
+            message = score_range_message(str(name), float(score[first]), lo, hi)
+            problems.add(first, column, message, int(hits.size))
+
+
+def score_range_message(metric: str, value: float, lo: float, hi: float) -> str:
+    """Why an aggregate score is out of range, and what to do about it."""
+    text = (
+        f"score {value:.10g} is outside the range {score_range_text(lo, hi)} of metric "
+        f"{metric!r}; glotbench stores {metric} on a {lo:g}–{hi:g} scale"
+    )
+    if hi == 1.0 and lo <= value <= 100.0:
+        text += " — if the source reports percentages, divide them by 100 (import scores --percent)"
+    return text
+
+
+def percent_to_store_scale(
+    metric: pd.Series, score: np.ndarray, stderr: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Divide the scores (and standard errors) of 0–1 and −1–1 metrics by 100.
+
+    For a source that reports percentages (``--percent``): metrics whose
+    declared :attr:`~glotbench.metrics.base.Metric.score_range` ends at 1 are
+    stored on that scale; BLEU/chrF (0–100) and unregistered metrics are kept
+    as given. Returns (score, stderr, rows divided).
+    """
+    names = metric.to_numpy(dtype=object)
+    divided = np.zeros(len(names), dtype=bool)
+    for name in pd.unique(metric.dropna()):
+        bounds = metric_score_range(name)
+        if bounds is not None and bounds[1] == 1.0:
+            divided |= names == name
+    return (
+        np.where(divided, score / 100.0, score),
+        np.where(divided, stderr / 100.0, stderr),
+        divided,
+    )
+
+
 def validate_scores(
-    table: TidyTable, *, allow_unknown_metrics: bool = False, keep_import_id: bool = False
+    table: TidyTable,
+    *,
+    allow_unknown_metrics: bool = False,
+    keep_import_id: bool = False,
+    percent: bool = False,
 ) -> ScoresData:
-    """Validate a scores table; raise :class:`InputError` for the earliest problem."""
+    """Validate a scores table; raise :class:`InputError` for the earliest problem.
+
+    With ``percent`` the file's scores of 0–1 (and −1–1) metrics are
+    percentages and are divided by 100 (:func:`percent_to_store_scale`).
+    """
     # import_id is written by 'glotbench export'; it is provenance of the exporting
     # store and is ignored on import unless keep_import_id (snapshot merges)
     known = set(SCORE_REQUIRED) | set(SCORE_OPTIONAL) | {"metadata", "import_id"}
@@ -567,6 +679,9 @@ def validate_scores(
                 )
             except (TypeError, ValueError):
                 pass  # known but needs configuration: fine for an aggregate score
+    if percent:
+        score, stderr, _ = percent_to_store_scale(metric_norm, score, stderr)
+    _check_score_ranges(table, cols["score"], metric_norm, score, problems)
     problems.raise_first()
 
     frame = pd.DataFrame(
@@ -723,6 +838,33 @@ def _plan_metric(
     )
 
 
+def _check_metric_stats(
+    table: TidyTable,
+    plan: _MetricPlan,
+    idx: np.ndarray,
+    matrix: np.ndarray,
+    problems: _Problems,
+    score_column: str | None,
+) -> None:
+    """Report statistics that break the metric's declared constraints (counts, ranges...)."""
+    n = len(table)
+    for problem in plan.metric.check_stats(matrix):
+        mask = np.zeros(n, dtype=bool)
+        mask[idx[problem.rows]] = True
+        first = problem.first
+        if plan.columns is None:
+            column = score_column or "score"
+            lo, hi = plan.metric.score_range
+            message = (
+                f"score is {matrix[first, 0]:.10g}; a per-example {plan.metric.name} lies in "
+                f"{score_range_text(lo, hi)}"
+            )
+        else:
+            column = plan.columns[plan.stat_names.index(problem.column)]
+            message = problem.message(matrix[first])
+        problems.add(int(idx[first]), column, message, problem.count)
+
+
 def validate_examples(table: TidyTable, *, labels: Sequence[str] | None = None) -> ExamplesData:
     """Validate a per-example statistics table and group its records into runs."""
     label_list = _split_labels(labels)
@@ -792,6 +934,9 @@ def validate_examples(table: TidyTable, *, labels: Sequence[str] | None = None) 
         else:
             matrix = np.column_stack([v[idx] for v in values])
         stats_by_metric[name] = (plan, idx, matrix)
+    problems.raise_first()
+    for plan, idx, matrix in stats_by_metric.values():
+        _check_metric_stats(table, plan, idx, matrix, problems, cols.get("score"))
     problems.raise_first()
 
     keys = pd.DataFrame(

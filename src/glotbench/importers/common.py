@@ -37,25 +37,24 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from glotbench.core.readers import file_sha256
+from glotbench.core.readers import DuplicateKeyError, file_sha256, unique_keys
 from glotbench.core.schema import ImportRecord, RunRecord, stats_digest
 from glotbench.core.store import ScoreConflictError, Store, new_import_id
-from glotbench.errors import InputError
+from glotbench.core.validate import has_control_chars, metric_score_range, score_range_message
+from glotbench.errors import InputError, UnknownMetricError
 from glotbench.importers.task_languages import language_suffix
 
-try:  # optional speed-up: orjson parses JSON lines ~3x faster
-    import orjson as _orjson
 
-    def json_loads(text: str | bytes) -> Any:
-        return _orjson.loads(text)
+def json_loads(text: str | bytes) -> Any:
+    """Parse JSON, rejecting objects that repeat a key (:class:`DuplicateKeyError`).
 
-    _JSON_ERRORS: tuple[type[Exception], ...] = (_orjson.JSONDecodeError, ValueError)
-except ImportError:  # pragma: no cover - orjson is optional
+    The standard library parser is used (not orjson) because only it can see
+    repeated keys, through ``object_pairs_hook``; others keep the last silently.
+    """
+    return json.loads(text, object_pairs_hook=unique_keys)
 
-    def json_loads(text: str | bytes) -> Any:
-        return json.loads(text)
 
-    _JSON_ERRORS = (json.JSONDecodeError, ValueError)
+_JSON_ERRORS: tuple[type[Exception], ...] = (json.JSONDecodeError, ValueError)
 
 Progress = Callable[[int, int], None]
 
@@ -181,9 +180,16 @@ class PendingRun:
     path: str
     line: int | None = None
     field: str | None = None
+    #: line of each example (row of ``stats``) in ``path``, when known
+    lines: np.ndarray | None = None
 
-    def error(self, message: str, *, field: str | None = None) -> InputError:
-        return InputError(message, path=self.path, line=self.line, field=field or self.field)
+    def error(
+        self, message: str, *, field: str | None = None, row: int | None = None
+    ) -> InputError:
+        line = self.line
+        if row is not None and self.lines is not None and row < len(self.lines):
+            line = int(self.lines[row])
+        return InputError(message, path=self.path, line=line, field=field or self.field)
 
 
 SCORE_FRAME_COLUMNS = (
@@ -283,6 +289,122 @@ def check_score_rows(rows: Sequence[ScoreRow]) -> None:
         seen[key] = r
 
 
+def _check_name(value: Any, what: str, *, path: str, line: int | None, field: str | None) -> None:
+    if not isinstance(value, str) or not value.strip():
+        raise InputError(
+            f"the {what} is empty; every result needs a {what}"
+            + (" (the record names no language)" if what == "language" else ""),
+            path=path,
+            line=line,
+            field=field,
+        )
+    if has_control_chars(value):
+        raise InputError(
+            f"the {what} {value!r} contains a control character (NUL, tab, newline...); names "
+            "must be printable text",
+            path=path,
+            line=line,
+            field=field,
+        )
+
+
+def _json_finite(value: Any) -> bool:
+    """False when ``value`` holds a NaN or infinite float (which JSON cannot encode)."""
+    try:
+        json.dumps(value, default=str, allow_nan=False)
+    except ValueError:
+        return False
+    return True
+
+
+def check_score_ranges(rows: Sequence[ScoreRow]) -> None:
+    """Names are printable and non-empty; scores of known metrics lie in their declared range."""
+    ranges: dict[str, tuple[float, float] | None] = {}
+    for r in rows:
+        for what in ("model", "task", "language", "dataset", "metric"):
+            _check_name(getattr(r, what), what, path=r.path, line=r.line, field=what)
+        try:
+            json.dumps(r.metadata, ensure_ascii=False, default=str, allow_nan=False)
+        except ValueError:
+            bad = sorted(k for k, v in r.metadata.items() if not _json_finite(v))
+            raise InputError(
+                f"the metadata value(s) {', '.join(bad) or '?'} are not finite numbers "
+                "(NaN or infinity); give a number or leave them out",
+                path=r.path,
+                line=r.line,
+                field=bad[0] if bad else r.field,
+            ) from None
+        name = r.metric.strip().lower()
+        if name not in ranges:
+            ranges[name] = metric_score_range(name)
+        bounds = ranges[name]
+        if bounds is None or not isinstance(r.score, int | float) or not math.isfinite(r.score):
+            continue
+        lo, hi = bounds
+        if not lo <= r.score <= hi:
+            raise InputError(
+                score_range_message(name, float(r.score), lo, hi),
+                path=r.path,
+                line=r.line,
+                field=r.field,
+            )
+
+
+def split_nan_scores(rows: Sequence[ScoreRow]) -> tuple[list[ScoreRow], list[str]]:
+    """Rows with a NaN score are not stored; the notes say how many and where."""
+    kept: list[ScoreRow] = []
+    nan: list[ScoreRow] = []
+    for r in rows:
+        if isinstance(r.score, float) and math.isnan(r.score):
+            nan.append(r)
+        else:
+            kept.append(r)
+    if not nan:
+        return kept, []
+    places = [
+        f"{Path(r.path).name}" + (f" line {r.line}" if r.line else "") + f" {r.field or r.metric}"
+        for r in nan
+    ]
+    shown = "; ".join(places[:5]) + (f"; and {len(places) - 5} more" if len(places) > 5 else "")
+    note = f"{len(nan)} NaN score(s) not stored (the source reports no value): {shown}"
+    return kept, [note]
+
+
+def check_runs(runs: Sequence[PendingRun]) -> None:
+    """Names are printable; statistics satisfy the metric's declared constraints."""
+    from glotbench.metrics import get_metric
+
+    for run in runs:
+        r = run.record
+        for what in ("model", "task", "language", "dataset", "metric"):
+            _check_name(getattr(r, what), what, path=run.path, line=run.line, field=what)
+        try:
+            metric = get_metric(r.metric, **(r.metric_config or {}))
+        except (UnknownMetricError, TypeError, ValueError):
+            continue
+        stats = np.asarray(run.stats, dtype=np.float64)
+        if stats.ndim != 2 or stats.shape[1] != len(r.stat_names):
+            raise run.error(
+                f"{r.metric}: expected {len(r.stat_names)} statistics per example, got shape "
+                f"{stats.shape}"
+            )
+        problems = metric.check_stats(stats)
+        if not problems:
+            continue
+        first = min(problems, key=lambda p: p.first)
+        row = first.first
+        more = first.count - 1
+        ids = run.example_ids
+        example = f" (example {ids[row]!r})" if row < len(ids) else ""
+        raise run.error(
+            f"invalid {r.metric} statistics for task {r.task!r}, language {r.language!r}"
+            f"{example}: {first.message(stats[row])}"
+            + (f" ({more} more example(s) have the same problem)" if more else ""),
+            row=row,
+            field=str(r.model_metadata.get("lm_eval_metric", first.column)).split(",")[0],
+        )
+
+
 def dedupe_score_rows(rows: Sequence[ScoreRow]) -> list[ScoreRow]:
     """Drop exact repeats (same key and values) after :func:`check_score_rows`."""
     out: dict[tuple[Any, ...], ScoreRow] = {}
@@ -350,7 +472,15 @@ def read_json_file(path: Path) -> Any:
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text ({exc.reason})", path=str(path)) from None
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=unique_keys)
+    except DuplicateKeyError as exc:
+        raise InputError(
+            f"the key {exc.key!r} appears twice in one JSON object; keep one (JSON readers "
+            "silently keep the last)",
+            path=str(path),
+            line=_second_key_line(text, exc.key),
+            field=exc.key,
+        ) from None
     except json.JSONDecodeError as exc:
         truncated = exc.pos >= len(text.rstrip())
         reason = (
@@ -359,6 +489,15 @@ def read_json_file(path: Path) -> Any:
             else f"invalid JSON ({exc.msg}, column {exc.colno})"
         )
         raise InputError(reason, path=str(path), line=exc.lineno) from None
+
+
+def _second_key_line(text: str, key: str) -> int | None:
+    """Line of the second ``"key":`` in ``text`` when the key occurs exactly twice, else None."""
+    pattern = re.compile(re.escape(json.dumps(key)) + r"\s*:")
+    hits = [m.start() for m in pattern.finditer(text)]
+    if len(hits) != 2:  # with more, which pair shares an object is unknown
+        return None
+    return text.count("\n", 0, hits[1]) + 1
 
 
 def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -374,6 +513,14 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 continue
             try:
                 value = json_loads(text)
+            except DuplicateKeyError as exc:
+                raise InputError(
+                    f"the key {exc.key!r} appears twice in one JSON object; keep one (JSON "
+                    "readers silently keep the last)",
+                    path=str(path),
+                    line=lineno,
+                    field=exc.key,
+                ) from None
             except _JSON_ERRORS as exc:
                 if not raw.endswith(b"\n"):
                     reason = (
@@ -548,8 +695,11 @@ def write_import(
             seconds=time.perf_counter() - t0,
             **base,
         )
+    score_rows, nan_notes = split_nan_scores(score_rows)
+    check_score_ranges(score_rows)
     check_score_rows(score_rows)
     unique_scores = dedupe_score_rows(score_rows)
+    check_runs(runs)
     check_same_examples(runs)
     todo = check_against_store(store, runs)
     frame = scores_frame(unique_scores) if unique_scores else None
@@ -576,10 +726,22 @@ def write_import(
             scores_added=scores_added,
             scores_skipped=scores_skipped,
             message=_message(0, 0, 0, scores_added, scores_skipped, status),
+            notes=list(nan_notes),
             seconds=time.perf_counter() - t0,
             **base,
         )
 
+    if frame is not None:
+        # scores first, in their own transaction, before the examples import is
+        # started: a conflicting score leaves the store as it was; a re-run skips them
+        scores_record = ImportRecord(
+            import_id=new_import_id(),
+            kind="scores",
+            source=str(source.resolve()),
+            sha256=hashlib.sha256((sha + ":scores").encode()).hexdigest(),
+            rows=len(unique_scores),
+        )
+        scores_added, scores_skipped = _add_scores(store, frame, scores_record, unique_scores)
     partial = store.find_import(sha, "examples", completed=False)
     if partial is not None:
         import_id, status = partial.import_id, "resumed"
@@ -594,16 +756,6 @@ def write_import(
                 rows=int(sum(r.example_ids.size for r in runs)),
             )
         )
-    if frame is not None:
-        # scores first, in their own transaction; a re-run skips the stored rows
-        scores_record = ImportRecord(
-            import_id=new_import_id(),
-            kind="scores",
-            source=str(source.resolve()),
-            sha256=hashlib.sha256((sha + ":scores").encode()).hexdigest(),
-            rows=len(unique_scores),
-        )
-        scores_added, scores_skipped = _add_scores(store, frame, scores_record, unique_scores)
     total = len(todo)
     if progress is not None:
         progress(0, total)
@@ -626,6 +778,7 @@ def write_import(
         scores_added=scores_added,
         scores_skipped=scores_skipped,
         message=_message(total, skipped, examples, scores_added, scores_skipped, status),
+        notes=list(nan_notes),
         seconds=time.perf_counter() - t0,
         **base,
     )

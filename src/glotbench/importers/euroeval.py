@@ -171,6 +171,25 @@ def _raw_list(raw: Any, path: Path, line: int, field: str) -> list[dict[str, Any
     return [dict(item) for item in raw]
 
 
+def _language_list(value: Any, path: Path, line: int, field: str) -> list[str]:
+    """The record's languages: a code or a non-empty list of non-empty codes."""
+    if isinstance(value, str):
+        value = [value]
+    if (
+        not isinstance(value, list)
+        or not value
+        or not all(isinstance(x, str) and x.strip() for x in value)
+    ):
+        raise InputError(
+            f"the record names no language: expected a list of language codes such as "
+            f'["da"], got {value!r}',
+            path=str(path),
+            line=line,
+            field=field,
+        )
+    return [x.strip() for x in value]
+
+
 def _require(rec: Mapping[str, Any], key: str, path: Path, line: int, prefix: str = "") -> Any:
     value = rec.get(key)
     if value is None or (isinstance(value, str) and not value.strip()):
@@ -208,8 +227,9 @@ def _legacy(rec: dict[str, Any], path: Path, line: int) -> EuroEvalRecord:
             line=line,
             field="dataset_languages",
         )
-    if isinstance(langs, str):
-        langs = [langs]
+    langs = _language_list(
+        langs, path, line, "dataset_languages" if "dataset_languages" in rec else "languages"
+    )
     total: dict[str, float] = {}
     half: dict[str, float] = {}
     for key, value in total_raw.items():
@@ -217,8 +237,13 @@ def _legacy(rec: dict[str, Any], path: Path, line: int) -> EuroEvalRecord:
             continue
         num = finite_number(value)
         if num is None:
-            if value is None or (isinstance(value, float) and math.isnan(value)):
+            if value is None:
                 continue
+            if isinstance(value, float) and math.isnan(value):
+                if key.endswith("_se"):
+                    continue  # no interval: the score is stored without a standard error
+                num = math.nan  # not stored; write_import notes where it was
+        if num is None:
             raise InputError(
                 f"expected a number, got {value!r}",
                 path=str(path),
@@ -337,6 +362,7 @@ def _eee(rec: dict[str, Any], path: Path, line: int) -> EuroEvalRecord:
             line=line,
             field="eval_library.additional_details.languages",
         )
+    langs = _language_list(langs, path, line, "eval_library.additional_details.languages")
     total: dict[str, float] = {}
     half: dict[str, float] = {}
     failed: float | None = None
@@ -467,6 +493,14 @@ def score_rows(records: Sequence[EuroEvalRecord], path: Path) -> list[ScoreRow]:
     rows: list[ScoreRow] = []
     for rec in records:
         model = _model_label(rec)
+        if not rec.languages or any(not lang.strip() for lang in rec.languages):
+            raise InputError(
+                f"the record names no language (languages {rec.languages!r}); every result "
+                "needs the language(s) of its dataset",
+                path=str(path),
+                line=rec.line,
+                field="dataset_languages" if rec.layout == "legacy" else "languages",
+            )
         language = "+".join(rec.languages)
         base_meta: dict[str, Any] = {
             "source": "euroeval",
@@ -515,7 +549,9 @@ def score_rows(records: Sequence[EuroEvalRecord], path: Path) -> list[ScoreRow]:
                     continue
                 num = finite_number(value)
                 if num is None:
-                    continue
+                    if not (isinstance(value, float) and math.isnan(value)):
+                        continue
+                    num = math.nan  # not stored; write_import notes where it was
                 total = rec.total.get(f"test_{metric}", rec.total.get(metric))
                 # per-iteration scores are fractions; EuroEval's totals are percents
                 if not _is_unscaled(metric) and abs(num) > 1.0 + 1e-9:
@@ -558,5 +594,5 @@ def import_euroeval(store: Store, path: str | Path) -> HarnessImportResult:
         t0=t0,
     )
     layouts = sorted({r.layout for r in records})
-    result.notes = [f"{len(records)} record(s), layout(s): {', '.join(layouts)}"]
+    result.notes = [f"{len(records)} record(s), layout(s): {', '.join(layouts)}", *result.notes]
     return result

@@ -66,6 +66,7 @@ from glotbench.importers.common import (
     Progress,
     ScoreRow,
     TaskLanguageMap,
+    check_runs,
     files_sha256,
     finite_number,
     iter_jsonl,
@@ -263,7 +264,9 @@ def _score_rows(
                 metric, filt = _split_key(key)
                 score = finite_number(value)
                 if score is None:
-                    continue  # "N/A" or a non-numeric entry
+                    if not (isinstance(value, float) and math.isnan(value)):
+                        continue  # "N/A" or a non-numeric entry
+                    score = math.nan  # not stored; write_import notes where it was
                 se = finite_number(metrics.get(f"{metric}_stderr,{filt}"))
                 stored_metric = _score_name(metric, filt)
                 meta: dict[str, Any] = {
@@ -497,6 +500,7 @@ def read_lm_eval(
     seen_tasks: set[str] = set()
     order: dict[str, int] = defaultdict(int)
     columns_by_run: list[tuple[LmEvalRun, str, int | None, str, Path, dict]] = []
+    checks: list[tuple[PendingRun, str, str, str]] = []
     for run in found:
         files.append(run.results_path)
         model_name = _model_name(run.data, model)
@@ -591,9 +595,61 @@ def read_lm_eval(
                     path=str(sample_path),
                     line=col.first_line,
                     field="doc_id",
+                    lines=np.asarray(col.lines, dtype=np.int64),
                 )
             )
+            checks.append((pending[-1], run.results_path.name, task, f"{metric},{filt}"))
+    check_runs(pending)
+    check_samples_agree(checks, scores)
     return LmEvalData(root=root, files=files, runs=pending, scores=scores, notes=notes)
+
+
+def rounding_tolerance(reported: float, width: float) -> float:
+    """How far a recomputed score may lie from a reported one and still agree.
+
+    A value written with d ≤ 6 decimals (a rounded table) may differ by half a
+    unit of its last decimal; a full-precision value by 10⁻⁶ of the metric's
+    range (float summation order).
+    """
+    text = repr(float(reported))
+    decimals = len(text.split(".", 1)[1]) if "." in text and "e" not in text else 17
+    if decimals <= 6:
+        return 0.5 * 10.0**-decimals + 1e-9
+    return 1e-6 * width
+
+
+def check_samples_agree(
+    checks: Sequence[tuple[PendingRun, str, str, str]], scores: Sequence[ScoreRow]
+) -> None:
+    """Each run's score recomputed from its samples equals the results JSON's score.
+
+    ``checks`` holds (run, results file name, lm-eval task, ``metric,filter``).
+    A disagreement beyond rounding (:func:`rounding_tolerance`) means the
+    samples and the results do not belong together, or the per-sample values
+    are not what the harness aggregated: an error naming the task.
+    """
+    reported: dict[tuple[Any, Any, Any], ScoreRow] = {}
+    for score_row in scores:
+        meta = score_row.metadata
+        key = (meta.get("results_file"), meta.get("lm_eval_task"), meta.get("lm_eval_metric"))
+        reported[key] = score_row
+    for run, results_file, task, lm_metric in checks:
+        row = reported.get((results_file, task, lm_metric))
+        if row is None or not math.isfinite(row.score):
+            continue
+        r = run.record
+        metric = get_metric(r.metric, **(r.metric_config or {}))
+        value = float(metric.score(np.asarray(run.stats, dtype=np.float64).sum(axis=0)))
+        lo, hi = metric.score_range
+        if abs(value - row.score) > rounding_tolerance(row.score, hi - lo):
+            raise InputError(
+                f"task {task!r}: metric {lm_metric!r} recomputed from the {run.stats.shape[0]} "
+                f"samples is {value:.10g}, but {results_file} reports {row.score:.10g}; the "
+                "samples file and the results file disagree (were they written by the same "
+                "run, and are the per-sample values what the harness aggregated?)",
+                path=run.path,
+                field=run.field,
+            )
 
 
 def import_lm_eval(
@@ -665,7 +721,7 @@ def import_lm_eval(
         progress=progress,
         t0=t0,
     )
-    result.notes = sorted(set(data.notes))
+    result.notes = [*result.notes, *sorted(set(data.notes))]
     return result
 
 

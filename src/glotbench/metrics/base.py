@@ -25,6 +25,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from glotbench.metrics.constraints import StatConstraints, StatProblem, check_stats
+
 FloatArray = npt.NDArray[np.float64]
 
 
@@ -46,6 +48,10 @@ class Metric(ABC):
     #: statistics are ``(value, 1)``. Such metrics can be imported from a
     #: single per-example ``score`` column.
     is_mean: bool = False
+    #: the closed interval every score of this metric lies in, on the scale the
+    #: store uses: 0–1 for shares (accuracy, F1, LAS...), −1–1 for MCC, 0–100 for
+    #: BLEU/chrF (sacrebleu's scale). Aggregate scores outside it are rejected.
+    score_range: tuple[float, float] = (0.0, 1.0)
 
     # -- statistics -------------------------------------------------------
     @abstractmethod
@@ -60,6 +66,17 @@ class Metric(ABC):
     @abstractmethod
     def example_stats(self, prediction: Any, reference: Any) -> FloatArray:
         """Statistics vector (length k) of one example."""
+
+    def constraints(self) -> StatConstraints:
+        """What valid per-example statistics satisfy (see :mod:`glotbench.metrics.constraints`).
+
+        The default declares nothing; every built-in metric overrides it.
+        """
+        return StatConstraints()
+
+    def check_stats(self, stats: npt.ArrayLike) -> list[StatProblem]:
+        """Problems of an (n × k) statistics matrix; empty when every row is valid."""
+        return check_stats(self.name, self.stat_names(), self.constraints(), np.asarray(stats))
 
     def stats(self, predictions: Sequence[Any], references: Sequence[Any]) -> FloatArray:
         """Statistics matrix (n × k) of a list of examples."""
@@ -137,6 +154,11 @@ class MeanMetric(Metric):
 
     def stat_names(self) -> tuple[str, ...]:
         return ("value", "count")
+
+    def constraints(self) -> StatConstraints:
+        """``count`` is a count; ``value`` is ``count`` values in :attr:`score_range`."""
+        lo, hi = self.score_range
+        return StatConstraints(counts=("count",), value_range=("value", "count", lo, hi))
 
     @abstractmethod
     def example_value(self, prediction: Any, reference: Any) -> float:

@@ -30,6 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from glotbench.metrics.base import FloatArray, Metric, as_float_array, safe_divide
+from glotbench.metrics.constraints import StatConstraints
 from glotbench.metrics.registry import register_metric
 
 
@@ -44,6 +45,9 @@ class _BinaryMetric(Metric):
 
     def stat_names(self) -> tuple[str, ...]:
         return ("tp", "fp", "fn")
+
+    def constraints(self) -> StatConstraints:
+        return StatConstraints(counts=("tp", "fp", "fn"))
 
     def example_stats(self, prediction: Any, reference: Any) -> FloatArray:
         pred_pos = prediction == self.pos_label

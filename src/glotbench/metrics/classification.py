@@ -27,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from glotbench.metrics.base import FloatArray, MeanMetric, Metric, as_float_array, safe_divide
+from glotbench.metrics.constraints import StatConstraints
 from glotbench.metrics.registry import register_metric
 
 
@@ -86,6 +87,15 @@ class _CountsMetric(Metric):
 
     def example_stats(self, prediction: Any, reference: Any) -> FloatArray:
         return self.stats([prediction], [reference])[0]
+
+    def constraints(self) -> StatConstraints:
+        """Counts; a class's true positives ≤ its predictions and ≤ its gold examples."""
+        labels = self._require_labels()
+        names = self.stat_names()
+        pairs = tuple(
+            (f"tp[{label}]", f"{other}[{label}]") for label in labels for other in ("pred", "true")
+        )
+        return StatConstraints(counts=names, at_most=pairs)
 
     def stats(self, predictions: Sequence[Any], references: Sequence[Any]) -> FloatArray:
         labels = self._require_labels()
@@ -166,6 +176,7 @@ class MatthewsCorrelation(_CountsMetric):
 
     name = "mcc"
     description = "Matthews correlation coefficient (multiclass R_K)"
+    score_range = (-1.0, 1.0)
 
     def score(self, summed: npt.ArrayLike) -> FloatArray:
         tp, pred, true = self._split(summed)

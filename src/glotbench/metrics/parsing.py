@@ -29,6 +29,7 @@ import numpy.typing as npt
 
 from glotbench.errors import InputError
 from glotbench.metrics.base import FloatArray, Metric, as_float_array, safe_divide
+from glotbench.metrics.constraints import StatConstraints
 from glotbench.metrics.registry import register_metric
 
 
@@ -95,6 +96,9 @@ class _AttachmentScore(Metric):
 
     def stat_names(self) -> tuple[str, ...]:
         return ("correct", "words")
+
+    def constraints(self) -> StatConstraints:
+        return StatConstraints(counts=("correct", "words"), at_most=(("correct", "words"),))
 
     def example_stats(self, prediction: Any, reference: Any) -> FloatArray:
         pred = _arcs(prediction, "prediction", self.name)

@@ -50,6 +50,7 @@ import numpy.typing as npt
 
 from glotbench.errors import InputError
 from glotbench.metrics.base import FloatArray, Metric, as_float_array, safe_divide
+from glotbench.metrics.constraints import StatConstraints
 from glotbench.metrics.registry import register_metric
 
 Span = tuple[str, int, int]
@@ -141,6 +142,13 @@ class _NerMetric(Metric):
     def stat_names(self) -> tuple[str, ...]:
         return ("correct", "predicted", "gold")
 
+    def constraints(self) -> StatConstraints:
+        """Span counts; correct spans ≤ predicted spans and ≤ gold spans."""
+        return StatConstraints(
+            counts=("correct", "predicted", "gold"),
+            at_most=(("correct", "predicted"), ("correct", "gold")),
+        )
+
     def example_stats(self, prediction: Any, reference: Any) -> FloatArray:
         pred, ref = _paired_tags(prediction, reference, self.name)
         if self.drop_misc:
@@ -209,6 +217,9 @@ class TokenAccuracy(Metric):
 
     def stat_names(self) -> tuple[str, ...]:
         return ("correct", "tokens")
+
+    def constraints(self) -> StatConstraints:
+        return StatConstraints(counts=("correct", "tokens"), at_most=(("correct", "tokens"),))
 
     def example_stats(self, prediction: Any, reference: Any) -> FloatArray:
         pred, ref = _paired_tags(prediction, reference, self.name, strings=False)

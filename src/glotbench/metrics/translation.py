@@ -58,6 +58,7 @@ import numpy.typing as npt
 
 from glotbench.errors import InputError
 from glotbench.metrics.base import FloatArray, Metric, as_float_array
+from glotbench.metrics.constraints import StatConstraints
 from glotbench.metrics.registry import register_metric
 
 #: sacrebleu's floor for log(0) (``sacrebleu.utils.my_log``)
@@ -90,6 +91,8 @@ def _reference_streams(
 
 class _SacreMetric(Metric):
     """A metric whose statistics are sacrebleu's segment statistics."""
+
+    score_range = (0.0, 100.0)
 
     def _sacre(self) -> Any:
         """The sacrebleu metric object (built lazily: sacrebleu is slow to import)."""
@@ -174,6 +177,14 @@ class Bleu(_SacreMetric):
             "ref_len",
             *(f"correct_{n}" for n in orders),
             *(f"total_{n}" for n in orders),
+        )
+
+    def constraints(self) -> StatConstraints:
+        """Lengths and n-gram counts; matches of an order ≤ the hypothesis's n-grams."""
+        orders = range(1, self.max_ngram_order + 1)
+        return StatConstraints(
+            counts=self.stat_names(),
+            at_most=tuple((f"correct_{n}", f"total_{n}") for n in orders),
         )
 
     def score(self, summed: npt.ArrayLike) -> FloatArray:
@@ -278,6 +289,13 @@ class ChrF(_SacreMetric):
         orders = [f"char{n}" for n in range(1, self.char_order + 1)]
         orders += [f"word{n}" for n in range(1, self.word_order + 1)]
         return tuple(f"{kind}_{order}" for order in orders for kind in ("hyp", "ref", "match"))
+
+    def constraints(self) -> StatConstraints:
+        """n-gram counts; matches ≤ hypothesis n-grams and ≤ reference n-grams."""
+        names = self.stat_names()
+        orders = [n[len("match_") :] for n in names if n.startswith("match_")]
+        pairs = tuple((f"match_{o}", f"{kind}_{o}") for o in orders for kind in ("hyp", "ref"))
+        return StatConstraints(counts=names, at_most=pairs)
 
     def score(self, summed: npt.ArrayLike) -> FloatArray:
         n_orders = self.char_order + self.word_order
