@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -193,6 +193,25 @@ _IMPORT_COLUMNS = (
     "completed_at",
 )
 _EXAMPLE_COLUMNS = ("run_id", "position", "example_id", "stats")
+
+#: Arrow types of the ``runs`` columns as :meth:`Store._prepare_run` builds them
+#: (JSON columns travel as text; DuckDB casts them on insert)
+_RUN_ARROW_TYPES: dict[str, pa.DataType] = {
+    "seed": pa.int64(),
+    "metric_config": pa.string(),
+    "stat_names": pa.list_(pa.string()),
+    "n_examples": pa.int64(),
+    "model_metadata": pa.string(),
+    "seconds": pa.float64(),
+    "examples_per_second": pa.float64(),
+    "created_at": pa.timestamp("us"),
+}
+
+#: runs per transaction of :meth:`Store.write_run_batches` (by default)
+BATCH_RUNS = 2_000
+#: example rows per transaction of :meth:`Store.write_run_batches`; bounds the
+#: memory of one batch's Arrow tables (about 50 bytes a row with k = 2)
+BATCH_ROWS = 2_000_000
 
 #: relative tolerance under which a re-imported score equals the stored one
 SCORE_RTOL = 1e-9
@@ -382,13 +401,114 @@ class StoreSummary:
 
 @dataclass
 class _PreparedRun:
-    """A validated run, ready to insert (:meth:`Store._prepare_run`)."""
+    """A validated run, ready to insert (:meth:`Store._prepare_run`).
+
+    ``row`` holds the ``runs`` columns in :data:`_RUN_COLUMNS` order;
+    ``examples`` the run's ``example_stats`` columns except ``run_id``.
+    """
 
     run_id: str
     description: str
     failure_key: tuple[str, str, int | None, str]  # model, dataset, seed, config_hash
     row: list[Any]
     examples: pa.Table
+
+    @property
+    def n_examples(self) -> int:
+        return int(self.examples.num_rows)
+
+
+@dataclass
+class BatchWrite:
+    """What :meth:`Store.write_run_batches` wrote."""
+
+    run_ids: list[str] = field(default_factory=list)
+    examples: int = 0
+    skipped: int = 0
+    batches: int = 0
+
+    @property
+    def written(self) -> int:
+        return len(self.run_ids)
+
+    def add(self, runs: Sequence[_PreparedRun], *, skipped: int) -> None:
+        self.run_ids.extend(r.run_id for r in runs)
+        self.examples += sum(r.n_examples for r in runs)
+        self.skipped += skipped
+        self.batches += 1
+
+
+def _id_strings(example_ids: Sequence[Any] | np.ndarray) -> tuple[list[str], pa.Array]:
+    """Example ids as a list of ``str`` (non-strings converted with ``str``) and as Arrow.
+
+    The common case — all ids already strings — converts in C (no Python loop).
+    """
+    raw = example_ids.tolist() if isinstance(example_ids, np.ndarray) else list(example_ids)
+    try:
+        arr = pa.array(raw)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        arr = None
+    if arr is None or arr.type != pa.string() or arr.null_count:
+        raw = [e if isinstance(e, str) else str(e) for e in raw]
+        arr = pa.array(raw, type=pa.string())
+    return raw, arr
+
+
+def _has_blank(ids: list[str]) -> bool:
+    """Whether an id is empty or whitespace only (``not id.strip()``), looping in C."""
+    return not all(map(str.strip, ids))
+
+
+def _example_columns(ids: pa.Array, matrix: npt.NDArray[np.float64]) -> pa.Table:
+    """A run's ``example_stats`` columns except ``run_id`` (inserted by name)."""
+    return pa.table(
+        {
+            "position": pa.array(np.arange(len(ids), dtype=np.int32)),
+            "example_id": ids,
+            "stats": _list_array(matrix),
+        }
+    )
+
+
+def _batch_examples(runs: Sequence[_PreparedRun]) -> pa.Table:
+    """The ``example_stats`` rows of a batch of runs, in run order, as one Arrow table."""
+    body = pa.concat_tables([r.examples for r in runs]).combine_chunks()  # one chunk: fast scan
+    owner = np.repeat(np.arange(len(runs), dtype=np.int32), [r.n_examples for r in runs])
+    run_ids = pa.DictionaryArray.from_arrays(
+        pa.array(owner), pa.array([r.run_id for r in runs], type=pa.string())
+    )  # DuckDB stores it as VARCHAR; no string per row is built in Python
+    return body.add_column(0, "run_id", run_ids)
+
+
+def _batch_runs(runs: Sequence[_PreparedRun]) -> pa.Table:
+    """The ``runs`` rows of a batch as one Arrow table (columns in table order)."""
+    columns = list(zip(*(r.row for r in runs), strict=True))
+    return pa.table(
+        {
+            name: pa.array(values, type=_RUN_ARROW_TYPES.get(name, pa.string()))
+            for name, values in zip(_RUN_COLUMNS, columns, strict=True)
+        }
+    )
+
+
+def _check_unique(runs: Sequence[_PreparedRun], seen: set[str]) -> None:
+    """Refuse a run given twice (within ``runs`` or already in ``seen``); extends ``seen``."""
+    for item in runs:
+        if item.run_id in seen:
+            raise InputError(f"run ({item.description}) is given more than once")
+        seen.add(item.run_id)
+
+
+@contextmanager
+def _registered(con: duckdb.DuckDBPyConnection, prefix: str, table: pa.Table) -> Iterator[str]:
+    """Register an Arrow table as a uniquely named view for the duration of the block."""
+    view = f"{prefix}_{uuid.uuid4().hex[:8]}"
+    con.register(view, table)
+    try:
+        yield view
+    finally:
+        with suppress(duckdb.Error):
+            con.unregister(view)
 
 
 @dataclass
@@ -636,12 +756,7 @@ class Store:
         Storing the run marks open :meth:`failures` of its (model, dataset,
         seed, config_hash) resolved, in the same transaction.
         """
-        prepared = self._prepare_run(run, example_ids, stats)
-        with self.transaction() as con:
-            written = self._store_prepared(con, prepared, replace=replace)
-            if written:
-                self._resolve_failures_of(con, [prepared])
-        return written
+        return self.write_runs([(run, example_ids, stats)], replace=replace) == 1
 
     def write_runs(
         self,
@@ -658,19 +773,68 @@ class Store:
         :meth:`failures` of the (model, dataset, seed, config_hash) of the
         written runs are marked resolved in that transaction too. Returns the
         number of runs written (new or replaced).
+
+        The runs are written as one batch (:meth:`_write_batch`): one Arrow
+        insert per table, whatever their number.
         """
-        prepared = [self._prepare_run(run, ids, stats) for run, ids, stats in runs]
-        seen: set[str] = set()
-        for item in prepared:
-            if item.run_id in seen:
-                raise InputError(f"run ({item.description}) is given more than once")
-            seen.add(item.run_id)
+        prepared = [self._prepare_run(*item) for item in runs]
+        _check_unique(prepared, set())
         if not prepared:
             return 0
         with self.transaction() as con:
-            done = [item for item in prepared if self._store_prepared(con, item, replace=replace)]
-            self._resolve_failures_of(con, done)
+            done = self._write_batch(con, prepared, replace=replace)
         return len(done)
+
+    def write_run_batches(
+        self,
+        runs: Iterable[tuple[RunRecord, Sequence[Any] | np.ndarray, npt.ArrayLike]],
+        *,
+        replace: bool = False,
+        batch_runs: int = BATCH_RUNS,
+        batch_rows: int = BATCH_ROWS,
+        progress: Callable[[int], None] | None = None,
+    ) -> BatchWrite:
+        """Store many runs (an import), one transaction per batch of whole runs.
+
+        ``runs`` is consumed lazily: a batch closes when it holds
+        ``batch_runs`` runs or ``batch_rows`` example rows, is validated
+        (every run as in :meth:`write_run`) and written in one transaction
+        with one Arrow insert per table, the already-stored check being one
+        anti-join against the batch's run ids. A run therefore never spans
+        two transactions: an error, Ctrl-C or ``kill -9`` loses at most the
+        batch being written, never part of a run, and repeating the call
+        writes what is missing. Batches committed before an invalid run
+        (or a run given twice) stay stored. ``progress(done)`` is called after
+        every batch with the number of runs handled so far (written or skipped).
+        """
+        if batch_runs < 1 or batch_rows < 1:
+            raise ValueError("batch_runs and batch_rows must be at least 1")
+        result = BatchWrite()
+        seen: set[str] = set()
+        batch: list[_PreparedRun] = []
+        rows = 0
+        handled = 0
+
+        def flush() -> None:
+            nonlocal batch, rows, handled
+            with self.transaction() as con:
+                done = self._write_batch(con, batch, replace=replace)
+            result.add(done, skipped=len(batch) - len(done))
+            handled += len(batch)
+            batch, rows = [], 0
+            if progress is not None:
+                progress(handled)
+
+        for item in runs:
+            prepared = self._prepare_run(*item)
+            _check_unique([prepared], seen)
+            batch.append(prepared)
+            rows += prepared.n_examples
+            if len(batch) >= batch_runs or rows >= batch_rows:
+                flush()
+        if batch:
+            flush()
+        return result
 
     def _prepare_run(
         self,
@@ -679,43 +843,35 @@ class Store:
         stats: npt.ArrayLike,
     ) -> _PreparedRun:
         """Validate a run and build its rows (nothing is written)."""
-        ids = np.asarray([e if isinstance(e, str) else str(e) for e in example_ids], dtype=object)
+        id_list, ids = _id_strings(example_ids)
+        n = len(id_list)
         matrix = np.asarray(stats, dtype=np.float64)
         k = len(run.stat_names)
         where = f"run ({run.describe()})"
-        if matrix.ndim != 2 or matrix.shape != (ids.size, k):
+        if matrix.ndim != 2 or matrix.shape != (n, k):
             raise InputError(
-                f"{where}: statistics must be an (n × k) = ({ids.size} × {k}) matrix "
+                f"{where}: statistics must be an (n × k) = ({n} × {k}) matrix "
                 f"(one row per example id, one column per stat name), got shape {matrix.shape}"
             )
-        if ids.size == 0:
+        if n == 0:
             raise InputError(f"{where}: a run needs at least one example")
-        if run.n_examples is not None and run.n_examples != ids.size:
-            raise InputError(
-                f"{where}: n_examples is {run.n_examples} but {ids.size} examples were given"
-            )
-        id_index = pd.Index(ids)
-        if (id_index.str.strip() == "").any():
+        if run.n_examples is not None and run.n_examples != n:
+            raise InputError(f"{where}: n_examples is {run.n_examples} but {n} examples were given")
+        if _has_blank(id_list):
             raise InputError(f"{where}: example ids must not be empty")
-        if not id_index.is_unique:
-            dup = id_index[id_index.duplicated()][0]
+        if len(set(id_list)) != n:
+            index = pd.Index(id_list)
+            dup = index[index.duplicated()][0]
             raise InputError(f"{where}: example id {dup!r} occurs more than once")
-        if not np.isfinite(matrix).all():
-            bad = int(np.flatnonzero(~np.isfinite(matrix).all(axis=1))[0])
+        finite = np.isfinite(matrix)
+        if not finite.all():
+            bad = int(np.flatnonzero(~finite.all(axis=1))[0])
             raise InputError(
-                f"{where}: statistics of example {ids[bad]!r} are not finite: "
+                f"{where}: statistics of example {id_list[bad]!r} are not finite: "
                 f"{matrix[bad].tolist()}"
             )
-        digest = stats_digest(ids, matrix, tuple(run.stat_names))
+        digest = stats_digest(id_list, matrix, tuple(run.stat_names))
         run_id = run.run_id
-        examples = pa.table(
-            {
-                "run_id": pa.array(np.full(ids.size, run_id, dtype=object), type=pa.string()),
-                "position": pa.array(np.arange(ids.size, dtype=np.int32)),
-                "example_id": pa.array(ids, type=pa.string()),
-                "stats": _list_array(matrix),
-            }
-        )
         row = [
             run_id,
             run.model,
@@ -727,7 +883,7 @@ class Store:
             run.metric,
             json.dumps(run.metric_config, ensure_ascii=False, default=str),
             list(run.stat_names),
-            int(ids.size),
+            n,
             json.dumps(run.model_metadata, ensure_ascii=False, default=str),
             run.seconds,
             run.examples_per_second,
@@ -741,37 +897,59 @@ class Store:
             description=run.describe(),
             failure_key=(run.model, run.dataset, run.seed, run.config_hash),
             row=row,
-            examples=examples,
+            examples=_example_columns(ids, matrix),
         )
 
-    def _store_prepared(
-        self, con: duckdb.DuckDBPyConnection, run: _PreparedRun, *, replace: bool
-    ) -> bool:
-        """Skip, or (``replace``) delete, a stored run, then insert it.
+    def _write_batch(
+        self, con: duckdb.DuckDBPyConnection, runs: Sequence[_PreparedRun], *, replace: bool
+    ) -> list[_PreparedRun]:
+        """Skip, or (``replace``) delete, the stored runs of a batch, then insert the batch.
 
-        The caller holds the transaction.
+        The caller holds the transaction. Which runs are stored already is one
+        anti-join of the batch's run ids (a registered Arrow table) against
+        ``runs``; with ``replace`` the stored ones are deleted instead. Returns
+        the runs written.
         """
-        if _first(con.execute("SELECT 1 FROM runs WHERE run_id = ?", [run.run_id]).fetchall()):
-            if not replace:
-                return False
-            con.execute("DELETE FROM example_stats WHERE run_id = ?", [run.run_id])
-            con.execute("DELETE FROM runs WHERE run_id = ?", [run.run_id])
-        self._insert_prepared(con, run)
-        return True
-
-    def _insert_prepared(self, con: duckdb.DuckDBPyConnection, run: _PreparedRun) -> None:
-        """Insert a run's example statistics and its ``runs`` row (caller holds the transaction)."""
-        view = f"_incoming_stats_{uuid.uuid4().hex[:8]}"
-        con.register(view, run.examples)
-        try:
-            con.execute(f"INSERT INTO example_stats SELECT * FROM {view}")
-        finally:
-            con.unregister(view)
-        con.execute(
-            f"INSERT INTO runs ({', '.join(_RUN_COLUMNS)}) VALUES "
-            f"({', '.join('?' for _ in _RUN_COLUMNS)})",
-            run.row,
+        if not runs:
+            return []
+        keys = pa.table(
+            {
+                "run_id": pa.array([r.run_id for r in runs], type=pa.string()),
+                "ordinal": pa.array(np.arange(len(runs), dtype=np.int64)),
+            }
         )
+        with _registered(con, "_incoming_keys", keys) as view:
+            if replace:
+                con.execute(
+                    f"DELETE FROM example_stats WHERE run_id IN (SELECT run_id FROM {view})"
+                )
+                con.execute(f"DELETE FROM runs WHERE run_id IN (SELECT run_id FROM {view})")
+                todo = list(runs)
+            else:
+                new = con.execute(
+                    f"SELECT i.ordinal FROM {view} i ANTI JOIN runs r ON r.run_id = i.run_id "
+                    "ORDER BY i.ordinal"
+                ).fetchall()
+                todo = [runs[int(row[0])] for row in new]
+        if todo:
+            self._insert_batch(con, todo)
+            self._resolve_failures_of(con, todo)
+        return todo
+
+    def _insert_batch(self, con: duckdb.DuckDBPyConnection, runs: Sequence[_PreparedRun]) -> None:
+        """Insert runs' example statistics and ``runs`` rows: one Arrow insert per table.
+
+        The caller holds the transaction. Every column of the examples tables
+        is inserted by name, so a new ``example_stats`` column needs only the
+        DDL and :func:`_example_columns`.
+        """
+        examples = _batch_examples(runs)
+        names = ", ".join(_sql_ident(c) for c in examples.column_names)
+        with _registered(con, "_incoming_stats", examples) as view:
+            con.execute(f"INSERT INTO example_stats ({names}) SELECT {names} FROM {view}")
+        with _registered(con, "_incoming_runs", _batch_runs(runs)) as view:
+            cols = ", ".join(_RUN_COLUMNS)
+            con.execute(f"INSERT INTO runs ({cols}) SELECT {cols} FROM {view}")
 
     def runs(
         self,
@@ -1125,17 +1303,28 @@ class Store:
     ) -> None:
         """Resolve open failures of the runs' (model, dataset, seed, config_hash).
 
-        The caller holds the transaction (the one that stores the runs).
+        The caller holds the transaction (the one that stores the runs). One
+        ``UPDATE ... FROM`` joined to the distinct keys of the batch.
         """
         keys = sorted({r.failure_key for r in runs}, key=repr)
         if not keys:
             return
-        now = utc_now()
-        for model, dataset, seed, chash in keys:  # usually one key (a job); execute < executemany
+        model, dataset, seed, chash = zip(*keys, strict=True)
+        table = pa.table(
+            {
+                "model": pa.array(model, type=pa.string()),
+                "dataset": pa.array(dataset, type=pa.string()),
+                "seed": pa.array(seed, type=pa.int64()),
+                "config_hash": pa.array(chash, type=pa.string()),
+            }
+        )
+        with _registered(con, "_resolved_keys", table) as view:
             con.execute(
-                "UPDATE failures SET resolved_at = ? WHERE resolved_at IS NULL AND model = ? "
-                "AND dataset = ? AND seed IS NOT DISTINCT FROM ? AND config_hash = ?",
-                [now, model, dataset, seed, chash],
+                f"UPDATE failures SET resolved_at = ? FROM {view} k "
+                "WHERE failures.resolved_at IS NULL AND failures.model = k.model "
+                "AND failures.dataset = k.dataset AND failures.seed IS NOT DISTINCT FROM k.seed "
+                "AND failures.config_hash = k.config_hash",
+                [utc_now()],
             )
 
     # ------------------------------------------------------------------
