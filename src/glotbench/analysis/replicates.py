@@ -262,9 +262,9 @@ def replicates_from_statistics(
             position[model] += 1
             totals[m, unit_index[unit], s] += reps[:, j]
             counts[m, unit_index[unit], s] += 1
-    values = np.full_like(totals, np.nan)
-    np.divide(totals, counts[..., None], out=values, where=counts[..., None] > 0)
-    return ReplicatedScores(tuple(model_names), tuple(units), values, "examples", metric)
+    with np.errstate(invalid="ignore"):  # 0 / 0 = NaN where a model lacks a seed
+        totals /= counts[..., None]
+    return ReplicatedScores(tuple(model_names), tuple(units), totals, "examples", metric)
 
 
 def replicates_from_store(

@@ -207,7 +207,11 @@ _RUN_ARROW_TYPES: dict[str, pa.DataType] = {
     "created_at": pa.timestamp("us"),
 }
 
-#: runs per transaction of :meth:`Store.write_run_batches` (by default)
+#: runs in the first transaction of :meth:`Store.write_run_batches`; each next
+#: batch doubles, up to ``batch_runs``, so the first runs are committed (and
+#: reported) at once and large imports still pay few commits
+FIRST_BATCH_RUNS = 16
+#: most runs per transaction of :meth:`Store.write_run_batches` (by default)
 BATCH_RUNS = 2_000
 #: example rows per transaction of :meth:`Store.write_run_batches`; bounds the
 #: memory of one batch's Arrow tables (about 50 bytes a row with k = 2)
@@ -797,7 +801,8 @@ class Store:
         """Store many runs (an import), one transaction per batch of whole runs.
 
         ``runs`` is consumed lazily: a batch closes when it holds
-        ``batch_runs`` runs or ``batch_rows`` example rows, is validated
+        ``batch_runs`` runs (the first :data:`FIRST_BATCH_RUNS`, doubling from
+        batch to batch up to ``batch_runs``) or ``batch_rows`` example rows, is validated
         (every run as in :meth:`write_run`) and written in one transaction
         with one Arrow insert per table, the already-stored check being one
         anti-join against the batch's run ids. A run therefore never spans
@@ -814,14 +819,15 @@ class Store:
         batch: list[_PreparedRun] = []
         rows = 0
         handled = 0
+        limit = min(FIRST_BATCH_RUNS, batch_runs)
 
         def flush() -> None:
-            nonlocal batch, rows, handled
+            nonlocal batch, rows, handled, limit
             with self.transaction() as con:
                 done = self._write_batch(con, batch, replace=replace)
             result.add(done, skipped=len(batch) - len(done))
             handled += len(batch)
-            batch, rows = [], 0
+            batch, rows, limit = [], 0, min(2 * limit, batch_runs)
             if progress is not None:
                 progress(handled)
 
@@ -830,7 +836,7 @@ class Store:
             _check_unique([prepared], seen)
             batch.append(prepared)
             rows += prepared.n_examples
-            if len(batch) >= batch_runs or rows >= batch_rows:
+            if len(batch) >= limit or rows >= batch_rows:
                 flush()
         if batch:
             flush()

@@ -54,6 +54,12 @@ def _flatten(systems: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     return systems.transpose(1, 0, 2).reshape(n, m * k)
 
 
+def _columns(systems: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """The columns of :func:`_flatten` as the rows of an (m·k × n) C-ordered array."""
+    m, n, k = systems.shape
+    return np.ascontiguousarray(systems.transpose(0, 2, 1)).reshape(m * k, n)
+
+
 def distinct_columns(
     flat: npt.NDArray[np.float64],
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]:
@@ -62,12 +68,23 @@ def distinct_columns(
     Columns are grouped by a random projection and the grouping is verified
     exactly, so the result is exact (on a projection collision nothing is merged).
     """
-    width = flat.shape[1]
-    keys = np.random.default_rng(0).standard_normal(flat.shape[0]) @ flat
+    rows, inverse = distinct_rows(np.ascontiguousarray(flat.T))
+    return rows.T, inverse
+
+
+def distinct_rows(
+    columns: npt.NDArray[np.float64],
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]:
+    """:func:`distinct_columns` on the transposed layout (one column per row).
+
+    Rows are contiguous here, so grouping and the exact check read memory in order.
+    """
+    width = columns.shape[0]
+    keys = columns @ np.random.default_rng(0).standard_normal(columns.shape[1])
     _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
-    if first.size == width or not np.array_equal(flat[:, first[inverse]], flat):
-        return flat, np.arange(width, dtype=np.int64)
-    return flat[:, first], inverse.reshape(-1).astype(np.int64)
+    if first.size == width or not np.array_equal(columns[first[inverse]], columns):
+        return columns, np.arange(width, dtype=np.int64)
+    return columns[first], inverse.reshape(-1).astype(np.int64)
 
 
 def _chunk_blocks(support: Support, width: int, chunk_size: int | None) -> int:
@@ -105,7 +122,8 @@ def replicate_scores(
     score_fn = as_score_fn(score)
     # identical statistic columns (e.g. accuracy's count column, the same for every
     # system) are multiplied once and expanded afterwards
-    columns, column_of = distinct_columns(_flatten(systems))
+    distinct, column_of = distinct_rows(_columns(systems))
+    columns = distinct.T  # (n × u) view: BLAS reads the transposed layout without a copy
     support = make_support(columns, compress)
     blocks_per_chunk = _chunk_blocks(support, columns.shape[1], chunk_size)
     n_blocks = -(-n_resamples // BLOCK)

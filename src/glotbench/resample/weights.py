@@ -100,10 +100,14 @@ def multinomial_block(
     n, u = support.n, support.size
     if support.compressed:
         return rng.multinomial(n, support.counts / n, size=rows).astype(np.float64)
-    # Uniform draws of example indices, counted per row: O(rows · n), no Python loop.
-    draws = example_draws(rng, n, rows).astype(np.int64)
-    draws += (np.arange(rows, dtype=np.int64) * n)[:, None]
-    return np.bincount(draws.ravel(), minlength=rows * u).reshape(rows, u).astype(np.float64)
+    # Uniform draws of example indices, counted row by row: O(rows · n). One
+    # bincount per row stays in cache and writes straight into the float matrix,
+    # several times faster than one bincount over offset indices of the whole block.
+    draws = example_draws(rng, n, rows)
+    out = np.empty((rows, u), dtype=np.float64)
+    for r in range(rows):
+        out[r] = np.bincount(draws[r], minlength=u)
+    return out
 
 
 def poisson_block(rng: np.random.Generator, support: Support, rows: int) -> npt.NDArray[np.float64]:
