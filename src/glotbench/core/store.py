@@ -413,7 +413,6 @@ class _PreparedRun:
 
     run_id: str
     description: str
-    failure_key: tuple[str, str, int | None, str]  # model, dataset, seed, config_hash
     row: list[Any]
     examples: pa.Table
 
@@ -901,7 +900,6 @@ class Store:
         return _PreparedRun(
             run_id=run_id,
             description=run.describe(),
-            failure_key=(run.model, run.dataset, run.seed, run.config_hash),
             row=row,
             examples=_example_columns(ids, matrix),
         )
@@ -939,7 +937,6 @@ class Store:
                 todo = [runs[int(row[0])] for row in new]
         if todo:
             self._insert_batch(con, todo)
-            self._resolve_failures_of(con, todo)
         return todo
 
     def _insert_batch(self, con: duckdb.DuckDBPyConnection, runs: Sequence[_PreparedRun]) -> None:
@@ -947,7 +944,8 @@ class Store:
 
         The caller holds the transaction. Every column of the examples tables
         is inserted by name, so a new ``example_stats`` column needs only the
-        DDL and :func:`_example_columns`.
+        DDL and :func:`_example_columns`. Open failures of the runs' (model,
+        dataset, seed, config_hash) are resolved from the same ``runs`` rows.
         """
         examples = _batch_examples(runs)
         names = ", ".join(_sql_ident(c) for c in examples.column_names)
@@ -956,6 +954,7 @@ class Store:
         with _registered(con, "_incoming_runs", _batch_runs(runs)) as view:
             cols = ", ".join(_RUN_COLUMNS)
             con.execute(f"INSERT INTO runs ({cols}) SELECT {cols} FROM {view}")
+            self._resolve_failures_of(con, view)
 
     def runs(
         self,
@@ -1304,34 +1303,21 @@ class Store:
             con.execute(f"UPDATE failures SET resolved_at = ?{where}", [utc_now(), *params])
         return int(row[0]) if row else 0
 
-    def _resolve_failures_of(
-        self, con: duckdb.DuckDBPyConnection, runs: Sequence[_PreparedRun]
-    ) -> None:
-        """Resolve open failures of the runs' (model, dataset, seed, config_hash).
+    def _resolve_failures_of(self, con: duckdb.DuckDBPyConnection, runs_view: str) -> None:
+        """Resolve open failures of the (model, dataset, seed, config_hash) of ``runs_view``.
 
-        The caller holds the transaction (the one that stores the runs). One
-        ``UPDATE ... FROM`` joined to the distinct keys of the batch.
+        ``runs_view`` names the registered ``runs`` rows being stored; the
+        caller holds their transaction. One ``UPDATE ... FROM`` joined to the
+        distinct keys.
         """
-        keys = sorted({r.failure_key for r in runs}, key=repr)
-        if not keys:
-            return
-        model, dataset, seed, chash = zip(*keys, strict=True)
-        table = pa.table(
-            {
-                "model": pa.array(model, type=pa.string()),
-                "dataset": pa.array(dataset, type=pa.string()),
-                "seed": pa.array(seed, type=pa.int64()),
-                "config_hash": pa.array(chash, type=pa.string()),
-            }
+        con.execute(
+            "UPDATE failures SET resolved_at = ? FROM (SELECT DISTINCT model, dataset, seed, "
+            f"config_hash FROM {runs_view}) k "
+            "WHERE failures.resolved_at IS NULL AND failures.model = k.model "
+            "AND failures.dataset = k.dataset AND failures.seed IS NOT DISTINCT FROM k.seed "
+            "AND failures.config_hash = k.config_hash",
+            [utc_now()],
         )
-        with _registered(con, "_resolved_keys", table) as view:
-            con.execute(
-                f"UPDATE failures SET resolved_at = ? FROM {view} k "
-                "WHERE failures.resolved_at IS NULL AND failures.model = k.model "
-                "AND failures.dataset = k.dataset AND failures.seed IS NOT DISTINCT FROM k.seed "
-                "AND failures.config_hash = k.config_hash",
-                [utc_now()],
-            )
 
     # ------------------------------------------------------------------
     # scores
