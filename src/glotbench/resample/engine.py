@@ -30,6 +30,8 @@ ScoreFn = Callable[[npt.NDArray[np.float64]], npt.NDArray[np.float64]]
 GATHER_MAX_COLUMNS = 4
 #: memory budget of one chunk of W and W @ S, in bytes
 CHUNK_BYTES = 64 * 2**20
+#: float32 represents every integer of magnitude up to 2**24 exactly
+FLOAT32_EXACT = 2**24
 
 
 def as_score_fn(score: Metric | ScoreFn) -> ScoreFn:
@@ -82,9 +84,29 @@ def distinct_rows(
     width = columns.shape[0]
     keys = columns @ np.random.default_rng(0).standard_normal(columns.shape[1])
     _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
-    if first.size == width or not np.array_equal(columns[first[inverse]], columns):
+    inverse = inverse.reshape(-1)
+    if first.size == width:
         return columns, np.arange(width, dtype=np.int64)
-    return columns[first], inverse.reshape(-1).astype(np.int64)
+    copies = np.flatnonzero(first[inverse] != np.arange(width))  # rows merged into another
+    if not np.array_equal(columns[first[inverse[copies]]], columns[copies]):
+        return columns, np.arange(width, dtype=np.int64)
+    return columns[first], inverse.astype(np.int64)
+
+
+def exact_in_float32(rows: npt.NDArray[np.float64], n: int) -> bool:
+    """Whether multinomial ``W @ rows`` is computed exactly in float32.
+
+    True when the statistics are integers and n · max|S| < 2**24. Multinomial
+    weights are non-negative integers summing to n, so every product and every
+    partial sum of ``w @ s`` is an integer of magnitude at most n · max|S|,
+    exactly representable in float32 (24-bit significand; IEEE 754): the float32
+    product, in any summation order, equals the float64 product bit for bit.
+    Count statistics (accuracy, F1 counts, n-gram matches) qualify.
+    """
+    if rows.size == 0:
+        return False
+    peak = float(np.abs(rows).max())
+    return n * peak < FLOAT32_EXACT and bool(np.array_equal(rows, np.round(rows)))
 
 
 def _chunk_blocks(support: Support, width: int, chunk_size: int | None) -> int:
@@ -134,6 +156,10 @@ def replicate_scores(
         and support.rows.shape[1] <= GATHER_MAX_COLUMNS
     )
     constant = (support.rows == support.rows[:1]).all(axis=0)
+    # integer statistics: the same numbers from a float32 product at about twice the speed
+    single = scheme == "multinomial" and not gather and exact_in_float32(support.rows, support.n)
+    dtype = np.float32 if single else np.float64
+    rows_matrix = support.rows.astype(dtype, copy=False)
 
     def run_chunk(first_block: int) -> None:
         last_block = min(first_block + blocks_per_chunk, n_blocks)
@@ -151,7 +177,8 @@ def replicate_scores(
                     else:
                         columns_summed[:, c] = np.take(column, draws).sum(axis=1)
             else:
-                columns_summed = weight_block(scheme, seed, block, support, rows) @ support.rows
+                weights = weight_block(scheme, seed, block, support, rows, dtype)
+                columns_summed = (weights @ rows_matrix).astype(np.float64, copy=False)
             summed = columns_summed[:, column_of].reshape(rows, m, k)
             out[start : start + rows] = score_fn(summed)
 

@@ -26,7 +26,7 @@ jointly over all systems of the call.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -94,17 +94,20 @@ def example_draws(rng: np.random.Generator, n: int, rows: int) -> npt.NDArray[np
 
 
 def multinomial_block(
-    rng: np.random.Generator, support: Support, rows: int
-) -> npt.NDArray[np.float64]:
-    """``rows`` bootstrap count vectors over the support (each sums to n)."""
+    rng: np.random.Generator,
+    support: Support,
+    rows: int,
+    dtype: type[np.floating[Any]] = np.float64,
+) -> npt.NDArray[np.floating[Any]]:
+    """``rows`` bootstrap count vectors over the support (each sums to n), as ``dtype``."""
     n, u = support.n, support.size
     if support.compressed:
-        return rng.multinomial(n, support.counts / n, size=rows).astype(np.float64)
+        return rng.multinomial(n, support.counts / n, size=rows).astype(dtype)
     # Uniform draws of example indices, counted row by row: O(rows · n). One
     # bincount per row stays in cache and writes straight into the float matrix,
     # several times faster than one bincount over offset indices of the whole block.
     draws = example_draws(rng, n, rows)
-    out = np.empty((rows, u), dtype=np.float64)
+    out = np.empty((rows, u), dtype=dtype)
     for r in range(rows):
         out[r] = np.bincount(draws[r], minlength=u)
     return out
@@ -122,14 +125,22 @@ def poisson_block(rng: np.random.Generator, support: Support, rows: int) -> npt.
 
 
 def weight_block(
-    scheme: Scheme, seed: int, block: int, support: Support, rows: int = BLOCK
-) -> npt.NDArray[np.float64]:
-    """Block ``block`` of W (``rows`` ≤ BLOCK replicates) under ``scheme``."""
+    scheme: Scheme,
+    seed: int,
+    block: int,
+    support: Support,
+    rows: int = BLOCK,
+    dtype: type[np.floating[Any]] = np.float64,
+) -> npt.NDArray[np.floating[Any]]:
+    """Block ``block`` of W (``rows`` ≤ BLOCK replicates) under ``scheme``, as ``dtype``.
+
+    The weights are counts, the same whatever ``dtype`` (float32 holds them exactly).
+    """
     rng = block_rng(seed, block)
     if scheme == "multinomial":
-        return multinomial_block(rng, support, rows)
+        return multinomial_block(rng, support, rows, dtype)
     if scheme == "poisson":
-        return poisson_block(rng, support, rows)
+        return poisson_block(rng, support, rows).astype(dtype, copy=False)
     raise ValueError(f"unknown resampling scheme {scheme!r}; use 'multinomial' or 'poisson'")
 
 
