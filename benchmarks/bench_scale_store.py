@@ -119,9 +119,7 @@ def main() -> None:
 
         again = timed_cpu(resume, args.repeats)
         assert again.result.written == 0 and again.result.skipped == n_runs
-        print(
-            f"  resume (all stored){again.seconds:7.2f} s wall  {again.cpu_seconds:7.2f} s CPU"
-        )
+        print(f"  resume (all stored){again.seconds:7.2f} s wall  {again.cpu_seconds:7.2f} s CPU")
 
         def read_back() -> np.ndarray:
             scores = []
