@@ -1150,7 +1150,7 @@ class Store:
                 reference_index = pd.Index(ids)
                 blocks.append(block)
                 continue
-            if ids.size == reference_index.size and np.array_equal(ids, reference_ids):
+            if ids.size == reference_index.size and np.array_equal(ids, reference_index):
                 blocks.append(block)  # same examples in the same order: nothing to align
                 continue
             idx = reference_index.get_indexer(pd.Index(ids))

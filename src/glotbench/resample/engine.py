@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -159,7 +159,7 @@ def replicate_scores(
     # integer statistics: the same numbers from a float32 product at about twice the speed
     single = scheme == "multinomial" and not gather and exact_in_float32(support.rows, support.n)
     dtype = np.float32 if single else np.float64
-    rows_matrix = support.rows.astype(dtype, copy=False)
+    rows_matrix: npt.NDArray[np.floating[Any]] = support.rows.astype(dtype, copy=False)
 
     def run_chunk(first_block: int) -> None:
         last_block = min(first_block + blocks_per_chunk, n_blocks)
