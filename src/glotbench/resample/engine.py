@@ -145,7 +145,9 @@ def replicate_scores(
     # identical statistic columns (e.g. accuracy's count column, the same for every
     # system) are multiplied once and expanded afterwards
     distinct, column_of = distinct_rows(_columns(systems))
-    columns = distinct.T  # (n × u) view: BLAS reads the transposed layout without a copy
+    # (n × u) in C order, the layout W @ S has always used: BLAS may round a
+    # transposed operand differently in the last bit
+    columns = np.ascontiguousarray(distinct.T)
     support = make_support(columns, compress)
     blocks_per_chunk = _chunk_blocks(support, columns.shape[1], chunk_size)
     n_blocks = -(-n_resamples // BLOCK)
