@@ -7,7 +7,17 @@ Two metrics that are the mean of one per-example value, n examples, B resamples:
 * a continuous SQuAD-F1-like metric: per-example values in [0, 1], a point
   mass at 1 (exact answers), a point mass at 0 (no shared token) and a
   continuous part in between. More than n/4 distinct values, so glotbench's
-  "auto" does *not* compress and draws all n example indices per replicate.
+  "auto" does not compress fully; it draws the two point masses as
+  multinomial counts and example indices only for the continuous part
+  (exact partial compression, see ``glotbench.resample.weights``);
+* purely continuous values (Beta(2, 2), all distinct, like segment-level
+  scores): nothing to compress, n example indices drawn per replicate.
+
+The **index-drawing floor** is the time to draw the B × n example indices
+alone, exactly as the engine draws them (PCG64, int32, one generator per block
+of 256 replicates, cache-sized slices), without using them: the lower bound
+of any exact multinomial bootstrap that draws every index. Peak memory is the
+peak of numpy/Python allocations (tracemalloc) in one extra, untimed run.
 
 Tools (same values, same B, same confidence level 0.95):
 
@@ -33,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import tracemalloc
 
 import numpy as np
 import scipy.stats
@@ -50,6 +61,8 @@ from scipy.special import ndtri
 import glotbench
 from glotbench.metrics import MeanMetric
 from glotbench.resample import bootstrap
+from glotbench.resample.engine import GATHER_ELEMENTS
+from glotbench.resample.weights import BLOCK, block_rng, example_draws, make_support
 
 CONFIDENCE = 0.95
 
@@ -63,6 +76,36 @@ def make_squad_like(n: int, rng: np.random.Generator) -> np.ndarray:
     u = rng.random(n)
     partial = rng.beta(2.0, 2.0, size=n)
     return np.where(u < 0.45, 1.0, np.where(u < 0.65, 0.0, partial))
+
+
+def make_continuous(n: int, rng: np.random.Generator) -> np.ndarray:
+    """All-distinct continuous values (segment-level-score-like): Beta(2, 2)."""
+    return rng.beta(2.0, 2.0, size=n)
+
+
+def draw_floor(n: int, resamples: int, seed: int):
+    """The B × n example indices alone, drawn as the engine draws them."""
+
+    def fn():
+        step = max(1, GATHER_ELEMENTS // n)
+        for block in range(-(-resamples // BLOCK)):
+            rng = block_rng(seed, block)
+            rows = min(BLOCK, resamples - block * BLOCK)
+            for first in range(0, rows, step):
+                example_draws(rng, n, min(step, rows - first))
+        return float("nan"), float("nan"), float("nan")
+
+    return fn
+
+
+def peak_mib(fn) -> float:
+    """Peak traced allocation (MiB) of one call of ``fn``."""
+    tracemalloc.start()
+    tracemalloc.reset_peak()
+    fn()
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return peak / 2**20
 
 
 def run_glotbench(values, metric, method: str, resamples: int, seed: int, compress):
@@ -125,7 +168,14 @@ def main() -> int:
     datasets = [
         ("accuracy", make_accuracy(args.n, rng), glotbench.get_metric("accuracy")),
         ("squad_f1-like", make_squad_like(args.n, rng), glotbench.get_metric("squad_f1")),
+        ("continuous", make_continuous(args.n, rng), glotbench.get_metric("squad_f1")),
     ]
+    floor = timed_cpu(draw_floor(args.n, args.resamples, args.seed), args.repeats)
+    print(
+        f"index-drawing floor (B x n = {args.resamples * args.n:,} int32 indices): "
+        f"{floor.seconds:.3f} s wall, {floor.cpu_seconds:.3f} s CPU",
+        flush=True,
+    )
 
     # warm-up, not timed
     run_glotbench(datasets[0][1], datasets[0][2], "bca", 256, args.seed, "auto")()
@@ -135,10 +185,18 @@ def main() -> int:
     for name, values, metric in datasets:
         distinct = np.unique(values).size
         analytic = float(values.std(ddof=0) / math.sqrt(values.size))
+        support = make_support(MeanMetric.stats_from_values(values), "auto")
+        mode = (
+            "compressed"
+            if support.compressed
+            else f"partially compressed: {support.heavy} heavy rows, {support.light} light examples"
+            if support.heavy
+            else "not compressed"
+        )
         print(
             f"[{name}] mean={values.mean():.6f}, distinct values={distinct} "
-            f"({'compressed' if 4 * distinct <= values.size else 'not compressed'} under "
-            f"compress='auto'), analytic SE={analytic:.6g}; load {load_average()}",
+            f"({mode} under compress='auto'), analytic SE={analytic:.6g}; "
+            f"load {load_average()}",
             flush=True,
         )
         variants = []
@@ -151,7 +209,7 @@ def main() -> int:
                     run_glotbench(values, metric, method, args.resamples, args.seed, "auto"),
                 )
             )
-            if 4 * distinct <= values.size:
+            if support.compressed or support.heavy:
                 variants.append(
                     (
                         "glotbench",
@@ -173,6 +231,7 @@ def main() -> int:
         reference: dict[str, dict] = {}
         for tool, method, option, fn in variants:
             t = timed_cpu(fn, args.repeats)
+            peak = peak_mib(fn)
             se, low, high = t.result
             row = dict(
                 metric=name,
@@ -187,14 +246,22 @@ def main() -> int:
                 ci_low=low,
                 ci_high=high,
                 analytic_se=analytic,
+                peak_mib=peak,
             )
             if tool == "glotbench" and option == "compress=auto":
                 reference[method] = row
             rows.append(row)
 
+        scipy100 = {
+            r["method"]: r for r in rows if r["metric"] == name and r["option"] == "batch=100"
+        }
         for row in rows:
             if row["metric"] != name:
                 continue
+            row["vs_scipy100"] = scipy100[row["method"]]["seconds"] / row["seconds"]
+            row["vs_scipy100_cpu"] = scipy100[row["method"]]["cpu_seconds"] / row["cpu_seconds"]
+            row["over_floor"] = row["seconds"] / floor.seconds
+            row["over_floor_cpu"] = row["cpu_seconds"] / floor.cpu_seconds
             ref = reference[row["method"]]
             row["ratio"] = row["seconds"] / ref["seconds"]
             row["cpu_ratio"] = row["cpu_seconds"] / ref["cpu_seconds"]
@@ -207,6 +274,9 @@ def main() -> int:
     print()
     for r in rows:
         r["seconds (all runs)"] = ", ".join(f"{t:.3f}" for t in r["times"])
+        r["scipy b100 / row (wall, CPU)"] = f"{r['vs_scipy100']:.2f}x, {r['vs_scipy100_cpu']:.2f}x"
+        r["row / floor (wall, CPU)"] = f"{r['over_floor']:.2f}, {r['over_floor_cpu']:.2f}"
+        r["peak MiB"] = f"{r['peak_mib']:.1f}"
         r["time / glotbench"] = f"{r['ratio']:.1f}x"
         r["CPU / glotbench"] = f"{r['cpu_ratio']:.1f}x"
         r["SE vs analytic"] = f"{100 * r['se_vs_analytic']:+.2f}%"
@@ -222,6 +292,9 @@ def main() -> int:
             "seconds",
             "seconds (all runs)",
             "cpu_seconds",
+            "scipy b100 / row (wall, CPU)",
+            "row / floor (wall, CPU)",
+            "peak MiB",
             "time / glotbench",
             "CPU / glotbench",
             "se",
@@ -238,8 +311,14 @@ def main() -> int:
         "same interval method.\nz SE, z low, z high: difference from that glotbench row in "
         f"units of its Monte Carlo SD at B={args.resamples}; |z| < 2 means agreement."
     )
+    print(
+        "scipy b100 / row: scipy.stats.bootstrap(batch=100)'s time divided by the row's (> 1: the "
+        "row is faster). row / floor: the row's time divided by the index-drawing floor "
+        f"({floor.seconds:.3f} s wall, {floor.cpu_seconds:.3f} s CPU)."
+    )
     print(f"load average at end: {load_average()}")
-    write_json(args.json, {"info": info, "rows": rows})
+    floor_row = {"seconds": floor.seconds, "cpu_seconds": floor.cpu_seconds, "times": floor.times}
+    write_json(args.json, {"info": info, "floor": floor_row, "rows": rows})
     return 0
 
 

@@ -25,6 +25,7 @@ def test_demo_prints_the_leaderboard(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "XLM-R Large" in result.stdout
     assert "64.2 ± 1.0" in result.stdout
+    assert "8 of the paper's 10 tasks" in " ".join(result.stdout.split())
     # the demo ends by writing the leaderboard and the report, and says where
     assert (tmp_path / "glotbench-demo" / "leaderboard" / "index.html").is_file()
     assert (tmp_path / "glotbench-demo" / "report.html").is_file()
@@ -38,7 +39,10 @@ def test_demo_json_is_documented_object() -> None:
     assert set(payload) == {"starter", "xtreme_r", "written", "notes"}
     assert payload["written"] == [] and payload["starter"] is None
     xtreme = payload["xtreme_r"]
-    assert set(xtreme) == {"leaderboard", "between_language_sd", "comparison", "ranks"}
+    assert set(xtreme) == {"leaderboard", "between_language_sd", "comparison", "ranks", "notes"}
+    # the JSON warns that the overall covers 8 of 10 tasks and that TyDiQA's tables disagree
+    assert any("8 of the paper's 10 tasks" in note for note in xtreme["notes"])
+    assert any("TyDiQA" in note for note in xtreme["notes"])
     top = xtreme["leaderboard"]["overall"][0]
     assert top["model"] == "XLM-R Large"
     assert top["ci_low"] < top["score"] < top["ci_high"]
@@ -104,3 +108,46 @@ def test_demo_writes_leaderboard_and_report(tmp_path: Path) -> None:
     index = (tmp_path / "site" / "leaderboard" / "index.html").read_text(encoding="utf-8")
     assert "XLM-R Large" in index and "<script src=" not in index  # self-contained
     assert "<svg" in (tmp_path / "site" / "report.html").read_text(encoding="utf-8")
+
+
+def test_version() -> None:
+    from glotbench import __version__
+
+    result = run_cli("--version")
+    assert result.returncode == 0 and result.stdout.strip() == f"glotbench {__version__}"
+
+
+def test_json_errors_are_json_on_stdout(tmp_path: Path) -> None:
+    bad = tmp_path / "scores.csv"
+    bad.write_text("model,task,language,metric,score\nm,t,da,accuracy,abc\n", encoding="utf-8")
+    result = run_cli("import", "scores", str(bad), "--store", str(tmp_path / "s.duckdb"), "--json")
+    assert result.returncode == 2, result.stderr
+    error = json.loads(result.stdout)["error"]
+    assert error["type"] == "InputError" and error["exit_code"] == 2
+    assert error["path"] == str(bad) and error["line"] == 2 and error["field"] == "score"
+    assert "line 2" in " ".join(result.stderr.split())  # and as text on stderr
+    # a usage error is JSON too, with click's exit code
+    result = run_cli("export", "--bogus", "--json")
+    assert result.returncode == 2
+    assert json.loads(result.stdout)["error"]["type"] == "NoSuchOption"
+    # without --json the error is text on stderr only
+    result = run_cli("import", "scores", str(bad), "--store", str(tmp_path / "s.duckdb"))
+    assert result.returncode == 2 and result.stdout == ""
+    assert "line 2" in " ".join(result.stderr.split())
+
+
+def test_help_does_not_load_the_analysis_stack() -> None:
+    """`glotbench --help` imports neither pandas, scipy nor numpy (timed in benchmarks/)."""
+    code = (
+        "import sys, runpy\n"
+        "sys.argv = ['glotbench', '--help']\n"
+        "try:\n"
+        "    runpy.run_module('glotbench', run_name='__main__')\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "heavy = sorted(m for m in ('pandas', 'scipy', 'numpy', 'duckdb') if m in sys.modules)\n"
+        "print('HEAVY=' + ','.join(heavy))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "HEAVY=\n" in done.stdout, done.stdout

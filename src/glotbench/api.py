@@ -6,6 +6,7 @@ objects with ``.to_frame()`` and ``.to_dict()``.
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
 from dataclasses import dataclass
@@ -17,13 +18,20 @@ import pandas as pd
 from glotbench.analysis.aggregate import Leaderboard, leaderboard
 from glotbench.analysis.compare import Aggregates, Comparison, aggregate_scores, compare_models
 from glotbench.analysis.draws import DrawSettings
+from glotbench.analysis.euroeval_rank import EuroEvalRank, iterations_from_frame
+from glotbench.analysis.euroeval_rank import euroeval_rank as euroeval_rank_scores
 from glotbench.analysis.ranks import Ranks, rank_models
 from glotbench.analysis.replicates import (
     ReplicatedScores,
     replicates_from_frame,
-    replicates_from_store,
 )
 from glotbench.analysis.results import records
+from glotbench.analysis.selection import (
+    MetricChoice,
+    replicates_from_store_selection,
+    replicates_from_table,
+    select_score_rows,
+)
 from glotbench.analysis.variance import (
     ComponentTable,
     VarianceComponents,
@@ -31,7 +39,7 @@ from glotbench.analysis.variance import (
     components_from_summary,
     variance_components,
 )
-from glotbench.data import xtreme_r_baselines
+from glotbench.data import XTREME_R_CAVEATS, xtreme_r_baselines
 from glotbench.demo_starter import STARTER_METRIC, StarterDemo, starter_demo
 from glotbench.errors import InputError, StoreError
 from glotbench.metrics import get_metric, metric_names
@@ -64,6 +72,7 @@ class Demo:
     leaderboard: Leaderboard
     comparison: Comparison
     ranks: Ranks
+    notes: tuple[str, ...] = XTREME_R_CAVEATS
 
     def between_language_sd(self) -> pd.DataFrame:
         """σ_b per model and task: the SD (ddof = 1) of the per-language scores."""
@@ -75,6 +84,7 @@ class Demo:
             "between_language_sd": records(self.between_language_sd()),
             "comparison": self.comparison.to_dict(),
             "ranks": self.ranks.to_dict(),
+            "notes": list(self.notes),
         }
 
 
@@ -316,11 +326,19 @@ def show_store(store: str | Path = DEFAULT_STORE_PATH) -> StoreSummary:
 
 
 def export_store(
-    out: str | Path, *, store: str | Path = DEFAULT_STORE_PATH, table: str = "all"
+    out: str | Path,
+    *,
+    store: str | Path = DEFAULT_STORE_PATH,
+    table: str = "all",
+    keep_formulas: bool = False,
 ) -> ExportResult:
-    """Export table(s) to CSV or Parquet (see :meth:`Store.export` for the file names)."""
+    """Export table(s) to CSV or Parquet (see :meth:`Store.export` for the file names).
+
+    CSV text cells that a spreadsheet would run as a formula get a leading
+    apostrophe unless ``keep_formulas``.
+    """
     with Store.open(store, read_only=True) as s:
-        files = s.export(out, table=table)
+        files = s.export(out, table=table, keep_formulas=keep_formulas)
     return ExportResult(store=str(store), table=table, files=[str(f) for f in files])
 
 
@@ -380,23 +398,11 @@ def _filter_frame(frame: pd.DataFrame, filters: dict[str, Sequence[str] | None])
     return out
 
 
-def _single_metric(frame: pd.DataFrame) -> str | None:
-    if "metric" not in frame.columns:
-        return None
-    metrics = sorted(frame["metric"].astype(str).unique())
-    if len(metrics) > 1:
-        raise InputError(
-            f"the input holds several metrics ({', '.join(metrics)}); choose one with --metric",
-            field="metric",
-        )
-    return metrics[0]
-
-
 def load_replicated(
     *,
     input: str | Path | None = None,
     store: str | Path | None = None,
-    metric: str | None = None,
+    metric: str | Sequence[str] | None = None,
     models: Sequence[str] | None = None,
     tasks: Sequence[str] | None = None,
     languages: Sequence[str] | None = None,
@@ -410,61 +416,46 @@ def load_replicated(
       optional ``seed`` and ``replicate`` columns, or ready SDs
       (``sigma_seed``/``sigma_boot`` or ``sigma_w``, one row per model and
       language);
-    * ``store``: per-example statistics of ``metric`` (bootstrapped here, paired
-      across models, ``n_replicates`` per seed) or, when the store holds no
-      such runs, its scores table; ``configs`` (model -> config hash) keeps
-      only that configuration of the models it names.
+    * ``store``: per-example statistics (bootstrapped here, paired across
+      models, ``n_replicates`` per seed) or, when the store holds no such
+      runs, its scores table; ``configs`` (model -> config hash) keeps only
+      that configuration of the models it names.
+
+    ``metric``: ``"m"`` (every task on ``m``), ``"task=m"`` entries (per task),
+    or None: each task on its primary metric (see
+    :mod:`glotbench.analysis.selection`).
     """
-    filters = {
-        "model": models,
-        "task": tasks,
-        "language": languages,
-        "metric": [metric] if metric else None,
-    }
+    choice = MetricChoice.parse(metric)
+    filters = {"model": models, "task": tasks, "language": languages}
     if input is not None:
         from glotbench.core.readers import read_tidy
 
         table = read_tidy(input)
         frame = _filter_frame(table.frame, filters)
-        positions = frame.index.to_numpy()
+        if set(SUMMARY_COLUMNS) & set(frame.columns):
+            selected, _ = select_score_rows(frame, choice)
+            positions = selected.index.to_numpy()
 
-        def error(message: str, position: int | None, field: str | None) -> InputError:
-            return table.error(
-                message, None if position is None else int(positions[position]), field
-            )
+            def error(message: str, position: int | None, field: str | None) -> InputError:
+                return table.error(
+                    message, None if position is None else int(positions[position]), field
+                )
 
-        frame = frame.reset_index(drop=True)
-        chosen = _single_metric(frame)
-        if SUMMARY_COLUMNS[0] in frame.columns or set(SUMMARY_COLUMNS) & set(frame.columns):
-            return components_from_summary(frame, error=error)
-        return replicates_from_frame(frame, metric=chosen, error=error)
+            return components_from_summary(selected.reset_index(drop=True), error=error)
+        return replicates_from_table(frame, choice, error=table.error)
     if store is None:
         raise InputError("give --input FILE or --store PATH")
     with open_store(store, read_only=True) as handle:
-        runs = handle.runs(
-            models=models, tasks=tasks, languages=languages, metrics=[metric] if metric else None
+        return replicates_from_store_selection(
+            handle,
+            choice,
+            models=models,
+            tasks=tasks,
+            languages=languages,
+            n_replicates=n_replicates,
+            seed=seed,
+            configs=configs,
         )
-        if not runs.empty:
-            run_metrics = sorted(runs["metric"].unique())
-            if metric is None and len(run_metrics) > 1:
-                raise InputError(
-                    f"the store holds runs of several metrics ({', '.join(run_metrics)}); "
-                    "choose one with --metric",
-                    field="metric",
-                )
-            return replicates_from_store(
-                handle,
-                metric or run_metrics[0],
-                models=models,
-                tasks=tasks,
-                languages=languages,
-                n_replicates=n_replicates,
-                seed=seed,
-                configs=configs,
-            )
-        scores = handle.scores()
-    frame = _filter_frame(scores, filters).reset_index(drop=True)
-    return replicates_from_frame(frame, metric=_single_metric(frame))
 
 
 def analyze_variance(source: ReplicatedScores | ComponentTable) -> VarianceComponents:
@@ -493,9 +484,61 @@ def analyze_ranks(
     source: ReplicatedScores | ComponentTable,
     settings: DrawSettings,
     confidence_level: float = 0.95,
+    *,
+    rank_method: str = "2026-05-28",
+    rank_bootstraps: int = 1000,
 ) -> Ranks:
-    """Rank distributions, rank intervals and EuroEval rank scores."""
-    return rank_models(source, settings, confidence_level=confidence_level)
+    """Rank distributions, rank intervals and EuroEval rank scores with intervals.
+
+    ``rank_method``: EuroEval's current method (``2026-05-28``, default) or the
+    superseded ``2025`` one; see ``docs/analysis.md``.
+    """
+    return rank_models(
+        source,
+        settings,
+        confidence_level=confidence_level,
+        rank_method=rank_method,
+        rank_bootstraps=rank_bootstraps,
+    )
+
+
+def euroeval_rank(
+    *,
+    input: str | Path | None = None,
+    store: str | Path | None = None,
+    metrics: Sequence[str] | None = None,
+    models: Sequence[str] | None = None,
+    tasks: Sequence[str] | None = None,
+    languages: Sequence[str] | None = None,
+    method: str = "2026-05-28",
+    n_bootstraps: int = 1000,
+    seed: int = 0,
+    confidence_level: float = 0.95,
+) -> EuroEvalRank:
+    """EuroEval's leaderboard rank score per dataset, task, language and overall.
+
+    Reads iteration scores (rows with a ``replicate`` index; e.g. a store
+    holding ``glotbench import euroeval`` results) from a tidy file or the
+    store's scores table. ``metrics``: each dataset's primary metric, the first
+    listed one it has. ``method``: ``2026-05-28`` (EuroEval's current method,
+    bootstrap median and interval) or ``2025`` (superseded Welch-gated method).
+    """
+    filters = {"model": models, "task": tasks, "language": languages}
+    if input is not None:
+        from glotbench.core.readers import read_tidy
+
+        frame = read_tidy(input).frame
+    else:
+        with open_store(store if store is not None else DEFAULT_STORE_PATH, read_only=True) as h:
+            frame = h.scores()
+        if frame.empty:
+            raise InputError("the store holds no scores; import EuroEval results first")
+    frame = _filter_frame(frame, filters).reset_index(drop=True)
+    table = iterations_from_frame(frame, metrics)
+    return euroeval_rank_scores(table, method, n_bootstraps, seed, confidence_level)
+
+
+__all__ += ["euroeval_rank"]
 
 
 # --- mixed models (issue 5) ---
@@ -512,8 +555,12 @@ def load_lmm_frame(
     tasks: Sequence[str] | None = None,
     languages: Sequence[str] | None = None,
 ) -> tuple[pd.DataFrame, Callable[..., InputError]]:
-    """A tidy table for a mixed model: a scores file, or the store's scores table.
+    """A tidy table for a mixed model: a scores file, or the store's run scores or scores table.
 
+    From a store: one score per stored run of ``metric``, computed from its
+    per-example statistics (the metric's score of the summed statistics; see
+    :func:`glotbench.analysis.run_scores.run_scores_from_store`) — the runner's
+    stores hold only these; when no run matches, the store's scores table.
     Returns the frame and an error factory ``(message, position, field)`` that
     locates problems in the file (line / row) when the data came from a file.
     """
@@ -542,8 +589,19 @@ def load_lmm_frame(
 
             return frame, located
         return frame, table.error
+    from glotbench.analysis.run_scores import run_scores_from_store
+
     path = store if store is not None else DEFAULT_STORE_PATH
     with open_store(path, read_only=True) as handle:
+        run_scores = run_scores_from_store(
+            handle,
+            metric=metric,
+            models=list(models) if models else None,
+            tasks=list(tasks) if tasks else None,
+            languages=list(languages) if languages else None,
+        )
+        if not run_scores.empty:
+            return run_scores, TidyTable.from_frame(run_scores, f"store {path} (runs)").error
         scores = handle.scores(
             models=list(models) if models else None,
             tasks=list(tasks) if tasks else None,
@@ -552,8 +610,8 @@ def load_lmm_frame(
         )
     if scores.empty:
         raise InputError(
-            f"the store {path} holds no scores matching the filters; import scores first "
-            "(glotbench import scores) or give --input FILE"
+            f"the store {path} holds no runs or scores matching the filters; run a suite "
+            "(glotbench run), import results (glotbench import) or give --input FILE"
         )
     if metric is None and "metric" in scores.columns and scores["metric"].nunique() > 1:
         raise InputError(
@@ -580,6 +638,7 @@ def analyze_mixed_model(
     n_sim: int = 250,
     seed: int = 0,
     residuals: bool = False,
+    residuals_by: Sequence[str] | None = None,
 ) -> LmmResult:
     """Fit a linear mixed model (lme4 formula) and report as lmerTest/emmeans/effectsize do.
 
@@ -587,6 +646,11 @@ def analyze_mixed_model(
     (reported under ``residual_checks``) and writes the Q-Q plot there; with
     ``residuals`` simulates and tests them without writing a plot (the scaled
     residuals are in ``residual_checks["residuals"]``, e.g. for ``glotbench report``).
+    The tests include DHARMa's quantile test against the fixed-effect prediction
+    and its per-group tests (KS uniformity within each group, Levene between
+    groups) for each factor of ``residuals_by`` (``a:b`` = the cells of two
+    factors; default: the factors of the fixed effects); giving
+    ``residuals_by`` implies ``residuals``.
     """
     from glotbench.analysis.mixed.dharma import simulate_residuals
     from glotbench.analysis.mixed.model import analyze_lmm
@@ -601,8 +665,14 @@ def analyze_mixed_model(
         alternative=eta2_alternative,
         error=error,
     )
-    if qq_plot is not None or residuals:
-        sims = simulate_residuals(result.model, n_sim=n_sim, seed=seed)
+    if qq_plot is not None or residuals or residuals_by:
+        sims = simulate_residuals(
+            result.model,
+            n_sim=n_sim,
+            seed=seed,
+            by=list(residuals_by) if residuals_by else None,
+            data=frame,
+        )
         if qq_plot is not None:
             sims.qq_plot(qq_plot)
         result.residual_checks = {
@@ -628,6 +698,7 @@ from glotbench.analysis.datasize import (  # noqa: E402
     datasize_analysis,
     simulate_tagger_statistics,
 )
+from glotbench.analysis.datasize_store import datasize_inputs_from_store  # noqa: E402
 from glotbench.analysis.significance import (  # noqa: E402
     AdjustedPValues,
     McNemarResult,
@@ -682,7 +753,7 @@ def aso_files(
     *,
     confidence_level: float = 0.95,
     num_bootstrap_iterations: int = 1000,
-    seed: int | None = None,
+    seed: int | None = 0,
     num_comparisons: int = 1,
     use_bonferroni: bool = True,
 ) -> ASOResult | MultiASOResult:
@@ -862,27 +933,6 @@ def mcnemar_files(
     return mcnemar_test(a, b, exact=exact, correction=correction, names=(path_a.stem, path_b.stem))
 
 
-def _tokens_column(stat_names: Sequence[str]) -> int | None:
-    for wanted in ("tokens", "words"):
-        if wanted in stat_names:
-            return list(stat_names).index(wanted)
-    return None
-
-
-def _stored_test_tokens(handle: Any, matrix: Any) -> _np.ndarray | None:
-    """Words per example from the first run's ``test_tokens`` metadata (``glotbench run``
-    stores it for token tasks), aligned with ``matrix.example_ids``; None if absent."""
-    meta = handle.runs(run_ids=[matrix.run_ids[0]])["model_metadata"]
-    counts = meta.iloc[0].get("test_tokens") if len(meta) else None
-    if not isinstance(counts, list):
-        return None
-    ids, _ = handle.run_stats(matrix.run_ids[0])
-    if len(counts) != len(ids):
-        return None
-    by_id = dict(zip(map(str, ids), counts, strict=True))
-    return _np.array([float(by_id[str(i)]) for i in matrix.example_ids])
-
-
 def analyze_datasize(
     *,
     store: str | Path | None = None,
@@ -913,9 +963,12 @@ def analyze_datasize(
     * ``store``: the runs of ``dataset``/``task``/``language``/``metric``
       (sizes in tokens when the metric has a ``tokens`` or ``words`` statistic
       or the runs store ``test_tokens`` metadata, as ``glotbench run`` does for
-      token tasks such as NER; else in examples).
+      token tasks such as NER; else in examples), examples in the order of
+      their stored ``source_position`` (else the stored order, with a note:
+      :func:`glotbench.analysis.datasize_store.datasize_inputs_from_store`).
     """
     tokens = None
+    order, notes = "file", tuple[str, ...]()
     if gold is not None and simulate_models:
         rates = [0.02 + 0.01 * i for i in range(simulate_models)]
         stats, labels, tokens, bound = simulate_tagger_statistics(
@@ -939,19 +992,16 @@ def analyze_datasize(
         if missing:
             raise InputError(f"reading the store needs {', '.join(missing)}")
         with open_store(store, read_only=True) as handle:
-            matrix = handle.stats_matrix(
-                dataset,
-                task,
-                language,
-                metric,
-                models=list(models) if models else None,  # type: ignore[arg-type]
+            inputs = datasize_inputs_from_store(
+                handle,
+                dataset,  # type: ignore[arg-type]
+                task,  # type: ignore[arg-type]
+                language,  # type: ignore[arg-type]
+                metric,  # type: ignore[arg-type]
+                models=models,
             )
-            column = _tokens_column(matrix.stat_names)
-            if column is not None:
-                tokens = matrix.stats[0, :, column]
-            else:
-                tokens = _stored_test_tokens(handle, matrix)
-        stats, labels, bound = matrix.stats, list(matrix.models), matrix.get_metric()
+        stats, labels, bound = inputs.stats, inputs.models, inputs.metric
+        tokens, order, notes = inputs.tokens, inputs.order, inputs.notes
     else:
         raise InputError("give --store (with --dataset/--task/--language/--metric) or --gold")
     return datasize_analysis(
@@ -967,19 +1017,41 @@ def analyze_datasize(
         aso=aso,
         aso_draws=aso_draws,
         aso_bootstrap_iterations=aso_bootstrap_iterations,
+        order=order,
+        notes=notes,
     )
 
 
-def analyze_transfer(input: str | Path, *, rest: str = "pooled") -> TransferGroups:
-    """Transfer groups (ScandEval §3.3) from a tidy scores file.
+def analyze_transfer(
+    input: str | Path | None = None,
+    *,
+    example: bool = False,
+    observations: str = "model",
+    min_size: int = 2,
+) -> TransferGroups:
+    """Benchmark language groups by ScandEval's mean F-statistic (Nielsen 2023, §3.3).
 
-    Columns: ``model_language``, ``language`` (of the dataset), ``score`` and
-    optionally ``model`` and ``dataset``; CSV, JSONL or Parquet.
+    ``input``: a tidy CSV / JSONL / Parquet file with ``model_language``,
+    ``language`` (or ``dataset_language``), ``score`` and optionally ``model``
+    and ``dataset``; ``example=True`` uses the paper's Appendix A table
+    (:func:`glotbench.data.scandeval_transfer_scores`) instead.
+    See :func:`glotbench.analysis.transfer.transfer_groups`.
     """
-    from glotbench.core.readers import read_tidy
+    from glotbench.core.readers import TidyTable, read_tidy
+    from glotbench.data import scandeval_transfer_scores
 
-    table = read_tidy(input)
-    return transfer_groups(table.frame, rest=rest)  # type: ignore[arg-type]
+    if example == (input is not None):
+        raise InputError("give either an input file or example=True (the ScandEval table)")
+    table = (
+        TidyTable.from_frame(scandeval_transfer_scores(), "ScandEval Appendix A")
+        if example
+        else read_tidy(input)  # type: ignore[arg-type]
+    )
+    return transfer_groups(
+        table,
+        observations=observations,  # type: ignore[arg-type]
+        min_size=min_size,
+    )
 
 
 __all__ += [
@@ -1020,26 +1092,6 @@ class LeaderboardSource:
     notes: tuple[str, ...]
 
 
-def _primary_metrics(frame: pd.DataFrame, metric: str | None) -> tuple[dict[str, str], list[str]]:
-    """One metric per task: ``metric`` if given, else the one with most rows (then by name)."""
-    if metric is not None:
-        frame = frame[frame["metric"] == metric]
-        if frame.empty:
-            raise InputError(f"no results of metric {metric!r}; 'glotbench show' lists metrics")
-    chosen: dict[str, str] = {}
-    notes = []
-    for task, group in frame.groupby("task", sort=True):
-        counts = group["metric"].value_counts()
-        best = sorted(counts.index, key=lambda m: (-counts[m], m))[0]
-        chosen[str(task)] = str(best)
-        if len(counts) > 1:
-            notes.append(
-                f"{task}: shown with metric {best} (also stored: "
-                f"{', '.join(sorted(set(counts.index) - {best}))}; choose with --metric)"
-            )
-    return chosen, notes
-
-
 #: per-run bookkeeping the runner stores in ``model_metadata``: not a property
 #: of the model, so not a leaderboard column or filter
 RUN_BOOKKEEPING = frozenset(
@@ -1048,6 +1100,7 @@ RUN_BOOKKEEPING = frozenset(
         "dataset_sha256", "dataset_sizes", "fit_seconds", "predict_seconds", "speed",
         "test_tokens", "deterministic", "predictions_of_iteration", "factory_seed", "target",
         "sampling_seed", "sample_agreement", "unparsed_rate", "oom_events",
+        "primary_metric", "source_metric",
     }
 )  # fmt: skip
 
@@ -1108,27 +1161,30 @@ def leaderboard_source(
             "published per-language test scores: one score per model and language, so intervals "
             "and ranks reflect the choice of languages only"
         )
+        notes += XTREME_R_CAVEATS
     elif store is not None:
         title = f"glotbench leaderboard: {Path(store).name}"
         with open_store(store, read_only=True) as handle:
-            runs = handle.runs(models=models, tasks=tasks, languages=languages)
-            if not runs.empty:
-                chosen, metric_notes = _primary_metrics(runs, metric)
-                notes += metric_notes
-                frames = []
-                for name in sorted(set(chosen.values())):
-                    its_tasks = [t for t, m in chosen.items() if m == name]
-                    rep = replicates_from_store(
-                        handle,
-                        name,
-                        models=models,
-                        tasks=its_tasks,
-                        languages=languages,
-                        n_replicates=n_replicates,
-                        seed=seed,
-                    )
-                    frames.append(rep.to_frame())
-                replicated = replicates_from_frame(pd.concat(frames, ignore_index=True))
+            if handle.runs(models=models, tasks=tasks, languages=languages).empty and (
+                handle.scores(models=models, tasks=tasks, languages=languages).empty
+            ):
+                raise InputError(f"the store {store} holds no runs or scores to show")
+            selected = replicates_from_store_selection(
+                handle,
+                metric,
+                models=models,
+                tasks=tasks,
+                languages=languages,
+                n_replicates=n_replicates,
+                seed=seed,
+                ambiguous="most_results",
+            )
+            # selection notes go with the leaderboard's notes, not into every view's notes
+            notes += selected.notes
+            replicated = dataclasses.replace(selected, notes=())
+            kept = sorted({str(t) for t, _ in selected.task_metrics}) or None
+            if selected.source == "examples":
+                runs = handle.runs(models=models, tasks=tasks, languages=languages)
                 for model, values in zip(runs["model"], runs["model_metadata"], strict=True):
                     _merge_metadata(metadata, str(model), values)
                 notes.append(
@@ -1136,27 +1192,9 @@ def leaderboard_source(
                     "per run (intervals: mean ± z·σ_w over seeds and replicates)"
                 )
             else:
-                scores = handle.scores(models=models, tasks=tasks, languages=languages)
-                if scores.empty:
-                    raise InputError(f"the store {store} holds no runs or scores to show")
-                chosen, metric_notes = _primary_metrics(scores, metric)
-                notes += metric_notes
-                keep = scores["metric"] == scores["task"].map(chosen)
-                scores = scores[keep]
+                scores = handle.scores(models=models, tasks=kept, languages=languages)
                 for model, values in zip(scores["model"], scores["metadata"], strict=True):
                     _merge_metadata(metadata, str(model), values)
-                columns = ["model", "task", "language", "score", "seed", "replicate"]
-                frame = scores[columns].astype(object).where(scores[columns].notna(), None)
-                # several datasets of one task and language: their scores are averaged per seed
-                frame = (
-                    frame.fillna({"seed": -1, "replicate": -1})
-                    .groupby(["model", "task", "language", "seed", "replicate"], as_index=False)[
-                        "score"
-                    ]
-                    .mean()
-                )
-                frame[["seed", "replicate"]] = frame[["seed", "replicate"]].replace(-1, None)
-                replicated = replicates_from_frame(frame)
     else:
         raise InputError("give --store PATH or --demo")
     if metadata_file is not None:
@@ -1267,7 +1305,7 @@ def read_attributes_file(path: str | Path) -> pd.DataFrame:
 def analyze_buckets(
     *,
     store: str | Path,
-    attributes: str | Path | pd.DataFrame,
+    attributes: str | Path | pd.DataFrame | None = None,
     task: str,
     language: str,
     metric: str,
@@ -1279,10 +1317,21 @@ def analyze_buckets(
     confidence_level: float = 0.95,
     seed: int = 0,
 ) -> Any:
-    """Bucket analysis of stored runs on one dataset (see :mod:`glotbench.analysis.buckets`)."""
-    from glotbench.analysis.buckets import analyze_buckets as bucket_analysis
+    """Bucket analysis of stored runs on one dataset (see :mod:`glotbench.analysis.buckets`).
 
-    table = attributes if isinstance(attributes, pd.DataFrame) else read_attributes_file(attributes)
+    Without ``attributes`` the built-in attributes the runner stored are used
+    (docs/buckets.md); with them, the file's columns are added to (and replace)
+    the stored ones of the same name.
+    """
+    from glotbench.analysis.buckets import analyze_buckets as bucket_analysis
+    from glotbench.core.attribute_store import read_attributes, read_unit_stats
+
+    if attributes is None:
+        table = None
+    elif isinstance(attributes, pd.DataFrame):
+        table = attributes
+    else:
+        table = read_attributes_file(attributes)
     with open_store(store, read_only=True) as handle:
         if dataset is None:
             runs = handle.runs(tasks=[task], languages=[language], metrics=[metric], models=models)
@@ -1295,11 +1344,29 @@ def analyze_buckets(
                 )
             dataset = datasets[0] if datasets else task
         matrix = handle.stats_matrix(dataset, task, language, metric, models=models)
+        stored, unit_table = read_attributes(handle, dataset)
+        unit_stats = read_unit_stats(handle, matrix.run_ids)
+    if table is None:
+        if stored.empty and unit_table.empty:
+            raise InputError(
+                f"the store has no attributes for dataset {dataset!r} (runs imported from "
+                "elsewhere, or written by an older glotbench); pass --attributes FILE",
+                field="attributes",
+            )
+        table = stored
+    elif not stored.empty:
+        table = stored.drop(columns=[c for c in table.columns if c in stored]).join(
+            table, how="outer"
+        )
     bound = matrix.get_metric()
+    has_units = not unit_table.empty and not unit_stats.empty
     return bucket_analysis(
         matrix.stats,
         bound,
         table,
+        unit_attributes=unit_table if has_units else None,
+        unit_stats=unit_stats if has_units else None,
+        run_ids=list(matrix.run_ids),
         systems=list(dict.fromkeys(matrix.models)),
         system_of_run=matrix.models,
         example_ids=list(matrix.example_ids),
@@ -1455,14 +1522,18 @@ def import_lm_eval(
     seed_from: str = "config",
     samples: bool = True,
     progress: Callable[[int, int], None] | None = None,
+    task_map_file: str | Path | None = None,
+    auto_language: bool = True,
 ) -> HarnessImportResult:
     """Import an lm-evaluation-harness output folder (results JSON + logged samples).
 
     Samples become runs with per-example statistics keyed by ``doc_id``; the
     results JSON becomes aggregate scores with their stderr (group rows with
     language ``all``). ``families`` adds task-name prefixes split as
-    ``<family>_<language>``; ``task_map`` entries ``TASK=NAME:LANG`` name the
-    task and language of one task. Re-importing the same folder is a no-op.
+    ``<family>_<language>``; ``task_map`` entries ``TASK=LANG`` or
+    ``TASK=NAME:LANG`` name the task and language of one task (and
+    ``task_map_file`` many); ``auto_language`` splits names ending in an ISO
+    639 code (``scala_da``). Re-importing the same folder is a no-op.
     See ``docs/importers/lm-eval.md``.
     """
     with open_store_for_import(store) as s:
@@ -1477,6 +1548,8 @@ def import_lm_eval(
             seed_from=seed_from,  # type: ignore[arg-type]
             samples=samples,
             progress=progress,
+            task_map_file=task_map_file,
+            auto_language=auto_language,
         )
 
 
@@ -1531,17 +1604,27 @@ def run_benchmark(
     num_cpus: int | None = None,
     ray_address: str | None = None,
     on_event: Any = None,
+    split_sizes: dict[str, int] | str | None = None,
 ) -> Any:
     """Run (or resume) a benchmark suite — a built-in name or a YAML file — into ``store``.
 
+    ``split_sizes`` (``{"train": 128, "test": 256}`` or ``"train=128,test=256"``)
+    replaces those split sizes of every dataset (a smaller run, e.g. for CI).
     Returns a :class:`~glotbench.runner.executors.RunSummary` (``.to_dict()``,
     ``.to_frame()`` = ScandEval scores per model, dataset and metric).
     """
     from glotbench.runner.executors import run_suite
-    from glotbench.runner.suite import load_suite
+    from glotbench.runner.suite import load_suite, parse_split_sizes
 
+    if isinstance(split_sizes, str):
+        split_sizes = parse_split_sizes(split_sizes)
     selected = load_suite(suite, data_dir=data_dir).select(
-        models=models, languages=languages, tasks=tasks, datasets=datasets, iterations=iterations
+        models=models,
+        languages=languages,
+        tasks=tasks,
+        datasets=datasets,
+        iterations=iterations,
+        split_sizes=split_sizes,
     )
     return run_suite(
         selected,
@@ -1804,7 +1887,7 @@ class ChecklistExample:
     """The published MultiCheckList error rates of XLM-R (embedded example table)."""
 
     table: pd.DataFrame  # model, language, test, error_rate
-    by_test: pd.DataFrame  # test, mean, min, max, n_languages
+    by_test: pd.DataFrame  # test, mean, published_avg, min, max, n_languages
     wide: pd.DataFrame  # language × test
     source: str
 
@@ -1825,7 +1908,7 @@ class ChecklistExample:
 
 def checklist_example() -> ChecklistExample:
     """Summary of the embedded MultiCheckList error rates of XLM-R (Ruder et al. 2021)."""
-    from glotbench.data import multichecklist_xlmr_error_rates
+    from glotbench.data import MULTICHECKLIST_TABLE5_AVG, multichecklist_xlmr_error_rates
 
     table = multichecklist_xlmr_error_rates()
     tests = list(dict.fromkeys(table["test"]))
@@ -1836,13 +1919,17 @@ def checklist_example() -> ChecklistExample:
         .reset_index()
     )
     by_test["mean"] = by_test["mean"].round(2)
+    by_test.insert(2, "published_avg", by_test["test"].map(MULTICHECKLIST_TABLE5_AVG))
     wide = table.pivot(index="language", columns="test", values="error_rate")[tests].reset_index()
     wide.columns.name = None
     return ChecklistExample(
         table=table,
         by_test=by_test,
         wide=wide,
-        source="Ruder et al. 2021, XTREME-R (EMNLP), MultiCheckList error rates of XLM-R",
+        source=(
+            "Ruder et al. 2021, XTREME-R (EMNLP), Table 5: MultiCheckList error rates of "
+            "XLM-R Large; published_avg is the table's Avg row"
+        ),
     )
 
 

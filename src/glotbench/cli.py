@@ -43,18 +43,79 @@ DEFAULT_STORE = Path("glotbench.duckdb")
 JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as a JSON object.")]
 
 
+_printed_json: list[bool] = []  # set once a command has printed its JSON document
+
+
 def print_json(payload: Any) -> None:
     """Print a JSON document on stdout (no rich markup, no wrapping)."""
     sys.stdout.write(json.dumps(payload, indent=2, default=str, allow_nan=False) + "\n")
+    _printed_json.append(True)
+
+
+def _print_json_error(error: dict[str, Any]) -> None:
+    """The error as JSON on stdout, unless the command already printed its document
+    (a run that reports its failed jobs in its result, then exits non-zero)."""
+    if not _printed_json:
+        print_json({"error": error})
+
+
+def _wants_json(argv: list[str]) -> bool:
+    """True when the command line asks for JSON output (``--json`` before any ``--``)."""
+    return "--json" in argv[: argv.index("--")] if "--" in argv else "--json" in argv
 
 
 def main() -> None:
-    """Console-script entry point."""
+    """Console-script entry point.
+
+    Errors go to stderr as text and end the process with the error's exit
+    code. With ``--json`` they are also a JSON object on stdout, ``{"error":
+    {"type", "message", "exit_code", "path", "line", "field"}}`` (where known).
+    """
+    json_mode = _wants_json(sys.argv[1:])
     try:
-        app()
+        if not json_mode:
+            app()
+            return
+        code = app(standalone_mode=False)
+        if isinstance(code, int) and code:
+            raise SystemExit(code)
     except GlotbenchError as exc:
+        if json_mode:
+            _print_json_error(exc.to_dict())
         err_console.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False)
         raise SystemExit(exc.exit_code) from None
+    except typer.Abort:
+        _print_json_error({"type": "Abort", "message": "aborted", "exit_code": 1})
+        raise SystemExit(1) from None
+    except typer.TyperException as exc:  # usage errors; raised here with standalone_mode=False
+        format_message = getattr(exc, "format_message", None)
+        message = format_message() if callable(format_message) else str(exc)
+        exit_code = int(getattr(exc, "exit_code", 2))
+        _print_json_error({"type": type(exc).__name__, "message": message, "exit_code": exit_code})
+        raise SystemExit(exit_code) from None
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from glotbench import __version__
+
+        print(f"glotbench {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            help="Print glotbench's version and exit.",
+            callback=_print_version,
+            is_eager=True,
+        ),
+    ] = False,
+) -> None:
+    """Uncertainty-aware multilingual, multitask NLP evaluation."""
 
 
 # Commands are defined in the sections below; keep each thin.
@@ -62,8 +123,43 @@ def main() -> None:
 
 # --- analysis commands ---------------------------------------------------------
 
-from glotbench import api  # noqa: E402
-from glotbench.report.tables import frame_table, leaderboard_tables  # noqa: E402
+
+class _OnFirstUse:
+    """A module imported when one of its names is first used.
+
+    The analysis stack (pandas, scipy, the mixed models) takes a second or more
+    to import, and ``glotbench --help`` or ``--version`` needs none of it, so
+    the commands reach the API and the renderers through these proxies and the
+    import happens inside the command that runs (see benchmarks/bench_cli_startup.py).
+    """
+
+    def __init__(self, module: str) -> None:
+        self._module_name = module
+
+    def __getattr__(self, name: str) -> Any:
+        import importlib
+
+        return getattr(importlib.import_module(self._module_name), name)
+
+
+api: Any = _OnFirstUse("glotbench.api")
+_tables: Any = _OnFirstUse("glotbench.report.tables")
+_transfer: Any = _OnFirstUse("glotbench.report.transfer")
+
+
+def frame_table(*args: Any, **kwargs: Any) -> Any:
+    """:func:`glotbench.report.tables.frame_table`, imported on first use."""
+    return _tables.frame_table(*args, **kwargs)
+
+
+def leaderboard_tables(*args: Any, **kwargs: Any) -> Any:
+    """:func:`glotbench.report.tables.leaderboard_tables`, imported on first use."""
+    return _tables.leaderboard_tables(*args, **kwargs)
+
+
+def transfer_table(*args: Any, **kwargs: Any) -> Any:
+    """:func:`glotbench.report.transfer.transfer_table`, imported on first use."""
+    return _transfer.transfer_table(*args, **kwargs)
 
 
 @app.command()
@@ -288,6 +384,8 @@ def _print_xtreme_demo(result: Any) -> None:
         "was evaluated on.",
         highlight=False,
     )
+    for note in result.notes:
+        console.print(f"[yellow]note:[/] {note}", highlight=False)
 
 
 def _tasks(result: Any) -> list[str]:
@@ -529,10 +627,19 @@ def export_command(
         ExportTable,
         typer.Option("--table", help="Table to export, or all of them.", case_sensitive=False),
     ] = ExportTable.all,
+    keep_formulas: Annotated[
+        bool,
+        typer.Option(
+            "--keep-formulas",
+            help="Write CSV text cells as stored, even those a spreadsheet would run as a "
+            "formula (=, +, -, @, tab, CR at the start). By default they get a leading "
+            "apostrophe.",
+        ),
+    ] = False,
     json_output: JsonOption = False,
 ) -> None:
     """Export the store's tables to CSV or Parquet."""
-    result = api.export_store(out, store=store, table=table.value)
+    result = api.export_store(out, store=store, table=table.value, keep_formulas=keep_formulas)
     if json_output:
         print_json(result.to_dict())
         return
@@ -577,6 +684,15 @@ LanguageFilter = Annotated[
 MetricFilter = Annotated[
     str | None, typer.Option("--metric", help="Metric to analyse (needed when several are stored).")
 ]
+MetricChoiceOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--metric",
+        help="METRIC for every task, or TASK=METRIC for one task (repeatable). Default: each "
+        "task on its primary metric (EuroEval's, lm-eval's first, or the only one stored); "
+        "harness names such as acc, acc_norm, exact_match reach the per-example runs.",
+    ),
+]
 SchemeOption = Annotated[
     str,
     typer.Option(
@@ -605,12 +721,28 @@ ReplicatesOption = Annotated[
     ),
 ]
 LevelOption = Annotated[float, typer.Option("--confidence-level", help="Level of intervals.")]
+RankMethodOption = Annotated[
+    str,
+    typer.Option(
+        "--rank-method",
+        help="EuroEval rank-score method: 2026-05-28 (EuroEval's current method: bootstrap "
+        "median of 1 + (best − mean)/pooled SD, with interval) or legacy-2025 (Welch-t-test "
+        "gating, SD of the models' means; superseded on 2026-05-28).",
+    ),
+]
+RankBootstrapsOption = Annotated[
+    int,
+    typer.Option(
+        "--rank-bootstraps",
+        help="Bootstrap resamples of each model's iteration scores for the EuroEval rank score.",
+    ),
+]
 
 
 def _source(
     input: Path | None,
     store: Path | None,
-    metric: str | None,
+    metric: list[str] | None,
     models: list[str] | None,
     tasks: list[str] | None,
     languages: list[str] | None,
@@ -653,7 +785,7 @@ def analyze_variance_command(
     model: ModelFilter = None,
     task: TaskFilter = None,
     language: LanguageFilter = None,
-    metric: MetricFilter = None,
+    metric: MetricChoiceOption = None,
     replicates: ReplicatesOption = 1000,
     seed: SeedOption = 0,
     json_output: JsonOption = False,
@@ -704,7 +836,7 @@ def analyze_aggregate_command(
     model: ModelFilter = None,
     task: TaskFilter = None,
     language: LanguageFilter = None,
-    metric: MetricFilter = None,
+    metric: MetricChoiceOption = None,
     scheme: SchemeOption = "nonparametric",
     draws: DrawsOption = 10_000,
     resample_languages: LanguagesOption = "none",
@@ -721,7 +853,10 @@ def analyze_aggregate_command(
         return
     console.print(frame_table(result.frame, title=f"Aggregates ({result.settings.describe()})"))
     console.print(
-        frame_table(result.hierarchy, title="Hierarchy: language (mean over tasks) → overall")
+        frame_table(
+            result.hierarchy,
+            title="Hierarchy: task × language → language (mean over tasks) → overall",
+        )
     )
     _print_notes(result.notes)
 
@@ -733,7 +868,7 @@ def analyze_compare_command(
     model: ModelFilter = None,
     task: TaskFilter = None,
     language: LanguageFilter = None,
-    metric: MetricFilter = None,
+    metric: MetricChoiceOption = None,
     scheme: SchemeOption = "nonparametric",
     draws: DrawsOption = 10_000,
     resample_languages: LanguagesOption = "none",
@@ -771,7 +906,7 @@ def analyze_ranks_command(
     model: ModelFilter = None,
     task: TaskFilter = None,
     language: LanguageFilter = None,
-    metric: MetricFilter = None,
+    metric: MetricChoiceOption = None,
     scheme: SchemeOption = "nonparametric",
     draws: DrawsOption = 10_000,
     resample_languages: LanguagesOption = "none",
@@ -779,18 +914,87 @@ def analyze_ranks_command(
     replicates: ReplicatesOption = 1000,
     seed: SeedOption = 0,
     confidence_level: LevelOption = 0.95,
+    rank_method: RankMethodOption = "2026-05-28",
+    rank_bootstraps: RankBootstrapsOption = 1000,
     json_output: JsonOption = False,
 ) -> None:
     """Rank distributions (% of draws at each rank), rank intervals and EuroEval rank scores."""
     source = _source(input, store, metric, model, task, language, replicates, seed)
     result = api.analyze_ranks(
-        source, _settings(scheme, draws, seed, resample_languages, k), confidence_level
+        source,
+        _settings(scheme, draws, seed, resample_languages, k),
+        confidence_level,
+        rank_method=rank_method,
+        rank_bootstraps=rank_bootstraps,
     )
     if json_output:
         print_json(result.to_dict())
         return
     console.print(frame_table(result.summary, title=f"Ranks ({result.settings.describe()})"))
     console.print(frame_table(result.distribution, title="Rank distribution, % of draws"))
+    _print_notes(result.notes)
+
+
+@analyze_app.command("euroeval-rank")
+def analyze_euroeval_rank_command(
+    input: Annotated[
+        Path | None,
+        typer.Option(
+            "--input",
+            "-i",
+            help="Tidy scores file: model, language, score and optional dataset, task, metric, "
+            "seed, replicate (an iteration index). Default: the store.",
+        ),
+    ] = None,
+    store: AnalysisStoreOption = None,
+    metric: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--metric",
+            help="Each dataset's primary metric: the first listed one it has (repeatable, "
+            "e.g. --metric mcc --metric micro_f1).",
+        ),
+    ] = None,
+    model: ModelFilter = None,
+    task: TaskFilter = None,
+    language: LanguageFilter = None,
+    rank_method: RankMethodOption = "2026-05-28",
+    bootstraps: Annotated[
+        int, typer.Option("--bootstraps", help="Bootstrap resamples of each model's iterations.")
+    ] = 1000,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")] = 0,
+    confidence_level: LevelOption = 0.95,
+    json_output: JsonOption = False,
+) -> None:
+    """EuroEval's leaderboard rank score (1 = best) per dataset, task, language and overall."""
+    result = api.euroeval_rank(
+        input=input,
+        store=store,
+        metrics=metric,
+        models=model,
+        tasks=task,
+        languages=language,
+        method=rank_method,
+        n_bootstraps=bootstraps,
+        seed=seed,
+        confidence_level=confidence_level,
+    )
+    if json_output:
+        print_json(result.to_dict())
+        return
+    settings = result.settings()
+    title = f"EuroEval rank score, method {settings['method']}"
+    if settings["superseded"]:
+        title += " (superseded on 2026-05-28; no interval)"
+    else:
+        title += (
+            f" (median of {settings['n_bootstraps']} bootstrap resamples, seed {seed}; "
+            f"low/high: {confidence_level:.0%} interval)"
+        )
+    console.print(frame_table(result.overall, title=title))
+    console.print(frame_table(result.languages, title="Per language"))
+    columns = ["dataset", "model", "n_iterations", "mean", "plug_in", "score", "low", "high"]
+    console.print(frame_table(result.datasets[columns], title="Per dataset"))
     _print_notes(result.notes)
 
 
@@ -844,6 +1048,15 @@ def analyze_lmm_command(
             "the scaled residuals for `glotbench report --lmm`).",
         ),
     ] = False,
+    residuals_by: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--residuals-by",
+            help="Factor for DHARMa's per-group residual tests (KS uniformity within each "
+            "group, Holm-adjusted; Levene between groups); 'a:b' = cells of two factors "
+            "(repeatable; implies --residuals; default: the fixed-effect factors).",
+        ),
+    ] = None,
     model: ModelFilter = None,
     task: TaskFilter = None,
     language: LanguageFilter = None,
@@ -870,6 +1083,7 @@ def analyze_lmm_command(
         qq_plot=qq_plot,
         seed=seed,
         residuals=residuals,
+        residuals_by=residuals_by,
     )
     if json_output:
         print_json(result.to_dict())
@@ -890,11 +1104,30 @@ def analyze_lmm_command(
     )
     _print_notes(tuple(result.diagnostics["messages"]))
     if result.residual_checks is not None:
+        _print_residual_tests(result.residual_checks)
         _print_notes(tuple(result.residual_checks["messages"]))
         if result.residual_checks.get("qq_plot"):
             console.print(
                 f"Q-Q plot written to {result.residual_checks['qq_plot']}", highlight=False
             )
+
+
+def _print_residual_tests(checks: dict[str, Any]) -> None:
+    """One line per DHARMa test of `analyze lmm --residuals`."""
+    lines = [
+        f"uniformity (KS) p = {checks['uniformity']['p']:.3g}",
+        f"dispersion ratio {checks['dispersion']['ratio']:.3g}, "
+        f"p = {checks['dispersion']['p']:.3g}",
+        f"outliers {checks['outliers']['count']}, p = {checks['outliers']['p']:.3g}",
+    ]
+    if checks.get("quantiles"):
+        lines.append(f"quantiles vs fixed-effect prediction p = {checks['quantiles']['p']:.3g}")
+    for test in checks.get("categorical", []):
+        lines.append(
+            f"within {test['factor']} groups: min KS p (Holm) = {test['min_p_holm']:.3g} "
+            f"over {len(test['groups'])} groups; Levene p = {test['levene']['p']:.3g}"
+        )
+    console.print("Simulated residuals (DHARMa): " + "; ".join(lines), highlight=False)
 
 
 # --- design analyses (issue 6) ---
@@ -1102,7 +1335,12 @@ def significance_aso_command(
     iterations: Annotated[
         int, typer.Option("--iterations", help="Bootstrap iterations (deepsig default 1000).")
     ] = 1000,
-    seed: Annotated[int | None, typer.Option("--seed", help="Seed (default: random).")] = None,
+    seed: Annotated[
+        int,
+        typer.Option(
+            "--seed", help="Seed of the bootstrap (deepsig draws a random one; glotbench uses 0)."
+        ),
+    ] = 0,
     num_comparisons: Annotated[
         int, typer.Option("--num-comparisons", help="Bonferroni correction (two files).")
     ] = 1,
@@ -1280,7 +1518,8 @@ def analyze_datasize_command(
         frame_table(
             result.table,
             title=f"Weighted τ vs the full set ({result.n_tokens:g} {result.token_unit}, "
-            f"{len(result.models)} models × {result.n_seeds} seeds)",
+            f"{len(result.models)} models × {result.n_seeds} seeds; example order: "
+            f"{result.order})",
         )
     )
     console.print(frame_table(result.recommendation, title=f"Smallest size with mean τ ≥ {level}"))
@@ -1292,29 +1531,58 @@ def analyze_datasize_command(
 @analyze_app.command("transfer")
 def analyze_transfer_command(
     input: Annotated[
-        Path,
+        Path | None,
         typer.Option(
             "--input",
             "-i",
-            help="Tidy scores (CSV/JSONL/Parquet): model_language, language, score "
-            "[, model, dataset].",
+            help="Tidy scores (CSV/JSONL/Parquet): model_language, language (or "
+            "dataset_language), score [, model, dataset].",
         ),
-    ],
-    rest: Annotated[
-        str, typer.Option("--rest", help="pooled (group vs rest) or singletons.")
-    ] = "pooled",
+    ] = None,
+    example: Annotated[
+        bool,
+        typer.Option("--example", help="Use the published ScandEval table (Nielsen 2023, App. A)."),
+    ] = False,
+    observations: Annotated[
+        str,
+        typer.Option(
+            "--observations",
+            help="model: one score per model and language (mean over the language's datasets; "
+            "the paper's unit); dataset: one per (model, dataset).",
+        ),
+    ] = "model",
+    min_size: Annotated[
+        int, typer.Option("--min-size", help="Smallest group (1 adds single languages).")
+    ] = 2,
     top: Annotated[int, typer.Option("--top", help="Groups to print (table only).")] = 20,
     json_output: JsonOption = False,
 ) -> None:
-    """Benchmark language groups by mean F-statistic (ScandEval §3.3, Table 2)."""
-    result = api.analyze_transfer(input, rest=rest)
+    """Benchmark language groups by ScandEval's mean F-statistic (Nielsen 2023, §3.3).
+
+    For each group G of dataset languages and each language d in G: one-way ANOVA F
+    of the scores on d of the models whose language is in G against all other models;
+    a group's score is the mean of its per-language F values. Largest mean F first.
+    """
+    if observations not in ("model", "dataset"):
+        raise typer.BadParameter("use model or dataset", param_hint="--observations")
+    if (input is None) == (not example):
+        raise typer.BadParameter("give --input FILE or --example", param_hint="--input")
+    result = api.analyze_transfer(
+        input, example=example, observations=observations, min_size=min_size
+    )
     if json_output:
         print_json(result.to_dict())
         return
     console.print(
-        frame_table(result.groups.head(top), title=f"Language groups by mean F ({result.rest})")
+        frame_table(
+            transfer_table(result).head(top),
+            title=f"Benchmark groups by mean F (observations: {result.observations})",
+        )
     )
-    console.print(f"best group: {', '.join(result.best)}", highlight=False)
+    console.print(
+        f"best group: {', '.join(result.best)} (mean F {result.groups.iloc[0]['mean_f']:.2f})",
+        highlight=False,
+    )
     _print_notes(result.notes)
 
 
@@ -1400,21 +1668,24 @@ def leaderboard_command(
 
 @analyze_app.command("buckets")
 def analyze_buckets_command(
-    attributes: Annotated[
-        Path,
-        typer.Option(
-            "--attributes",
-            "-a",
-            help="Per-example attributes (CSV/TSV/JSONL/Parquet) with an example_id column; "
-            "text columns (text, question, context, answer, entity, …) become lengths.",
-        ),
-    ],
     task: Annotated[str, typer.Option("--task", help="Task of the runs.")],
     language: Annotated[str, typer.Option("--language", help="Language of the runs.")],
     metric: Annotated[str, typer.Option("--metric", help="Metric of the runs.")],
     store: StoreOption = DEFAULT_STORE,
     dataset: Annotated[str | None, typer.Option("--dataset", help="Dataset (if several).")] = None,
     model: ListOption = None,
+    attributes: Annotated[
+        Path | None,
+        typer.Option(
+            "--attributes",
+            "-a",
+            help="Per-example attributes (CSV/TSV/JSONL/Parquet) with an example_id column; "
+            "text columns (text, question, context, answer, entity, …) become lengths. "
+            "Default: the built-in attributes `glotbench run` stored (sentence_length, "
+            "oov_rate, label, entity_length/label/oov, context/question/answer_length, "
+            "question_word).",
+        ),
+    ] = None,
     attribute: Annotated[
         list[str] | None, typer.Option("--attribute", help="Attribute to bucket (repeatable).")
     ] = None,
@@ -1701,9 +1972,28 @@ def import_lm_eval_command(
     task_map: Annotated[
         list[str] | None,
         typer.Option(
-            "--map", help="TASK=NAME:LANGUAGE (or TASK=LANGUAGE) for one task (repeatable)."
+            "--task-language",
+            "--map",
+            help="TASK=LANGUAGE (or TASK=NAME:LANGUAGE) for one task, e.g. xnli_de=de "
+            "(repeatable; wins over --map-file).",
         ),
     ] = None,
+    map_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--map-file",
+            help="Task → language mapping file: JSON {TASK: LANGUAGE or NAME:LANGUAGE} or "
+            "CSV/TSV with columns task, language and optionally name.",
+        ),
+    ] = None,
+    auto_language: Annotated[
+        bool,
+        typer.Option(
+            "--auto-language/--no-auto-language",
+            help="Split task names ending in an ISO 639 code (scala_da → scala, da; "
+            "belebele_dan_Latn → belebele, dan_Latn).",
+        ),
+    ] = True,
     language: Annotated[
         str | None,
         typer.Option("--language", help="Language of tasks no family names (default: und)."),
@@ -1736,6 +2026,8 @@ def import_lm_eval_command(
             seed_from=seed_from,
             samples=not no_samples,
             progress=progress,
+            task_map_file=map_file,
+            auto_language=auto_language,
         ),
         path.name,
         json_output,
@@ -1809,24 +2101,30 @@ def _run_reporter(quiet: bool) -> Any:
         TimeRemainingColumn,
     )
 
-    state: dict[str, Any] = {"progress": None, "task": None}
+    from glotbench.cli_progress import item_columns, rich_item_sink
+    from glotbench.runner.progress import set_item_sink
+
+    state: dict[str, Any] = {"progress": None, "task": None, "sink": None}
     interactive = err_console.is_terminal and not quiet
 
     def on_event(kind: str, job: Any, info: dict[str, Any]) -> None:
         if kind == "planned":
             if interactive and info["pending"]:
                 progress = Progress(
-                    TextColumn("[bold]running"),
+                    TextColumn("[bold]{task.description}"),
                     BarColumn(),
                     MofNCompleteColumn(),
                     TimeElapsedColumn(),
                     TextColumn("ETA"),
                     TimeRemainingColumn(),
+                    *item_columns(),
                     console=err_console,
                 )
                 progress.start()
                 state["progress"] = progress
-                state["task"] = progress.add_task("jobs", total=info["pending"])
+                state["task"] = progress.add_task("running", total=info["pending"])
+                # rows with items done and items/s inside long jobs (HF models)
+                state["sink"] = set_item_sink(rich_item_sink(progress))
             elif not quiet:
                 err_console.print(
                     f"{info['pending']} of {info['total']} jobs to run "
@@ -1848,6 +2146,7 @@ def _run_reporter(quiet: bool) -> Any:
 
     def close() -> None:
         if state["progress"] is not None:
+            set_item_sink(state["sink"])
             state["progress"].stop()
 
     return on_event, close
@@ -1879,6 +2178,14 @@ def run_command(
     iterations: Annotated[
         int | None,
         typer.Option("--iterations", min=1, help="Iterations (default: the suite's, 10)."),
+    ] = None,
+    splits: Annotated[
+        str | None,
+        typer.Option(
+            "--splits",
+            help="Override every dataset's split sizes, e.g. 'train=128,test=256' "
+            "(a smaller run, e.g. for CI).",
+        ),
     ] = None,
     executor: Annotated[str, typer.Option("--executor", help="local or ray.")] = "local",
     num_cpus: Annotated[
@@ -1914,6 +2221,7 @@ def run_command(
             num_cpus=num_cpus,
             ray_address=ray_address,
             on_event=on_event,
+            split_sizes=splits,
         )
     finally:
         close()

@@ -13,6 +13,19 @@ class GlotbenchError(Exception):
 
     exit_code: int = 1
 
+    def to_dict(self) -> dict[str, object]:
+        """The error as JSON: its kind, message, exit code and where it is, if known."""
+        payload: dict[str, object] = {
+            "type": type(self).__name__,
+            "message": str(self),
+            "exit_code": self.exit_code,
+        }
+        for name in ("path", "line", "field"):
+            value = getattr(self, name, None)
+            if value is not None:
+                payload[name] = value
+        return payload
+
 
 class InputError(GlotbenchError):
     """A file or value supplied by the user is malformed.

@@ -11,24 +11,64 @@ from glotbench.analysis.aggregate import language_aggregates, leaderboard
 from glotbench.data import xtreme_r_baselines
 from glotbench.errors import InputError
 
-# Per-task test averages published in Ruder et al. 2021 (XTREME-R), Table 3.
+# Per-task test averages printed in the overall results table of Ruder et al. 2021
+# (XTREME-R, Table 4), for the eight tasks whose per-language tables are embedded.
 PAPER_TASK_MEANS = {
     ("mBERT", "xnli"): 66.5,
     ("mBERT", "xcopa"): 56.1,
-    ("mBERT", "lareqa"): 21.6,
+    ("mBERT", "wikiann-ner"): 62.7,
+    ("mBERT", "xquad"): 65.1,
+    ("mBERT", "mlqa"): 61.3,
+    ("mBERT", "tydiqa-goldp"): 58.4,
     ("mBERT", "mewsli-x"): 38.6,
+    ("mBERT", "lareqa"): 21.6,
     ("XLM-R Large", "xnli"): 79.2,
     ("XLM-R Large", "xcopa"): 69.2,
-    ("XLM-R Large", "lareqa"): 40.8,
+    ("XLM-R Large", "wikiann-ner"): 64.4,
+    ("XLM-R Large", "xquad"): 77.2,
+    ("XLM-R Large", "mlqa"): 72.7,
+    ("XLM-R Large", "tydiqa-goldp"): 64.3,
     ("XLM-R Large", "mewsli-x"): 45.7,
+    ("XLM-R Large", "lareqa"): 40.8,
     ("mT5-XXL", "xnli"): 84.8,
+    ("mT5-XXL", "xcopa"): 74.9,
+    ("mT5-XXL", "xquad"): 81.5,
+    ("mBERT translate-train", "xnli"): 74.6,
+    ("mBERT translate-train", "xcopa"): 57.3,
+    ("mBERT translate-train", "xquad"): 70.0,
+    ("mBERT translate-train", "mlqa"): 65.6,
+    ("mBERT translate-train-all", "xnli"): 75.1,
+    ("mBERT translate-train-all", "xcopa"): 57.9,
+    ("mBERT translate-train-all", "xquad"): 72.4,
+    ("mBERT translate-train-all", "mlqa"): 67.6,
+}
+
+# TyDiQA-GoldP: Table 4 prints these, but the paper's per-language Table 21 (embedded)
+# averages to 81.9, 55.1 and 64.2: the paper disagrees with itself.
+TABLE4_TYDIQA_DISAGREES = {
+    "mT5-XXL": (80.1, 81.9),
+    "mBERT translate-train": (52.4, 55.1),
+    "mBERT translate-train-all": (59.5, 64.2),
 }
 
 
 def test_task_means_reproduce_the_paper() -> None:
+    """Means of the per-language figures equal Table 4's task columns within rounding.
+
+    Each cell and each printed mean is rounded to one decimal, so they may differ by
+    up to 0.05 + 0.05.
+    """
     table = language_aggregates(xtreme_r_baselines()).set_index(["model", "task"])
     for key, published in PAPER_TASK_MEANS.items():
-        assert table.loc[key, "score"] == pytest.approx(published, abs=0.05), key
+        assert table.loc[key, "score"] == pytest.approx(published, abs=0.1 + 1e-9), key
+
+
+def test_tydiqa_table21_disagrees_with_table4_as_documented() -> None:
+    table = language_aggregates(xtreme_r_baselines()).set_index(["model", "task"])
+    for model, (table4, table21) in TABLE4_TYDIQA_DISAGREES.items():
+        mean = table.loc[(model, "tydiqa-goldp"), "score"]
+        assert mean == pytest.approx(table21, abs=0.05 + 1e-9)
+        assert abs(mean - table4) > 1.0
 
 
 def test_standard_error_is_between_language_sem() -> None:

@@ -24,7 +24,7 @@ TOP_KEYS = {
     "variance": {"per_model", "per_language", "notes"},
     "aggregate": {"settings", "aggregates", "hierarchy", "notes"},
     "compare": {"settings", "languages", "effect_threshold", "aggregates", "per_language", "notes"},
-    "ranks": {"settings", "summary", "distribution", "notes"},
+    "ranks": {"settings", "summary", "distribution", "notes", "euroeval_rank"},
 }
 RECORD_KEYS = {
     ("variance", "per_model"): {
@@ -96,6 +96,8 @@ RECORD_KEYS = {
         "rank_best",
         "rank_worst",
         "euroeval_rank_score",
+        "euroeval_rank_low",
+        "euroeval_rank_high",
     },
 }
 #: numbers that must be present in every record (never null) when the design supports them
@@ -249,7 +251,8 @@ def test_filter_matching_nothing_is_a_clear_error(cli: Cli, replicated_csv: Path
     result = cli("analyze", "variance", "--input", replicated_csv, "--model", "nobody", "--json")
     assert result.exit_code == 2
     assert "no rows match the filters" in result.err and "nobody" in result.err
-    assert result.stdout == ""
+    # with --json the error is also a JSON object on stdout
+    assert "nobody" in json.loads(result.stdout)["error"]["message"]
 
 
 def test_several_metrics_need_metric(cli: Cli, tmp_path: Path) -> None:
@@ -295,7 +298,8 @@ def test_nan_score_names_file_line_and_field(cli: Cli, tmp_path: Path, bad: str)
         assert result.exit_code == 2, result.stdout
         assert "scores.csv, line 5, field 'score'" in result.err, result.err
         assert "not a finite number" in result.err and "Traceback" not in result.stderr
-        assert result.stdout == ""
+        error = json.loads(result.stdout)["error"]  # --json: the error as JSON on stdout
+        assert (error["line"], error["field"], error["exit_code"]) == (5, "score", 2)
     # filtering first: the line number is still the file's
     result = cli("analyze", "variance", "--input", path, "--model", "A", "--json")
     assert result.exit_code == 2 and "scores.csv, line 5" in result.err
@@ -343,7 +347,7 @@ def test_one_seed_and_no_replicates_say_so(cli: Cli, single_score_csv: Path) -> 
         assert isinstance(record["sigma_b"], float)
 
     result = cli("analyze", "compare", "--input", single_score_csv, *DRAWS, "--json")
-    assert result.exit_code == 2 and result.stdout == ""
+    assert result.exit_code == 2 and "single score" in json.loads(result.stdout)["error"]["message"]
     assert "single score" in result.err and "--scheme parametric" in result.err
     result = cli("analyze", "ranks", "--input", single_score_csv, "--scheme", "parametric", *DRAWS)
     assert result.exit_code == 2 and "within-language SD" in result.err
@@ -544,9 +548,15 @@ def test_xtreme_r_languages_only_comparison(cli: Cli, xtreme_csv: Path) -> None:
 
 
 def test_xtreme_r_several_tasks(cli: Cli, xtreme_csv: Path) -> None:
-    """The table mixes metrics (--metric needed); F1 tasks are unbalanced across models."""
-    result = cli("analyze", "ranks", "--input", xtreme_csv, "--json")
-    assert result.exit_code == 2 and "--metric" in result.err
+    """The table mixes metrics (one per task); F1 tasks are unbalanced across models."""
+    # without --metric each task is analysed on its only metric (issue 12)
+    languages_only = ("--scheme", "languages-only", "--resample-languages", "without")
+    payload = _json(
+        cli("analyze", "ranks", "--input", xtreme_csv, *languages_only, "--k", "3", *DRAWS,
+            "--json")
+    )  # fmt: skip
+    notes = " ".join(payload["notes"])
+    assert "metric per task:" in notes and "lareqa: map@20" in notes and "xnli: accuracy" in notes
     payload = _json(
         cli(
             "analyze",

@@ -133,6 +133,14 @@ def test_cli_aso_json(tmp_path: Path) -> None:
     assert payload["eps_min"] == pytest.approx(
         aso([0.81, 0.83, 0.82, 0.84, 0.80], [0.78, 0.80, 0.79, 0.77, 0.81], seed=0).eps_min
     )
+    # without --seed the seed is 0: repeated runs give the same ε_min
+    again = [
+        json.loads(
+            CliRunner().invoke(app, ["significance", "aso", str(a), str(b), "--json"]).stdout
+        )["eps_min"]
+        for _ in range(2)
+    ]
+    assert again == [payload["eps_min"]] * 2
     c = tmp_path / "C.txt"
     c.write_text("0.7\n0.9\n0.8\n")
     result = CliRunner().invoke(app, ["significance", "aso", str(a), str(b), str(c), "--json"])

@@ -10,13 +10,8 @@ from hypothesis import strategies as st
 from scipy import stats as sps
 
 from glotbench.analysis.draws import DrawSettings, prepare_draws
-from glotbench.analysis.ranks import (
-    draw_ranks,
-    euroeval_rank_scores,
-    rank_intervals,
-    rank_models,
-    welch_greater_pvalue,
-)
+from glotbench.analysis.euroeval_rank import euroeval_rank_scores, welch_greater_pvalue
+from glotbench.analysis.ranks import draw_ranks, rank_intervals, rank_models
 from glotbench.analysis.replicates import ReplicatedScores, Unit, replicates_from_frame
 from glotbench.analysis.variance import components_from_summary
 
@@ -86,7 +81,11 @@ def test_a_dominant_model_has_rank_interval_one_one() -> None:
     top = result.summary[result.summary["model"] == "m0"]
     assert (top["rank_best"] == 1).all() and (top["rank_worst"] == 1).all()
     assert (top["mean_rank"] == 1).all() and (top["modal_rank"] == 1).all()
-    assert (top["euroeval_rank_score"] == 1).all()
+    # current EuroEval method: the best model's plug-in score is 1, inside its interval
+    assert (top["euroeval_rank_low"] <= 1).all() and (top["euroeval_rank_high"] >= 1).all()
+    assert (result.euroeval.datasets.query("model == 'm0'")["plug_in"] == 1).all()
+    legacy = rank_models(replicated(values), DrawSettings(n_draws=200), rank_method="2025")
+    assert (legacy.summary.query("model == 'm0'")["euroeval_rank_score"] == 1).all()
     assert (result.distribution[result.distribution["model"] == "m0"]["rank_1"] == 100).all()
 
 
@@ -109,7 +108,12 @@ def test_identical_models_tie_for_the_same_rank() -> None:
     assert distribution.loc["m2", "rank_3"] == 100
     summary = result.summary.set_index("model")
     assert (summary.loc["m0", "rank_best"], summary.loc["m0", "rank_worst"]) == (1, 2)
-    assert summary.loc["m0", "euroeval_rank_score"] == summary.loc["m1", "euroeval_rank_score"]
+    plug_in = result.euroeval.datasets.set_index(["dataset", "model"])["plug_in"]
+    np.testing.assert_array_equal(plug_in.xs("m0", level=1), plug_in.xs("m1", level=1))
+    legacy = rank_models(
+        replicated(values), DrawSettings(n_draws=100), aggregators=("mean",), rank_method="2025"
+    ).summary.set_index("model")
+    assert legacy.loc["m0", "euroeval_rank_score"] == legacy.loc["m1", "euroeval_rank_score"]
 
 
 def test_distribution_and_intervals_agree_with_scipy_ranks_and_percentiles() -> None:
@@ -163,7 +167,9 @@ def test_ready_sds_rank_with_the_parametric_scheme() -> None:
         }
     )
     result = rank_models(
-        components_from_summary(frame), DrawSettings(scheme="parametric", n_draws=500)
+        components_from_summary(frame),
+        DrawSettings(scheme="parametric", n_draws=500),
+        rank_method="2025",
     )
     summary = result.summary.set_index(["aggregator", "model"])
     assert summary.loc[("mean", "a"), "rank_worst"] == 1
@@ -191,7 +197,7 @@ def test_geometric_mean_of_non_positive_scores_gives_a_note() -> None:
     assert any("geometric mean needs positive scores" in note for note in result.notes)
 
 
-# -- EuroEval rank score ----------------------------------------------------------------
+# -- EuroEval rank score, superseded 2025 method (the current one: test_euroeval_rank.py)
 
 # ten standardised iteration offsets (mean 0, SD 1)
 _Z = np.array([-1.5, -1.0, -0.6, -0.3, 0.0, 0.1, 0.3, 0.6, 1.0, 1.4])
@@ -225,7 +231,9 @@ def test_euroeval_hand_worked_example_through_rank_models() -> None:
         for i, v in enumerate(values)
     ]
     scores = replicates_from_frame(pd.DataFrame(rows))
-    result = rank_models(scores, DrawSettings(n_draws=300), aggregators=("mean",))
+    result = rank_models(
+        scores, DrawSettings(n_draws=300), aggregators=("mean",), rank_method="2025"
+    )
     got = result.summary.set_index("model")["euroeval_rank_score"]
     assert got.to_dict() == pytest.approx({"A": 1.0, "B": 1.0, "C": EXPECTED_C})
 
@@ -329,7 +337,9 @@ def test_euroeval_agrees_with_an_independent_implementation() -> None:
                         }
                     )
     scores = replicates_from_frame(pd.DataFrame(rows))
-    result = rank_models(scores, DrawSettings(n_draws=200), aggregators=("mean",))
+    result = rank_models(
+        scores, DrawSettings(n_draws=200), aggregators=("mean",), rank_method="legacy-2025"
+    )
     got = result.summary.set_index("model")["euroeval_rank_score"].to_dict()
     expected = reference_euroeval(iterations)
     assert got == pytest.approx(expected, rel=1e-10)
@@ -347,6 +357,8 @@ def test_euroeval_with_one_seed_uses_the_first_ten_replicates() -> None:
         for m, model in enumerate(scores.models)
         for u, lang in enumerate(("da", "sv"))
     }
-    result = rank_models(scores, DrawSettings(n_draws=200), aggregators=("mean",))
+    result = rank_models(
+        scores, DrawSettings(n_draws=200), aggregators=("mean",), rank_method="legacy-2025"
+    )
     got = result.summary.set_index("model")["euroeval_rank_score"].to_dict()
     assert got == pytest.approx(reference_euroeval(iterations), rel=1e-10)

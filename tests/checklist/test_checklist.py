@@ -358,3 +358,36 @@ def test_embedded_xlmr_table_matches_shared_csv() -> None:
         pytest.skip(f"shared data not found at {SHARED_CSV} (../shared/data is absent)")
     shared = pd.read_csv(SHARED_CSV, dtype={"model": str, "language": str, "test": str})
     pd.testing.assert_frame_equal(embedded, shared)
+
+
+# The "Avg" row of Table 5 of Ruder et al. 2021 (XTREME-R), typed from the paper.
+TABLE5_AVG = {
+    "Comparisons": 47.3,
+    "Intensifiers": 90.9,
+    "Properties": 64.8,
+    "Job vs Nationality": 26.7,
+    "Animal vs Vehicles": 51.6,
+    "Animal vs Vehicles 2": 32.8,
+}
+
+
+def test_embedded_table_reproduces_table5_avg_row() -> None:
+    """All 50 languages x 6 tests; per-test means equal Table 5's Avg row within rounding."""
+    from glotbench.api import checklist_example
+
+    example = checklist_example()
+    table = example.table
+    assert table["language"].nunique() == 50 and table["test"].nunique() == 6
+    assert len(table) == 300 and not table.duplicated(["language", "test"]).any()
+    assert set(table["model"]) == {"XLM-R"}
+    means = table.groupby("test")["error_rate"].mean()
+    for test, published in TABLE5_AVG.items():
+        # the cells and the printed mean are each rounded to one decimal, so the mean of the
+        # printed cells may differ from the printed mean by up to 0.05 + 0.05
+        assert abs(means[test] - published) <= 0.1 + 1e-9, test
+    by_test = example.by_test.set_index("test")
+    assert by_test["published_avg"].to_dict() == TABLE5_AVG
+    # a few cells typed from Table 5 (en, fi, sw)
+    cell = table.set_index(["language", "test"])["error_rate"]
+    assert cell["en", "Comparisons"] == 7.0 and cell["en", "Intensifiers"] == 90.4
+    assert cell["fi", "Comparisons"] == 10.7 and cell["fi", "Intensifiers"] == 79.8

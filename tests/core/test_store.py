@@ -353,3 +353,58 @@ def test_store_open_twice_in_another_mode_is_a_clear_error(tmp_path: Path) -> No
     path = tmp_path / "s.duckdb"
     with Store.open(path), pytest.raises(StoreError, match="already open in this process"):
         Store.open(path, read_only=True)
+
+
+HOSTILE_MODELS = ["=cmd|' /C calc'!A0", "+SUM(1,2)", "-2+3", "@SUM(A1)", "'quoted", "plain"]
+
+
+def _hostile_store(tmp_path: Path) -> Path:
+    rows = ["model,task,language,metric,score"]
+    rows += [f'"{m.replace(chr(34), 2 * chr(34))}",xnli,en,accuracy,0.5' for m in HOSTILE_MODELS]
+    scores = tmp_path / "hostile.csv"
+    scores.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    path = tmp_path / "hostile.duckdb"
+    api.import_scores(scores, store=path)
+    return path
+
+
+def _csv_cells(path: Path, column: str) -> list[str]:
+    import csv
+
+    with path.open(newline="", encoding="utf-8") as fh:
+        return [row[column] for row in csv.DictReader(fh)]
+
+
+def test_csv_export_neutralises_spreadsheet_formulas(tmp_path: Path) -> None:
+    """OWASP CSV injection: no text cell may start with =, +, -, @, tab or CR."""
+    store = _hostile_store(tmp_path)
+    out = tmp_path / "scores.csv"
+    api.export_store(out, store=store, table="scores")
+    cells = _csv_cells(out, "model")
+    assert sorted(cells) == sorted(m if m == "plain" else "'" + m for m in HOSTILE_MODELS)
+    assert not any(c[0] in "=+-@\t\r" for c in cells)
+    # numbers stay numbers
+    assert set(_csv_cells(out, "score")) == {"0.5"}
+    # the raw export is explicit and writes the names as stored
+    raw = tmp_path / "raw.csv"
+    api.export_store(raw, store=store, table="scores", keep_formulas=True)
+    assert sorted(_csv_cells(raw, "model")) == sorted(HOSTILE_MODELS)
+    # Parquet keeps the values as stored
+    parquet = tmp_path / "scores.parquet"
+    api.export_store(parquet, store=store, table="scores")
+    assert sorted(pd.read_parquet(parquet)["model"]) == sorted(HOSTILE_MODELS)
+
+
+def test_cli_export_keep_formulas_flag(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from glotbench.cli import app
+
+    store = _hostile_store(tmp_path)
+    runner = CliRunner()
+    safe, raw = tmp_path / "safe.csv", tmp_path / "raw.csv"
+    args = ["export", "--store", str(store), "--table", "scores"]
+    assert runner.invoke(app, [*args, "--out", str(safe)]).exit_code == 0
+    assert runner.invoke(app, [*args, "--out", str(raw), "--keep-formulas"]).exit_code == 0
+    assert "'=cmd|' /C calc'!A0" in _csv_cells(safe, "model")
+    assert "=cmd|' /C calc'!A0" in _csv_cells(raw, "model")

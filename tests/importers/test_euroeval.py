@@ -170,3 +170,21 @@ def test_truncated_line_and_missing_fields(tmp_path: Path) -> None:
     with pytest.raises(InputError) as err:
         read_euroeval(p)
     assert (err.value.line, err.value.field) == (1, "eval_library.additional_details.task")
+
+
+def test_primary_metric_is_declared_per_task(store: Store) -> None:
+    """EuroEval's primary metric (the first of the task's metrics) is recorded on every row."""
+    import_euroeval(store, LEGACY)
+    import_euroeval(store, EEE)
+    scores = store.scores()
+    pairs = zip(scores["task"], scores["metadata"], strict=True)
+    declared = {(task, meta["primary_metric"]) for task, meta in pairs}
+    assert declared == {
+        ("sentiment-classification", "mcc"),
+        ("named-entity-recognition", "micro_f1_no_misc"),
+        ("linguistic-acceptability", "mcc"),
+    }
+    # the primary metric is the first test_ metric of each record's totals, as EuroEval writes them
+    for rec in _records(LEGACY):
+        first = next(k for k in rec["results"]["total"] if k.startswith("test_"))
+        assert (rec["task"], first[len("test_") :]) in declared

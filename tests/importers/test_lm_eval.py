@@ -224,3 +224,96 @@ def test_cli_json(tmp_path: Path) -> None:
     payload = json.loads(res.output)
     assert payload["status"] == "imported" and payload["runs_added"] == 18
     assert payload["languages"] == ["all", "de", "en", "fr"]
+
+
+# --------------------------------------------------------------------------- task languages
+
+
+def test_iso_639_suffixes_are_split_automatically() -> None:
+    m = TaskLanguageMap.build()
+    assert m.split("scala_da") == ("scala", "da")  # no family needed
+    assert m.split("xnli_de") == ("xnli", "de")
+    assert m.split("flores_dan_Latn") == ("flores", "dan_Latn")
+    assert m.split("mytask_pt-BR") == ("mytask", "pt-BR")
+    assert m.split("wmt16_de_en") == ("wmt16_de_en", "und")  # a translation direction
+    assert m.split("arc_challenge") == ("arc_challenge", "und")
+    assert m.split("truthfulqa_gen") == ("truthfulqa_gen", "und")  # 3 letters, no script
+    off = TaskLanguageMap.build(auto_suffix=False)
+    assert off.split("scala_da") == ("scala_da", "und")
+    assert off.split("xnli_de") == ("xnli", "de")  # families still apply
+
+
+def test_task_language_flag_file_and_auto_detection(tmp_path: Path) -> None:
+    from glotbench import api
+
+    def languages(db: Path) -> dict[str, str]:
+        runs = api.open_store(db, read_only=True)
+        with runs as handle:
+            frame = handle.runs()
+        return {
+            str(meta["lm_eval_task"]): f"{task}/{lang}"
+            for task, lang, meta in zip(
+                frame["task"], frame["language"], frame["model_metadata"], strict=True
+            )
+        }
+
+    # no --family: tinymt_de is split by its ISO 639-1 suffix; tinyboolq names no language
+    db = tmp_path / "auto.duckdb"
+    api.import_lm_eval(LM_EVAL_OUT, store=db)
+    assert languages(db) == {
+        "tinyboolq": "tinyboolq/und",
+        "tinymt_de": "tinymt/de",
+        "xnli_de": "xnli/de",
+        "xnli_fr": "xnli/fr",
+    }
+    db = tmp_path / "off.duckdb"
+    api.import_lm_eval(LM_EVAL_OUT, store=db, auto_language=False)
+    assert languages(db)["tinymt_de"] == "tinymt_de/und"
+    # a mapping file (JSON or CSV); --task-language entries win over it
+    json_map = tmp_path / "map.json"
+    json_map.write_text(json.dumps({"tinyboolq": "boolq:en", "tinymt_de": "de"}))
+    db = tmp_path / "json.duckdb"
+    api.import_lm_eval(LM_EVAL_OUT, store=db, task_map_file=json_map, task_map=["tinyboolq=nb"])
+    found = languages(db)
+    assert found["tinyboolq"] == "tinyboolq/nb" and found["tinymt_de"] == "tinymt_de/de"
+    csv_map = tmp_path / "map.csv"
+    csv_map.write_text("task,name,language\ntinyboolq,boolq,en\n")
+    db = tmp_path / "csv.duckdb"
+    api.import_lm_eval(LM_EVAL_OUT, store=db, task_map_file=csv_map)
+    assert languages(db)["tinyboolq"] == "boolq/en"
+    bad = tmp_path / "bad.csv"
+    bad.write_text("task,language\ntinyboolq,\n")
+    with pytest.raises(InputError, match="empty language") as info:
+        api.import_lm_eval(LM_EVAL_OUT, store=tmp_path / "bad.duckdb", task_map_file=bad)
+    assert info.value.line == 2 and info.value.field == "language"
+
+
+def test_cli_task_language_flags(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from glotbench.cli import app
+
+    db = tmp_path / "cli.duckdb"
+    res = CliRunner().invoke(
+        app,
+        ["import", "lm-eval", str(LM_EVAL_OUT), "--store", str(db), "--task-language",
+         "tinyboolq=en", "--json"],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["languages"] == ["all", "de", "en", "fr"]
+    assert "--task-language" in CliRunner().invoke(app, ["import", "lm-eval", "--help"]).output
+
+
+def test_primary_metric_and_source_metric_are_recorded(store: Store) -> None:
+    import_lm_eval(store, LM_EVAL_OUT, **OPTIONS)
+    runs = store.runs()
+    meta = {
+        (m["lm_eval_task"], m["source_metric"]): m["primary_metric"] for m in runs["model_metadata"]
+    }
+    # the first metric of each task's metric_list in the results' configs
+    configs = _results(LM_EVAL_OUT)[0]["configs"]
+    for (task, _source), primary in meta.items():
+        assert primary == configs[task]["metric_list"][0]["metric"]
+    assert ("tinyboolq", "acc_norm") in meta and ("tinymt_de", "exact_match") in meta
+    scores = store.scores()
+    assert {m["primary_metric"] for m in scores["metadata"]} == {"acc", "bleu"}

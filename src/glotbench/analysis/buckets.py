@@ -19,7 +19,6 @@ empty or the score is undefined.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -29,9 +28,16 @@ import numpy.typing as npt
 import pandas as pd
 
 from glotbench.analysis.results import records
+from glotbench.core.attributes import tokens
 from glotbench.errors import InputError
 from glotbench.metrics.base import Metric
-from glotbench.resample.engine import ScoreFn, as_systems, mask_scores, replicate_scores
+from glotbench.resample.engine import (
+    ScoreFn,
+    as_score_fn,
+    as_systems,
+    mask_scores,
+    replicate_scores,
+)
 
 #: text columns of an attributes file and the length attribute derived from each
 LENGTH_COLUMNS = {
@@ -50,14 +56,6 @@ LENGTH_COLUMNS = {
 OVERLAP_PAIRS = (("question", "context"), ("premise", "hypothesis"), ("source", "reference"))
 #: discrete columns kept as they are
 DISCRETE_COLUMNS = ("label", "tag", "entity_tag", "answer_type")
-TOKEN = re.compile(r"\w+", re.UNICODE)
-
-
-def tokens(text: Any) -> list[str]:
-    """Word tokens (Unicode ``\\w+``), lower-cased; missing text has none."""
-    if text is None or (isinstance(text, float) and np.isnan(text)):
-        return []
-    return [t.lower() for t in TOKEN.findall(str(text))]
 
 
 def lexical_overlap(a: Any, b: Any) -> float:
@@ -114,8 +112,9 @@ def bucket_masks(
 
     Continuous: equal-frequency bins by quantiles (ties never split; bins that
     would be empty are merged). Discrete: one bucket per value, the most
-    frequent ``max_values`` values, the rest in ``(other)``. Missing values are
-    in no bucket.
+    frequent ``max_values`` values, the rest in ``(other)``; a float value is
+    labelled (and grouped) by its 3 significant digits. Missing values are in
+    no bucket.
     """
     present = values.notna().to_numpy()
     if is_continuous(values, max_discrete):
@@ -130,7 +129,10 @@ def bucket_masks(
             labels.append(f"{lo:g}–{hi:g}")
             masks.append(mask)
         return labels, np.asarray(masks, dtype=np.float64).reshape(len(labels), -1), "continuous"
-    text = values.astype(str).where(values.notna(), None)
+    if pd.api.types.is_float_dtype(values):  # e.g. 1/3 → "0.333" (3 significant digits)
+        text = values.map(lambda v: f"{v:.3g}").where(values.notna(), None)
+    else:
+        text = values.astype(str).where(values.notna(), None)
     counts = text.value_counts()
     kept = sorted(counts.index[:max_values], key=lambda v: (-counts[v], v))
     labels, masks = [], []
@@ -162,13 +164,86 @@ def bucket_replicates(
     """
     systems = as_systems(stats)
     weights = np.atleast_2d(np.asarray(masks, dtype=np.float64))
-    m, n, k = systems.shape
-    stacked = (weights[:, None, :, None] * systems[None]).reshape(-1, n, k)
+    return stats_replicates(
+        weights[:, None, :, None] * systems[None],
+        score,
+        n_resamples=n_resamples,
+        seed=seed,
+        compress=compress,
+    )
+
+
+def stats_replicates(
+    bucket_stats: npt.NDArray[np.float64],
+    score: Metric | ScoreFn,
+    *,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    compress: bool | Literal["auto"] = "auto",
+) -> npt.NDArray[np.float64]:
+    """Replicates (R × B × m) of per-bucket statistics ``bucket_stats`` (B × m × n × k).
+
+    Replicate r of bucket b and system s is ``score(w_r @ S_bs)``, the engine's
+    weight rows over the n examples shared by all buckets and systems. A mask
+    bucket is ``S_bs = diag(m_b) S_s``; an entity-level bucket sums, per
+    example, the statistics of the example's entities in the bucket.
+    """
+    n_b, m, n, k = bucket_stats.shape
     with np.errstate(divide="ignore", invalid="ignore"):
         reps = replicate_scores(
-            stacked, score, n_resamples=n_resamples, seed=seed, compress=compress
+            bucket_stats.reshape(-1, n, k),
+            score,
+            n_resamples=n_resamples,
+            seed=seed,
+            compress=compress,
         )
-    return reps.reshape(n_resamples, weights.shape[0], m)
+    return reps.reshape(n_resamples, n_b, m)
+
+
+def unit_bucket_stats(
+    units: pd.DataFrame,
+    values: pd.Series,
+    run_ids: Sequence[str],
+    example_ids: Sequence[str],
+    k: int,
+    n_buckets: int = 4,
+) -> tuple[list[str], npt.NDArray[np.float64], npt.NDArray[np.float64], str]:
+    """Entity-level buckets: labels, per-bucket statistics (B × m × n × k), unit counts, kind.
+
+    ``units`` has columns run_id, example_id, unit, stats (one row per entity
+    unit of a run, :mod:`glotbench.core.attributes`); ``values`` is the
+    attribute of each unit, indexed by (example_id, unit). Units are bucketed
+    by their value (:func:`bucket_masks` over the distinct units of all runs:
+    gold entities and every system's predicted-only entities), and
+    ``S_b[s, i]`` sums the statistics of the units of example i in bucket b
+    for run s. Since an example's unit statistics sum to its own, the
+    buckets' statistics sum to the run's (units without a value excepted), and
+    resampling stays at the example level (entities of a sentence are drawn
+    together, a cluster bootstrap). The count per bucket is its number of
+    distinct units.
+    """
+    run_pos = {r: i for i, r in enumerate(run_ids)}
+    ex_pos = {str(e): j for j, e in enumerate(example_ids)}
+    frame = units[units["run_id"].isin(run_pos) & units["example_id"].astype(str).isin(ex_pos)]
+    keys = pd.MultiIndex.from_arrays(
+        [frame["example_id"].astype(str), frame["unit"].astype(str)], names=["example_id", "unit"]
+    )
+    distinct = keys.unique()
+    unit_values = values.reindex(distinct)
+    labels, masks, kind = bucket_masks(unit_values.reset_index(drop=True), n_buckets)
+    out = np.zeros((len(labels), len(run_ids), len(example_ids), k))
+    if not labels or frame.empty:
+        return labels, out, masks.sum(axis=1), kind
+    in_any = masks.any(axis=0)
+    bucket_of_unit = np.where(in_any, masks.argmax(axis=0), -1)
+    position = distinct.get_indexer(keys)
+    bucket = bucket_of_unit[position]
+    keep = bucket >= 0
+    rows = frame["run_id"].map(run_pos).to_numpy()[keep]
+    cols = np.asarray([ex_pos[str(e)] for e in frame["example_id"]], dtype=np.int64)[keep]
+    stats = np.stack([np.asarray(v, dtype=np.float64) for v in frame["stats"]])[keep]
+    np.add.at(out, (bucket[keep], rows, cols), stats)
+    return labels, out, masks.sum(axis=1), kind
 
 
 @dataclass(frozen=True)
@@ -229,6 +304,9 @@ def analyze_buckets(
     n_resamples: int = 1000,
     confidence_level: float = 0.95,
     seed: int = 0,
+    unit_attributes: pd.DataFrame | None = None,
+    unit_stats: pd.DataFrame | None = None,
+    run_ids: Sequence[str] | None = None,
 ) -> BucketAnalysis:
     """Score per bucket of every attribute, with bootstrap intervals; pairwise diagnosis.
 
@@ -237,6 +315,11 @@ def analyze_buckets(
     averaged, score by score and replicate by replicate); ``attributes`` is
     indexed by example id (:func:`example_attributes`) and aligned to
     ``example_ids``; ``columns`` picks attributes (default: all).
+
+    Entity-level attributes: ``unit_attributes`` indexed by (example_id, unit)
+    and ``unit_stats`` (run_id, example_id, unit, stats) of the runs
+    ``run_ids`` (:func:`unit_bucket_stats`); their buckets report the number
+    of distinct entities in ``n_examples``.
     """
     runs = as_systems(stats)
     n = runs.shape[1]
@@ -262,28 +345,51 @@ def analyze_buckets(
         attributes = attributes.reindex(ids)
     elif len(attributes) != n:
         raise InputError(f"{len(attributes)} attribute rows for {n} examples")
-    chosen = list(columns) if columns else list(attributes.columns)
-    unknown = [c for c in chosen if c not in attributes.columns]
+    has_units = unit_attributes is not None and unit_stats is not None and run_ids is not None
+    unit_columns = list(unit_attributes.columns) if has_units else []  # type: ignore[union-attr]
+    available = list(attributes.columns) + [c for c in unit_columns if c not in attributes]
+    chosen = list(columns) if columns else available
+    unknown = [c for c in chosen if c not in available]
     if unknown:
         raise InputError(
-            f"no attribute {unknown[0]!r}; available: {', '.join(attributes.columns)}",
+            f"no attribute {unknown[0]!r}; available: {', '.join(available) or '(none)'}",
             field="attribute",
         )
+    if has_units and example_ids is not None and any(c in unit_columns for c in chosen):
+        _check_units_add_up(runs, unit_stats, run_ids, example_ids, notes)  # type: ignore[arg-type]
     bucket_rows: list[dict[str, Any]] = []
     pair_rows: list[dict[str, Any]] = []
     diagnosis_rows: list[dict[str, Any]] = []
     for column in chosen:
-        labels, masks, kind = bucket_masks(attributes[column].reset_index(drop=True), n_buckets)
-        if not labels:
-            notes.append(f"{column}: no values, skipped")
-            continue
-        with np.errstate(divide="ignore", invalid="ignore"):
-            point_runs = mask_scores(runs, score, masks)  # (B × runs)
-        reps_runs = bucket_replicates(runs, score, masks, n_resamples=n_resamples, seed=seed)
+        if column in attributes.columns:
+            labels, masks, kind = bucket_masks(attributes[column].reset_index(drop=True), n_buckets)
+            if not labels:
+                notes.append(f"{column}: no values, skipped")
+                continue
+            with np.errstate(divide="ignore", invalid="ignore"):
+                point_runs = mask_scores(runs, score, masks)  # (B × runs)
+            reps_runs = bucket_replicates(runs, score, masks, n_resamples=n_resamples, seed=seed)
+            sizes = masks.sum(axis=1)
+        else:
+            labels, bucket_stats, sizes, kind = unit_bucket_stats(
+                unit_stats,  # type: ignore[arg-type]
+                unit_attributes[column],  # type: ignore[index]
+                list(run_ids),  # type: ignore[arg-type]
+                [str(e) for e in example_ids] if example_ids is not None else [],
+                runs.shape[2],
+                n_buckets,
+            )
+            if not labels:
+                notes.append(f"{column}: no values, skipped")
+                continue
+            with np.errstate(divide="ignore", invalid="ignore"):
+                point_runs = np.asarray(
+                    as_score_fn(score)(bucket_stats.sum(axis=2)), dtype=np.float64
+                )
+            reps_runs = stats_replicates(bucket_stats, score, n_resamples=n_resamples, seed=seed)
         point = np.stack([point_runs[:, g].mean(axis=1) for g in groups], axis=1)  # (B × M)
         reps = np.stack([reps_runs[:, :, g].mean(axis=2) for g in groups], axis=2)  # (R×B×M)
         low, high, se = _interval(reps, confidence_level)
-        sizes = masks.sum(axis=1)
         for b, label in enumerate(labels):
             for s, name in enumerate(names):
                 bucket_rows.append(
@@ -350,6 +456,31 @@ def analyze_buckets(
         settings,
         tuple(notes),
     )
+
+
+def _check_units_add_up(
+    runs: npt.NDArray[np.float64],
+    unit_stats: pd.DataFrame,
+    run_ids: Sequence[str],
+    example_ids: Sequence[str],
+    notes: list[str],
+) -> None:
+    """Note runs whose entity-unit statistics do not sum to their example statistics."""
+    known = unit_stats[unit_stats["example_id"].astype(str).isin({str(e) for e in example_ids})]
+    for i, run_id in enumerate(run_ids):
+        part = known["stats"][known["run_id"] == run_id]
+        total = (
+            np.stack([np.asarray(v, dtype=np.float64) for v in part]).sum(axis=0)
+            if len(part)
+            else np.zeros(runs.shape[2])
+        )
+        expected = runs[i].sum(axis=0)
+        if total.shape != expected.shape or not np.allclose(total, expected):
+            notes.append(
+                f"run {run_id}: its entity statistics ({total.tolist()}) do not add up to its "
+                f"example statistics ({expected.tolist()}); entity buckets of this run are "
+                "incomplete"
+            )
 
 
 def attributes_from_mapping(values: Mapping[str, Sequence[Any]]) -> pd.DataFrame:

@@ -249,10 +249,22 @@ def _hierarchy(design: DrawnDesign) -> pd.DataFrame:
     """ScandEval's hierarchy: (task, language) cell → language (mean over tasks) → overall.
 
     Datasets of a cell are averaged before this point. SEs are SDs over the
-    draws with languages fixed, so they carry replication uncertainty.
+    draws with languages fixed, so they carry replication uncertainty. The
+    cell level (``task_language``, named ``task/language``) comes first.
     """
     languages = sorted({u.language for u in design.units})
-    rows = []
+    rows = [
+        {
+            "level": "task_language",
+            "name": f"{unit.task}/{unit.language}",
+            "model": model,
+            "score": float(design.observed[m, u]),
+            "se": float(_sd(design.draws[:, m, u])),
+            "n_tasks": 1,
+        }
+        for u, unit in enumerate(design.units)
+        for m, model in enumerate(design.table.models)
+    ]
     per_language_draws, per_language_observed = [], []
     for language in languages:
         idx = [i for i, u in enumerate(design.units) if u.language == language]

@@ -8,10 +8,17 @@ compare the subset ranking with the full-set ranking.
 Strategies (sentences are kept whole; a subset is the smallest run of
 sentences holding at least M tokens):
 
-* ``SEQ`` — the last M tokens of the test set, treating it as ordered (one draw);
+* ``SEQ`` — the last M tokens of the test set in its order (one draw);
 * ``RAND`` — sentences in a uniformly random order, without replacement;
 * ``RAND_SEQ`` — a contiguous block starting at a uniformly random sentence
   (among the starts that leave at least M tokens).
+
+SEQ and RAND_SEQ depend on the order of the examples: they are stretches of
+the source document only when the examples are in the source's order (a
+CoNLL-U file; the store's ``source_position``, see
+:mod:`glotbench.analysis.datasize_store`). In any other order — a shuffled
+test split — they are random samples; ``order`` in the result says which
+order was used.
 
 A subset is a 0/1 row of W in ``score(W @ S)`` (:func:`glotbench.resample.mask_scores`),
 so a draw costs one matrix product, never a recomputation from text.
@@ -165,6 +172,10 @@ class DataSizeResult:
     the model unit with ≥ 2 seeds, mean ASO disagreements and mean |Δε_min|.
     ``recommendation``: per (strategy, unit), the smallest size whose mean τ
     reaches ``level`` and stays there (None: only the full set does).
+    ``order``: the example order SEQ and RAND_SEQ followed — ``input`` (as
+    given), ``file`` (a CoNLL-U file's sentence order), ``source_position``
+    (the store's source positions) or ``stored`` (the store's run order,
+    shuffled by ``glotbench run``: SEQ and RAND_SEQ are then random samples).
     """
 
     table: pd.DataFrame
@@ -180,6 +191,7 @@ class DataSizeResult:
     token_unit: str
     full_scores: pd.DataFrame = field(repr=False)
     notes: tuple[str, ...] = ()
+    order: str = "input"
 
     def to_frame(self) -> pd.DataFrame:
         """The per-size table."""
@@ -196,6 +208,7 @@ class DataSizeResult:
             "n_examples": self.n_examples,
             "n_tokens": self.n_tokens,
             "token_unit": self.token_unit,
+            "order": self.order,
             "n_draws": self.n_draws,
             "seed": self.seed,
             "recommendation": records(self.recommendation),
@@ -292,6 +305,8 @@ def datasize_analysis(
     aso_draws: int | None = 25,
     aso_bootstrap_iterations: int = 200,
     token_unit: str = "tokens",
+    order: str = "input",
+    notes: Sequence[str] = (),
 ) -> DataSizeResult:
     """Evaluation-size sufficiency of one test set (van der Goot et al.; see module docstring).
 
@@ -305,6 +320,8 @@ def datasize_analysis(
     ASO decisions (ε_min < 0.5, Bonferroni-corrected, ``aso_bootstrap_iterations``
     resamples, on the first ``aso_draws`` draws of each cell — the ASO bootstrap
     dominates the cost; ``None`` uses every draw) are compared too.
+    SEQ and RAND_SEQ follow the examples' order as given; ``order`` names it
+    in the result and ``notes`` are passed on to it (see :class:`DataSizeResult`).
     """
     systems = as_systems(stats)
     runs, n, _ = systems.shape
@@ -312,7 +329,7 @@ def datasize_analysis(
         raise InputError(f"{len(models)} model labels for {runs} runs")
     if n == 0:
         raise InputError("the test set is empty")
-    notes: list[str] = []
+    note_list = list(notes)
     if tokens is None:
         t = np.ones(n)
         token_unit = "examples"
@@ -340,7 +357,7 @@ def datasize_analysis(
     full_models = full_runs @ average
     use_aso = aso and balanced and n_seeds >= 2 and n_models >= 2
     if aso and not use_aso:
-        notes.append(
+        note_list.append(
             "ASO agreement skipped: it needs at least two models with the same number (≥ 2) of "
             "seeds"
         )
@@ -360,7 +377,7 @@ def datasize_analysis(
             continue
         grid.append((f"{int(size)}", int(size)))
     if skipped:
-        notes.append(
+        note_list.append(
             f"sizes {', '.join(map(str, skipped))} are not smaller than the test set "
             f"({total:g} {token_unit}); they equal 'all'"
         )
@@ -426,7 +443,8 @@ def datasize_analysis(
         metric=score.name if isinstance(score, Metric) else None,
         token_unit=token_unit,
         full_scores=full_scores,
-        notes=tuple(notes),
+        notes=tuple(note_list),
+        order=order,
     )
 
 

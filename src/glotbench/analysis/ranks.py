@@ -8,14 +8,8 @@
   better* than i when the (1 − α) percentile interval of the paired draws of
   aggregate_j − aggregate_i lies above 0. Then best rank = 1 + #(significantly
   better models) and worst rank = M − #(significantly worse models).
-* EuroEval rank score (EuroEval leaderboards, "Score aggregation"): per
-  dataset, models are sorted by mean score; the best gets 1; each next model is
-  compared with the current reference model by a one-sided Welch t-test
-  (p < 0.05); if significantly worse, its score is the reference's plus
-  (mean_ref − mean) / SD, SD being the population SD (ddof = 0) of all models'
-  mean scores on the dataset, and it becomes the reference; otherwise it
-  shares the reference's score. Dataset scores are averaged over tasks per
-  language, then over languages. Lower is better.
+* EuroEval rank score: see :mod:`glotbench.analysis.euroeval_rank` (current
+  method of 2026-05-28 by default, the superseded 2025 method on request).
 """
 
 from __future__ import annotations
@@ -25,15 +19,19 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.special import stdtr
 
 from glotbench.analysis.draws import Aggregator, DrawSettings, prepare_draws
+from glotbench.analysis.euroeval_rank import (
+    CURRENT_METHOD,
+    DEFAULT_BOOTSTRAPS,
+    EuroEvalRank,
+    euroeval_rank,
+    iterations_from_components,
+    iterations_from_replicated,
+)
 from glotbench.analysis.replicates import ReplicatedScores
 from glotbench.analysis.results import records
-from glotbench.analysis.variance import ComponentTable, nan_mean, nan_sd
-
-#: iterations EuroEval runs per model and dataset (seed × bootstrapped test set)
-EUROEVAL_ITERATIONS = 10
+from glotbench.analysis.variance import ComponentTable
 
 
 def draw_ranks(aggregates: np.ndarray) -> np.ndarray:
@@ -55,70 +53,6 @@ def rank_intervals(
     return 1 + better, n_models - worse
 
 
-def welch_greater_pvalue(
-    mean_a: np.ndarray,
-    sd_a: np.ndarray,
-    n_a: np.ndarray,
-    mean_b: np.ndarray,
-    sd_b: np.ndarray,
-    n_b: np.ndarray,
-) -> np.ndarray:
-    """One-sided Welch t-test p-value of H1: mean_a > mean_b (Welch 1947; as scipy's ttest_ind)."""
-    var_a, var_b = sd_a**2 / n_a, sd_b**2 / n_b
-    se = np.sqrt(var_a + var_b)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = (mean_a - mean_b) / se
-        df = (var_a + var_b) ** 2 / (var_a**2 / (n_a - 1) + var_b**2 / (n_b - 1))
-    p = 1.0 - stdtr(df, t)
-    # identical iteration scores (se = 0): not significant unless the means differ
-    return np.where(se > 0, p, np.where(mean_a > mean_b, 0.0, 1.0))
-
-
-def _iteration_summary(
-    source: ReplicatedScores | ComponentTable,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Mean, SD and count of EuroEval-style iteration scores per (model, unit).
-
-    From replicates: iteration i is seed i's i-th bootstrap replicate (each
-    iteration has its own seed and resampled test set); with one seed, the
-    first ten bootstrap replicates. From a ComponentTable: the unit mean,
-    σ_w and the number of seeds (10 when unknown).
-    """
-    if isinstance(source, ComponentTable):
-        n = np.where(source.n_seeds >= 2, source.n_seeds, EUROEVAL_ITERATIONS).astype(float)
-        return source.mean, np.nan_to_num(source.sigma_w), n
-    values = source.values
-    n_seeds = values.shape[2]
-    if n_seeds >= 2:
-        b = np.arange(n_seeds) % values.shape[3]
-        iterations = values[:, :, np.arange(n_seeds), b]  # (M, U, S)
-    else:
-        iterations = values[:, :, 0, : min(EUROEVAL_ITERATIONS, values.shape[3])]
-    count = (~np.isnan(iterations)).sum(axis=2).astype(float)
-    return nan_mean(iterations, axis=2), np.nan_to_num(nan_sd(iterations, axis=2)), count
-
-
-def euroeval_rank_scores(
-    mean: np.ndarray, sd: np.ndarray, n: np.ndarray, alpha: float = 0.05
-) -> np.ndarray:
-    """EuroEval rank score of each model on one dataset (lower is better; best = 1)."""
-    order = np.argsort(-mean, kind="stable")
-    spread = float(np.std(mean))  # population SD of the models' mean scores
-    out = np.empty_like(mean)
-    reference = order[0]
-    score = 1.0
-    for model in order:
-        if model != reference:
-            p = welch_greater_pvalue(
-                mean[reference], sd[reference], n[reference], mean[model], sd[model], n[model]
-            )
-            if p < alpha:
-                score += (mean[reference] - mean[model]) / spread if spread > 0 else 0.0
-                reference = model
-        out[model] = score
-    return out
-
-
 @dataclass(frozen=True)
 class Ranks:
     """Result of :func:`rank_models`."""
@@ -127,6 +61,7 @@ class Ranks:
     summary: pd.DataFrame
     settings: DrawSettings
     notes: tuple[str, ...]
+    euroeval: EuroEvalRank | None = None
 
     def to_frame(self) -> pd.DataFrame:
         return self.summary
@@ -137,6 +72,7 @@ class Ranks:
             "summary": records(self.summary),
             "distribution": records(self.distribution),
             "notes": list(self.notes),
+            "euroeval_rank": None if self.euroeval is None else self.euroeval.settings(),
         }
 
 
@@ -145,26 +81,31 @@ def rank_models(
     settings: DrawSettings | None = None,
     aggregators: tuple[Aggregator, ...] = ("mean", "geometric_mean", "median"),
     confidence_level: float = 0.95,
+    *,
+    rank_method: str = CURRENT_METHOD,
+    rank_bootstraps: int = DEFAULT_BOOTSTRAPS,
 ) -> Ranks:
-    """Rank distributions and intervals under each aggregator, plus EuroEval's rank score."""
+    """Rank distributions and intervals under each aggregator, plus EuroEval's rank score.
+
+    The EuroEval rank score (``rank_method``: ``2026-05-28``, the default, or the
+    superseded ``2025``) uses the units every model has, ``rank_bootstraps``
+    resamples and ``settings.seed``.
+    """
     settings = settings or DrawSettings()
     design = prepare_draws(source, settings)
-    table, keep, units, notes = design.table, design.keep, design.units, list(design.notes)
+    table, keep, notes = design.table, design.keep, list(design.notes)
     n_models = len(table.models)
-    it_mean, it_sd, it_n = _iteration_summary(source)
-    unit_scores = np.column_stack(
-        [euroeval_rank_scores(it_mean[:, u], it_sd[:, u], it_n[:, u]) for u in np.flatnonzero(keep)]
-    )  # (M, U')
-    by_language = {}
-    for language in sorted({u.language for u in units}):
-        idx = [i for i, u in enumerate(units) if u.language == language]
-        by_language[language] = unit_scores[:, idx].mean(axis=1)  # mean over tasks
-    rank_score = np.mean(list(by_language.values()), axis=0)
-    if (it_n[:, keep] < 2).all():
-        notes.append(
-            "EuroEval rank score: one score per model and language, so its Welch t-test cannot "
-            "run; every lower mean counts as significantly worse"
-        )
+    units_kept = np.flatnonzero(keep)
+    iterations = (
+        iterations_from_components(source, units_kept)
+        if isinstance(source, ComponentTable)
+        else iterations_from_replicated(source, units_kept)
+    )
+    euroeval = euroeval_rank(
+        iterations, rank_method, rank_bootstraps, settings.seed, confidence_level
+    )
+    notes += euroeval.notes
+    rank_score = euroeval.overall.set_index("model").reindex(list(table.models))
     distribution_rows, summary_rows = [], []
     for aggregator in aggregators:
         try:
@@ -188,7 +129,9 @@ def rank_models(
                     "modal_rank": int(np.argmax(shares[m]) + 1),
                     "rank_best": int(best[m]),
                     "rank_worst": int(worst[m]),
-                    "euroeval_rank_score": float(rank_score[m]),
+                    "euroeval_rank_score": float(rank_score["score"].iloc[m]),
+                    "euroeval_rank_low": float(rank_score["low"].iloc[m]),
+                    "euroeval_rank_high": float(rank_score["high"].iloc[m]),
                 }
             )
     return Ranks(
@@ -196,4 +139,5 @@ def rank_models(
         pd.DataFrame(summary_rows),
         settings,
         tuple(notes),
+        euroeval,
     )

@@ -69,6 +69,9 @@ class ReplicatedScores:
 
     Seeds are positions, not seed values: a model's s-th seed on a unit is at
     ``values[m, u, s]``; models may have different numbers of seeds.
+    ``task_metrics`` names the metric of each task when it was chosen per task
+    (:mod:`glotbench.analysis.selection`); ``notes`` say how the input was
+    selected (analyses pass them on).
     """
 
     models: tuple[str, ...]
@@ -76,6 +79,8 @@ class ReplicatedScores:
     values: np.ndarray
     source: Source
     metric: str | None = None
+    task_metrics: tuple[tuple[str, str], ...] = ()
+    notes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         shape = (len(self.models), len(self.units))
@@ -104,9 +109,7 @@ class ReplicatedScores:
 
     def select_models(self, models: Sequence[str]) -> ReplicatedScores:
         index = [self.models.index(m) for m in models]
-        return ReplicatedScores(
-            tuple(models), self.units, self.values[index], self.source, self.metric
-        )
+        return dataclasses.replace(self, models=tuple(models), values=self.values[index])
 
     def to_frame(self) -> pd.DataFrame:
         """Long form: model, task, language, seed (position), replicate, score."""
@@ -300,7 +303,7 @@ def replicates_from_store(
         )
     cells = runs[["dataset", "task", "language"]].drop_duplicates()
     matrices = (
-        _systems_by_config(
+        systems_by_config(
             store.stats_matrix(dataset, task, language, metric, models=models, configs=configs)
         )
         for dataset, task, language in cells.itertuples(index=False)
@@ -308,7 +311,7 @@ def replicates_from_store(
     return replicates_from_statistics(matrices, metric, n_replicates=n_replicates, seed=seed)
 
 
-def _systems_by_config(matrix: Any) -> Any:
+def systems_by_config(matrix: Any) -> Any:
     """Runs of one model under different configurations are different systems, not seeds.
 
     When a model has runs of two or more configuration hashes in one cell

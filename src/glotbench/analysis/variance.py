@@ -181,7 +181,7 @@ def components(replicates: ReplicatedScores) -> ComponentTable:
         se_boot=se_boot,
         n_seeds=n_seeds,
         n_replicates=n_reps,
-        notes=tuple(_design_notes(n_seeds, n_reps, present, replicates.models)),
+        notes=replicates.notes + tuple(_design_notes(n_seeds, n_reps, present, replicates.models)),
     )
 
 

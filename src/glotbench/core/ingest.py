@@ -276,7 +276,7 @@ def import_examples_file(
     for run in to_write:
         run.record.import_id = import_id
     store.write_run_batches(
-        ((run.record, run.example_ids, run.stats) for run in to_write),
+        ((run.record, run.example_ids, run.stats, run.source_positions) for run in to_write),
         progress=None if progress is None else (lambda done: progress(done, total)),
     )
     added = store.count_runs_of_import(import_id)

@@ -32,8 +32,10 @@ import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 #: Version of the store layout written by this glotbench. A store with a
-#: larger version is refused (it was written by a newer glotbench).
-SCHEMA_VERSION = 1
+#: larger version is refused (it was written by a newer glotbench); an older
+#: one is migrated when it is opened for writing (``docs/store.md``).
+#: 2: ``example_stats.source_position`` (an example's index in its source data).
+SCHEMA_VERSION = 2
 
 #: Number of hexadecimal digits of the SHA-256 kept in a run id.
 RUN_ID_HEX_DIGITS = 16

@@ -146,6 +146,13 @@ def _validate_runs(runs_path: Path, examples_path: Path) -> pd.DataFrame:
             if not ok:
                 raise err(f"{col} must be a JSON object, got {text!r}", i, col)
 
+    has_source = "source_position" in _parquet_columns(examples_path)
+    source_checks = (
+        ", count(source_position) AS n_src, count(DISTINCT source_position) AS n_src_distinct, "
+        "coalesce(min(source_position), 0) AS src_min"
+        if has_source
+        else ""
+    )
     con = duckdb.connect()
     try:
         orphan = _first(
@@ -162,13 +169,14 @@ def _validate_runs(runs_path: Path, examples_path: Path) -> pd.DataFrame:
                 field="run_id",
             )
         checks = con.sql(
-            """
+            f"""
             SELECT run_id, count(*) AS n, count(DISTINCT example_id) AS n_ids,
                    count(DISTINCT position) AS n_pos, min(position) AS pmin,
                    max(position) AS pmax, min(len(stats)) AS kmin, max(len(stats)) AS kmax,
                    bool_and(coalesce(list_bool_and(list_transform(stats, lambda x: isfinite(x))),
                                      false)) AS finite,
                    bool_or(example_id IS NULL OR trim(example_id) = '') AS empty_id
+                   {source_checks}
             FROM read_parquet(?) GROUP BY run_id
             """,
             params=[str(examples_path)],
@@ -198,6 +206,12 @@ def _validate_runs(runs_path: Path, examples_path: Path) -> pd.DataFrame:
             problem = "some of its statistics are missing or not finite"
         elif bool(c["empty_id"]):
             problem = "some of its example ids are empty"
+        elif has_source and int(c["n_src"]) not in (0, n):
+            problem = "source_position is given for some of its examples but not all"
+        elif has_source and (
+            int(c["n_src_distinct"]) != int(c["n_src"]) or float(c["src_min"]) < 0
+        ):
+            problem = "its source positions are not unique integers ≥ 0"
         if problem:
             raise err(f"run {rid}: {problem}", i, "n_examples")
     return runs
@@ -241,6 +255,7 @@ def import_snapshot(store: Store, path: Path) -> ImportResult:
             scores_data = validate_scores(
                 scores_table, allow_unknown_metrics=True, keep_import_id=True
             )
+    has_source = "runs" in files and "source_position" in _parquet_columns(files["examples"])
     new_run_ids: list[str] = []
     skipped_runs = 0
     if not runs.empty:
@@ -298,10 +313,14 @@ def import_snapshot(store: Store, path: Path) -> ImportResult:
             chunk.append(rid)
             count += int(sizes[rid])
             if count >= _CHUNK_EXAMPLES:
-                store._insert_runs_from_parquet(files["runs"], files["examples"], chunk)
+                store._insert_runs_from_parquet(
+                    files["runs"], files["examples"], chunk, has_source=has_source
+                )
                 chunk, count = [], 0
         if chunk:
-            store._insert_runs_from_parquet(files["runs"], files["examples"], chunk)
+            store._insert_runs_from_parquet(
+                files["runs"], files["examples"], chunk, has_source=has_source
+            )
     store.complete_import(import_id, len(new_run_ids) + scores_added)
     parts = [f"added {len(new_run_ids)} run(s) and {scores_added} score(s)"]
     if skipped_runs or scores_skipped:

@@ -4,7 +4,8 @@ Tables (see ``docs/store.md`` for every column):
 
 ``meta``           key/value pairs; ``schema_version`` guards the layout
 ``runs``           one row per complete run (key, metric, statistic names, ...)
-``example_stats``  one row per example of a run: (run_id, position, example_id, stats[])
+``example_stats``  one row per example of a run: (run_id, position, example_id, stats[],
+                   source_position)
 ``scores``         aggregate scores without per-example data
 ``imports``        one row per imported file (kind, source, sha256, rows, completed_at)
 ``failures``       one row per failed benchmark job (key, error, traceback, resolved_at)
@@ -58,6 +59,11 @@ if TYPE_CHECKING:
     from glotbench.core.ingest import ImportResult
 
 Filter = str | int | Sequence[str] | Sequence[int] | None
+#: A run to write: (record, example ids, n × k statistics[, source positions])
+RunItem = (
+    tuple[RunRecord, Sequence[Any] | np.ndarray, npt.ArrayLike]
+    | tuple[RunRecord, Sequence[Any] | np.ndarray, npt.ArrayLike, npt.ArrayLike | None]
+)
 ExportTable = Literal["runs", "examples", "scores", "imports", "meta", "all"]
 EXPORT_TABLES: tuple[str, ...] = ("runs", "examples", "scores", "imports", "meta")
 
@@ -90,7 +96,8 @@ CREATE TABLE example_stats (
     run_id VARCHAR NOT NULL,
     position INTEGER NOT NULL,
     example_id VARCHAR NOT NULL,
-    stats DOUBLE[] NOT NULL
+    stats DOUBLE[] NOT NULL,
+    source_position BIGINT
 );
 CREATE TABLE scores (
     model VARCHAR NOT NULL,
@@ -141,6 +148,13 @@ CREATE TABLE IF NOT EXISTS failures (
     resolved_at TIMESTAMP
 );
 """
+
+#: Migrations from schema version ``v`` to ``v + 1``, run in one transaction
+#: when an older store is opened for writing (read-only, it is read as it is).
+_MIGRATIONS: dict[int, str] = {
+    # 1 -> 2: an example's index in its source data (NULL: unknown)
+    1: "ALTER TABLE example_stats ADD COLUMN source_position BIGINT",
+}
 
 #: Tables every store has (a store without one of them is damaged).
 _TABLES = ("meta", "runs", "example_stats", "scores", "imports")
@@ -193,7 +207,11 @@ _IMPORT_COLUMNS = (
     "started_at",
     "completed_at",
 )
-_EXAMPLE_COLUMNS = ("run_id", "position", "example_id", "stats")
+#: Text that a spreadsheet evaluates when a CSV cell begins with it, and the
+#: apostrophe that marks a neutralised cell (see ``Store.export``).
+_FORMULA_START = "^[=+@\t\r'-]"
+
+_EXAMPLE_COLUMNS = ("run_id", "position", "example_id", "stats", "source_position")
 
 #: Arrow types of the ``runs`` columns as :meth:`Store._prepare_run` builds them
 #: (JSON columns travel as text; DuckDB casts them on insert)
@@ -274,6 +292,32 @@ def _list_array(stats: npt.NDArray[np.float64]) -> pa.ListArray:
     n, k = stats.shape
     offsets = pa.array(np.arange(0, n * k + 1, k, dtype=np.int32))
     return pa.ListArray.from_arrays(offsets, pa.array(stats.reshape(-1), type=pa.float64()))
+
+
+def _source_position_array(
+    positions: npt.ArrayLike | None, ids: np.ndarray, where: str
+) -> pa.Array:
+    """The ``source_position`` column of a run: NULLs, or unique integers ≥ 0 (validated)."""
+    if positions is None:
+        return pa.nulls(ids.size, type=pa.int64())
+    raw = np.asarray(positions)
+    if raw.ndim != 1 or raw.size != ids.size:
+        raise InputError(
+            f"{where}: {raw.size} source positions for {ids.size} examples (one per example)"
+        )
+    values = pd.to_numeric(pd.Series(raw, dtype=object), errors="coerce").to_numpy(np.float64)
+    bad = ~np.isfinite(values) | (values < 0) | (values != np.floor(values))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(
+            f"{where}: source position of example {ids[i]!r} must be an integer ≥ 0, got {raw[i]!r}"
+        )
+    ints = values.astype(np.int64)
+    unique, counts = np.unique(ints, return_counts=True)
+    if (counts > 1).any():
+        dup = int(unique[counts > 1][0])
+        raise InputError(f"{where}: source position {dup} is given to more than one example")
+    return pa.array(ints, type=pa.int64())
 
 
 def _stats_from_list(column: pa.ChunkedArray | pa.Array, n: int, k: int) -> np.ndarray:
@@ -463,15 +507,35 @@ def _has_blank(ids: list[str]) -> bool:
     return not all(map(str.strip, ids))
 
 
-def _example_columns(ids: pa.Array, matrix: npt.NDArray[np.float64]) -> pa.Table:
+def _example_columns(
+    ids: pa.Array, matrix: npt.NDArray[np.float64], source_position: pa.Array
+) -> pa.Table:
     """A run's ``example_stats`` columns except ``run_id`` (inserted by name)."""
     return pa.table(
         {
             "position": pa.array(np.arange(len(ids), dtype=np.int32)),
             "example_id": ids,
             "stats": _list_array(matrix),
+            "source_position": source_position,
         }
     )
+
+
+def _with_positions(
+    runs: Iterable[tuple[Any, ...]], source_positions: Sequence[npt.ArrayLike | None] | None
+) -> list[tuple[Any, ...]]:
+    """Runs as (record, ids, stats, source_positions) tuples.
+
+    A run is given as (record, ids, stats) or with its source positions as a
+    fourth item; ``source_positions`` (one entry per run) fills them in instead.
+    """
+    items = [tuple(item) for item in runs]
+    if source_positions is None:
+        return [item if len(item) == 4 else (*item, None) for item in items]
+    positions = list(source_positions)
+    if len(positions) != len(items):
+        raise InputError(f"{len(positions)} source_positions entries for {len(items)} runs")
+    return [(*item[:3], pos) for item, pos in zip(items, positions, strict=True)]
 
 
 def _batch_examples(runs: Sequence[_PreparedRun]) -> pa.Table:
@@ -651,6 +715,22 @@ class Store:
         if "failures" not in tables and not self.read_only:
             with self.transaction():  # an older store: add the (additive) failures table
                 self._con.execute(_FAILURES_DDL)
+        if version < SCHEMA_VERSION and not self.read_only:
+            self._migrate(version)
+
+    def _migrate(self, version: int) -> None:
+        """Bring a store of an older schema version to :data:`SCHEMA_VERSION` (one transaction)."""
+        with self.transaction() as con:
+            for step in range(version, SCHEMA_VERSION):
+                con.execute(_MIGRATIONS[step])
+            con.execute(
+                "UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(SCHEMA_VERSION)]
+            )
+        self.schema_version = SCHEMA_VERSION
+
+    def _has_source_positions(self) -> bool:
+        """False only for a store of schema version 1 opened read-only (no such column)."""
+        return self.schema_version >= 2
 
     def _has_failures_table(self) -> bool:
         """False only for an older store opened read-only (it has no failures yet)."""
@@ -746,12 +826,16 @@ class Store:
         stats: npt.ArrayLike,
         *,
         replace: bool = False,
+        source_positions: npt.ArrayLike | None = None,
     ) -> bool:
         """Store one complete run in one transaction; ``False`` if it was already stored.
 
         ``stats`` is the (n × k) matrix of per-example statistics, row ``i``
         belonging to ``example_ids[i]``; k must equal ``len(run.stat_names)``.
         Example ids must be unique non-empty strings and statistics finite.
+        ``source_positions`` (optional) gives each example's index in its
+        source data (e.g. the sentence's index in the test file), unique
+        non-negative integers; without it the column is NULL.
 
         With ``replace`` a stored run with the same key is deleted and the new
         one written in the **same** transaction (``True`` is returned): if
@@ -760,15 +844,19 @@ class Store:
         Storing the run marks open :meth:`failures` of its (model, dataset,
         seed, config_hash) resolved, in the same transaction.
         """
-        return self.write_runs([(run, example_ids, stats)], replace=replace) == 1
+        return self.write_runs([(run, example_ids, stats, source_positions)], replace=replace) == 1
 
     def write_runs(
         self,
-        runs: Iterable[tuple[RunRecord, Sequence[Any] | np.ndarray, npt.ArrayLike]],
+        runs: Iterable[RunItem],
         *,
         replace: bool = False,
+        source_positions: Sequence[npt.ArrayLike | None] | None = None,
     ) -> int:
         """Store several runs (e.g. the metrics of one benchmark job) in **one** transaction.
+
+        ``source_positions``, if given, has one entry (or None) per run, as in
+        :meth:`write_run`.
 
         Every run is validated as in :meth:`write_run` before anything is
         written. Runs already stored are skipped, or with ``replace`` deleted
@@ -781,7 +869,7 @@ class Store:
         The runs are written as one batch (:meth:`_write_batch`): one Arrow
         insert per table, whatever their number.
         """
-        prepared = [self._prepare_run(*item) for item in runs]
+        prepared = [self._prepare_run(*item) for item in _with_positions(runs, source_positions)]
         _check_unique(prepared, set())
         if not prepared:
             return 0
@@ -791,7 +879,7 @@ class Store:
 
     def write_run_batches(
         self,
-        runs: Iterable[tuple[RunRecord, Sequence[Any] | np.ndarray, npt.ArrayLike]],
+        runs: Iterable[RunItem],
         *,
         replace: bool = False,
         batch_runs: int = BATCH_RUNS,
@@ -800,7 +888,9 @@ class Store:
     ) -> BatchWrite:
         """Store many runs (an import), one transaction per batch of whole runs.
 
-        ``runs`` is consumed lazily: a batch closes when it holds
+        A run is (record, example ids, statistics) as in :meth:`write_run`,
+        optionally with its source positions as a fourth item. ``runs`` is
+        consumed lazily: a batch closes when it holds
         ``batch_runs`` runs (the first :data:`FIRST_BATCH_RUNS`, doubling from
         batch to batch up to ``batch_runs``) or ``batch_rows`` example rows, is validated
         (every run as in :meth:`write_run`) and written in one transaction
@@ -832,7 +922,7 @@ class Store:
                 progress(handled)
 
         for item in runs:
-            prepared = self._prepare_run(*item)
+            prepared = self._prepare_run(*item)  # a fourth item: the source positions
             _check_unique([prepared], seen)
             batch.append(prepared)
             rows += prepared.n_examples
@@ -847,6 +937,7 @@ class Store:
         run: RunRecord,
         example_ids: Sequence[Any] | np.ndarray,
         stats: npt.ArrayLike,
+        source_positions: npt.ArrayLike | None = None,
     ) -> _PreparedRun:
         """Validate a run and build its rows (nothing is written)."""
         id_list, ids = _id_strings(example_ids)
@@ -876,6 +967,11 @@ class Store:
                 f"{where}: statistics of example {id_list[bad]!r} are not finite: "
                 f"{matrix[bad].tolist()}"
             )
+        source = (
+            pa.nulls(n, type=pa.int64())
+            if source_positions is None
+            else _source_position_array(source_positions, np.asarray(id_list, dtype=object), where)
+        )
         digest = stats_digest(id_list, matrix, tuple(run.stat_names))
         run_id = run.run_id
         row = [
@@ -902,7 +998,7 @@ class Store:
             run_id=run_id,
             description=run.describe(),
             row=row,
-            examples=_example_columns(ids, matrix),
+            examples=_example_columns(ids, matrix, source),
         )
 
     def _write_batch(
@@ -1016,6 +1112,32 @@ class Store:
         ids = table.column("example_id").to_numpy(zero_copy_only=False).astype(object)
         return ids, _stats_from_list(table.column("stats"), row[0], row[1])
 
+    def source_positions(
+        self, run_ids: Sequence[str], example_ids: Sequence[Any] | np.ndarray
+    ) -> np.ndarray:
+        """Source position of each example of each run: (runs × examples), NaN where unknown.
+
+        Row ``i`` belongs to ``run_ids[i]``, column ``j`` to ``example_ids[j]``
+        (e.g. a :class:`StatsMatrix`'s run ids and example ids). NaN: the run
+        stored no source position for it, the run lacks the example, or the
+        store predates the column (schema version 1, opened read-only).
+        """
+        ids = pd.Index([str(e) for e in example_ids])
+        out = np.full((len(run_ids), ids.size), np.nan)
+        if not self._has_source_positions() or not len(run_ids):
+            return out
+        frame = self._con.sql(
+            "SELECT run_id, example_id, source_position FROM example_stats "
+            "WHERE run_id IN (SELECT unnest(?)) AND source_position IS NOT NULL",
+            params=[list(run_ids)],
+        ).df()
+        row_of = {rid: i for i, rid in enumerate(run_ids)}
+        rows = frame["run_id"].map(row_of).to_numpy(dtype=np.int64)
+        cols = ids.get_indexer(pd.Index(frame["example_id"].astype(str)))
+        keep = cols >= 0
+        out[rows[keep], cols[keep]] = frame["source_position"].to_numpy(np.float64)[keep]
+        return out
+
     def example_stats(
         self,
         run_ids: Filter = None,
@@ -1030,7 +1152,8 @@ class Store:
         """Per-example statistics, tidy: one row per (run, example).
 
         Columns: run_id, model, dataset, task, language, seed, config_hash,
-        metric, position, example_id, stats (a float array per row).
+        metric, position, example_id, stats (a float array per row),
+        source_position (nullable integer).
         For analysis prefer :meth:`stats_matrix`, which aligns runs by example id.
         """
         where, params = _where(
@@ -1047,7 +1170,7 @@ class Store:
         )
         frame = self._con.sql(
             "SELECT e.run_id, r.model, r.dataset, r.task, r.language, r.seed, r.config_hash, "
-            "r.metric, e.position, e.example_id, e.stats "
+            f"r.metric, e.position, e.example_id, e.stats, {self._source_position_sql('e')} "
             f"FROM example_stats e JOIN runs r USING (run_id){where} "
             "ORDER BY r.model, r.dataset, r.task, r.language, r.metric, r.seed NULLS FIRST, "
             "r.config_hash, e.position",
@@ -1055,7 +1178,14 @@ class Store:
         ).df()
         frame["seed"] = frame["seed"].astype("Int64")
         frame["stats"] = [np.asarray(v, dtype=np.float64) for v in frame["stats"]]
+        frame["source_position"] = frame["source_position"].astype("Int64")
         return frame
+
+    def _source_position_sql(self, alias: str) -> str:
+        """``alias.source_position``, or a typed NULL in a version-1 store opened read-only."""
+        if self._has_source_positions():
+            return f"{alias}.source_position"
+        return "NULL::BIGINT AS source_position"
 
     def stats_matrix(
         self,
@@ -1599,7 +1729,8 @@ class Store:
             keys = "r.model, r.dataset, r.task, r.language, r.seed, r.config_hash, r.metric"
             if fmt != "csv":
                 return (
-                    f"SELECT e.run_id, {keys}, e.position, e.example_id, e.stats "
+                    f"SELECT e.run_id, {keys}, e.position, e.example_id, e.stats, "
+                    f"{self._source_position_sql('e')} "
                     "FROM example_stats e JOIN runs r USING (run_id) ORDER BY e.run_id, e.position"
                 )
             layouts = [
@@ -1622,7 +1753,8 @@ class Store:
                 )
                 literal = "[" + ", ".join(_sql_string(n) for n in names) + "]::VARCHAR[]"
                 parts.append(
-                    f"SELECT e.run_id, {keys}, e.position, e.example_id, {stat_cols} "
+                    f"SELECT e.run_id, {keys}, e.position, e.example_id, "
+                    f"{self._source_position_sql('e')}, {stat_cols} "
                     "FROM example_stats e JOIN runs r USING (run_id) "
                     f"WHERE r.stat_names = {literal}"
                 )
@@ -1646,7 +1778,31 @@ class Store:
             field="table",
         )
 
-    def export(self, out: str | Path, table: str = "all") -> list[Path]:
+    def _neutralised_csv_query(self, query: str) -> str:
+        """Wrap ``query`` so that no text cell starts a spreadsheet formula.
+
+        A cell that begins with ``=``, ``+``, ``-``, ``@``, a tab or a carriage
+        return is evaluated as a formula by spreadsheet programs (CSV
+        injection, OWASP "CSV Injection"). Such text cells, and text cells that
+        begin with an apostrophe (so the change can be undone unambiguously),
+        get a leading apostrophe; numeric columns are untouched.
+        """
+        columns = self._con.execute(f"DESCRIBE ({query})").fetchall()
+        text = [name for name, kind, *_ in columns if str(kind).upper() == "VARCHAR"]
+        if not text:
+            return query
+        pattern = _sql_string(_FORMULA_START)
+        replaced = ", ".join(
+            f"CASE WHEN regexp_matches({_sql_ident(n)}, {pattern}) "
+            f"THEN {_sql_string(chr(39))} || {_sql_ident(n)} ELSE {_sql_ident(n)} END "
+            f"AS {_sql_ident(n)}"
+            for n in text
+        )
+        return f"SELECT * REPLACE ({replaced}) FROM ({query})"
+
+    def export(
+        self, out: str | Path, table: str = "all", *, keep_formulas: bool = False
+    ) -> list[Path]:
         """Write table(s) to CSV or Parquet; returns the files written.
 
         * ``out`` ending in ``.csv``, ``.csv.gz`` or ``.parquet`` and one table:
@@ -1660,6 +1816,11 @@ class Store:
 
         In CSV, examples are *wide* (one column per statistic name, the format
         ``glotbench import examples`` reads); in Parquet they keep the stats list.
+
+        In CSV, text cells that a spreadsheet would evaluate as a formula (they
+        begin with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return) and
+        text cells that begin with an apostrophe get a leading apostrophe,
+        unless ``keep_formulas`` is true. Parquet is written as stored.
         """
         out = Path(out)
         if table != "all" and table not in EXPORT_TABLES:
@@ -1688,6 +1849,8 @@ class Store:
                 targets = [(t, out.with_name(f"{stem}_{t}{suffix}"), fmt) for t in tables]
         for tbl, path, fmt in targets:
             query = self._export_query(tbl, fmt)
+            if fmt == "csv" and not keep_formulas:
+                query = self._neutralised_csv_query(query)
             if fmt == "parquet":
                 options = "FORMAT parquet, COMPRESSION zstd"
             else:
@@ -1717,7 +1880,7 @@ class Store:
 
     # internal helpers used by the snapshot importer
     def _insert_runs_from_parquet(
-        self, runs_path: Path, examples_path: Path, run_ids: list[str]
+        self, runs_path: Path, examples_path: Path, run_ids: list[str], *, has_source: bool
     ) -> None:
         cols = ", ".join(_RUN_COLUMNS)
         casts = ", ".join(
@@ -1730,9 +1893,11 @@ class Store:
                 "WHERE run_id IN (SELECT unnest(?))",
                 [str(runs_path), run_ids],
             )
+            source = "source_position::BIGINT" if has_source else "NULL::BIGINT"
             con.execute(
-                "INSERT INTO example_stats SELECT run_id, position::INTEGER, example_id, "
-                "stats::DOUBLE[] FROM read_parquet(?) WHERE run_id IN (SELECT unnest(?)) "
+                "INSERT INTO example_stats (run_id, position, example_id, stats, source_position) "
+                "SELECT run_id, position::INTEGER, example_id, stats::DOUBLE[], "
+                f"{source} FROM read_parquet(?) WHERE run_id IN (SELECT unnest(?)) "
                 "ORDER BY run_id, position",
                 [str(examples_path), run_ids],
             )

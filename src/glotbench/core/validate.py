@@ -14,7 +14,9 @@ Two kinds of file (see ``docs/formats.md``):
   language, seed, example_id, metric``; optional ``dataset, config_hash``;
   plus either the metric's statistic columns (``metric.stat_names()``, e.g.
   ``value, count`` or ``tp[POS], pred[POS], true[POS], ...``) or, for metrics
-  that are a mean of one per-example value, a single ``score`` column.
+  that are a mean of one per-example value, a single ``score`` column; and
+  optionally ``source_position`` (alias ``position``): the example's index in
+  its source data, for every record of a run or for none.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ SCORE_REQUIRED: tuple[str, ...] = ("model", "task", "language", "metric", "score
 SCORE_OPTIONAL: tuple[str, ...] = ("dataset", "seed", "replicate", "stderr", "n")
 EXAMPLE_REQUIRED: tuple[str, ...] = ("model", "task", "language", "seed", "example_id", "metric")
 EXAMPLE_OPTIONAL: tuple[str, ...] = ("dataset", "config_hash", "score")
+#: optional column names of an example's index in its source data (the first is canonical)
+SOURCE_POSITION_COLUMNS: tuple[str, ...] = ("source_position", "position")
 
 _MAX_EXACT_INT = 2**53
 _NAN_WORDS = frozenset({"nan", "+nan", "-nan"})
@@ -616,6 +620,7 @@ class ValidatedRun:
     example_ids: np.ndarray  # object array of str, in file order
     stats: np.ndarray  # float64 (n, k)
     positions: np.ndarray  # record positions in the file
+    source_positions: np.ndarray | None = None  # int64 (n,): index in the source data
 
     @property
     def first_position(self) -> int:
@@ -721,8 +726,19 @@ def _plan_metric(
 def validate_examples(table: TidyTable, *, labels: Sequence[str] | None = None) -> ExamplesData:
     """Validate a per-example statistics table and group its records into runs."""
     label_list = _split_labels(labels)
-    cols = _resolve_columns(table, set(EXAMPLE_REQUIRED) | set(EXAMPLE_OPTIONAL))
+    cols = _resolve_columns(
+        table, set(EXAMPLE_REQUIRED) | set(EXAMPLE_OPTIONAL) | set(SOURCE_POSITION_COLUMNS)
+    )
     _require_columns(table, cols, EXAMPLE_REQUIRED)
+    given = [c for c in SOURCE_POSITION_COLUMNS if c in cols]
+    if len(given) > 1:
+        raise table.error(
+            f"columns {cols[given[0]]!r} and {cols[given[1]]!r} both give the source position; "
+            "keep one",
+            None,
+            cols[given[1]],
+        )
+    source_col = cols[given[0]] if given else None
     problems = _Problems(table)
     n = len(table)
 
@@ -746,6 +762,11 @@ def validate_examples(table: TidyTable, *, labels: Sequence[str] | None = None) 
         config_hash = pd.Series([""] * n, dtype=object)
     # the seed column is required; an empty seed means "no seed" (a deterministic run)
     seed = int_column(table, cols["seed"], problems, label="seed", required=False)
+    source_pos = (
+        int_column(table, source_col, problems, label=given[0], required=False, minimum=0)
+        if source_col is not None
+        else None
+    )
     problems.raise_first()
 
     metric_norm = metric.map(normalise_metric_name)
@@ -826,8 +847,46 @@ def validate_examples(table: TidyTable, *, labels: Sequence[str] | None = None) 
                 example_ids=ids[positions],
                 stats=np.ascontiguousarray(matrix[row_in_metric[positions]]),
                 positions=positions,
+                source_positions=_run_source_positions(
+                    table, source_pos, source_col, positions, record.describe()
+                ),
             )
         )
     runs.sort(key=lambda r: r.first_position)
     ignored = [c for c in table.columns if c not in used_columns]
     return ExamplesData(table=table, runs=runs, ignored_columns=ignored)
+
+
+def _run_source_positions(
+    table: TidyTable,
+    source: pd.Series | None,
+    column: str | None,
+    positions: np.ndarray,
+    run: str,
+) -> np.ndarray | None:
+    """A run's source positions: all given and unique, or none (None)."""
+    if source is None or column is None:
+        return None
+    values = source.iloc[positions]
+    missing = values.isna().to_numpy()
+    if missing.all():
+        return None
+    if missing.any():
+        p = int(positions[np.flatnonzero(missing)[0]])
+        raise table.error(
+            f"{column} is empty here but given for other examples of this run ({run}); "
+            "give it for every example of a run or for none",
+            p,
+            column,
+        )
+    out = values.to_numpy(dtype=np.int64)
+    dup = pd.Series(out).duplicated().to_numpy()
+    if dup.any():
+        p = int(positions[np.flatnonzero(dup)[0]])
+        raise table.error(
+            f"{column} {int(out[np.flatnonzero(dup)[0]])} occurs twice in this run ({run}); "
+            "each example has its own position in the source data",
+            p,
+            column,
+        )
+    return out

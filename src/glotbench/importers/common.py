@@ -41,6 +41,7 @@ from glotbench.core.readers import file_sha256
 from glotbench.core.schema import ImportRecord, RunRecord, stats_digest
 from glotbench.core.store import ScoreConflictError, Store, new_import_id
 from glotbench.errors import InputError
+from glotbench.importers.task_languages import language_suffix
 
 try:  # optional speed-up: orjson parses JSON lines ~3x faster
     import orjson as _orjson
@@ -103,13 +104,16 @@ class TaskLanguageMap:
 
     ``overrides`` map a full task name to ``(task, language)``; ``families``
     are prefixes whose tasks are named ``<family>_<language>`` (the language
-    a BCP 47-like code: ``de``, ``dan_Latn``, ``zh-CN``); any other task keeps
-    its name and gets ``default_language``.
+    a BCP 47-like code: ``de``, ``dan_Latn``, ``zh-CN``); with ``auto_suffix``
+    any other name ending in an ISO 639 code is split too (``scala_da`` →
+    ``scala``, ``da``; see :func:`~glotbench.importers.task_languages.language_suffix`);
+    any other task keeps its name and gets ``default_language``.
     """
 
     families: tuple[str, ...] = KNOWN_FAMILIES
     overrides: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     default_language: str = UNDETERMINED_LANGUAGE
+    auto_suffix: bool = True
 
     @classmethod
     def build(
@@ -117,6 +121,7 @@ class TaskLanguageMap:
         families: Iterable[str] | None = None,
         mapping: Mapping[str, str] | Iterable[str] | None = None,
         default_language: str | None = None,
+        auto_suffix: bool = True,
     ) -> TaskLanguageMap:
         """From extra families and ``TASK=NAME:LANG`` (or ``TASK=LANG``) entries."""
         overrides: dict[str, tuple[str, str]] = {}
@@ -141,6 +146,7 @@ class TaskLanguageMap:
             families=tuple(sorted(fams, key=len, reverse=True)),
             overrides=overrides,
             default_language=default_language or UNDETERMINED_LANGUAGE,
+            auto_suffix=auto_suffix,
         )
 
     def split(self, name: str) -> tuple[str, str]:
@@ -153,6 +159,10 @@ class TaskLanguageMap:
                     rest = name[len(prefix) :]
                     if _LANGUAGE_RE.match(rest):
                         return family, rest
+        if self.auto_suffix:
+            found = language_suffix(name)
+            if found is not None:
+                return found
         return name, self.default_language
 
 

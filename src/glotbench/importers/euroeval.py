@@ -32,6 +32,10 @@ dataset EuroEval's dataset, the language the dataset's language (several
 joined with ``+``). A generative model evaluated zero-shot or on the
 validation split gets EuroEval's leaderboard suffix (``model (zero-shot,
 val)``) so those results do not collide with the few-shot test results.
+
+Every row's metadata declares the task's ``primary_metric`` (EuroEval's first
+metric of the task, :data:`PRIMARY_METRICS`), which analyses rank the task on
+by default (:mod:`glotbench.analysis.selection`).
 """
 
 from __future__ import annotations
@@ -59,6 +63,22 @@ from glotbench.importers.common import (
 
 #: 95 % normal quantile EuroEval multiplies the standard error by
 CI_MULTIPLIER = 1.96
+
+#: EuroEval's primary metric per task: the first of the task's metrics, the one its
+#: leaderboards rank with (EuroEval ``tasks.py``, docs/tasks/*.md "The primary metric").
+#: ``None``: a task EuroEval does not rank (speed). A task not listed takes the first
+#: metric of its record's totals, which EuroEval writes in the task's metric order.
+PRIMARY_METRICS: dict[str, str | None] = {
+    "linguistic-acceptability": "mcc",
+    "sentiment-classification": "mcc",
+    "named-entity-recognition": "micro_f1_no_misc",
+    "reading-comprehension": "f1",
+    "summarization": "bertscore",
+    "knowledge": "mcc",
+    "multiple-choice-reading-comprehension": "mcc",
+    "common-sense-reasoning": "mcc",
+    "speed": None,
+}
 
 _MODEL_SUFFIX = re.compile(r"\s*\((?P<inner>[^()]*(?:few-shot|zero-shot|val)[^()]*)\)\s*$")
 
@@ -435,6 +455,13 @@ def _model_label(rec: EuroEvalRecord) -> str:
     return f"{rec.model} ({', '.join(parts)})" if parts else rec.model
 
 
+def primary_metric(rec: EuroEvalRecord) -> str | None:
+    """The record's primary metric (glotbench name, see :data:`PRIMARY_METRICS`)."""
+    if rec.task in PRIMARY_METRICS:
+        return PRIMARY_METRICS[rec.task]
+    return _metric_name(next(iter(rec.total))) if rec.total else None
+
+
 def score_rows(records: Sequence[EuroEvalRecord], path: Path) -> list[ScoreRow]:
     """Totals and per-iteration replicates as score rows (0–1 scale)."""
     rows: list[ScoreRow] = []
@@ -443,6 +470,7 @@ def score_rows(records: Sequence[EuroEvalRecord], path: Path) -> list[ScoreRow]:
         language = "+".join(rec.languages)
         base_meta: dict[str, Any] = {
             "source": "euroeval",
+            "primary_metric": primary_metric(rec),
             "layout": rec.layout,
             "model_id": rec.model,
             "languages": rec.languages,

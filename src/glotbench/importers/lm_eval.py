@@ -34,7 +34,14 @@ Several results files of the same task (different ``--seed``) become runs with
 different seeds: the seed is the ``fewshot_seed`` of the results' ``config``
 (``random_seed`` when that is null), or the file's order with
 ``seed_from="order"``. Task names are split into (task, language) by a
-:class:`~glotbench.importers.common.TaskLanguageMap`.
+:class:`~glotbench.importers.common.TaskLanguageMap` (explicit entries, known
+families, then ISO 639 suffixes).
+
+Every run and score declares the task's ``primary_metric``
+(:func:`primary_metric`: the first metric of the task's ``metric_list``) and
+every run its ``source_metric`` (lm-eval's name, ``acc_norm``), so analyses
+rank each task on lm-eval's metric and ``--metric acc_norm`` reaches the runs
+(:mod:`glotbench.analysis.selection`).
 """
 
 from __future__ import annotations
@@ -65,6 +72,7 @@ from glotbench.importers.common import (
     read_json_file,
     write_import,
 )
+from glotbench.importers.task_languages import read_task_language_file
 from glotbench.metrics import get_metric
 
 #: lm-eval corpus aggregations glotbench can rebuild from per-sample records
@@ -178,6 +186,33 @@ def _aggregations(data: Mapping[str, Any], task: str) -> dict[str, Any]:
     return out
 
 
+def _score_name(metric: str, filt: str) -> str:
+    """How glotbench names an lm-eval metric: ``acc``; ``exact_match,strict-match``."""
+    return metric if filt == "none" else f"{metric},{filt}"
+
+
+def primary_metric(data: Mapping[str, Any], task: str) -> str | None:
+    """lm-eval's primary metric of ``task``: the first of its ``metric_list`` that it reports.
+
+    The task's configured ``metric_list`` order (the first is the metric lm-eval's
+    own tables lead with), with the first filter the results list for it; a task
+    without a configuration (a group) takes its first reported metric.
+    """
+    entries = (data.get("results") or {}).get(task) or (data.get("groups") or {}).get(task) or {}
+    reported = [
+        _split_key(key)
+        for key, value in entries.items()
+        if "," in key and "_stderr," not in key and finite_number(value) is not None
+    ]
+    if not reported:
+        return None
+    for name in _aggregations(data, task):
+        for metric, filt in reported:
+            if metric == name:
+                return _score_name(metric, filt)
+    return _score_name(*reported[0])
+
+
 def _group_names(data: Mapping[str, Any]) -> set[str]:
     groups = set((data.get("groups") or {}).keys())
     for name, subtasks in (data.get("group_subtasks") or {}).items():
@@ -230,12 +265,13 @@ def _score_rows(
                 if score is None:
                     continue  # "N/A" or a non-numeric entry
                 se = finite_number(metrics.get(f"{metric}_stderr,{filt}"))
-                stored_metric = metric if filt == "none" else f"{metric},{filt}"
+                stored_metric = _score_name(metric, filt)
                 meta: dict[str, Any] = {
                     "source": "lm-evaluation-harness",
                     "lm_eval_task": task,
                     "lm_eval_metric": key,
                     "lm_eval_kind": "group" if is_group else "task",
+                    "primary_metric": primary_metric(data, task),
                     "results_file": run.results_path.name,
                 }
                 if is_group:
@@ -541,6 +577,9 @@ def read_lm_eval(
                     **_model_metadata(run.data),
                     "lm_eval_task": task,
                     "lm_eval_metric": f"{metric},{filt}",
+                    # the name users type (--metric acc_norm) and the task's primary metric
+                    "source_metric": _score_name(metric, filt),
+                    "primary_metric": primary_metric(run.data, task),
                 },
                 source=str(sample_path),
             )
@@ -569,14 +608,35 @@ def import_lm_eval(
     seed_from: Literal["config", "order"] = "config",
     samples: bool = True,
     progress: Progress | None = None,
+    task_map_file: str | Path | None = None,
+    auto_language: bool = True,
 ) -> HarnessImportResult:
-    """Import an lm-eval output folder into ``store`` (see the module docstring)."""
+    """Import an lm-eval output folder into ``store`` (see the module docstring).
+
+    ``task_map_file`` adds ``TASK -> LANGUAGE`` entries from a file
+    (:func:`~glotbench.importers.task_languages.read_task_language_file`);
+    ``task_map`` entries win over it. ``auto_language`` splits task names
+    ending in an ISO 639 code (``scala_da`` → ``scala``, ``da``).
+    """
     t0 = time.perf_counter()
     if seed_from not in ("config", "order"):
         raise InputError(
             f"seed_from must be 'config' or 'order', got {seed_from!r}", field="seed-from"
         )
-    mapping = TaskLanguageMap.build(families, task_map, default_language)
+    entries: dict[str, str] = (
+        read_task_language_file(task_map_file) if task_map_file is not None else {}
+    )
+    if isinstance(task_map, Mapping):
+        entries.update({str(k): str(v) for k, v in task_map.items()})
+        listed: list[str] = []
+    else:
+        listed = list(task_map or [])
+    mapping = TaskLanguageMap.build(
+        families,
+        [*(f"{k}={v}" for k, v in entries.items()), *listed],
+        default_language,
+        auto_suffix=auto_language,
+    )
     data = read_lm_eval(
         path, model=model, mapping=mapping, tasks=tasks, seed_from=seed_from, samples=samples
     )
@@ -586,6 +646,7 @@ def import_lm_eval(
             sorted(mapping.families),
             sorted(mapping.overrides.items()),
             mapping.default_language,
+            mapping.auto_suffix,
             sorted(tasks or []),
             seed_from,
             samples,

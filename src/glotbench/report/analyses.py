@@ -106,6 +106,7 @@ def datasize_from_dict(payload: Any, path: str = "<datasize>") -> DataSizeResult
         if "full_scores" in payload
         else pd.DataFrame(),
         notes=tuple(str(n) for n in notes),
+        order=str(payload.get("order") or "input"),
     )
 
 

@@ -258,6 +258,40 @@ def _r2(value: object) -> str:
     return _cell(value if isinstance(value, int | float) else None, 3)
 
 
+def _extra_residual_tests(checks: dict[str, Any]) -> list[dict[str, Any]]:
+    """Rows for DHARMa's quantile test and per-group tests, when the JSON has them."""
+    rows: list[dict[str, Any]] = []
+    quantiles = checks.get("quantiles")
+    if isinstance(quantiles, dict):
+        rows.append(
+            {
+                "test": "quantiles vs fixed-effect prediction (quantile regressions)",
+                "statistic": None,
+                "p": quantiles.get("p"),
+            }
+        )
+    for test in checks.get("categorical") or []:
+        if not isinstance(test, dict):
+            continue
+        groups = test.get("groups") or []
+        rows.append(
+            {
+                "test": f"uniformity within {test.get('factor')} groups (KS, Holm; "
+                f"{len(groups)} groups)",
+                "statistic": None,
+                "p": test.get("min_p_holm"),
+            }
+        )
+        rows.append(
+            {
+                "test": f"equal spread across {test.get('factor')} groups (Levene)",
+                "statistic": (test.get("levene") or {}).get("F"),
+                "p": (test.get("levene") or {}).get("p"),
+            }
+        )
+    return rows
+
+
 def lmm_section(summary: LmmSummary) -> str:
     """Q-Q plot and DHARMa tests, fixed effects, ANOVA, random effects, EMMs."""
     parts = [
@@ -291,6 +325,7 @@ def lmm_section(summary: LmmSummary) -> str:
                     "statistic": f"{outliers.get('count')}",
                     "p": outliers.get("p"),
                 },
+                *_extra_residual_tests(checks),
             ]
         )
         simulation = f"{checks.get('n_sim')} simulations" + (

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import pandas as pd
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 
 from glotbench.analysis.aggregate import Leaderboard
@@ -42,15 +44,13 @@ def overall_table(board: Leaderboard, title: str = "Overall") -> Table:
     return table
 
 
-def per_task_table(board: Leaderboard, title: str = "Per task") -> Table:
+def per_task_table(
+    board: Leaderboard, title: str = "Per task", caption: str | None = None
+) -> FittedTable:
     """Tasks × models; each cell the mean over languages ± its SE."""
-    table = Table(title=title, title_justify="left")
-    table.add_column("task", style="bold")
-    table.add_column("L", justify="right")
     models = list(board.overall["model"])
-    for model in models:
-        table.add_column(str(model), justify="right")
     cells = board.per_task.set_index(["task", "model"])
+    rows = []
     for task in board.tasks:
         of_task = board.per_task[board.per_task["task"] == task]
         row = [task, str(int(of_task["n_languages"].max()))]
@@ -60,35 +60,175 @@ def per_task_table(board: Leaderboard, title: str = "Per task") -> Table:
                 row.append(format_estimate(cell["score"], cell["standard_error"]))
             else:
                 row.append("—")
-        table.add_row(*row)
-    return table
+        rows.append(tuple(row))
+    return FittedTable(
+        headers=("task", "L", *(str(m) for m in models)),
+        numeric=(False, *([True] * (len(models) + 1))),
+        rows=tuple(rows),
+        title=title,
+        caption=caption,
+    )
 
 
-def leaderboard_tables(board: Leaderboard, title: str) -> list[Table]:
+def leaderboard_tables(board: Leaderboard, title: str) -> list[Table | FittedTable]:
     """The overall table and the per-task table, with a caption on how to read them."""
     overall = overall_table(board, title=title)
-    per_task = per_task_table(board, title="Per task: mean over languages ± SE")
-    per_task.caption = (
-        "SE = between-language SD / √L (languages as a sample); overall = unweighted mean "
-        "of the tasks, SE = √(Σ SE²)/T; models that lack tasks get no overall score."
+    per_task = per_task_table(
+        board,
+        title="Per task: mean over languages ± SE",
+        caption=(
+            "SE = between-language SD / √L (languages as a sample); overall = unweighted mean "
+            "of the tasks, SE = √(Σ SE²)/T; models that lack tasks get no overall score."
+        ),
     )
-    per_task.caption_justify = "left"
     return [overall, per_task]
 
 
-def frame_table(frame: pd.DataFrame, title: str | None = None, digits: int = 4) -> Table:
-    """Any tidy frame as a rich table (floats rounded to ``digits``)."""
-    table = Table(title=title, title_justify="left")
-    for column in frame.columns:
-        numeric = pd.api.types.is_numeric_dtype(frame[column])
-        table.add_column(str(column), justify="right" if numeric else "left")
-    for row in frame.itertuples(index=False):
-        table.add_row(
-            *(
-                f"{v:.{digits}g}"
-                if isinstance(v, float) and not math.isnan(v)
-                else ("—" if isinstance(v, float) else str(v))
-                for v in row
+#: Width a rich table adds per column (one space of padding each side and a
+#: border) and once per table (the outer border): rich's default box.
+_COLUMN_CHROME = 3
+_TABLE_CHROME = 1
+#: Text columns may be folded onto several lines down to this width; the key
+#: columns (names that identify a row) only down to the wider one.
+_MIN_TEXT_WIDTH = 10
+_MIN_KEY_WIDTH = 24
+
+
+@dataclass(frozen=True)
+class FittedTable:
+    """A table of already formatted cells that never truncates a number.
+
+    At render time it fits the console width: numeric columns are never
+    wrapped or cut; text columns and headers fold onto several lines; and if
+    the columns still do not fit, the table is printed in parts, each repeating
+    the leading key columns (the text columns before the first number), with
+    a title saying which part it is.
+    """
+
+    headers: tuple[str, ...]
+    numeric: tuple[bool, ...]
+    rows: tuple[tuple[str, ...], ...]
+    title: str | None = None
+    caption: str | None = None
+
+    def _natural(self, i: int) -> int:
+        cells = [len(row[i]) for row in self.rows]
+        longest_word = max((len(w) for w in self.headers[i].split()), default=1)
+        return max([longest_word, *cells])
+
+    def _minimum(self, i: int) -> int:
+        natural = self._natural(i)
+        if self.numeric[i]:
+            return natural
+        longest_word = max((len(w) for w in self.headers[i].split()), default=1)
+        floor = _MIN_KEY_WIDTH if i in self._keys() else _MIN_TEXT_WIDTH
+        return min(natural, max(floor, longest_word))
+
+    def _keys(self) -> list[int]:
+        keys = []
+        for i, numeric in enumerate(self.numeric):
+            if numeric or len(keys) == 2:
+                break
+            keys.append(i)
+        return keys
+
+    def parts(self, width: int) -> list[list[int]]:
+        """Column indices of each part so that every part fits ``width``."""
+        n = len(self.headers)
+
+        def fits(columns: list[int]) -> bool:
+            need = sum(self._minimum(i) for i in columns)
+            return need + _COLUMN_CHROME * len(columns) + _TABLE_CHROME <= width
+
+        everything = list(range(n))
+        if fits(everything):
+            return [everything]
+        keys = self._keys()
+        rest = [i for i in everything if i not in keys]
+        parts: list[list[int]] = []
+        current: list[int] = []
+        for i in rest:
+            if current and not fits([*keys, *current, i]):
+                parts.append([*keys, *current])
+                current = []
+            current.append(i)
+        if current:
+            parts.append([*keys, *current])
+        return parts
+
+    def widths(self, columns: list[int], width: int) -> list[int]:
+        """Column widths for ``columns`` within ``width``: as wide as the content
+        (headers on one line) where there is room, then narrowed one character
+        at a time on the column with the most to spare, never below its minimum."""
+        full = [max([len(self.headers[i]), *(len(row[i]) for row in self.rows)]) for i in columns]
+        floor = [self._minimum(i) for i in columns]
+        room = width - _COLUMN_CHROME * len(columns) - _TABLE_CHROME
+        widths = list(full)
+        excess = sum(widths) - room
+        while excess > 0:
+            spare = [w - f for w, f in zip(widths, floor, strict=True)]
+            j = max(range(len(widths)), key=spare.__getitem__)
+            if spare[j] <= 0:
+                break
+            widths[j] -= 1
+            excess -= 1
+        return widths
+
+    def _table(self, columns: list[int], title: str | None, width: int) -> Table:
+        table = Table(title=title, title_justify="left")
+        for i, w in zip(columns, self.widths(columns, width), strict=True):
+            table.add_column(
+                self.headers[i],
+                justify="right" if self.numeric[i] else "left",
+                overflow="fold",
+                width=w,
             )
-        )
-    return table
+        for row in self.rows:
+            table.add_row(*(row[i] for i in columns))
+        return table
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        parts = self.parts(options.max_width)
+        for k, columns in enumerate(parts):
+            title = self.title
+            if len(parts) > 1:
+                label = f"part {k + 1} of {len(parts)} of the columns"
+                if k == 0:
+                    title = f"{title} ({label})" if title else label
+                else:
+                    title = f"… {label}"
+            table = self._table(columns, title, options.max_width)
+            if self.caption and k == len(parts) - 1:
+                table.caption = self.caption
+                table.caption_justify = "left"
+            yield table
+
+
+def format_cell(value: object, digits: int = 4) -> str:
+    """A cell as text: floats to ``digits`` significant digits, a dash for missing."""
+    if isinstance(value, float):
+        return "—" if math.isnan(value) else f"{value:.{digits}g}"
+    return str(value)
+
+
+def frame_table(
+    frame: pd.DataFrame, title: str | None = None, digits: int = 4, caption: str | None = None
+) -> FittedTable:
+    """Any tidy frame as a terminal table that fits the width without cutting numbers.
+
+    Floats are shown to ``digits`` significant digits.
+    """
+    numeric = tuple(
+        bool(pd.api.types.is_numeric_dtype(frame[c])) and not pd.api.types.is_bool_dtype(frame[c])
+        for c in frame.columns
+    )
+    rows = tuple(
+        tuple(format_cell(v, digits) for v in row) for row in frame.itertuples(index=False)
+    )
+    return FittedTable(
+        headers=tuple(str(c) for c in frame.columns),
+        numeric=numeric,
+        rows=rows,
+        title=title,
+        caption=caption,
+    )

@@ -21,6 +21,22 @@ B × n to B × u without changing the bootstrap distribution (Efron &
 Tibshirani 1993, ch. 6: the bootstrap is a multinomial over the empirical
 distribution's support). Pairing is kept because the rows are deduplicated
 jointly over all systems of the call.
+
+Partial compression (exact)
+---------------------------
+Continuous per-example scores often carry point masses: SQuAD F1 is exactly 1
+for every exact answer and exactly 0 for every answer without a shared token.
+Split the distinct rows into *heavy* ones (multiplicity ≥ :data:`HEAVY_MIN`)
+and the remaining L *light* examples. A multinomial draw over all n examples is
+the same as first drawing the heavy counts and the light total,
+``(N_1..N_h, N_L) ~ Multinomial(n, (c_1..c_h, L)/n)``, and then drawing N_L
+example indices uniformly among the light examples (the multinomial's
+conditional distribution given the group totals is again multinomial; e.g.
+Johnson, Kotz & Balakrishnan 1997, *Discrete Multivariate Distributions*,
+ch. 35). So only the light share of the n indices is drawn per replicate, and
+the bootstrap distribution does not change. ``compress="auto"`` uses it when
+full compression does not pay off and heavy rows cover at least
+:data:`PARTIAL_MIN_SHARE` of the examples.
 """
 
 from __future__ import annotations
@@ -33,6 +49,11 @@ import numpy.typing as npt
 
 #: rows of W generated from one seeded generator
 BLOCK = 256
+#: multiplicity from which a distinct row is drawn as a count (partial compression);
+#: one multinomial category costs about as much as drawing ~20 example indices
+HEAVY_MIN = 32
+#: share of the examples that heavy rows must cover for partial compression
+PARTIAL_MIN_SHARE = 0.1
 
 Scheme = Literal["multinomial", "poisson"]
 
@@ -49,12 +70,17 @@ class Support:
     ``rows`` is (u × d), ``counts`` (u,) how many examples share each row, and
     ``n`` = ``counts.sum()`` the number of examples. ``index`` maps each
     original example to its row in ``rows`` (used by the jackknife).
+
+    ``heavy`` > 0 marks a partially compressed support: ``rows[:heavy]`` are
+    distinct rows drawn as multinomial counts and ``rows[heavy:]`` the other
+    examples, one row each, drawn by example index (see the module docstring).
     """
 
     rows: npt.NDArray[np.float64]
     counts: npt.NDArray[np.int64]
     index: npt.NDArray[np.int64]
     compressed: bool
+    heavy: int = 0
 
     @property
     def n(self) -> int:
@@ -64,11 +90,55 @@ class Support:
     def size(self) -> int:
         return int(self.rows.shape[0])
 
+    @property
+    def light(self) -> int:
+        """Examples drawn by index: all n, or those outside the heavy rows."""
+        return self.size - self.heavy
+
+
+def _partial_support(
+    flat_stats: npt.NDArray[np.float64], keys: npt.NDArray[np.float64]
+) -> Support | None:
+    """Heavy distinct rows as counts, the other examples one by one, or None.
+
+    ``keys`` are random projections of the rows: equal rows have equal keys;
+    rows grouped under one key are checked to be identical, so the result is
+    exact (None when a group is not, or when heavy rows cover too little).
+    """
+    n = flat_stats.shape[0]
+    _, first, inverse, key_counts = np.unique(
+        keys, return_index=True, return_inverse=True, return_counts=True
+    )
+    inverse = inverse.reshape(-1)
+    heavy_keys = np.flatnonzero(key_counts >= HEAVY_MIN)
+    if key_counts[heavy_keys].sum() < PARTIAL_MIN_SHARE * n:
+        return None
+    position = np.full(key_counts.size, -1, dtype=np.int64)
+    position[heavy_keys] = np.arange(heavy_keys.size)
+    example_position = position[inverse]
+    in_heavy = example_position >= 0
+    heavy_rows = flat_stats[first[heavy_keys]]
+    if not np.array_equal(flat_stats[in_heavy], heavy_rows[example_position[in_heavy]]):
+        return None  # a projection collision: distinct rows share a key
+    light = np.flatnonzero(~in_heavy)
+    index = np.empty(n, dtype=np.int64)
+    index[in_heavy] = example_position[in_heavy]
+    index[light] = heavy_keys.size + np.arange(light.size)
+    return Support(
+        np.concatenate([heavy_rows, flat_stats[light]]),
+        np.concatenate([key_counts[heavy_keys], np.ones(light.size, dtype=np.int64)]),
+        index,
+        compressed=False,
+        heavy=int(heavy_keys.size),
+    )
+
 
 def make_support(flat_stats: npt.NDArray[np.float64], compress: bool | Literal["auto"]) -> Support:
     """Deduplicate the rows of ``flat_stats`` (n × d) when it pays off.
 
-    ``compress="auto"`` compresses when there are at most n/4 distinct rows.
+    ``compress="auto"`` compresses when there are at most n/4 distinct rows,
+    and otherwise compresses partially when heavy rows cover enough examples
+    (see the module docstring).
     """
     n = flat_stats.shape[0]
     identity = np.arange(n, dtype=np.int64)
@@ -79,6 +149,9 @@ def make_support(flat_stats: npt.NDArray[np.float64], compress: bool | Literal["
         # (almost surely), so too many distinct keys means compression cannot pay off
         keys = flat_stats @ np.random.default_rng(0).standard_normal(flat_stats.shape[1])
         if np.unique(keys).size * 4 > n:
+            partial = _partial_support(flat_stats, keys)
+            if partial is not None:
+                return partial
             return Support(flat_stats, np.ones(n, dtype=np.int64), identity, compressed=False)
     rows, index, counts = np.unique(flat_stats, axis=0, return_inverse=True, return_counts=True)
     if compress == "auto" and rows.shape[0] * 4 > n:
@@ -93,6 +166,25 @@ def example_draws(rng: np.random.Generator, n: int, rows: int) -> npt.NDArray[np
     return rng.integers(0, n, size=(rows, n), dtype=np.int32 if n < 2**31 else np.int64)
 
 
+def heavy_counts(rng: np.random.Generator, support: Support, rows: int) -> npt.NDArray[np.int64]:
+    """Counts of the heavy rows and, last column, of the light examples (rows × (h + 1)).
+
+    The first draw of a partially compressed block; the light examples'
+    indices follow from the same generator (:func:`light_draws`). A full
+    block of counts is always drawn, so that the light draws of a shorter last
+    block start at the same point of the stream and fewer replicates are a
+    prefix of more.
+    """
+    n, h = support.n, support.heavy
+    groups = np.append(support.counts[:h], support.light).astype(np.float64)
+    return rng.multinomial(n, groups / n, size=max(rows, BLOCK))[:rows]
+
+
+def light_draws(rng: np.random.Generator, light: int, total: int) -> npt.NDArray[np.int64]:
+    """``total`` indices drawn uniformly among ``light`` examples, in replicate order."""
+    return rng.integers(0, light, size=total, dtype=np.int32 if light < 2**31 else np.int64)
+
+
 def multinomial_block(
     rng: np.random.Generator,
     support: Support,
@@ -103,6 +195,13 @@ def multinomial_block(
     n, u = support.n, support.size
     if support.compressed:
         return rng.multinomial(n, support.counts / n, size=rows).astype(dtype)
+    if support.heavy:
+        counts = heavy_counts(rng, support, rows)
+        per_row = counts[:, -1]
+        draws = light_draws(rng, support.light, int(per_row.sum())).astype(np.int64)
+        draws += np.repeat(np.arange(rows, dtype=np.int64) * support.light, per_row)
+        light = np.bincount(draws, minlength=rows * support.light).reshape(rows, support.light)
+        return np.concatenate([counts[:, :-1], light], axis=1).astype(dtype)
     # Uniform draws of example indices, counted row by row: O(rows · n). One
     # bincount per row stays in cache and writes straight into the float matrix,
     # several times faster than one bincount over offset indices of the whole block.

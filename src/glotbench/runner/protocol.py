@@ -5,7 +5,9 @@ fit on the training split — by default on a bootstrap of it, as EuroEval
 does (``bootstrap_train``) — with that seed, and every model is evaluated on
 the **full** test split; the per-example statistics of every metric of the
 task are stored (one run per metric, key ``(model, dataset, task, language,
-seed, config_hash, metric)``).
+seed, config_hash, metric)``) in the test split's (shuffled) order, each
+example with its index in the source data (``source_position``) when the
+loader reads records in the source's order.
 
 The ScandEval score is then derived from the stored statistics exactly
 (:func:`scandeval_scores`): iteration ``i`` is scored on a bootstrap of the
@@ -31,6 +33,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
+from glotbench.core.attribute_store import write_attributes, write_unit_stats
 from glotbench.core.schema import RunKey, RunRecord
 from glotbench.metrics import get_metric
 from glotbench.runner.datasets import Dataset, DatasetSpec, content_hash
@@ -117,11 +120,21 @@ def run_keys(job: Job, dataset: Dataset) -> list[RunKey]:
 
 @dataclass
 class JobOutcome:
-    """What a job produced: one (record, example ids, statistics) per metric."""
+    """What a job produced: one (record, example ids, statistics) per metric.
+
+    ``source_positions`` has one entry per run: each example's index in the
+    dataset's source data (:attr:`Dataset.source_positions`), or None.
+    """
 
     job: Job
     runs: list[tuple[RunRecord, list[str], np.ndarray]] = field(default_factory=list)
     seconds: float = 0.0
+    source_positions: list[list[int] | None] = field(default_factory=list)
+    #: built-in attributes of the dataset's examples and entity units (long rows,
+    #: :mod:`glotbench.core.attribute_store`), including predicted-only entities
+    attributes: list[dict[str, Any]] = field(default_factory=list)
+    #: per run id: (example_id, unit, statistics) of the entity units of span metrics
+    unit_stats: dict[str, list[tuple[str, str, np.ndarray]]] = field(default_factory=dict)
 
     def scores(self) -> dict[str, float]:
         """Full-test score per metric; per-language runs as their mean over languages."""
@@ -298,6 +311,7 @@ def execute_job(job: Job, dataset: Dataset, *, base: str | Path | None = None) -
         "fit_seconds": fit_seconds,
         "predict_seconds": predict_seconds,
         "speed": speed,
+        "primary_metric": task.primary_metric(dataset),
     }
     if job.model.deterministic:
         metadata["deterministic"] = True
@@ -325,6 +339,18 @@ def execute_job(job: Job, dataset: Dataset, *, base: str | Path | None = None) -
             source=f"glotbench run (protocol v{PROTOCOL_VERSION})",
         )
         outcome.runs.append((record, run_ids, res.stats))
+        outcome.source_positions.append(
+            None
+            if dataset.source_positions is None
+            else [dataset.source_positions[i] for i in run_ids]
+        )
+        rows = dataset.test if res.rows is None else [dataset.test[int(i)] for i in res.rows]
+        preds = predictions if res.rows is None else [predictions[int(i)] for i in res.rows]
+        units = task.unit_statistics(preds, rows, res.metric, dataset)
+        if units is not None:
+            outcome.unit_stats[record.key.run_id] = units[0]
+            outcome.attributes.extend(units[1])
+    outcome.attributes[:0] = task.example_attributes(dataset)
     outcome.seconds = time.perf_counter() - start
     return outcome
 
@@ -338,7 +364,23 @@ def write_outcome(store: Store, outcome: JobOutcome, *, force: bool = False) -> 
     leaves the old runs intact. The transaction also resolves the job's open
     failures (same model, dataset, seed and config_hash).
     """
-    return store.write_runs(outcome.runs, replace=force)
+    positions = outcome.source_positions if outcome.source_positions else None
+    written = store.write_runs(outcome.runs, replace=force, source_positions=positions)
+    write_outcome_attributes(store, outcome)
+    return written
+
+
+def write_outcome_attributes(store: Store, outcome: JobOutcome) -> None:
+    """Store a job's example attributes and entity-unit statistics (additive tables).
+
+    Written after the runs, in their own transaction: attributes are keyed by
+    (dataset, example_id, unit) and replaced by a re-run; a run's unit
+    statistics are replaced as a whole.
+    """
+    if outcome.attributes:
+        write_attributes(store, outcome.runs[0][0].dataset, outcome.attributes)
+    if outcome.unit_stats:
+        write_unit_stats(store, outcome.unit_stats)
 
 
 def scandeval_scores(

@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from glotbench.errors import InputError
-from glotbench.runner.datasets import DatasetSpec
+from glotbench.runner.datasets import SPLITS, DatasetSpec
 from glotbench.runner.errors import UnknownNameError
 from glotbench.runner.models import NEURAL_KINDS, ModelSpec, neural_available
 from glotbench.runner.protocol import Job, Protocol
@@ -44,8 +44,15 @@ class Suite(BaseModel):
         tasks: list[str] | None = None,
         datasets: list[str] | None = None,
         iterations: int | None = None,
+        split_sizes: dict[str, int] | None = None,
     ) -> Suite:
-        """A copy restricted to the named models / languages / tasks / datasets."""
+        """A copy restricted to the named models / languages / tasks / datasets.
+
+        ``split_sizes`` (e.g. ``{"train": 128, "test": 256}``) replaces those
+        sizes of every dataset's uniform splits — a smaller, CI-sized run; the
+        datasets' content hashes change with their splits, so such runs never
+        resume into full-size ones.
+        """
 
         def check(wanted: list[str] | None, have: list[str], what: str) -> None:
             unknown = sorted(set(wanted or []) - set(have))
@@ -78,6 +85,18 @@ class Suite(BaseModel):
         ]
         if iterations is not None:
             out.protocol = out.protocol.model_copy(update={"iterations": iterations})
+        if split_sizes:
+            sizes = check_split_sizes(split_sizes)
+            resized = []
+            for d in out.datasets:
+                if d.splits == "predefined":
+                    raise InputError(
+                        f"dataset {d.name!r} uses predefined splits; split sizes cannot be "
+                        "changed (drop the size option or select other datasets)"
+                    )
+                current = dict(d.splits) if isinstance(d.splits, dict) else {}
+                resized.append(d.model_copy(update={"splits": {**current, **sizes}}))
+            out.datasets = resized
         return out
 
     def jobs(self, *, include_optional: bool | None = None) -> tuple[list[Job], list[str]]:
@@ -109,6 +128,35 @@ class Suite(BaseModel):
                 for i in range(self.protocol.iterations):
                     out.append(Job(model=model, dataset=ds, iteration=i, protocol=self.protocol))
         return out, notes
+
+
+def check_split_sizes(sizes: dict[str, int]) -> dict[str, int]:
+    """Validated split sizes: names among train/validation/test, non-negative integers."""
+    out: dict[str, int] = {}
+    for name, size in sizes.items():
+        if name not in SPLITS:
+            raise InputError(f"unknown split {name!r} in split sizes; use {', '.join(SPLITS)}")
+        if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+            raise InputError(f"split size of {name} must be a non-negative integer, got {size!r}")
+        out[name] = size
+    return out
+
+
+def parse_split_sizes(text: str) -> dict[str, int]:
+    """``"train=128,test=256"`` -> ``{"train": 128, "test": 256}`` (validated)."""
+    sizes: dict[str, int] = {}
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        name, sep, value = part.partition("=")
+        if not sep or not value.strip().lstrip("-").isdigit():
+            raise InputError(
+                f"split sizes must look like 'train=128,test=256'; cannot read {part!r}"
+            )
+        sizes[name.strip()] = int(value)
+    if not sizes:
+        raise InputError("split sizes must name at least one split, e.g. 'train=128,test=256'")
+    return check_split_sizes(sizes)
 
 
 def _item_languages(spec: DatasetSpec) -> tuple[str, ...]:

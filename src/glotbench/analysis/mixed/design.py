@@ -243,6 +243,8 @@ class RandomBlock:
     levels: list[str]
     effect_names: list[str]  # "(Intercept)", "x", ...
     z: np.ndarray  # n × (m * p), group-major
+    codes: np.ndarray | None = None  # group index (0..m−1) of each observation
+    lhs: np.ndarray | None = None  # n × p effect columns (the term's left-hand side)
 
     @property
     def n_levels(self) -> int:
@@ -265,13 +267,19 @@ def random_blocks(
     err = error or _default_error
     blocks: list[RandomBlock] = []
     for rt in formula.random_terms:
-        group_values = np.array(
-            [
-                ":".join(parts)
-                for parts in zip(*(mf.data[g].astype(str) for g in rt.group), strict=True)
-            ]
-        )
-        levels = sorted(set(group_values.tolist()))
+        if len(rt.group) == 1:
+            group_values = np.asarray(mf.data[rt.group[0]]).astype(str)
+        else:
+            group_values = np.array(
+                [
+                    ":".join(parts)
+                    for parts in zip(*(mf.data[g].astype(str) for g in rt.group), strict=True)
+                ]
+            )
+        # np.unique sorts by code point, as Python's sorted() does for str
+        uniq, codes = np.unique(group_values, return_inverse=True)
+        levels = [str(v) for v in uniq]
+        codes = codes.reshape(-1).astype(np.int64)
         if len(levels) < 2:
             raise err(
                 f"the grouping factor '{rt.group_name}' has only one group "
@@ -297,13 +305,11 @@ def random_blocks(
                 None,
                 rt.group[0],
             )
-        index = {v: i for i, v in enumerate(levels)}
-        codes = np.array([index[v] for v in group_values], dtype=np.int64)
         z = np.zeros((mf.n, m * p))
         rows = np.arange(mf.n)
         for j in range(p):
             z[rows, codes * p + j] = lhs.matrix[:, j]
-        blocks.append(RandomBlock(rt, rt.group_name, levels, lhs.columns, z))
+        blocks.append(RandomBlock(rt, rt.group_name, levels, lhs.columns, z, codes, lhs.matrix))
     # lme4 (mkReTrms) orders the terms by decreasing number of groups
     order = sorted(range(len(blocks)), key=lambda i: -blocks[i].n_levels)
     return [blocks[i] for i in order]

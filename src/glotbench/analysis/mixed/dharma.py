@@ -17,17 +17,32 @@ Tests (as DHARMa's ``testUniformity``, ``testDispersion`` and
   simulations (ratio > 1: overdispersion), two-sided simulation p-value;
 * outliers: the number of observations outside the whole simulation envelope
   (residual 0 or 1), two-sided binomial test against the expected rate
-  ``2 / (n_sim + 1)``.
+  ``2 / (n_sim + 1)``;
+
+and, in :mod:`.dharma_tests`, DHARMa's ``testQuantiles`` (residual quantiles
+against the fixed-effect prediction, DHARMa's default predictor for lme4:
+``predict(re.form = ~0)``) and ``testCategorical`` (uniformity within each
+group of a factor, and Levene's test between groups).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pandas as pd
 from scipy import stats
+
+from glotbench.analysis.mixed.dharma_tests import (
+    CategoricalTest,
+    QuantileTest,
+    categorical_test,
+    quantile_test,
+)
+from glotbench.errors import InputError
 
 if TYPE_CHECKING:
     from glotbench.analysis.mixed.model import MixedModel
@@ -48,6 +63,8 @@ class SimulatedResiduals:
     outlier_p: float
     expected_outlier_rate: float
     simulated: np.ndarray = field(repr=False)
+    quantiles: QuantileTest | None = None
+    categorical: list[CategoricalTest] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -60,6 +77,8 @@ class SimulatedResiduals:
                 "expected_rate": self.expected_outlier_rate,
                 "p": self.outlier_p,
             },
+            "quantiles": None if self.quantiles is None else self.quantiles.to_dict(),
+            "categorical": [c.to_dict() for c in self.categorical],
             "messages": self.messages(),
             # per observation, in the model frame's order (for a Q-Q plot: uniform_qq)
             "residuals": [float(r) for r in self.residuals],
@@ -83,6 +102,14 @@ class SimulatedResiduals:
                 f"{self.n_outliers} observation(s) lie outside all simulated values "
                 f"(p = {self.outlier_p:.3g})"
             )
+        if self.quantiles is not None and self.quantiles.p < alpha:
+            out.append(
+                f"the residual quantiles depend on the predicted value (quantile test p = "
+                f"{self.quantiles.p:.3g}): a missing effect or a non-linear relation; plot the "
+                "residuals against the predicted values"
+            )
+        for test in self.categorical:
+            out.extend(test.messages(alpha))
         return out
 
     def qq_plot(self, path: str | Path) -> Path:
@@ -104,7 +131,8 @@ class SimulatedResiduals:
             0.02,
             0.98,
             f"KS p = {self.ks_p:.3g}\ndispersion p = {self.dispersion_p:.3g}\n"
-            f"outlier p = {self.outlier_p:.3g}",
+            f"outlier p = {self.outlier_p:.3g}"
+            + (f"\nquantile test p = {self.quantiles.p:.3g}" if self.quantiles else ""),
             transform=ax.transAxes,
             va="top",
             fontsize=9,
@@ -137,10 +165,52 @@ def simulate_responses(
     return fixed[:, None] + model.z @ (lam @ u) + rng.normal(0.0, sigma, size=(n, n_sim))
 
 
+def default_groups(model: MixedModel) -> list[str]:
+    """The factors of the fixed effects: the per-group tests' default grouping factors."""
+    return [v for v in model.formula.variables if model.frame.kinds.get(v) == "factor"]
+
+
+def group_values(model: MixedModel, factor: str, data: pd.DataFrame | None = None) -> np.ndarray:
+    """The level of ``factor`` (or of an interaction ``a:b``) of each observation of the model.
+
+    Variables of the model come from its frame; others from ``data`` (the table
+    the model was fitted to), restricted to the rows the model used.
+    """
+    parts = []
+    for var in factor.split(":"):
+        var = var.strip()
+        if var in model.frame.data:
+            parts.append(np.asarray(model.frame.data[var]).astype(str))
+        elif data is not None and var in data.columns:
+            parts.append(data[var].iloc[model.frame.rows].astype(str).to_numpy())
+        else:
+            known = sorted(set(model.frame.data) | set(data.columns if data is not None else []))
+            raise InputError(
+                f"cannot group the residuals by {var!r}: no such column "
+                f"(available: {', '.join(known)})",
+                field=var,
+            )
+    if len(parts) == 1:
+        return parts[0]
+    return np.array([":".join(row) for row in zip(*parts, strict=True)])
+
+
 def simulate_residuals(
-    model: MixedModel, n_sim: int = 250, seed: int = 0, conditional: bool = True
+    model: MixedModel,
+    n_sim: int = 250,
+    seed: int = 0,
+    conditional: bool = True,
+    *,
+    by: Sequence[str] | None = None,
+    data: pd.DataFrame | None = None,
 ) -> SimulatedResiduals:
-    """DHARMa-style scaled residuals and their uniformity, dispersion and outlier tests."""
+    """DHARMa-style scaled residuals and their tests.
+
+    Uniformity, dispersion and outliers; the quantile test against the
+    fixed-effect prediction; and the per-group tests for each factor of ``by``
+    (default: the factors of the fixed effects; ``a:b`` groups by the cells of
+    two factors; columns not in the model are taken from ``data``).
+    """
     rng = np.random.default_rng(seed)
     sims = simulate_responses(model, n_sim, rng, conditional)
     y = model.y
@@ -163,6 +233,13 @@ def simulate_residuals(
     outside = int(np.sum((below == 0) | (below == n_sim)))
     rate = 2.0 / (n_sim + 1)
     p_out = float(stats.binomtest(outside, len(y), rate).pvalue)
+    quantiles = quantile_test(
+        residuals, model.fitted(conditional=False), predictor_name="fixed-effect prediction"
+    )
+    factors = default_groups(model) if by is None else list(by)
+    categorical = [
+        categorical_test(residuals, group_values(model, f, data), factor=f) for f in factors
+    ]
     return SimulatedResiduals(
         residuals=residuals,
         n_sim=n_sim,
@@ -175,4 +252,6 @@ def simulate_residuals(
         outlier_p=p_out,
         expected_outlier_rate=rate,
         simulated=sims,
+        quantiles=quantiles,
+        categorical=categorical,
     )

@@ -26,7 +26,7 @@ from glotbench.analysis.mixed.design import (
     model_matrix,
     random_blocks,
 )
-from glotbench.analysis.mixed.fit import LmmFit, fit_lmm
+from glotbench.analysis.mixed.fit import LmmFit, fit_lmm, single_blas_thread
 from glotbench.analysis.mixed.formula import Formula, parse_formula
 from glotbench.analysis.results import records
 
@@ -221,6 +221,18 @@ def lmm(
     satterthwaite: bool = True,
 ) -> MixedModel:
     """Fit ``formula`` (lme4 syntax) to ``data`` by REML (default) or ML."""
+    with single_blas_thread():
+        return _lmm(formula, data, reml=reml, error=error, satterthwaite=satterthwaite)
+
+
+def _lmm(
+    formula: str,
+    data: pd.DataFrame,
+    *,
+    reml: bool,
+    error: ErrorFactory | None,
+    satterthwaite: bool,
+) -> MixedModel:
     parsed = parse_formula(formula)
     if not parsed.random_terms:
         from glotbench.errors import InputError

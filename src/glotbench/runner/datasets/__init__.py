@@ -30,6 +30,9 @@ from glotbench.runner.datasets.tabular import load_table
 from glotbench.runner.errors import DatasetError, UnknownNameError
 
 LOADERS = ("conllu", "scala", "jsonl", "csv", "table", "hf", "cldr")
+#: loaders that read records in the source's order (their index is a source position);
+#: scala and cldr generate and shuffle records, so they have none
+ORDERED_LOADERS = ("conllu", "jsonl", "csv", "table", "hf")
 
 
 class DatasetSpec(BaseModel):
@@ -169,6 +172,11 @@ def build_dataset(
         pool=pool,
         source=", ".join(spec.paths) if spec.paths else (spec.hf or _loader_source(spec)),
         notes=notes,
+        source_positions=(
+            {str(r["id"]): i for i, r in enumerate(records)}
+            if spec.loader in ORDERED_LOADERS
+            else None
+        ),
     )
     if spec.check_labels and dataset.train:
         task.check_train_labels(dataset)

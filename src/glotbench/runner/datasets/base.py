@@ -48,6 +48,11 @@ class Dataset:
     ``labels`` is the label (or tag) inventory, sorted; ``pool`` holds the
     candidate items of a retrieval dataset; ``notes`` records anything a user
     should see about how the splits were made (e.g. shrunken sizes).
+    ``source_positions`` maps a record id to the record's 0-based index in the
+    source data as the loader read it (files in order; for CoNLL-U the
+    sentence order of the file), before the splits shuffle it; None when the
+    loader generates the records (ScaLA, CLDR). It is provenance, not content:
+    it is not part of :attr:`content_hash`.
     """
 
     name: str
@@ -60,6 +65,7 @@ class Dataset:
     pool: list[Record] | None = None
     source: str = ""
     notes: list[str] = field(default_factory=list)
+    source_positions: dict[str, int] | None = field(default=None, repr=False)
     _hash: str | None = field(default=None, repr=False)
 
     def split(self, name: str) -> list[Record]:

@@ -6,6 +6,7 @@ ranges and empty nodes are skipped, as in CoNLL-U evaluation):
 ``id``           ``<file stem>#<sent_id>`` (or the 1-based sentence number), stable
 ``tokens``       word forms
 ``upos``         universal POS tags
+``lemmas``       lemmas (``_`` where the treebank has none)
 ``heads``        head indices (0 = root) as ints
 ``deprels``      dependency relations
 ``space_after``  booleans from ``SpaceAfter=No`` in MISC
@@ -93,6 +94,7 @@ def read_conllu(path: str | Path, *, ner: bool = False) -> Iterator[Record]:
                     "id": f"{p.stem}#{sent_id}",
                     "tokens": forms,
                     "upos": [str(t["upos"]) for t in words],
+                    "lemmas": [str(t["lemma"]) if t["lemma"] is not None else "_" for t in words],
                     "heads": [int(t["head"]) if t["head"] is not None else 0 for t in words],
                     "deprels": [str(t["deprel"]) for t in words],
                     "space_after": space_after,

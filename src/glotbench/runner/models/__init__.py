@@ -5,6 +5,8 @@ Kinds (``ModelSpec.kind``):
 ``tfidf-logreg`` / ``tfidf-nb`` / ``tfidf-svm``  TF-IDF word+char n-grams + a linear model
 ``majority``        the most frequent training label / tag
 ``tagger``          token-level linear tagger (NER, POS)
+``parser``          graph-based dependency parser (arc-factored, Chu-Liu/Edmonds) + relations
+``parse-baseline``  every word attached to its left/right neighbour, majority relation
 ``hashing-embed``   character n-gram hashing vectors (retrieval baseline)
 ``callable``        any ``predict(list[str]) -> list[label]`` (``options.target: module:function``)
 ``predictions``     a predictions file (``options.path``), evaluation only
@@ -23,6 +25,7 @@ from typing import Any
 
 from glotbench.runner.errors import ModelError, UnknownNameError
 from glotbench.runner.models.base import Model, ModelSpec
+from glotbench.runner.models.depparse import DependencyParser, ParseBaseline
 from glotbench.runner.models.external import CallableModel, PredictionsFile, import_object
 from glotbench.runner.models.sklearn import HashingEmbedder, Majority, TextClassifier, TokenTagger
 
@@ -32,6 +35,9 @@ MODEL_KINDS: dict[str, str] = {
     "tfidf-svm": "TF-IDF word+char n-grams + linear SVM",
     "majority": "majority-class baseline",
     "tagger": "token-level linear tagger (NER, POS)",
+    "parser": "graph-based dependency parser: hashed arc features, averaged perceptron, "
+    "Chu-Liu/Edmonds (parsing)",
+    "parse-baseline": "attach every word to its left/right neighbour, majority relation (parsing)",
     "hashing-embed": "character n-gram hashing vectors (retrieval)",
     "callable": "a Python callable predict(list[str]) -> list[label]",
     "predictions": "a predictions file (evaluation only)",
@@ -63,6 +69,10 @@ def build_model(spec: ModelSpec | dict[str, Any], *, base: str | Path | None = N
             return Majority(spec.name, **opts)
         if kind == "tagger":
             return TokenTagger(spec.name, **opts)
+        if kind == "parser":
+            return DependencyParser(spec.name, **opts)
+        if kind == "parse-baseline":
+            return ParseBaseline(spec.name, **opts)
         if kind == "hashing-embed":
             return HashingEmbedder(spec.name, **opts)
         if kind == "callable":
@@ -97,10 +107,12 @@ __all__ = [
     "MODEL_KINDS",
     "NEURAL_KINDS",
     "CallableModel",
+    "DependencyParser",
     "HashingEmbedder",
     "Majority",
     "Model",
     "ModelSpec",
+    "ParseBaseline",
     "PredictionsFile",
     "TextClassifier",
     "TokenTagger",

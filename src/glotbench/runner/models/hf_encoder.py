@@ -31,6 +31,13 @@ from typing import TYPE_CHECKING, Any
 
 from glotbench.runner.errors import ModelError
 from glotbench.runner.models.base import Model
+from glotbench.runner.models.hf_runtime import (
+    autocast,
+    check_precision,
+    resolve_device,
+    resolve_precision,
+)
+from glotbench.runner.progress import item_progress
 
 if TYPE_CHECKING:
     from glotbench.runner.datasets.base import Dataset, Record
@@ -84,7 +91,8 @@ class HFBase(Model):
         batch_size: int = 32,
         max_length: int = 512,
         trust_remote_code: bool = False,
-        device: str = "cpu",
+        device: str = "auto",
+        precision: str = "fp32",
     ) -> None:
         super().__init__(name, path=path)
         if not isinstance(batch_size, int) or batch_size < 1:
@@ -93,7 +101,10 @@ class HFBase(Model):
         self.batch_size = batch_size
         self.max_length = max_length
         self.trust_remote_code = trust_remote_code
-        self.device = device
+        #: as configured (``auto``, ``cpu``, ``cuda``...); resolved when the model loads
+        self.device_option = device
+        self.device = "cpu"
+        self.precision = check_precision(precision, name)
         self.model: Any = None
         self.tokenizer: Any = None
         #: current micro-batch (examples per forward pass); halves on out-of-memory
@@ -102,7 +113,9 @@ class HFBase(Model):
 
     # -- loading ---------------------------------------------------------------
     def _load(self, auto: Any, **kwargs: Any) -> None:
-        _, transformers = _torch()
+        torch, transformers = _torch()
+        self.device = resolve_device(self.device_option, torch, self.name)
+        self.precision = resolve_precision(self.precision, self.device, torch)
         try:
             self.tokenizer = transformers.AutoTokenizer.from_pretrained(
                 self.path, trust_remote_code=self.trust_remote_code
@@ -172,22 +185,26 @@ class HFBase(Model):
         """``fn`` on consecutive micro-batches of ``items`` without gradients.
 
         An out-of-memory error halves the micro-batch and redoes that batch.
+        The passes run under the configured precision (autocast) and report
+        their progress (:mod:`glotbench.runner.progress`).
         """
         torch, _ = _torch()
         out: list[Any] = []
         start = 0
-        while start < len(items):
-            part = list(items[start : start + self.micro_batch])
-            try:
-                with torch.no_grad():
-                    result = fn(part)
-            except Exception as exc:
-                if not is_out_of_memory(exc):
-                    raise
-                self._shrink("in evaluation")
-                continue
-            out.append(result)
-            start += len(part)
+        with item_progress(f"{self.name} inference", len(items)) as progress:
+            while start < len(items):
+                part = list(items[start : start + self.micro_batch])
+                try:
+                    with torch.no_grad(), autocast(self.precision, self.device, torch):
+                        result = fn(part)
+                except Exception as exc:
+                    if not is_out_of_memory(exc):
+                        raise
+                    self._shrink("in evaluation")
+                    continue
+                out.append(result)
+                start += len(part)
+                progress.advance(len(part))
         return out
 
     def metadata(self) -> dict[str, Any]:
@@ -197,6 +214,8 @@ class HFBase(Model):
             "max_length": self.max_length,
             "batch_size": self.micro_batch,
             "oom_events": list(self.oom_events),
+            "device": self.device,
+            "precision": self.precision,
         }
         if self.model is not None:
             meta["parameters"] = int(sum(p.numel() for p in self.model.parameters()))
@@ -222,7 +241,8 @@ class HFEncoder(HFBase):
         patience: int = 2,
         max_length: int = 512,
         trust_remote_code: bool = False,
-        device: str = "cpu",
+        device: str = "auto",
+        precision: str = "fp32",
     ) -> None:
         super().__init__(
             name,
@@ -232,6 +252,7 @@ class HFEncoder(HFBase):
             max_length=max_length,
             trust_remote_code=trust_remote_code,
             device=device,
+            precision=precision,
         )
         if not isinstance(gradient_accumulation, int) or gradient_accumulation < 1:
             raise ModelError(f"model {name!r}: gradient_accumulation must be a positive integer")
@@ -337,13 +358,17 @@ class HFEncoder(HFBase):
         micro-batch size. On out-of-memory the partial gradients are dropped
         and the step is recomputed with half the micro-batch.
         """
+        torch, _ = _torch()
+        # bf16 autocast trains safely; fp16 would need loss scaling, so it trains in fp32
+        precision = "bf16" if self.precision == "bf16" else "fp32"
         n = len(step_items)
         while True:
             loss = None
             try:
                 for start in range(0, n, self.micro_batch):
                     part = step_items[start : start + self.micro_batch]
-                    loss = self._forward(part).loss * (len(part) / n)
+                    with autocast(precision, self.device, torch):
+                        loss = self._forward(part).loss * (len(part) / n)
                     loss.backward()
                     loss = None
                 return
@@ -370,6 +395,21 @@ class HFEncoder(HFBase):
             max(steps_per_epoch * self.max_epochs, self.warmup_steps + 1),
         )
         optimizer.zero_grad(set_to_none=True)
+        # total: every epoch's examples (early stopping may end the bar before it is full)
+        with item_progress(f"{self.name} training", len(train_items) * self.max_epochs) as progress:
+            self._epochs(train_items, val_items, generator, optimizer, scheduler, progress)
+
+    def _epochs(
+        self,
+        train_items: list[dict[str, Any]],
+        val_items: list[dict[str, Any]],
+        generator: Any,
+        optimizer: Any,
+        scheduler: Any,
+        progress: Any,
+    ) -> None:
+        """The epochs of :meth:`_train`, with early stopping on the validation loss."""
+        torch, _ = _torch()
         best, best_state, bad = math.inf, None, 0
         for epoch in range(self.max_epochs):
             self.model.train()
@@ -377,6 +417,7 @@ class HFEncoder(HFBase):
             for start in range(0, len(order), self.batch_size):
                 step_items = [train_items[i] for i in order[start : start + self.batch_size]]
                 self._accumulate(step_items, optimizer)
+                progress.advance(len(step_items))
                 try:
                     optimizer.step()
                 except Exception as exc:

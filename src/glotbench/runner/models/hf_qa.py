@@ -77,7 +77,8 @@ class HFQuestionAnswering(HFEncoder):
         max_answer_length: int = 30,
         n_best: int = 20,
         trust_remote_code: bool = False,
-        device: str = "cpu",
+        device: str = "auto",
+        precision: str = "fp32",
     ) -> None:
         super().__init__(
             name,
@@ -92,6 +93,7 @@ class HFQuestionAnswering(HFEncoder):
             max_length=max_length,
             trust_remote_code=trust_remote_code,
             device=device,
+            precision=precision,
         )
         for option, value in (
             ("doc_stride", doc_stride),

@@ -42,7 +42,8 @@ class HFEmbedder(HFBase):
         batch_size: int = 32,
         max_length: int = 512,
         trust_remote_code: bool = False,
-        device: str = "cpu",
+        device: str = "auto",
+        precision: str = "fp32",
     ) -> None:
         super().__init__(
             name,
@@ -52,6 +53,7 @@ class HFEmbedder(HFBase):
             max_length=max_length,
             trust_remote_code=trust_remote_code,
             device=device,
+            precision=precision,
         )
         if layer is not None and not isinstance(layer, int):
             raise ModelError(f"model {name!r}: layer must be an integer or null (the last)")

@@ -145,6 +145,28 @@ class Task:
                     "them. Use more data, larger train size, or drop those examples"
                 )
 
+    # -- attributes of fine-grained buckets ----------------------------------
+    def example_attributes(self, dataset: Dataset) -> list[dict[str, Any]]:
+        """Built-in attributes of the test examples, long rows {example_id, unit, attribute, value}.
+
+        ``unit`` is ``""`` for the example itself, or an entity unit
+        (:mod:`glotbench.core.attributes`). Default: none.
+        """
+        return []
+
+    def unit_statistics(
+        self,
+        predictions: Sequence[Any],
+        records: Sequence[Record],
+        metric: Metric,
+        dataset: Dataset,
+    ) -> tuple[list[tuple[str, str, np.ndarray]], list[dict[str, Any]]] | None:
+        """Per-unit statistics of one metric run and the attributes of predicted-only units.
+
+        ``None`` (the default) when the metric has no units below the example.
+        """
+        return None
+
     # -- evaluation --------------------------------------------------------
     def references(self, records: Sequence[Record]) -> list[Any]:
         raise NotImplementedError
@@ -166,6 +188,14 @@ class Task:
             metric = self.metric(name, dataset)
             out.append(MetricStats(metric, metric.stats(list(predictions), refs)))
         return out
+
+    def primary_metric(self, dataset: Dataset) -> str:
+        """The metric analyses rank this task on by default: the first of :attr:`metrics`.
+
+        Stored as ``primary_metric`` in each run's metadata
+        (:mod:`glotbench.analysis.selection`).
+        """
+        return self.metric(self.metrics[0], dataset).name
 
     def result_keys(self, dataset: Dataset) -> list[tuple[str, str]]:
         """The (metric name, language) of every run a job on ``dataset`` stores.

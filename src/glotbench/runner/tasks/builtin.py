@@ -7,7 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from glotbench.metrics import get_metric
+from glotbench.core import attributes as attrs
+from glotbench.metrics import Metric, get_metric
 from glotbench.runner.datasets.base import Dataset, Record
 from glotbench.runner.errors import DatasetError, ModelError
 from glotbench.runner.tasks.base import MetricStats, Task, call_checked, require
@@ -25,6 +26,29 @@ class SequenceClassification(Task):
 
     def inputs(self, records: Sequence[Record]) -> list[Any]:
         return [(r["text"], r["text_pair"]) if "text_pair" in r else r["text"] for r in records]
+
+    @staticmethod
+    def _words(record: Record) -> list[str]:
+        return attrs.tokens(record["text"]) + attrs.tokens(record.get("text_pair"))
+
+    def example_attributes(self, dataset: Dataset) -> list[dict[str, Any]]:
+        """sentence_length (word tokens of text and text_pair), oov_rate, label."""
+        vocab = attrs.vocabulary(self._words(r) for r in dataset.train) if dataset.train else None
+        rows: list[dict[str, Any]] = []
+        for r in dataset.test:
+            words = self._words(r)
+            eid = str(r["id"])
+            rows.append({"example_id": eid, "attribute": "sentence_length", "value": len(words)})
+            if vocab is not None:
+                rows.append(
+                    {
+                        "example_id": eid,
+                        "attribute": "oov_rate",
+                        "value": attrs.oov_rate(words, vocab),
+                    }
+                )
+            rows.append({"example_id": eid, "attribute": "label", "value": str(r["label"])})
+        return rows
 
     def references(self, records: Sequence[Record]) -> list[Any]:
         return [r["label"] for r in records]
@@ -119,6 +143,29 @@ class TokenClassification(Task):
     def references(self, records: Sequence[Record]) -> list[Any]:
         return [list(r["tags"]) for r in records]
 
+    @staticmethod
+    def _vocabulary(dataset: Dataset) -> set[str] | None:
+        return attrs.vocabulary(r["tokens"] for r in dataset.train) if dataset.train else None
+
+    def example_attributes(self, dataset: Dataset) -> list[dict[str, Any]]:
+        """sentence_length (tokens) and oov_rate (tokens unseen in train)."""
+        vocab = self._vocabulary(dataset)
+        rows: list[dict[str, Any]] = []
+        for r in dataset.test:
+            eid = str(r["id"])
+            rows.append(
+                {"example_id": eid, "attribute": "sentence_length", "value": len(r["tokens"])}
+            )
+            if vocab is not None:
+                rows.append(
+                    {
+                        "example_id": eid,
+                        "attribute": "oov_rate",
+                        "value": attrs.oov_rate(list(r["tokens"]), vocab),
+                    }
+                )
+        return rows
+
     def predict(self, model: Any, records: list[Record], dataset: Dataset) -> list[Any]:
         fn = require(model, self)
         out = call_checked(
@@ -142,6 +189,51 @@ class NER(TokenClassification):
         if "ner" not in record:
             raise DatasetError("task ner from CoNLL-U needs 'ner: true' (name=B-PER in MISC)")
         return {"id": record["id"], "tokens": record["tokens"], "tags": record["ner"]}
+
+    def example_attributes(self, dataset: Dataset) -> list[dict[str, Any]]:
+        """Sentence attributes, and per gold entity unit its length, label and OOV share."""
+        rows = super().example_attributes(dataset)
+        vocab = self._vocabulary(dataset)
+        for r in dataset.test:
+            for unit, label, start, end, _ in attrs.entity_units(r["tags"], r["tags"]):
+                rows.extend(
+                    self._unit_rows(str(r["id"]), unit, r["tokens"], label, start, end, vocab)
+                )
+        return rows
+
+    @staticmethod
+    def _unit_rows(
+        eid: str, unit: str, tokens: Sequence[str], label: str, start: int, end: int, vocab: Any
+    ) -> list[dict[str, Any]]:
+        values = attrs.entity_attributes(tokens, label, start, end, vocab)
+        return [
+            {"example_id": eid, "unit": unit, "attribute": name, "value": value}
+            for name, value in values.items()
+        ]
+
+    def unit_statistics(
+        self,
+        predictions: Sequence[Any],
+        records: Sequence[Record],
+        metric: Metric,
+        dataset: Dataset,
+    ) -> tuple[list[tuple[str, str, np.ndarray]], list[dict[str, Any]]] | None:
+        """Entity units (:func:`glotbench.core.attributes.entity_units`) of a span-F1 run."""
+        if metric.stat_names() != ("correct", "predicted", "gold"):
+            return None
+        drop_misc = bool(getattr(metric, "drop_misc", False))
+        vocab = self._vocabulary(dataset)
+        stats: list[tuple[str, str, np.ndarray]] = []
+        rows: list[dict[str, Any]] = []
+        for pred, r in zip(predictions, records, strict=True):
+            eid = str(r["id"])
+            for unit, label, start, end, values in attrs.entity_units(
+                pred, r["tags"], drop_misc=drop_misc
+            ):
+                stats.append((eid, unit, values))
+                if values[2] == 0:  # a predicted entity that is not gold: its own attributes
+                    rows.extend(self._unit_rows(eid, unit, r["tokens"], label, start, end, vocab))
+        return stats, rows
 
 
 class POS(TokenClassification):
@@ -172,6 +264,22 @@ class ExtractiveQA(Task):
 
     def references(self, records: Sequence[Record]) -> list[Any]:
         return [list(r["answers"]) for r in records]
+
+    def example_attributes(self, dataset: Dataset) -> list[dict[str, Any]]:
+        """context_length, question_length, answer_length (first gold answer), question_word."""
+        rows: list[dict[str, Any]] = []
+        for r in dataset.test:
+            eid = str(r["id"])
+            values: dict[str, Any] = {
+                "context_length": len(attrs.tokens(r["context"])),
+                "question_length": len(attrs.tokens(r["question"])),
+                "answer_length": len(attrs.tokens(r["answers"][0])),
+            }
+            kind = attrs.question_word(str(r["question"]), dataset.language)
+            if kind is not None:
+                values["question_word"] = kind
+            rows.extend({"example_id": eid, "attribute": k, "value": v} for k, v in values.items())
+        return rows
 
     def predict(self, model: Any, records: list[Record], dataset: Dataset) -> list[Any]:
         fn = require(model, self)
@@ -255,11 +363,18 @@ def _normalise(x: np.ndarray) -> np.ndarray:
 
 
 class Parsing(Task):
-    """Evaluation of dependency-parser output (LAS/UAS on gold tokenisation)."""
+    """Dependency parsing on gold tokenisation (LAS/UAS, CoNLL 2018).
+
+    Records hold ``tokens``, ``heads`` and ``deprels``; from CoNLL-U also the
+    gold ``upos`` and ``lemmas`` that parser models read (``parser``,
+    ``parse-baseline``). A model's ``parse(records)`` answers one
+    ``(head, deprel)`` pair per word; the ``las``/``uas`` metrics turn each
+    sentence into ``(correct, words)``.
+    """
 
     name = "parsing"
     kind = "parsing"
-    description = "dependency parsing output, e.g. a CoNLL-U predictions file (LAS, UAS)"
+    description = "dependency parsing (LAS, UAS): a parser model or a CoNLL-U predictions file"
     metrics = ("las", "uas")
     fields = ("tokens", "heads", "deprels")
 
@@ -269,6 +384,9 @@ class Parsing(Task):
             "tokens": record["tokens"],
             "heads": record["heads"],
             "deprels": record["deprels"],
+            # parser inputs (gold POS and lemmas, the CoNLL-X setting); not evaluated
+            "upos": record.get("upos"),
+            "lemmas": record.get("lemmas"),
         }
 
     def references(self, records: Sequence[Record]) -> list[Any]:

@@ -1,0 +1,599 @@
+"""EuroEval's leaderboard rank score, current (2026-05-28) and superseded (2025) method.
+
+EuroEval (formerly ScandEval) ranks models by a *rank score*: per dataset, how
+many pooled standard deviations a model lies below the best model, plus 1;
+lower is better, the best model scores 1. Scores are averaged over the
+datasets of a task (within a language), over the tasks of a language, and over
+languages. Source: the EuroEval leaderboards ("Score aggregation";
+``EuroEval/leaderboards``, ``score_computation.py``), learnt from, not copied.
+
+Current method (EuroEval, from 2026-05-28), on dataset d with iteration
+scores x_{m,1..n_m} of model m (EuroEval runs n = 10 iterations, each a seed
+with a bootstrapped test set):
+
+* best_d = max_m x̄_m (the highest mean iteration score of any model);
+* σ_d = population SD (ddof = 0) of all iteration scores of all models on d,
+  replaced by 1.0 when it is 0;
+* plug-in score r_m = 1 + (best_d − x̄_m) / σ_d;
+* reported: the **median** over B bootstrap resamples of r*_m = 1 + (best_d −
+  x̄*_m)/σ_d, where x̄*_m is the mean of n_m iteration scores of model m drawn
+  with replacement (best_d and σ_d stay fixed), with the percentile interval
+  [q_{α/2}, q_{1−α/2}] of the r*_m (2.5 / 97.5 % at 95 %);
+* aggregation (dataset → task → language → overall): the mean of the parts'
+  scores, with half-width h = z·√(Σ_i v_i)/k over the k parts, v_i = (h_i/z)²,
+  h_i = (high_i − low_i)/2 and z = Φ⁻¹(1 − α/2) (1.959964 at 95 %) — the SE
+  of a mean of independent parts; z cancels, h = √(Σ h_i²)/k. Aggregated
+  intervals are symmetric: score ± h.
+
+Bootstrap convention (glotbench): one ``numpy.random.default_rng(seed)``;
+datasets in table order, within a dataset the models in table order; each
+model draws ``rng.integers(0, n_m, size=(B, n_m))`` resample indices.
+EuroEval's own default number of resamples is a constant of its leaderboard
+scripts; the stored versions we read use ``n_bootstraps = 1000`` as the
+default of their bootstrap function, so glotbench's default is 1000.
+
+Superseded method (EuroEval leaderboards until 2026-05-28, ``method="2025"``):
+per dataset, models sorted by mean; the best gets 1; each next model is
+compared with the current reference model by a one-sided Welch t-test
+(p < 0.05); if significantly worse its score is the reference's plus
+(mean_ref − mean)/SD, SD being the population SD (ddof = 0) of the models'
+*mean* scores, and it becomes the reference; otherwise it shares the
+reference's score. No interval. Welch's t (Welch 1947): t = (x̄_a − x̄_b) /
+√(s_a²/n_a + s_b²/n_b), df by the Welch–Satterthwaite equation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+from scipy.special import stdtr
+from scipy.stats import norm
+
+from glotbench.analysis.replicates import ReplicatedScores
+from glotbench.analysis.results import records
+from glotbench.analysis.variance import ComponentTable
+from glotbench.errors import InputError
+
+Method = Literal["2026-05-28", "2025"]
+
+#: the date EuroEval switched to the bootstrap rank score
+CURRENT_METHOD: Method = "2026-05-28"
+LEGACY_METHOD: Method = "2025"
+#: accepted spellings of the two methods
+METHOD_ALIASES: dict[str, Method] = {
+    "2026-05-28": "2026-05-28",
+    "current": "2026-05-28",
+    "2025": "2025",
+    "legacy-2025": "2025",
+}
+#: iterations EuroEval runs per model and dataset (seed × bootstrapped test set)
+EUROEVAL_ITERATIONS = 10
+#: default number of bootstrap resamples of a model's iteration scores
+DEFAULT_BOOTSTRAPS = 1000
+
+
+def resolve_method(method: str) -> Method:
+    """The canonical name of a rank-score method (``2026-05-28`` or ``2025``)."""
+    try:
+        return METHOD_ALIASES[method]
+    except KeyError:
+        raise InputError(
+            f"unknown EuroEval rank-score method {method!r}; use 2026-05-28 (current, the "
+            "default) or legacy-2025 (superseded on 2026-05-28)",
+            field="rank_method",
+        ) from None
+
+
+# --- the input: iteration scores per model and dataset ------------------------------------
+
+
+@dataclass(frozen=True)
+class IterationTable:
+    """Iteration scores ``scores[model, dataset, iteration]`` (NaN where absent).
+
+    ``scores`` is None when only summaries are known (ready SDs): then
+    ``mean``, ``sd`` (ddof = 1) and ``n`` describe each model's iterations.
+    """
+
+    models: tuple[str, ...]
+    datasets: tuple[str, ...]
+    tasks: tuple[str, ...]  # per dataset
+    languages: tuple[str, ...]  # per dataset
+    scores: np.ndarray | None
+    mean: np.ndarray
+    sd: np.ndarray
+    n: np.ndarray
+    notes: tuple[str, ...] = field(default=())
+
+    @classmethod
+    def from_scores(
+        cls,
+        models: Sequence[str],
+        datasets: Sequence[str],
+        tasks: Sequence[str],
+        languages: Sequence[str],
+        scores: np.ndarray,
+        notes: Sequence[str] = (),
+    ) -> IterationTable:
+        scores = np.asarray(scores, dtype=float)
+        n = np.isfinite(scores).sum(axis=2).astype(float)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            total = np.nansum(scores, axis=2)
+            mean = np.where(n > 0, total / np.where(n > 0, n, 1), np.nan)
+            dev = np.nansum((scores - mean[..., None]) ** 2, axis=2)
+            sd = np.where(n >= 2, np.sqrt(dev / np.maximum(n - 1, 1)), 0.0)
+        return cls(
+            tuple(models),
+            tuple(datasets),
+            tuple(tasks),
+            tuple(languages),
+            scores,
+            mean,
+            sd,
+            n,
+            tuple(notes),
+        )
+
+
+def iterations_from_replicated(
+    source: ReplicatedScores, units: Sequence[int] | np.ndarray
+) -> IterationTable:
+    """EuroEval-style iterations of the given units (each unit is one dataset).
+
+    Iteration i is seed i's i-th bootstrap replicate (each EuroEval iteration
+    has its own seed and resampled test set); with one seed, its first ten
+    bootstrap replicates.
+    """
+    values = source.values[:, list(units)]
+    n_seeds = values.shape[2]
+    if n_seeds >= 2:
+        b = np.arange(n_seeds) % values.shape[3]
+        scores = values[:, :, np.arange(n_seeds), b]
+    else:
+        scores = values[:, :, 0, : min(EUROEVAL_ITERATIONS, values.shape[3])]
+    picked = [source.units[u] for u in units]
+    notes = []
+    if np.isfinite(scores).sum(axis=2).max(initial=0) < 2:
+        notes.append(
+            "EuroEval rank score: one score per model and dataset, so there are no iterations "
+            "to resample (zero-width intervals; the 2025 method's Welch t-test cannot run and "
+            "counts every lower mean as significantly worse)"
+        )
+    return IterationTable.from_scores(
+        source.models,
+        [f"{u.task}/{u.language}" for u in picked],
+        [u.task for u in picked],
+        [u.language for u in picked],
+        scores,
+        notes,
+    )
+
+
+def iterations_from_components(
+    table: ComponentTable, units: Sequence[int] | np.ndarray
+) -> IterationTable:
+    """Summaries only (ready SDs): unit mean, σ_w and the number of seeds (10 when unknown)."""
+    idx = list(units)
+    n = np.where(table.n_seeds[:, idx] >= 2, table.n_seeds[:, idx], EUROEVAL_ITERATIONS)
+    picked = [table.units[u] for u in idx]
+    return IterationTable(
+        table.models,
+        tuple(f"{u.task}/{u.language}" for u in picked),
+        tuple(u.task for u in picked),
+        tuple(u.language for u in picked),
+        None,
+        table.mean[:, idx],
+        np.nan_to_num(table.sigma_w[:, idx]),
+        n.astype(float),
+        (
+            "EuroEval rank score from ready SDs: no iteration scores to resample; pooled SD "
+            "from each model's mean, SD and n, and the bootstrap median and interval replaced "
+            "by their normal approximation (plug-in ± z·SD·√((n−1)/n)/√n / pooled SD)",
+        ),
+    )
+
+
+def iterations_from_frame(
+    frame: pd.DataFrame, metrics: Sequence[str] | None = None
+) -> IterationTable:
+    """Iteration scores from a tidy scores table (e.g. a store holding EuroEval imports).
+
+    Columns: model, language, score; optional dataset (default: task/language),
+    task (default ``"task"``), metric, seed, replicate or iteration. Rows with
+    a replicate index are iterations; a row without one (EuroEval's total) is
+    used only when its (model, dataset) has no iterations. With several seeds,
+    iteration i is seed i's i-th replicate. ``metrics``: per
+    dataset the first listed metric it has (EuroEval uses each dataset's
+    primary metric); without it the table must hold one metric.
+    """
+    missing = [c for c in ("model", "language", "score") if c not in frame.columns]
+    if missing:
+        raise InputError(
+            f"scores table lacks column(s) {', '.join(missing)}; expected model, language, score "
+            "and optionally dataset, task, metric, replicate",
+            field=missing[0],
+        )
+    data = frame.copy()
+    if "task" not in data.columns:
+        data["task"] = "task"
+    if "dataset" not in data.columns:
+        data["dataset"] = data["task"].astype(str) + "/" + data["language"].astype(str)
+    data["dataset"] = data["dataset"].astype(str)
+    notes: list[str] = []
+    if "metric" in data.columns:
+        data["metric"] = data["metric"].astype(str)
+        if metrics:
+            chosen = {}
+            for dataset, group in data.groupby("dataset", sort=True):
+                have = set(group["metric"])
+                pick = next((m for m in metrics if m in have), None)
+                if pick is not None:
+                    chosen[dataset] = pick
+            if not chosen:
+                raise InputError(
+                    f"no dataset has metric(s) {', '.join(metrics)}; see 'glotbench show'",
+                    field="metric",
+                )
+            skipped = sorted(set(data["dataset"]) - set(chosen))
+            if skipped:
+                notes.append(f"datasets without metric {'/'.join(metrics)}: {', '.join(skipped)}")
+            data = data[data["metric"] == data["dataset"].map(chosen)]
+        elif data["metric"].nunique() > 1:
+            raise InputError(
+                f"the input holds several metrics ({', '.join(sorted(data['metric'].unique()))});"
+                " choose with --metric (repeat it to give each dataset its primary metric, e.g. "
+                "--metric mcc --metric micro_f1)",
+                field="metric",
+            )
+    index_column = next((c for c in ("replicate", "iteration") if c in data.columns), None)
+    score = pd.to_numeric(data["score"], errors="coerce")
+    if not np.isfinite(score.to_numpy(dtype=float)).all():
+        raise InputError("a score is not a finite number", field="score")
+    data["score"] = score.astype(float)
+    if index_column is None:
+        data["_it"] = data.groupby(["model", "dataset"]).cumcount()
+    else:
+        it = pd.to_numeric(data[index_column], errors="coerce")
+        data["_it"] = it
+        has_iterations = data.assign(_has=it.notna()).groupby(["model", "dataset"])["_has"]
+        keep = it.notna() | ~has_iterations.transform("any")
+        data = data[keep].copy()
+        if "seed" in data.columns and data["seed"].notna().any():
+            # seeds × replicates: iteration i is seed i's i-th replicate (as from replicates)
+            group = data.groupby(["model", "dataset"])["seed"]
+            data["_s"] = group.rank(method="dense").fillna(1).astype(int) - 1
+            reps = data.groupby(["model", "dataset", "seed"], dropna=False)["_it"]
+            data["_b"] = reps.rank(method="dense").fillna(1).astype(int) - 1
+            n_reps = data.groupby(["model", "dataset"])["_b"].transform("max") + 1
+            several = data.groupby(["model", "dataset"])["_s"].transform("max") > 0
+            data = data[~several | (data["_b"] == data["_s"] % n_reps)].copy()
+        data["_it"] = data.groupby(["model", "dataset"]).cumcount()
+    models = sorted(data["model"].astype(str).unique())
+    cells = (
+        data[["dataset", "task", "language"]]
+        .astype(str)
+        .drop_duplicates()
+        .sort_values(["language", "task", "dataset"])
+    )
+    if cells["dataset"].duplicated().any():
+        dataset = cells.loc[cells["dataset"].duplicated(), "dataset"].iloc[0]
+        raise InputError(f"dataset {dataset!r} appears under several tasks or languages")
+    datasets = list(cells["dataset"])
+    m_index = {m: i for i, m in enumerate(models)}
+    d_index = {d: i for i, d in enumerate(datasets)}
+    scores = np.full((len(models), len(datasets), int(data["_it"].max()) + 1), np.nan)
+    scores[
+        data["model"].astype(str).map(m_index).to_numpy(),
+        data["dataset"].map(d_index).to_numpy(),
+        data["_it"].to_numpy(dtype=int),
+    ] = data["score"].to_numpy()
+    return IterationTable.from_scores(
+        models, datasets, list(cells["task"]), list(cells["language"]), scores, notes
+    )
+
+
+# --- the current method (2026-05-28) -------------------------------------------------------
+
+
+def pooled_sd(iterations: np.ndarray) -> float:
+    """Population SD (ddof = 0) of all finite iteration scores; 1.0 when it is 0.
+
+    The SD is 0 exactly when all scores are equal (tested as such, so rounding
+    of ``np.std`` — 1e-16 for three copies of 0.7 — does not divide by ~0).
+    """
+    values = iterations[np.isfinite(iterations)]
+    if values.size < 2 or np.ptp(values) == 0:
+        return 1.0
+    return float(np.std(values))
+
+
+def dataset_rank_scores(
+    iterations: np.ndarray,
+    n_bootstraps: int,
+    rng: np.random.Generator,
+    confidence_level: float = 0.95,
+) -> dict[str, np.ndarray | float]:
+    """Current EuroEval rank score of each model on one dataset.
+
+    ``iterations`` is (models × iterations), NaN where absent. Returns best,
+    pooled SD, the plug-in score and the bootstrap median and percentile
+    interval per model (NaN for a model without scores).
+    """
+    finite = np.isfinite(iterations)
+    n = finite.sum(axis=1)
+    with np.errstate(invalid="ignore"):
+        means = np.where(n > 0, np.nansum(iterations, axis=1) / np.maximum(n, 1), np.nan)
+    best = float(np.nanmax(means)) if (n > 0).any() else np.nan
+    spread = pooled_sd(iterations)
+    alpha = (1 - confidence_level) / 2
+    plug_in = 1 + (best - means) / spread
+    median = np.full(len(means), np.nan)
+    low, high = median.copy(), median.copy()
+    for m in range(len(means)):
+        if n[m] == 0:
+            continue
+        x = iterations[m][finite[m]]
+        idx = rng.integers(0, x.size, size=(n_bootstraps, x.size))
+        boot = 1 + (best - x[idx].mean(axis=1)) / spread
+        median[m] = np.median(boot)
+        low[m], high[m] = np.percentile(boot, [100 * alpha, 100 * (1 - alpha)])
+    return {
+        "best": best,
+        "pooled_sd": spread,
+        "mean": means,
+        "plug_in": plug_in,
+        "score": median,
+        "low": low,
+        "high": high,
+    }
+
+
+def _summary_rank_scores(
+    mean: np.ndarray, sd: np.ndarray, n: np.ndarray, confidence_level: float
+) -> dict[str, np.ndarray | float]:
+    """Current method from summaries: exact pooled SD, normal-approximation interval."""
+    ok = np.isfinite(mean)
+    best = float(np.nanmax(mean)) if ok.any() else np.nan
+    m, s, k = mean[ok], sd[ok], n[ok]
+    total = k.sum()
+    grand = (k * m).sum() / total if total > 0 else np.nan
+    ss = ((k - 1) * s**2 + k * (m - grand) ** 2).sum()
+    spread = float(np.sqrt(ss / total)) if total > 1 else 0.0
+    spread = spread if spread > 0 else 1.0
+    z = float(norm.ppf(1 - (1 - confidence_level) / 2))
+    plug_in = 1 + (best - mean) / spread
+    half = z * sd * np.sqrt(np.maximum(n - 1, 0) / n) / np.sqrt(n) / spread
+    return {
+        "best": best,
+        "pooled_sd": spread,
+        "mean": mean,
+        "plug_in": plug_in,
+        "score": plug_in,
+        "low": plug_in - half,
+        "high": plug_in + half,
+    }
+
+
+def combine_intervals(
+    scores: np.ndarray, half_widths: np.ndarray, z: float = 1.959964
+) -> tuple[float, float]:
+    """Mean of k parts and its half-width z·√(Σ (h_i/z)²)/k (EuroEval's aggregation).
+
+    The parts are treated as independent: v_i = (h_i/z)² is part i's variance.
+    """
+    scores, half_widths = np.asarray(scores, float), np.asarray(half_widths, float)
+    k = scores.size
+    variances = (half_widths / z) ** 2
+    return float(scores.mean()), float(z * np.sqrt(variances.sum()) / k)
+
+
+# --- the superseded method (2025) -----------------------------------------------------------
+
+
+def welch_greater_pvalue(
+    mean_a: np.ndarray,
+    sd_a: np.ndarray,
+    n_a: np.ndarray,
+    mean_b: np.ndarray,
+    sd_b: np.ndarray,
+    n_b: np.ndarray,
+) -> np.ndarray:
+    """One-sided Welch t-test p-value of H1: mean_a > mean_b (Welch 1947; as scipy's ttest_ind)."""
+    var_a, var_b = sd_a**2 / n_a, sd_b**2 / n_b
+    se = np.sqrt(var_a + var_b)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = (mean_a - mean_b) / se
+        df = (var_a + var_b) ** 2 / (var_a**2 / (n_a - 1) + var_b**2 / (n_b - 1))
+    p = 1.0 - stdtr(df, t)
+    # identical iteration scores (se = 0): not significant unless the means differ
+    return np.where(se > 0, p, np.where(mean_a > mean_b, 0.0, 1.0))
+
+
+def euroeval_rank_scores(
+    mean: np.ndarray, sd: np.ndarray, n: np.ndarray, alpha: float = 0.05
+) -> np.ndarray:
+    """Superseded (2025) EuroEval rank score of each model on one dataset (best = 1).
+
+    Models without a mean (NaN) get NaN and do not enter the SD of the means.
+    """
+    out = np.full(len(mean), np.nan)
+    present = np.flatnonzero(np.isfinite(mean))
+    if present.size == 0:
+        return out
+    order = present[np.argsort(-mean[present], kind="stable")]
+    spread = float(np.std(mean[present]))  # population SD of the models' mean scores
+    reference = order[0]
+    score = 1.0
+    for model in order:
+        if model != reference:
+            p = welch_greater_pvalue(
+                mean[reference], sd[reference], n[reference], mean[model], sd[model], n[model]
+            )
+            if p < alpha:
+                score += (mean[reference] - mean[model]) / spread if spread > 0 else 0.0
+                reference = model
+        out[model] = score
+    return out
+
+
+# --- both methods, aggregated --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EuroEvalRank:
+    """EuroEval rank scores per dataset, task, language and overall (lower is better).
+
+    ``score`` is the reported rank score (current method: the bootstrap
+    median), ``low``/``high`` its interval (None for the 2025 method).
+    """
+
+    method: Method
+    n_bootstraps: int
+    seed: int
+    confidence_level: float
+    datasets: pd.DataFrame
+    tasks: pd.DataFrame
+    languages: pd.DataFrame
+    overall: pd.DataFrame
+    notes: tuple[str, ...]
+
+    def settings(self) -> dict[str, Any]:
+        return {
+            "method": self.method,
+            "superseded": self.method == LEGACY_METHOD,
+            "n_bootstraps": self.n_bootstraps if self.method == CURRENT_METHOD else None,
+            "seed": self.seed,
+            "confidence_level": self.confidence_level,
+        }
+
+    def to_frame(self) -> pd.DataFrame:
+        return self.overall
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "settings": self.settings(),
+            "overall": records(self.overall),
+            "languages": records(self.languages),
+            "tasks": records(self.tasks),
+            "datasets": records(self.datasets),
+            "notes": list(self.notes),
+        }
+
+
+def _aggregate(
+    parts: pd.DataFrame, keys: list[str], z: float, models: Sequence[str]
+) -> pd.DataFrame:
+    rows = []
+    for key, group in parts.groupby(keys, sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        for model in models:
+            g = group[(group["model"] == model) & group["score"].notna()]
+            if g.empty:
+                continue
+            half = (g["high"] - g["low"]).to_numpy() / 2
+            score, h = combine_intervals(g["score"].to_numpy(), half, z)
+            rows.append(
+                dict(zip(keys, key, strict=True))
+                | {"model": model, "score": score, "low": score - h, "high": score + h, "n": len(g)}
+            )
+    columns = [*keys, "model", "score", "low", "high", "n"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def euroeval_rank(
+    table: IterationTable,
+    method: str = CURRENT_METHOD,
+    n_bootstraps: int = DEFAULT_BOOTSTRAPS,
+    seed: int = 0,
+    confidence_level: float = 0.95,
+) -> EuroEvalRank:
+    """EuroEval rank scores of ``table`` by the current (default) or the 2025 method."""
+    chosen = resolve_method(method)
+    if n_bootstraps < 1:
+        raise InputError("the number of bootstrap resamples must be at least 1", field="bootstraps")
+    if not 0 < confidence_level < 1:
+        raise InputError("the confidence level must lie between 0 and 1", field="confidence_level")
+    z = float(norm.ppf(1 - (1 - confidence_level) / 2))
+    rng = np.random.default_rng(seed)
+    rows = []
+    for d, dataset in enumerate(table.datasets):
+        if chosen == LEGACY_METHOD:
+            legacy = euroeval_rank_scores(table.mean[:, d], table.sd[:, d], table.n[:, d])
+            nan = np.full(len(table.models), np.nan)
+            out: dict[str, Any] = {
+                "best": float(np.nanmax(table.mean[:, d])),
+                "pooled_sd": float(np.std(table.mean[np.isfinite(table.mean[:, d]), d])),
+                "mean": table.mean[:, d],
+                "plug_in": legacy,
+                "score": legacy,
+                "low": nan,
+                "high": nan,
+            }
+        elif table.scores is None:
+            out = _summary_rank_scores(
+                table.mean[:, d], table.sd[:, d], table.n[:, d], confidence_level
+            )
+        else:
+            out = dataset_rank_scores(table.scores[:, d], n_bootstraps, rng, confidence_level)
+        for m, model in enumerate(table.models):
+            if not np.isfinite(table.mean[m, d]):
+                continue
+            rows.append(
+                {
+                    "dataset": dataset,
+                    "task": table.tasks[d],
+                    "language": table.languages[d],
+                    "model": model,
+                    "n_iterations": int(table.n[m, d]),
+                    "mean": float(table.mean[m, d]),
+                    "best": out["best"],
+                    "pooled_sd": out["pooled_sd"],
+                    "plug_in": float(out["plug_in"][m]),
+                    "score": float(out["score"][m]),
+                    "low": float(out["low"][m]),
+                    "high": float(out["high"][m]),
+                }
+            )
+    datasets = pd.DataFrame(
+        rows,
+        columns=[
+            "dataset",
+            "task",
+            "language",
+            "model",
+            "n_iterations",
+            "mean",
+            "best",
+            "pooled_sd",
+            "plug_in",
+            "score",
+            "low",
+            "high",
+        ],
+    )
+    tasks = _aggregate(datasets, ["language", "task"], z, table.models)
+    languages = _aggregate(tasks, ["language"], z, table.models)
+    overall = _aggregate(languages.assign(all="overall"), ["all"], z, table.models).drop(
+        columns="all"
+    )
+    notes = list(table.notes)
+    if chosen == LEGACY_METHOD:
+        notes.append(
+            "EuroEval rank score by the 2025 method (Welch t-test gating, SD of the models' "
+            "means), superseded by EuroEval on 2026-05-28; it has no interval"
+        )
+    return EuroEvalRank(
+        chosen,
+        n_bootstraps,
+        seed,
+        confidence_level,
+        datasets,
+        tasks,
+        languages,
+        overall,
+        tuple(notes),
+    )

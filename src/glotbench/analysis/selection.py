@@ -1,0 +1,530 @@
+"""Which metric each task is analysed on: leaderboard-style analysis over mixed metrics.
+
+A store with several tasks usually holds several metrics per task (EuroEval
+reports MCC and macro-F1 for sentiment, two micro-F1s for NER; lm-eval
+``acc``, ``acc_norm``, ``f1``...). An analysis ranks each task on **one**
+metric, chosen per task in this order:
+
+1. an override ``task=metric`` (``--metric sentiment-classification=macro_f1``);
+2. a plain ``metric`` for every task (``--metric mcc``); tasks without it are
+   left out (with a note);
+3. the task's **declared primary metric**: importers record it in each row's
+   metadata under ``primary_metric`` — EuroEval's primary metric of the task
+   (:data:`glotbench.importers.euroeval.PRIMARY_METRICS`), lm-eval's first
+   metric of the task's ``metric_list``
+   (:func:`glotbench.importers.lm_eval.primary_metric`). A declared ``null``
+   (EuroEval's speed task, which EuroEval does not rank) leaves the task out
+   unless a metric is chosen for it;
+4. the only metric the task has (stores written by ``glotbench run``: one
+   metric per task);
+5. otherwise the choice is ambiguous: a clear error lists the task's metrics
+   and asks for ``--metric task=metric``.
+
+Names users type reach the per-example statistics when they exist: a run
+answers to its registry metric (``accuracy``: every accuracy run, several
+configurations as separate systems, as before) and to the harness's name
+recorded as ``source_metric`` (lm-eval's ``acc``, ``acc_norm``,
+``exact_match,strict-match``: exactly the runs of that lm-eval metric). A store
+with runs is analysed from its runs (bootstrapped here, paired across models);
+tasks with aggregate scores only are then left out with a note, since scores
+without replicates cannot be mixed with resampled runs. A store without runs
+is analysed from its scores table, where
+
+* summary rows (no ``replicate``, e.g. EuroEval's totals) stored next to the
+  replicate rows they summarise (EuroEval's per-iteration scores) are left
+  out: the replicates carry the variation, the summary would collide with
+  replicate 0;
+* lm-eval group rows (``lm_eval_kind = group``, language ``all``) are left out
+  unless ``--task`` names the group: they average their subtasks, which are
+  analysed themselves;
+* several datasets of one (task, language) are averaged per seed and
+  replicate, as :func:`~glotbench.analysis.replicates.replicates_from_statistics`
+  pools them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from glotbench.analysis.replicates import (
+    ErrorAt,
+    ReplicatedScores,
+    replicates_from_frame,
+    replicates_from_statistics,
+    row_error,
+    systems_by_config,
+)
+from glotbench.core.store import in_configs
+from glotbench.errors import InputError
+
+if TYPE_CHECKING:
+    from glotbench.core.store import Store
+
+Ambiguity = Literal["error", "most_results"]
+#: metadata key under which importers declare a task's primary metric
+PRIMARY_KEY = "primary_metric"
+#: run metadata key with the harness's own name of the run's metric (lm-eval ``acc_norm``)
+SOURCE_KEY = "source_metric"
+
+
+@dataclass(frozen=True)
+class MetricChoice:
+    """What the user asked for: one metric for all tasks and/or one per task.
+
+    Attributes
+    ----------
+    metric : str or None
+        A plain ``--metric m``: every task on ``m``.
+    per_task : tuple of (task, metric)
+        ``--metric task=metric`` overrides (they win over ``metric``).
+    """
+
+    metric: str | None = None
+    per_task: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def parse(cls, specs: str | Sequence[str] | MetricChoice | None) -> MetricChoice:
+        """From ``"m"``, ``"task=m"`` or a list of them (``--metric`` repeated)."""
+        if isinstance(specs, MetricChoice):
+            return specs
+        if specs is None:
+            return cls()
+        items = [specs] if isinstance(specs, str) else list(specs)
+        metric: str | None = None
+        per_task: dict[str, str] = {}
+        for item in items:
+            text = str(item).strip()
+            task, sep, name = text.rpartition("=")
+            if sep:
+                if not task.strip() or not name.strip():
+                    raise InputError(
+                        f"--metric takes METRIC or TASK=METRIC, got {text!r}", field="metric"
+                    )
+                per_task[task.strip()] = _normalise(name)
+            elif text:
+                if metric is not None and metric != _normalise(text):
+                    raise InputError(
+                        f"two metrics for every task ({metric!r}, {text!r}); give one plain "
+                        "--metric and TASK=METRIC for the others",
+                        field="metric",
+                    )
+                metric = _normalise(text)
+        return cls(metric, tuple(sorted(per_task.items())))
+
+    def describe(self) -> str:
+        parts = ([self.metric] if self.metric else []) + [f"{t}={m}" for t, m in self.per_task]
+        return ", ".join(parts) or "each task's primary metric"
+
+
+def _normalise(name: str) -> str:
+    return name.strip().lower()
+
+
+@dataclass(frozen=True)
+class TaskMetrics:
+    """The metric chosen for each task, why, and what was left out."""
+
+    chosen: dict[str, str]
+    reasons: dict[str, str]
+    notes: tuple[str, ...]
+
+    def note(self) -> str | None:
+        """One line naming each task's metric when tasks or metrics are several."""
+        plain = all(r in ("only metric", "--metric") for r in self.reasons.values())
+        if plain and len(set(self.chosen.values())) <= 1:
+            return None
+        parts = [f"{t}: {m} ({self.reasons[t]})" for t, m in sorted(self.chosen.items())]
+        return "metric per task: " + "; ".join(parts)
+
+
+def choose_metrics(
+    available: Mapping[str, Iterable[str]],
+    declared: Mapping[str, Sequence[str | None]],
+    choice: MetricChoice,
+    *,
+    accepted: Mapping[str, Iterable[str]] | None = None,
+    ambiguous: Ambiguity = "error",
+) -> TaskMetrics:
+    """One metric per task (see the module docstring for the order of rules).
+
+    Parameters
+    ----------
+    available : mapping task -> metric names
+        The task's distinct metrics as the store names them for users.
+    declared : mapping task -> declared primary metrics
+        One entry per row that declares one (``None`` for "not ranked").
+    choice : MetricChoice
+        What the user asked for.
+    accepted : mapping task -> names, optional
+        Further names a user may type for the task (registry names of runs).
+    ambiguous : {"error", "most_results"}
+        A task with several metrics and none declared: an error (analyses), or
+        the metric with most results, then the first by name (leaderboards).
+    """
+    chosen: dict[str, str] = {}
+    reasons: dict[str, str] = {}
+    notes: list[str] = []
+    unresolved: dict[str, list[str]] = {}
+    lacking: list[str] = []
+    overrides = dict(choice.per_task)
+    unknown = sorted(set(overrides) - set(available))
+    if unknown:
+        raise InputError(
+            f"--metric names task(s) {', '.join(map(repr, unknown))} that the input does not "
+            f"hold after filtering (tasks: {', '.join(sorted(available)) or 'none'})",
+            field="metric",
+        )
+    for task in sorted(available):
+        names = sorted(set(available[task]))
+        typed = set(names) | set((accepted or {}).get(task, ()))
+        if task in overrides:
+            name = overrides[task]
+            if name not in typed:
+                raise InputError(
+                    f"task {task!r} has no results of metric {name!r}; its metrics: "
+                    f"{', '.join(names)}",
+                    field="metric",
+                )
+            chosen[task], reasons[task] = name, "--metric"
+            continue
+        if choice.metric is not None:
+            if choice.metric in typed:
+                chosen[task], reasons[task] = choice.metric, "--metric"
+            else:
+                lacking.append(task)
+            continue
+        votes = Counter(declared.get(task, ()))
+        if votes:
+            primary = sorted(votes, key=lambda m: (-votes[m], m is None, str(m)))[0]
+            if primary is None:
+                notes.append(
+                    f"task {task!r} left out: its source does not rank it (no primary metric); "
+                    f"analyse it with --metric {task}=METRIC ({', '.join(names)})"
+                )
+            elif primary in typed:
+                chosen[task], reasons[task] = primary, "declared primary"
+            else:
+                notes.append(
+                    f"task {task!r} left out: its primary metric {primary!r} has no results "
+                    f"here ({', '.join(names)}); choose one with --metric {task}=METRIC"
+                )
+            continue
+        if len(names) == 1:
+            chosen[task], reasons[task] = names[0], "only metric"
+        elif ambiguous == "most_results":
+            counts = Counter(available[task])
+            chosen[task] = sorted(names, key=lambda m: (-counts[m], m))[0]
+            reasons[task] = "most results; also stored: " + ", ".join(
+                m for m in names if m != chosen[task]
+            )
+        else:
+            unresolved[task] = names
+    if unresolved:
+        listed = "; ".join(f"{t}: {', '.join(m)}" for t, m in unresolved.items())
+        first_task, first_names = next(iter(unresolved.items()))
+        raise InputError(
+            f"the input holds several metrics and no primary metric is declared for "
+            f"{len(unresolved)} task(s) ({listed}); choose with --metric METRIC, or per task "
+            f"with --metric {first_task}={first_names[0]} (repeatable)",
+            field="metric",
+        )
+    if lacking:
+        notes.append(f"task(s) without metric {choice.metric!r} left out: {', '.join(lacking)}")
+    if not chosen:
+        raise InputError(
+            f"no task has results of the chosen metric ({choice.describe()}); "
+            "'glotbench show' lists the metrics per task",
+            field="metric",
+        )
+    return TaskMetrics(chosen, reasons, tuple(notes))
+
+
+def _declared(metadata: Iterable[Any]) -> list[str | None]:
+    out: list[str | None] = []
+    for meta in metadata:
+        if isinstance(meta, Mapping) and PRIMARY_KEY in meta:
+            value = meta[PRIMARY_KEY]
+            out.append(_normalise(str(value)) if value else None)
+    return out
+
+
+def _by_task(frame: pd.DataFrame, column: str) -> dict[str, list[Any]]:
+    return {str(t): list(g[column]) for t, g in frame.groupby("task", sort=True)}
+
+
+# --- tidy score tables (files and the store's scores table) ---------------------------------
+
+
+def select_score_rows(
+    frame: pd.DataFrame, choice: MetricChoice, *, ambiguous: Ambiguity = "error"
+) -> tuple[pd.DataFrame, TaskMetrics | None]:
+    """Rows of each task's chosen metric (index kept, so callers can locate rows).
+
+    A table without a ``metric`` column is returned as it is (``None``).
+    """
+    if "metric" not in frame.columns:
+        if choice.per_task:
+            raise InputError("--metric TASK=METRIC needs a 'metric' column", field="metric")
+        return frame, None
+    data = frame if "task" in frame.columns else frame.assign(task="task")
+    metric = data["metric"].astype(str).str.strip().str.lower()
+    data = data.assign(metric=metric)
+    declared = (
+        {t: _declared(v) for t, v in _by_task(data, "metadata").items()}
+        if "metadata" in data.columns
+        else {}
+    )
+    result = choose_metrics(_by_task(data, "metric"), declared, choice, ambiguous=ambiguous)
+    keep = data["metric"].to_numpy() == data["task"].astype(str).map(result.chosen).to_numpy()
+    return frame.loc[keep], result
+
+
+def iteration_rows(frame: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """Drop summary rows (no replicate) stored beside replicate rows of the same result.
+
+    A result is (model, task, language, dataset, metric, seed); EuroEval stores
+    its total (replicate empty) and its iterations (replicate 0..9) this way.
+    Returns the remaining rows and how many summary rows were dropped.
+    """
+    if "replicate" not in frame.columns or frame["replicate"].notna().all():
+        return frame, 0
+    key = [c for c in ("model", "task", "language", "dataset", "metric", "seed") if c in frame]
+    keys = [frame[c].astype(object).where(frame[c].notna(), "\x00").astype(str) for c in key]
+    has_replicates = (
+        frame["replicate"].notna().groupby(keys, dropna=False).transform("any").astype(bool)
+    )
+    summary = frame["replicate"].isna() & has_replicates
+    return frame.loc[~summary], int(summary.sum())
+
+
+def _scores_replicated(
+    scores: pd.DataFrame,
+    choice: MetricChoice,
+    explicit_tasks: Sequence[str] | None,
+    ambiguous: Ambiguity = "error",
+) -> ReplicatedScores:
+    notes: list[str] = []
+    if "metadata" in scores.columns:
+        group = np.array(
+            [
+                isinstance(m, Mapping) and m.get("lm_eval_kind") == "group"
+                for m in scores["metadata"]
+            ]
+        )
+        named = scores["task"].astype(str).isin([str(t) for t in explicit_tasks or ()])
+        drop = group & ~named.to_numpy()
+        if drop.any() and not drop.all():
+            dropped = sorted(set(scores.loc[drop, "task"].astype(str)))
+            notes.append(
+                f"lm-eval group row(s) left out ({', '.join(dropped)}): they average subtasks "
+                "that are analysed themselves; name a group with --task to analyse it"
+            )
+            scores = scores.loc[~drop]
+    selected, metrics = select_score_rows(scores, choice, ambiguous=ambiguous)
+    selected, n_summary = iteration_rows(selected)
+    if n_summary:
+        notes.append(
+            f"{n_summary} summary score(s) (e.g. EuroEval totals) left out: their per-iteration "
+            "replicates are analysed instead"
+        )
+    columns = ["model", "task", "language", "score", "seed", "replicate"]
+    frame = selected[[c for c in columns if c in selected.columns]].copy()
+    for column in ("seed", "replicate"):
+        if column in frame.columns:
+            frame[column] = frame[column].astype("Float64").fillna(-1.0).astype(float)
+    key = [c for c in ("model", "task", "language", "seed", "replicate") if c in frame.columns]
+    n_rows = len(frame)
+    frame = frame.groupby(key, as_index=False, sort=False)["score"].mean()
+    if len(frame) < n_rows:
+        notes.append(
+            "several datasets of one task and language: their scores are averaged per seed "
+            "and replicate"
+        )
+    for column in ("seed", "replicate"):
+        if column in frame.columns:
+            frame[column] = frame[column].astype(object).where(frame[column] != -1.0, None)
+    replicated = replicates_from_frame(frame.reset_index(drop=True), metric=_label(metrics))
+    return _annotate(replicated, metrics, notes)
+
+
+def _label(metrics: TaskMetrics | None) -> str | None:
+    if metrics is None:
+        return None
+    names = set(metrics.chosen.values())
+    return names.pop() if len(names) == 1 else None
+
+
+def _annotate(
+    replicated: ReplicatedScores, metrics: TaskMetrics | None, notes: Sequence[str]
+) -> ReplicatedScores:
+    if metrics is None:
+        return dataclasses.replace(replicated, notes=replicated.notes + tuple(notes))
+    line = metrics.note()
+    return dataclasses.replace(
+        replicated,
+        task_metrics=tuple(sorted(metrics.chosen.items())),
+        notes=replicated.notes + ((line,) if line else ()) + metrics.notes + tuple(notes),
+    )
+
+
+def replicates_from_table(
+    frame: pd.DataFrame, choice: MetricChoice, error: ErrorAt = row_error
+) -> ReplicatedScores:
+    """A tidy scores table (a file) analysed on each task's chosen metric."""
+    selected, metrics = select_score_rows(frame, choice)
+    positions = selected.index.to_numpy()
+
+    def located(message: str, position: int | None, field: str | None) -> InputError:
+        return error(message, None if position is None else int(positions[position]), field)
+
+    replicated = replicates_from_frame(
+        selected.reset_index(drop=True), metric=_label(metrics), error=located
+    )
+    return _annotate(replicated, metrics, ())
+
+
+# --- runs with per-example statistics ------------------------------------------------------
+
+
+def run_names(runs: pd.DataFrame) -> pd.Series:
+    """The metric name each run answers to for users: the harness's name, else the metric."""
+    names = []
+    for metric, meta in zip(runs["metric"], runs["model_metadata"], strict=True):
+        name = meta.get(SOURCE_KEY) if isinstance(meta, Mapping) else None
+        if not name and isinstance(meta, Mapping) and meta.get("lm_eval_metric"):
+            # stores imported before source_metric was recorded
+            base, _, filt = str(meta["lm_eval_metric"]).partition(",")
+            name = base if filt in ("", "none") else f"{base},{filt}"
+        names.append(_normalise(str(name or metric)))
+    return pd.Series(names, index=runs.index, dtype=object)
+
+
+def _runs_of(task_runs: pd.DataFrame, name: str) -> tuple[pd.DataFrame, bool]:
+    """Runs selected by ``name``: all runs of a registry metric (True), or of a harness name."""
+    by_metric = task_runs[task_runs["metric"] == name]
+    if not by_metric.empty:
+        return by_metric, True
+    return task_runs[task_runs["_name"] == name], False
+
+
+def replicates_from_runs(
+    store: Store,
+    choice: MetricChoice,
+    *,
+    models: Sequence[str] | None = None,
+    tasks: Sequence[str] | None = None,
+    languages: Sequence[str] | None = None,
+    n_replicates: int = 1000,
+    seed: int = 0,
+    configs: Mapping[str, str] | None = None,
+    ambiguous: Ambiguity = "error",
+) -> ReplicatedScores | None:
+    """Bootstrap the runs of each task's chosen metric; None when no run matches."""
+    runs = store.runs(models=models, tasks=tasks, languages=languages)
+    if configs is not None and not runs.empty:
+        runs = runs[in_configs(runs, configs)]
+    if runs.empty:
+        return None
+    runs = runs.assign(_name=run_names(runs))
+    run_tasks = set(runs["task"].astype(str))
+    scores = store.scores(models=models, tasks=tasks, languages=languages)
+    score_only = sorted(set(scores["task"].astype(str)) - run_tasks)
+    named = sorted(set(dict(choice.per_task)) & set(score_only))
+    if named:
+        raise InputError(
+            f"task(s) {', '.join(map(repr, named))} have aggregate scores only, which cannot be "
+            "analysed together with resampled runs; analyse them alone with --task",
+            field="metric",
+        )
+    accepted = {t: set(g["metric"]) | set(g["_name"]) for t, g in runs.groupby("task")}
+    if (
+        choice.metric is not None
+        and not any(choice.metric in names for names in accepted.values())
+        and not choice.per_task
+    ):
+        return None  # the metric exists as aggregate scores only
+    declared = {str(t): _declared(g["model_metadata"]) for t, g in runs.groupby("task")}
+    metrics = choose_metrics(
+        _by_task(runs, "_name"), declared, choice, accepted=accepted, ambiguous=ambiguous
+    )
+    notes: list[str] = []
+    if score_only:
+        notes.append(
+            f"task(s) with aggregate scores only left out ({', '.join(score_only)}): scores "
+            "without replicates cannot be mixed with resampled runs; analyse them alone with "
+            "--task"
+        )
+    matrices = []
+    for task, name in sorted(metrics.chosen.items()):
+        chosen, whole_metric = _runs_of(runs[runs["task"] == task], name)
+        for (dataset, language, metric), cell in chosen.groupby(
+            ["dataset", "language", "metric"], sort=True
+        ):
+            hashes = [None] if whole_metric else sorted(set(cell["config_hash"]))
+            for config_hash in hashes:
+                part = cell if config_hash is None else cell[cell["config_hash"] == config_hash]
+                matrices.append(
+                    systems_by_config(
+                        store.stats_matrix(
+                            str(dataset),
+                            str(task),
+                            str(language),
+                            str(metric),
+                            models=sorted(set(part["model"].astype(str))),
+                            config_hash=config_hash,
+                            configs=configs,
+                        )
+                    )
+                )
+    label = _label(metrics)
+    replicated = replicates_from_statistics(
+        matrices, label or "per-task metrics", n_replicates=n_replicates, seed=seed
+    )
+    return _annotate(dataclasses.replace(replicated, metric=label), metrics, notes)
+
+
+def replicates_from_store_selection(
+    store: Store,
+    choice: MetricChoice | str | Sequence[str] | None = None,
+    *,
+    models: Sequence[str] | None = None,
+    tasks: Sequence[str] | None = None,
+    languages: Sequence[str] | None = None,
+    n_replicates: int = 1000,
+    seed: int = 0,
+    configs: Mapping[str, str] | None = None,
+    ambiguous: Ambiguity = "error",
+) -> ReplicatedScores:
+    """Replicated scores of a store, each task on its chosen metric (module docstring).
+
+    Runs (per-example statistics) when the store holds runs of the chosen
+    metrics, else the scores table.
+    """
+    choice = MetricChoice.parse(choice)
+    replicated = replicates_from_runs(
+        store,
+        choice,
+        models=models,
+        tasks=tasks,
+        languages=languages,
+        n_replicates=n_replicates,
+        seed=seed,
+        configs=configs,
+        ambiguous=ambiguous,
+    )
+    if replicated is not None:
+        return replicated
+    scores = store.scores(models=models, tasks=tasks, languages=languages)
+    if scores.empty:
+        raise InputError(
+            "no stored runs or scores match the filters; see 'glotbench show' for what the "
+            "store holds"
+        )
+    return _scores_replicated(scores, choice, tasks, ambiguous)

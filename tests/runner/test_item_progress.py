@@ -1,0 +1,73 @@
+"""Item progress inside jobs: the runner hook, and the CLI's rich rows on stderr."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+from rich.progress import Progress, TextColumn
+
+import glotbench.cli as cli
+from glotbench.cli_progress import item_columns, rich_item_sink
+from glotbench.runner import progress as progress_mod
+
+
+def test_without_a_sink_the_hook_only_counts() -> None:
+    previous = progress_mod.set_item_sink(None)
+    try:
+        with progress_mod.item_progress("x", 5) as counter:
+            counter.advance(2)
+            counter.advance(3)
+        assert counter.done == 5 and counter.items_per_second > 0
+    finally:
+        progress_mod.set_item_sink(previous)
+
+
+def test_rich_item_rows_show_items_per_second(monkeypatch) -> None:
+    monkeypatch.setattr("glotbench.cli_progress.SHOW_AFTER", 0.0)
+    buffer = io.StringIO()
+    console = Console(file=buffer, force_terminal=True, width=120)
+    progress = Progress(
+        TextColumn("{task.description}"), *item_columns(), console=console, auto_refresh=False
+    )
+    bar = rich_item_sink(progress)("model generation", 10)
+    bar.advance(4)
+    task = progress.tasks[0]
+    assert task.visible and task.completed == 4 and task.total == 10
+    progress.start()
+    progress.refresh()
+    progress.stop()
+    assert "model generation" in buffer.getvalue() and "items/s" in buffer.getvalue()
+    bar.close()
+    assert not progress.tasks
+
+
+def test_rows_stay_hidden_for_short_jobs() -> None:
+    progress = Progress(*item_columns(), console=Console(file=io.StringIO()))
+    bar = rich_item_sink(progress)("quick", 3)
+    bar.advance(3)  # well under SHOW_AFTER seconds
+    assert not progress.tasks[0].visible
+    bar.close()
+
+
+def test_run_reporter_installs_the_sink_on_a_terminal_and_removes_it(monkeypatch) -> None:
+    buffer = io.StringIO()
+    monkeypatch.setattr(cli, "err_console", Console(file=buffer, force_terminal=True))
+    previous = progress_mod.set_item_sink(None)
+    try:
+        on_event, close = cli._run_reporter(False)
+        on_event("planned", None, {"pending": 2, "total": 2})
+        installed = progress_mod.set_item_sink(None)
+        assert installed is not None
+        progress_mod.set_item_sink(installed)
+        with progress_mod.item_progress("job", 4) as counter:
+            counter.advance(4)
+        close()
+        assert progress_mod.set_item_sink(None) is None  # restored on close
+        # --json / --quiet: no display, no sink
+        on_event, close = cli._run_reporter(True)
+        on_event("planned", None, {"pending": 2, "total": 2})
+        assert progress_mod.set_item_sink(None) is None
+        close()
+    finally:
+        progress_mod.set_item_sink(previous)
