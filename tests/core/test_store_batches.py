@@ -269,3 +269,26 @@ def test_kill_9_mid_batch_leaves_only_whole_batches(tmp_path: Path) -> None:
         result = store.write_run_batches(remaining)
         assert result.skipped == 48 and result.written == 72
         _consistent(store)
+
+
+def test_source_positions_travel_with_batched_runs(tmp_path: Path) -> None:
+    runs = _runs(n_models=2, n_languages=2)
+    positions = [list(range(len(ids)))[::-1] for _, ids, _ in runs]
+    with Store.open(tmp_path / "one.duckdb") as one:
+        for (record, ids, stats), pos in zip(runs, positions, strict=True):
+            one.write_run(record, ids, stats, source_positions=pos)
+        expected = _contents(one)
+    with Store.open(tmp_path / "batched.duckdb") as batched:
+        items = [(*run, pos) for run, pos in zip(runs, positions, strict=True)]
+        assert batched.write_run_batches(items, batch_runs=3).written == len(runs)
+        assert _contents(batched) == expected
+    with Store.open(tmp_path / "job.duckdb") as job:
+        assert job.write_runs(runs, source_positions=positions) == len(runs)
+        assert _contents(job) == expected
+        stored = job.connection.execute(
+            "SELECT source_position FROM example_stats WHERE run_id = ? ORDER BY position",
+            [runs[0][0].run_id],
+        ).fetchall()
+        assert [r[0] for r in stored] == positions[0]
+        with pytest.raises(InputError, match="more than one example"):
+            job.write_run_batches([(*runs[0], [0] * len(runs[0][1]))], replace=True)
