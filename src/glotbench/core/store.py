@@ -15,6 +15,10 @@ Guarantees:
 * a run is written in **one transaction** together with all its example
   statistics (:meth:`Store.write_run`): a crash or ``SIGKILL`` never leaves a
   half-written run, and a run is *complete* exactly when its ``runs`` row exists;
+* many runs are written in transactions of whole runs
+  (:meth:`Store.write_run_batches`): per batch one Arrow insert per table and
+  one anti-join of the incoming run ids against ``runs``, so a run never spans
+  two transactions and the guarantee above holds for every batch;
 * a repeated run (same key, hence same ``run_id``) is skipped, so a re-run or
   a re-import resumes where it stopped;
 * ``replace=True`` (``glotbench run --force``) deletes the stored run and writes
