@@ -12,6 +12,9 @@ For reference, step 1 is also run the naive way — a Python loop over
 replicates that re-draws example indices and recomputes every run's score —
 on the first ``--naive-languages`` languages, and the ratio is printed.
 
+Wall-clock and CPU seconds are printed per step (CPU time depends much less
+on other load on a shared machine), with the load average.
+
 Run: PYTHONPATH=src python benchmarks/bench_replication_analysis.py
          [--replicates 1000] [--draws 10000]
 """
@@ -24,6 +27,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+from _common import load_average
 
 from glotbench.analysis.compare import compare_models
 from glotbench.analysis.draws import DrawSettings
@@ -83,6 +87,24 @@ def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+class Clock:
+    """Wall-clock and CPU seconds of consecutive steps."""
+
+    def __init__(self) -> None:
+        self.steps: dict[str, tuple[float, float]] = {}
+        self._start = (time.perf_counter(), cpu_seconds())
+
+    def lap(self, step: str) -> None:
+        now = (time.perf_counter(), cpu_seconds())
+        self.steps[step] = (now[0] - self._start[0], now[1] - self._start[1])
+        self._start = (time.perf_counter(), cpu_seconds())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -104,25 +126,25 @@ def main() -> None:
         f"{args.examples} examples; B = {args.replicates} per seed; R = {args.draws} draws"
     )
     print(f"peak RSS after simulating the data: {peak_rss_mib():.0f} MiB")
-    timings = {}
-    start = time.perf_counter()
+    print(f"load average at the start: {load_average()}")
+    clock = Clock()
     replicated = replicates_from_statistics(cells, "accuracy", n_replicates=args.replicates)
-    timings["bootstrap all runs (engine)"] = time.perf_counter() - start
-    start = time.perf_counter()
+    clock.lap("bootstrap all runs (engine)")
     variance = variance_components(components(replicated))
-    timings["variance components"] = time.perf_counter() - start
-    start = time.perf_counter()
+    clock.lap("variance components")
     comparison = compare_models(
         replicated, DrawSettings(n_draws=args.draws), aggregators=("mean", "median")
     )
-    timings["compare, 190 pairs × 2 aggregators"] = time.perf_counter() - start
-    start = time.perf_counter()
+    clock.lap("compare, 190 pairs × 2 aggregators")
     ranks = rank_models(replicated, DrawSettings(n_draws=args.draws, languages="with"))
-    timings["ranks, 3 aggregators, languages resampled"] = time.perf_counter() - start
-    total = sum(timings.values())
-    for step, seconds in timings.items():
-        print(f"  {step:<45s} {seconds:8.2f} s")
-    print(f"  {'total':<45s} {total:8.2f} s")
+    clock.lap("ranks, 3 aggregators, languages resampled")
+    print(f"  {'step':<45s} {'wall':>8s}   {'CPU':>8s}")
+    for step, (wall, cpu) in clock.steps.items():
+        print(f"  {step:<45s} {wall:8.2f} s {cpu:8.2f} s")
+    wall_total = sum(w for w, _ in clock.steps.values())
+    cpu_total = sum(c for _, c in clock.steps.values())
+    print(f"  {'total':<45s} {wall_total:8.2f} s {cpu_total:8.2f} s")
+    print(f"load average at the end: {load_average()}")
     print(
         f"replicate array: {replicated.values.nbytes / 2**20:.0f} MiB; "
         f"peak RSS: {peak_rss_mib():.0f} MiB"
@@ -135,6 +157,8 @@ def main() -> None:
         f"rank rows sum to {ranks.distribution.filter(like='rank_').sum(axis=1).round(6).unique()}"
     )
     subset = cells[: args.naive_languages]
+    if not subset:
+        return
     naive = naive_bootstrap(subset, args.replicates, seed=1)
     start = time.perf_counter()
     replicates_from_statistics(subset, "accuracy", n_replicates=args.replicates)

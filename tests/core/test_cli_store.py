@@ -208,25 +208,28 @@ def test_sigkill_during_examples_import_leaves_only_complete_runs_and_rerun_comp
 def test_ctrl_c_during_examples_import_explains_how_to_resume(
     tmp_path: Path, cli: Callable[..., CliResult], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from glotbench.core import store as store_module
     from glotbench.core.store import Store as StoreClass
 
     path = tmp_path / "e.csv"
     examples_frame(models=("a", "b", "c"), n=4).to_csv(path, index=False)
     store = tmp_path / "s.duckdb"
-    original = StoreClass.write_run
+    original = StoreClass._insert_batch
     calls = {"n": 0}
 
-    def interrupted(self, run, ids, stats):  # type: ignore[no-untyped-def]
+    def interrupted(self, con, runs):  # type: ignore[no-untyped-def]
         calls["n"] += 1
-        if calls["n"] == 2:
+        if calls["n"] == 2:  # Ctrl-C while the second batch is written
             raise KeyboardInterrupt
-        return original(self, run, ids, stats)
+        return original(self, con, runs)
 
-    monkeypatch.setattr(StoreClass, "write_run", interrupted)
+    # batches of 1 run, then 2: the first run is committed before the interruption
+    monkeypatch.setattr(store_module, "FIRST_BATCH_RUNS", 1)
+    monkeypatch.setattr(StoreClass, "_insert_batch", interrupted)
     result = cli("import", "examples", path, "--store", store)
     assert result.exit_code == 130
     assert "run the same command again to resume" in result.err
-    monkeypatch.setattr(StoreClass, "write_run", original)
+    monkeypatch.setattr(StoreClass, "_insert_batch", original)
     assert "interrupted import" in cli("show", "--store", store).out
     result = cli("import", "examples", path, "--store", store, "--json")
     payload = json.loads(result.stdout)

@@ -12,6 +12,7 @@ import pytest
 
 from glotbench import api
 from glotbench.core import Store
+from glotbench.core import store as store_module
 from glotbench.core.store import Store as StoreClass
 from glotbench.errors import InputError
 from glotbench.metrics import get_metric
@@ -352,19 +353,21 @@ def test_interrupted_import_resumes(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     path = tmp_path / "e.csv"
     frame.to_csv(path, index=False)
     store = tmp_path / "s.duckdb"
-    original = StoreClass.write_run
+    original = StoreClass._insert_batch
     calls = {"n": 0}
 
-    def flaky(self: StoreClass, run, ids, stats):  # type: ignore[no-untyped-def]
+    def flaky(self: StoreClass, con, runs):  # type: ignore[no-untyped-def]
         calls["n"] += 1
-        if calls["n"] == 4:
-            raise KeyboardInterrupt  # Ctrl-C in the middle of the fourth run
-        return original(self, run, ids, stats)
+        if calls["n"] == 3:
+            raise KeyboardInterrupt  # Ctrl-C while the third batch (runs 4-7) is written
+        return original(self, con, runs)
 
-    monkeypatch.setattr(StoreClass, "write_run", flaky)
+    # batches of 1, 2, 4, ... runs: 3 runs are committed before the interruption
+    monkeypatch.setattr(store_module, "FIRST_BATCH_RUNS", 1)
+    monkeypatch.setattr(StoreClass, "_insert_batch", flaky)
     with pytest.raises(KeyboardInterrupt):
         api.import_examples(path, store=store)
-    monkeypatch.setattr(StoreClass, "write_run", original)
+    monkeypatch.setattr(StoreClass, "_insert_batch", original)
 
     with Store.open(store, read_only=True) as s:
         summary = s.summary()

@@ -121,10 +121,10 @@ def test_failed_write_keeps_the_failure_open(tmp_path: Path, monkeypatch) -> Non
     with Store.open(tmp_path / "s.duckdb") as store:
         fid = _fail(store)
 
-        def broken(self: Store, con: Any, run: Any) -> None:
+        def broken(self: Store, con: Any, runs: Any) -> None:
             raise RuntimeError("disk on fire")
 
-        monkeypatch.setattr(Store, "_insert_prepared", broken)
+        monkeypatch.setattr(Store, "_insert_batch", broken)
         with pytest.raises(RuntimeError, match="disk on fire"):
             store.write_run(_record(), ["e1"], _stats([1]))
         assert store.failures()["failure_id"].tolist() == [fid]
@@ -152,14 +152,17 @@ def test_replace_is_one_transaction(tmp_path: Path, monkeypatch) -> None:
 
         calls: list[str] = []
 
-        def crash_after_delete(self: Store, con: Any, run: Any) -> None:
-            calls.append(run.run_id)
-            # the old rows are gone inside the transaction when the insert starts
-            assert not con.execute("SELECT 1 FROM runs WHERE run_id = ?", [run.run_id]).fetchall()
+        def crash_after_delete(self: Store, con: Any, runs: Any) -> None:
+            calls.append([run.run_id for run in runs])
+            # the old rows are gone inside the transaction when the (batch) insert starts
+            for run in runs:
+                assert not con.execute(
+                    "SELECT 1 FROM runs WHERE run_id = ?", [run.run_id]
+                ).fetchall()
             raise RuntimeError("killed between delete and insert")
 
         with monkeypatch.context() as patch:
-            patch.setattr(Store, "_insert_prepared", crash_after_delete)
+            patch.setattr(Store, "_insert_batch", crash_after_delete)
             with pytest.raises(RuntimeError, match="between delete and insert"):
                 store.write_run(_record(), ["e1", "e2"], _stats([0, 0]), replace=True)
             with pytest.raises(RuntimeError, match="between delete and insert"):
@@ -170,19 +173,20 @@ def test_replace_is_one_transaction(tmp_path: Path, monkeypatch) -> None:
                     ],
                     replace=True,
                 )
-        assert len(calls) == 2
+        assert [len(c) for c in calls] == [1, 2]  # write_run, then one batch of two runs
         assert _contents(store) == before
 
-        # the second of two runs fails after the first was replaced: both stay old
-        original = Store._insert_prepared
+        # both new runs are inserted, then the process fails before the commit:
+        # both stay old
+        original = Store._insert_batch
 
-        def crash_on_second(self: Store, con: Any, run: Any) -> None:
-            if "f1_macro" in run.description:
-                raise RuntimeError("second run failed")
-            original(self, con, run)
+        def crash_on_second(self: Store, con: Any, runs: Any) -> None:
+            original(self, con, runs)
+            assert con.execute("SELECT count(*) FROM example_stats").fetchall() == [(4,)]
+            raise RuntimeError("second run failed")
 
         with monkeypatch.context() as patch:
-            patch.setattr(Store, "_insert_prepared", crash_on_second)
+            patch.setattr(Store, "_insert_batch", crash_on_second)
             with pytest.raises(RuntimeError, match="second run failed"):
                 store.write_runs(
                     [

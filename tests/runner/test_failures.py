@@ -147,11 +147,11 @@ def test_force_replacement_interrupted_between_delete_and_insert(
     with Store.open(store, read_only=True) as handle:
         rows_before = handle.connection.execute("SELECT count(*) FROM example_stats").fetchall()
 
-    def crash(self: Store, con: Any, run: Any) -> None:
+    def crash(self: Store, con: Any, runs: Any) -> None:
         raise KeyboardInterrupt  # e.g. Ctrl-C after the old runs were deleted
 
     with monkeypatch.context() as patch:
-        patch.setattr(Store, "_insert_prepared", crash)
+        patch.setattr(Store, "_insert_batch", crash)
         with pytest.raises(KeyboardInterrupt):
             api.run_benchmark(suite, store=store, models=["lr"], force=True)
     assert store_digests(store) == before

@@ -251,6 +251,7 @@ def replicates_from_statistics(
         {Unit(str(c.task), str(c.language)) for c in cells}, key=lambda u: (u.task, u.language)
     )
     unit_index = {u: i for i, u in enumerate(units)}
+    model_position = {m: i for i, m in enumerate(model_names)}
     max_seeds = max(max(Counter(cell.models).values()) for cell in cells)
     totals = np.zeros((len(model_names), len(units), max_seeds, n_replicates))
     counts = np.zeros((len(model_names), len(units), max_seeds))
@@ -259,15 +260,20 @@ def replicates_from_statistics(
         reps = replicate_scores(
             cell.stats, cell.get_metric(), n_resamples=n_replicates, seed=unit_seed(seed, unit)
         )  # (B, runs), paired across all models and seeds of the cell
+        # run j is the s-th seed of its model; (model, seed) pairs are unique within a
+        # cell, so one fancy-indexed add places every run's replicates
         position: Counter[str] = Counter()
-        for j, model in enumerate(cell.models):
-            m, s = model_names.index(model), position[model]
+        m_index, s_index = [], []
+        for model in cell.models:
+            m_index.append(model_position[model])
+            s_index.append(position[model])
             position[model] += 1
-            totals[m, unit_index[unit], s] += reps[:, j]
-            counts[m, unit_index[unit], s] += 1
-    values = np.full_like(totals, np.nan)
-    np.divide(totals, counts[..., None], out=values, where=counts[..., None] > 0)
-    return ReplicatedScores(tuple(model_names), tuple(units), values, "examples", metric)
+        u = unit_index[unit]
+        totals[m_index, u, s_index] += reps.T
+        counts[m_index, u, s_index] += 1
+    with np.errstate(invalid="ignore"):  # 0 / 0 = NaN where a model lacks a seed
+        totals /= counts[..., None]
+    return ReplicatedScores(tuple(model_names), tuple(units), totals, "examples", metric)
 
 
 def replicates_from_store(

@@ -4,9 +4,10 @@
   with the same content (SHA-256) is a no-op; rows already stored with the same
   values are skipped; a stored key with a different value is an error naming
   the line, the field and the stored value.
-* :func:`import_examples_file` — one transaction per run. Runs already
-  complete are skipped, so an interrupted import (Ctrl-C, ``SIGKILL``, a power
-  cut) is completed by running the same command again.
+* :func:`import_examples_file` — one transaction per batch of whole runs
+  (``Store.write_run_batches``). Runs already complete are skipped, so an
+  interrupted import (Ctrl-C, ``SIGKILL``, a power cut) is completed by
+  running the same command again.
 
 A validation error leaves the store exactly as it was: nothing is written
 before the whole file has been read and checked.
@@ -226,11 +227,11 @@ def import_examples_file(
     labels: Sequence[str] | None = None,
     progress: Progress | None = None,
 ) -> ImportResult:
-    """Validate a tidy per-example file, then write each run in its own transaction.
+    """Validate a tidy per-example file, then write its runs in batches of whole runs.
 
     ``labels`` fixes the label set of metrics that need one (macro-F1, MCC...);
     without it the labels are read from the statistic column names
-    (``tp[LABEL]``...). ``progress(done, total)`` is called after each run.
+    (``tp[LABEL]``...). ``progress(done, total)`` is called after each batch.
     """
     t0 = time.perf_counter()
     p = _checked_path(path)
@@ -277,16 +278,12 @@ def import_examples_file(
     total = len(to_write)
     if progress is not None:
         progress(0, total)
-    for i, run in enumerate(to_write, start=1):
+    for run in to_write:
         run.record.import_id = import_id
-        if run.source_positions is None:
-            store.write_run(run.record, run.example_ids, run.stats)
-        else:
-            store.write_run(
-                run.record, run.example_ids, run.stats, source_positions=run.source_positions
-            )
-        if progress is not None:
-            progress(i, total)
+    store.write_run_batches(
+        ((run.record, run.example_ids, run.stats, run.source_positions) for run in to_write),
+        progress=None if progress is None else (lambda done: progress(done, total)),
+    )
     added = store.count_runs_of_import(import_id)
     store.complete_import(import_id, added)
     skipped = len(data.runs) - total

@@ -15,6 +15,10 @@ Guarantees:
 * a run is written in **one transaction** together with all its example
   statistics (:meth:`Store.write_run`): a crash or ``SIGKILL`` never leaves a
   half-written run, and a run is *complete* exactly when its ``runs`` row exists;
+* many runs are written in transactions of whole runs
+  (:meth:`Store.write_run_batches`): per batch one Arrow insert per table and
+  one anti-join of the incoming run ids against ``runs``, so a run never spans
+  two transactions and the guarantee above holds for every batch;
 * a repeated run (same key, hence same ``run_id``) is skipped, so a re-run or
   a re-import resumes where it stopped;
 * ``replace=True`` (``glotbench run --force``) deletes the stored run and writes
@@ -29,7 +33,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +44,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from glotbench.core.schema import (
     SCHEMA_VERSION,
@@ -58,6 +63,11 @@ if TYPE_CHECKING:
     from glotbench.core.ingest import ImportResult
 
 Filter = str | int | Sequence[str] | Sequence[int] | None
+#: A run to write: (record, example ids, n × k statistics[, source positions])
+RunItem = (
+    tuple[RunRecord, Sequence[Any] | np.ndarray, npt.ArrayLike]
+    | tuple[RunRecord, Sequence[Any] | np.ndarray, npt.ArrayLike, npt.ArrayLike | None]
+)
 ExportTable = Literal["runs", "examples", "scores", "imports", "meta", "all"]
 EXPORT_TABLES: tuple[str, ...] = ("runs", "examples", "scores", "imports", "meta")
 
@@ -206,6 +216,29 @@ _IMPORT_COLUMNS = (
 _FORMULA_START = "^[=+@\t\r'-]"
 
 _EXAMPLE_COLUMNS = ("run_id", "position", "example_id", "stats", "source_position")
+
+#: Arrow types of the ``runs`` columns as :meth:`Store._prepare_run` builds them
+#: (JSON columns travel as text; DuckDB casts them on insert)
+_RUN_ARROW_TYPES: dict[str, pa.DataType] = {
+    "seed": pa.int64(),
+    "metric_config": pa.string(),
+    "stat_names": pa.list_(pa.string()),
+    "n_examples": pa.int64(),
+    "model_metadata": pa.string(),
+    "seconds": pa.float64(),
+    "examples_per_second": pa.float64(),
+    "created_at": pa.timestamp("us"),
+}
+
+#: runs in the first transaction of :meth:`Store.write_run_batches`; each next
+#: batch doubles, up to ``batch_runs``, so the first runs are committed (and
+#: reported) at once and large imports still pay few commits
+FIRST_BATCH_RUNS = 16
+#: most runs per transaction of :meth:`Store.write_run_batches` (by default)
+BATCH_RUNS = 2_000
+#: example rows per transaction of :meth:`Store.write_run_batches`; bounds the
+#: memory of one batch's Arrow tables (about 50 bytes a row with k = 2)
+BATCH_ROWS = 2_000_000
 
 #: relative tolerance under which a re-imported score equals the stored one
 SCORE_RTOL = 1e-9
@@ -421,13 +454,133 @@ class StoreSummary:
 
 @dataclass
 class _PreparedRun:
-    """A validated run, ready to insert (:meth:`Store._prepare_run`)."""
+    """A validated run, ready to insert (:meth:`Store._prepare_run`).
+
+    ``row`` holds the ``runs`` columns in :data:`_RUN_COLUMNS` order;
+    ``examples`` the run's ``example_stats`` columns except ``run_id``.
+    """
 
     run_id: str
     description: str
-    failure_key: tuple[str, str, int | None, str]  # model, dataset, seed, config_hash
     row: list[Any]
     examples: pa.Table
+
+    @property
+    def n_examples(self) -> int:
+        return int(self.examples.num_rows)
+
+
+@dataclass
+class BatchWrite:
+    """What :meth:`Store.write_run_batches` wrote."""
+
+    run_ids: list[str] = field(default_factory=list)
+    examples: int = 0
+    skipped: int = 0
+    batches: int = 0
+
+    @property
+    def written(self) -> int:
+        return len(self.run_ids)
+
+    def add(self, runs: Sequence[_PreparedRun], *, skipped: int) -> None:
+        self.run_ids.extend(r.run_id for r in runs)
+        self.examples += sum(r.n_examples for r in runs)
+        self.skipped += skipped
+        self.batches += 1
+
+
+def _id_strings(example_ids: Sequence[Any] | np.ndarray) -> tuple[list[str], pa.Array]:
+    """Example ids as a list of ``str`` (non-strings converted with ``str``) and as Arrow.
+
+    The common case — all ids already strings — converts in C (no Python loop).
+    """
+    raw = example_ids.tolist() if isinstance(example_ids, np.ndarray) else list(example_ids)
+    try:
+        arr = pa.array(raw)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        arr = None
+    if arr is None or arr.type != pa.string() or arr.null_count:
+        raw = [e if isinstance(e, str) else str(e) for e in raw]
+        arr = pa.array(raw, type=pa.string())
+    return raw, arr
+
+
+def _has_blank(ids: list[str]) -> bool:
+    """Whether an id is empty or whitespace only (``not id.strip()``), looping in C."""
+    return not all(map(str.strip, ids))
+
+
+def _example_columns(
+    ids: pa.Array, matrix: npt.NDArray[np.float64], source_position: pa.Array
+) -> pa.Table:
+    """A run's ``example_stats`` columns except ``run_id`` (inserted by name)."""
+    return pa.table(
+        {
+            "position": pa.array(np.arange(len(ids), dtype=np.int32)),
+            "example_id": ids,
+            "stats": _list_array(matrix),
+            "source_position": source_position,
+        }
+    )
+
+
+def _with_positions(
+    runs: Iterable[tuple[Any, ...]], source_positions: Sequence[npt.ArrayLike | None] | None
+) -> list[tuple[Any, ...]]:
+    """Runs as (record, ids, stats, source_positions) tuples.
+
+    A run is given as (record, ids, stats) or with its source positions as a
+    fourth item; ``source_positions`` (one entry per run) fills them in instead.
+    """
+    items = [tuple(item) for item in runs]
+    if source_positions is None:
+        return [item if len(item) == 4 else (*item, None) for item in items]
+    positions = list(source_positions)
+    if len(positions) != len(items):
+        raise InputError(f"{len(positions)} source_positions entries for {len(items)} runs")
+    return [(*item[:3], pos) for item, pos in zip(items, positions, strict=True)]
+
+
+def _batch_examples(runs: Sequence[_PreparedRun]) -> pa.Table:
+    """The ``example_stats`` rows of a batch of runs, in run order, as one Arrow table."""
+    body = pa.concat_tables([r.examples for r in runs]).combine_chunks()  # one chunk: fast scan
+    owner = np.repeat(np.arange(len(runs), dtype=np.int32), [r.n_examples for r in runs])
+    run_ids = pa.DictionaryArray.from_arrays(
+        pa.array(owner), pa.array([r.run_id for r in runs], type=pa.string())
+    )  # DuckDB stores it as VARCHAR; no string per row is built in Python
+    return body.add_column(0, "run_id", run_ids)
+
+
+def _batch_runs(runs: Sequence[_PreparedRun]) -> pa.Table:
+    """The ``runs`` rows of a batch as one Arrow table (columns in table order)."""
+    columns = list(zip(*(r.row for r in runs), strict=True))
+    return pa.table(
+        {
+            name: pa.array(values, type=_RUN_ARROW_TYPES.get(name, pa.string()))
+            for name, values in zip(_RUN_COLUMNS, columns, strict=True)
+        }
+    )
+
+
+def _check_unique(runs: Sequence[_PreparedRun], seen: set[str]) -> None:
+    """Refuse a run given twice (within ``runs`` or already in ``seen``); extends ``seen``."""
+    for item in runs:
+        if item.run_id in seen:
+            raise InputError(f"run ({item.description}) is given more than once")
+        seen.add(item.run_id)
+
+
+@contextmanager
+def _registered(con: duckdb.DuckDBPyConnection, prefix: str, table: pa.Table) -> Iterator[str]:
+    """Register an Arrow table as a uniquely named view for the duration of the block."""
+    view = f"{prefix}_{uuid.uuid4().hex[:8]}"
+    con.register(view, table)
+    try:
+        yield view
+    finally:
+        with suppress(duckdb.Error):
+            con.unregister(view)
 
 
 @dataclass
@@ -695,16 +848,11 @@ class Store:
         Storing the run marks open :meth:`failures` of its (model, dataset,
         seed, config_hash) resolved, in the same transaction.
         """
-        prepared = self._prepare_run(run, example_ids, stats, source_positions)
-        with self.transaction() as con:
-            written = self._store_prepared(con, prepared, replace=replace)
-            if written:
-                self._resolve_failures_of(con, [prepared])
-        return written
+        return self.write_runs([(run, example_ids, stats, source_positions)], replace=replace) == 1
 
     def write_runs(
         self,
-        runs: Iterable[tuple[RunRecord, Sequence[Any] | np.ndarray, npt.ArrayLike]],
+        runs: Iterable[RunItem],
         *,
         replace: bool = False,
         source_positions: Sequence[npt.ArrayLike | None] | None = None,
@@ -721,26 +869,72 @@ class Store:
         :meth:`failures` of the (model, dataset, seed, config_hash) of the
         written runs are marked resolved in that transaction too. Returns the
         number of runs written (new or replaced).
+
+        The runs are written as one batch (:meth:`_write_batch`): one Arrow
+        insert per table, whatever their number.
         """
-        runs = list(runs)
-        positions = list(source_positions) if source_positions is not None else [None] * len(runs)
-        if len(positions) != len(runs):
-            raise InputError(f"{len(positions)} source_positions entries for {len(runs)} runs")
-        prepared = [
-            self._prepare_run(run, ids, stats, pos)
-            for (run, ids, stats), pos in zip(runs, positions, strict=True)
-        ]
-        seen: set[str] = set()
-        for item in prepared:
-            if item.run_id in seen:
-                raise InputError(f"run ({item.description}) is given more than once")
-            seen.add(item.run_id)
+        prepared = [self._prepare_run(*item) for item in _with_positions(runs, source_positions)]
+        _check_unique(prepared, set())
         if not prepared:
             return 0
         with self.transaction() as con:
-            done = [item for item in prepared if self._store_prepared(con, item, replace=replace)]
-            self._resolve_failures_of(con, done)
+            done = self._write_batch(con, prepared, replace=replace)
         return len(done)
+
+    def write_run_batches(
+        self,
+        runs: Iterable[RunItem],
+        *,
+        replace: bool = False,
+        batch_runs: int = BATCH_RUNS,
+        batch_rows: int = BATCH_ROWS,
+        progress: Callable[[int], None] | None = None,
+    ) -> BatchWrite:
+        """Store many runs (an import), one transaction per batch of whole runs.
+
+        A run is (record, example ids, statistics) as in :meth:`write_run`,
+        optionally with its source positions as a fourth item. ``runs`` is
+        consumed lazily: a batch closes when it holds
+        ``batch_runs`` runs (the first :data:`FIRST_BATCH_RUNS`, doubling from
+        batch to batch up to ``batch_runs``) or ``batch_rows`` example rows, is validated
+        (every run as in :meth:`write_run`) and written in one transaction
+        with one Arrow insert per table, the already-stored check being one
+        anti-join against the batch's run ids. A run therefore never spans
+        two transactions: an error, Ctrl-C or ``kill -9`` loses at most the
+        batch being written, never part of a run, and repeating the call
+        writes what is missing. Batches committed before an invalid run
+        (or a run given twice) stay stored. ``progress(done)`` is called after
+        every batch with the number of runs handled so far (written or skipped).
+        """
+        if batch_runs < 1 or batch_rows < 1:
+            raise ValueError("batch_runs and batch_rows must be at least 1")
+        result = BatchWrite()
+        seen: set[str] = set()
+        batch: list[_PreparedRun] = []
+        rows = 0
+        handled = 0
+        limit = min(FIRST_BATCH_RUNS, batch_runs)
+
+        def flush() -> None:
+            nonlocal batch, rows, handled, limit
+            with self.transaction() as con:
+                done = self._write_batch(con, batch, replace=replace)
+            result.add(done, skipped=len(batch) - len(done))
+            handled += len(batch)
+            batch, rows, limit = [], 0, min(2 * limit, batch_runs)
+            if progress is not None:
+                progress(handled)
+
+        for item in runs:
+            prepared = self._prepare_run(*item)  # a fourth item: the source positions
+            _check_unique([prepared], seen)
+            batch.append(prepared)
+            rows += prepared.n_examples
+            if len(batch) >= limit or rows >= batch_rows:
+                flush()
+        if batch:
+            flush()
+        return result
 
     def _prepare_run(
         self,
@@ -750,45 +944,40 @@ class Store:
         source_positions: npt.ArrayLike | None = None,
     ) -> _PreparedRun:
         """Validate a run and build its rows (nothing is written)."""
-        ids = np.asarray([e if isinstance(e, str) else str(e) for e in example_ids], dtype=object)
+        id_list, ids = _id_strings(example_ids)
+        n = len(id_list)
         matrix = np.asarray(stats, dtype=np.float64)
         k = len(run.stat_names)
         where = f"run ({run.describe()})"
-        if matrix.ndim != 2 or matrix.shape != (ids.size, k):
+        if matrix.ndim != 2 or matrix.shape != (n, k):
             raise InputError(
-                f"{where}: statistics must be an (n × k) = ({ids.size} × {k}) matrix "
+                f"{where}: statistics must be an (n × k) = ({n} × {k}) matrix "
                 f"(one row per example id, one column per stat name), got shape {matrix.shape}"
             )
-        if ids.size == 0:
+        if n == 0:
             raise InputError(f"{where}: a run needs at least one example")
-        if run.n_examples is not None and run.n_examples != ids.size:
-            raise InputError(
-                f"{where}: n_examples is {run.n_examples} but {ids.size} examples were given"
-            )
-        id_index = pd.Index(ids)
-        if (id_index.str.strip() == "").any():
+        if run.n_examples is not None and run.n_examples != n:
+            raise InputError(f"{where}: n_examples is {run.n_examples} but {n} examples were given")
+        if _has_blank(id_list):
             raise InputError(f"{where}: example ids must not be empty")
-        if not id_index.is_unique:
-            dup = id_index[id_index.duplicated()][0]
+        if len(set(id_list)) != n:
+            index = pd.Index(id_list)
+            dup = index[index.duplicated()][0]
             raise InputError(f"{where}: example id {dup!r} occurs more than once")
-        if not np.isfinite(matrix).all():
-            bad = int(np.flatnonzero(~np.isfinite(matrix).all(axis=1))[0])
+        finite = np.isfinite(matrix)
+        if not finite.all():
+            bad = int(np.flatnonzero(~finite.all(axis=1))[0])
             raise InputError(
-                f"{where}: statistics of example {ids[bad]!r} are not finite: "
+                f"{where}: statistics of example {id_list[bad]!r} are not finite: "
                 f"{matrix[bad].tolist()}"
             )
-        source = _source_position_array(source_positions, ids, where)
-        digest = stats_digest(ids, matrix, tuple(run.stat_names))
-        run_id = run.run_id
-        examples = pa.table(
-            {
-                "run_id": pa.array(np.full(ids.size, run_id, dtype=object), type=pa.string()),
-                "position": pa.array(np.arange(ids.size, dtype=np.int32)),
-                "example_id": pa.array(ids, type=pa.string()),
-                "stats": _list_array(matrix),
-                "source_position": source,
-            }
+        source = (
+            pa.nulls(n, type=pa.int64())
+            if source_positions is None
+            else _source_position_array(source_positions, np.asarray(id_list, dtype=object), where)
         )
+        digest = stats_digest(id_list, matrix, tuple(run.stat_names))
+        run_id = run.run_id
         row = [
             run_id,
             run.model,
@@ -800,7 +989,7 @@ class Store:
             run.metric,
             json.dumps(run.metric_config, ensure_ascii=False, default=str),
             list(run.stat_names),
-            int(ids.size),
+            n,
             json.dumps(run.model_metadata, ensure_ascii=False, default=str),
             run.seconds,
             run.examples_per_second,
@@ -812,39 +1001,61 @@ class Store:
         return _PreparedRun(
             run_id=run_id,
             description=run.describe(),
-            failure_key=(run.model, run.dataset, run.seed, run.config_hash),
             row=row,
-            examples=examples,
+            examples=_example_columns(ids, matrix, source),
         )
 
-    def _store_prepared(
-        self, con: duckdb.DuckDBPyConnection, run: _PreparedRun, *, replace: bool
-    ) -> bool:
-        """Skip, or (``replace``) delete, a stored run, then insert it.
+    def _write_batch(
+        self, con: duckdb.DuckDBPyConnection, runs: Sequence[_PreparedRun], *, replace: bool
+    ) -> list[_PreparedRun]:
+        """Skip, or (``replace``) delete, the stored runs of a batch, then insert the batch.
 
-        The caller holds the transaction.
+        The caller holds the transaction. Which runs are stored already is one
+        anti-join of the batch's run ids (a registered Arrow table) against
+        ``runs``; with ``replace`` the stored ones are deleted instead. Returns
+        the runs written.
         """
-        if _first(con.execute("SELECT 1 FROM runs WHERE run_id = ?", [run.run_id]).fetchall()):
-            if not replace:
-                return False
-            con.execute("DELETE FROM example_stats WHERE run_id = ?", [run.run_id])
-            con.execute("DELETE FROM runs WHERE run_id = ?", [run.run_id])
-        self._insert_prepared(con, run)
-        return True
-
-    def _insert_prepared(self, con: duckdb.DuckDBPyConnection, run: _PreparedRun) -> None:
-        """Insert a run's example statistics and its ``runs`` row (caller holds the transaction)."""
-        view = f"_incoming_stats_{uuid.uuid4().hex[:8]}"
-        con.register(view, run.examples)
-        try:
-            con.execute(f"INSERT INTO example_stats SELECT * FROM {view}")
-        finally:
-            con.unregister(view)
-        con.execute(
-            f"INSERT INTO runs ({', '.join(_RUN_COLUMNS)}) VALUES "
-            f"({', '.join('?' for _ in _RUN_COLUMNS)})",
-            run.row,
+        if not runs:
+            return []
+        keys = pa.table(
+            {
+                "run_id": pa.array([r.run_id for r in runs], type=pa.string()),
+                "ordinal": pa.array(np.arange(len(runs), dtype=np.int64)),
+            }
         )
+        with _registered(con, "_incoming_keys", keys) as view:
+            if replace:
+                con.execute(
+                    f"DELETE FROM example_stats WHERE run_id IN (SELECT run_id FROM {view})"
+                )
+                con.execute(f"DELETE FROM runs WHERE run_id IN (SELECT run_id FROM {view})")
+                todo = list(runs)
+            else:
+                new = con.execute(
+                    f"SELECT i.ordinal FROM {view} i ANTI JOIN runs r ON r.run_id = i.run_id "
+                    "ORDER BY i.ordinal"
+                ).fetchall()
+                todo = [runs[int(row[0])] for row in new]
+        if todo:
+            self._insert_batch(con, todo)
+        return todo
+
+    def _insert_batch(self, con: duckdb.DuckDBPyConnection, runs: Sequence[_PreparedRun]) -> None:
+        """Insert runs' example statistics and ``runs`` rows: one Arrow insert per table.
+
+        The caller holds the transaction. Every column of the examples tables
+        is inserted by name, so a new ``example_stats`` column needs only the
+        DDL and :func:`_example_columns`. Open failures of the runs' (model,
+        dataset, seed, config_hash) are resolved from the same ``runs`` rows.
+        """
+        examples = _batch_examples(runs)
+        names = ", ".join(_sql_ident(c) for c in examples.column_names)
+        with _registered(con, "_incoming_stats", examples) as view:
+            con.execute(f"INSERT INTO example_stats ({names}) SELECT {names} FROM {view}")
+        with _registered(con, "_incoming_runs", _batch_runs(runs)) as view:
+            cols = ", ".join(_RUN_COLUMNS)
+            con.execute(f"INSERT INTO runs ({cols}) SELECT {cols} FROM {view}")
+            self._resolve_failures_of(con, view)
 
     def runs(
         self,
@@ -1044,29 +1255,37 @@ class Store:
         stat_names = tuple(layouts[0])
         run_ids = runs["run_id"].tolist()
         table = self._con.sql(
-            "SELECT run_id, example_id, stats FROM example_stats "
-            "WHERE run_id IN (SELECT unnest(?)) ORDER BY run_id, position",
+            "SELECT run_id, position, example_id, stats FROM example_stats "
+            "WHERE run_id IN (SELECT unnest(?))",
             params=[run_ids],
         ).to_arrow_table()
+        # order by (run in run_ids order, position) in numpy: cheaper than an SQL sort
+        # of the stats lists, and a no-op for rows already stored run by run
+        run_pos = pc.index_in(table.column("run_id"), value_set=pa.array(run_ids)).to_numpy()
+        position = table.column("position").to_numpy().astype(np.int64)
+        sort_key = run_pos.astype(np.int64) * (int(position.max(initial=0)) + 1) + position
+        if (np.diff(sort_key) < 0).any():
+            table = table.take(pa.array(np.argsort(sort_key, kind="stable")))
+        sizes = np.bincount(run_pos, minlength=len(run_ids))
+        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
         all_ids = table.column("example_id").to_numpy(zero_copy_only=False).astype(object)
-        run_col = table.column("run_id").to_numpy(zero_copy_only=False).astype(object)
         k = len(stat_names)
         flat = _stats_from_list(table.column("stats"), table.num_rows, k)
-        uniq, first_rows, sizes = np.unique(run_col, return_index=True, return_counts=True)
-        starts = dict(zip(uniq.tolist(), first_rows.tolist(), strict=True))
-        counts = dict(zip(uniq.tolist(), sizes.tolist(), strict=True))
         reference_ids: np.ndarray | None = None
         reference_index: pd.Index | None = None
         blocks: list[np.ndarray] = []
-        for i, rid in enumerate(run_ids):
-            lo = starts[rid]
-            hi = lo + int(counts[rid])
+        for i in range(len(run_ids)):
+            lo = int(starts[i])
+            hi = lo + int(sizes[i])
             ids = all_ids[lo:hi]
             block = flat[lo:hi]
             if reference_index is None:
                 reference_ids = ids
                 reference_index = pd.Index(ids)
                 blocks.append(block)
+                continue
+            if ids.size == reference_index.size and np.array_equal(ids, reference_index):
+                blocks.append(block)  # same examples in the same order: nothing to align
                 continue
             idx = reference_index.get_indexer(pd.Index(ids))
             if ids.size != reference_index.size or (idx < 0).any():
@@ -1227,23 +1446,21 @@ class Store:
             con.execute(f"UPDATE failures SET resolved_at = ?{where}", [utc_now(), *params])
         return int(row[0]) if row else 0
 
-    def _resolve_failures_of(
-        self, con: duckdb.DuckDBPyConnection, runs: Sequence[_PreparedRun]
-    ) -> None:
-        """Resolve open failures of the runs' (model, dataset, seed, config_hash).
+    def _resolve_failures_of(self, con: duckdb.DuckDBPyConnection, runs_view: str) -> None:
+        """Resolve open failures of the (model, dataset, seed, config_hash) of ``runs_view``.
 
-        The caller holds the transaction (the one that stores the runs).
+        ``runs_view`` names the registered ``runs`` rows being stored; the
+        caller holds their transaction. One ``UPDATE ... FROM`` joined to the
+        distinct keys.
         """
-        keys = sorted({r.failure_key for r in runs}, key=repr)
-        if not keys:
-            return
-        now = utc_now()
-        for model, dataset, seed, chash in keys:  # usually one key (a job); execute < executemany
-            con.execute(
-                "UPDATE failures SET resolved_at = ? WHERE resolved_at IS NULL AND model = ? "
-                "AND dataset = ? AND seed IS NOT DISTINCT FROM ? AND config_hash = ?",
-                [now, model, dataset, seed, chash],
-            )
+        con.execute(
+            "UPDATE failures SET resolved_at = ? FROM (SELECT DISTINCT model, dataset, seed, "
+            f"config_hash FROM {runs_view}) k "
+            "WHERE failures.resolved_at IS NULL AND failures.model = k.model "
+            "AND failures.dataset = k.dataset AND failures.seed IS NOT DISTINCT FROM k.seed "
+            "AND failures.config_hash = k.config_hash",
+            [utc_now()],
+        )
 
     # ------------------------------------------------------------------
     # scores

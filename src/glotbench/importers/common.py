@@ -15,8 +15,8 @@ importers of :mod:`glotbench.core.ingest`:
 * everything is read and checked before anything is written;
 * a run whose key is already stored with the same statistics is skipped, with
   different statistics it is an error naming the file and line it came from;
-* runs are written one transaction each (``Store.write_run``), so an
-  interrupted import is completed by running the same command again;
+* runs are written in transactions of whole runs (``Store.write_run_batches``),
+  so an interrupted import is completed by running the same command again;
 * scores are added in one transaction (``Store.add_scores``), rows stored with
   the same values are skipped;
 * the same input (same SHA-256 over its files) imported again is a no-op.
@@ -759,13 +759,13 @@ def write_import(
     total = len(todo)
     if progress is not None:
         progress(0, total)
-    examples = 0
-    for i, run in enumerate(todo, start=1):
+    for run in todo:
         run.record.import_id = import_id
-        if store.write_run(run.record, run.example_ids, run.stats):
-            examples += int(run.example_ids.size)
-        if progress is not None:
-            progress(i, total)
+    written = store.write_run_batches(
+        ((run.record, run.example_ids, run.stats) for run in todo),
+        progress=None if progress is None else (lambda done: progress(done, total)),
+    )
+    examples = written.examples
     added = store.count_runs_of_import(import_id)
     store.complete_import(import_id, added)
     skipped = len(runs) - total

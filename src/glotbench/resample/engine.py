@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -32,6 +32,8 @@ ScoreFn = Callable[[npt.NDArray[np.float64]], npt.NDArray[np.float64]]
 GATHER_MAX_COLUMNS = 4
 #: memory budget of one chunk of W and W @ S, in bytes
 CHUNK_BYTES = 64 * 2**20
+#: float32 represents every integer of magnitude up to 2**24 exactly
+FLOAT32_EXACT = 2**24
 #: example indices drawn and gathered at a time, so that the draws and the gathered
 #: values stay in the CPU cache (2**17 int32 + intp + float64 ≈ 2.5 MiB; 2**16 to 2**18
 #: measured fastest); the random stream and every row's sum are the same whatever this
@@ -61,6 +63,12 @@ def _flatten(systems: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     return systems.transpose(1, 0, 2).reshape(n, m * k)
 
 
+def _columns(systems: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """The columns of :func:`_flatten` as the rows of an (m·k × n) C-ordered array."""
+    m, n, k = systems.shape
+    return np.ascontiguousarray(systems.transpose(0, 2, 1)).reshape(m * k, n)
+
+
 def distinct_columns(
     flat: npt.NDArray[np.float64],
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]:
@@ -69,12 +77,43 @@ def distinct_columns(
     Columns are grouped by a random projection and the grouping is verified
     exactly, so the result is exact (on a projection collision nothing is merged).
     """
-    width = flat.shape[1]
-    keys = np.random.default_rng(0).standard_normal(flat.shape[0]) @ flat
+    rows, inverse = distinct_rows(np.ascontiguousarray(flat.T))
+    return rows.T, inverse
+
+
+def distinct_rows(
+    columns: npt.NDArray[np.float64],
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]:
+    """:func:`distinct_columns` on the transposed layout (one column per row).
+
+    Rows are contiguous here, so grouping and the exact check read memory in order.
+    """
+    width = columns.shape[0]
+    keys = columns @ np.random.default_rng(0).standard_normal(columns.shape[1])
     _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
-    if first.size == width or not np.array_equal(flat[:, first[inverse]], flat):
-        return flat, np.arange(width, dtype=np.int64)
-    return flat[:, first], inverse.reshape(-1).astype(np.int64)
+    inverse = inverse.reshape(-1)
+    if first.size == width:
+        return columns, np.arange(width, dtype=np.int64)
+    copies = np.flatnonzero(first[inverse] != np.arange(width))  # rows merged into another
+    if not np.array_equal(columns[first[inverse[copies]]], columns[copies]):
+        return columns, np.arange(width, dtype=np.int64)
+    return columns[first], inverse.astype(np.int64)
+
+
+def exact_in_float32(rows: npt.NDArray[np.float64], n: int) -> bool:
+    """Whether multinomial ``W @ rows`` is computed exactly in float32.
+
+    True when the statistics are integers and n · max|S| < 2**24. Multinomial
+    weights are non-negative integers summing to n, so every product and every
+    partial sum of ``w @ s`` is an integer of magnitude at most n · max|S|,
+    exactly representable in float32 (24-bit significand; IEEE 754): the float32
+    product, in any summation order, equals the float64 product bit for bit.
+    Count statistics (accuracy, F1 counts, n-gram matches) qualify.
+    """
+    if rows.size == 0:
+        return False
+    peak = float(np.abs(rows).max())
+    return n * peak < FLOAT32_EXACT and bool(np.array_equal(rows, np.round(rows)))
 
 
 def _chunk_blocks(support: Support, width: int, chunk_size: int | None) -> int:
@@ -166,7 +205,10 @@ def replicate_scores(
     score_fn = as_score_fn(score)
     # identical statistic columns (e.g. accuracy's count column, the same for every
     # system) are multiplied once and expanded afterwards
-    columns, column_of = distinct_columns(_flatten(systems))
+    distinct, column_of = distinct_rows(_columns(systems))
+    # (n × u) in C order, the layout W @ S has always used: BLAS may round a
+    # transposed operand differently in the last bit
+    columns = np.ascontiguousarray(distinct.T)
     support = make_support(columns, compress)
     blocks_per_chunk = _chunk_blocks(support, columns.shape[1], chunk_size)
     n_blocks = -(-n_resamples // BLOCK)
@@ -177,6 +219,10 @@ def replicate_scores(
         and support.rows.shape[1] <= GATHER_MAX_COLUMNS
     )
     constant = (support.rows == support.rows[:1]).all(axis=0)
+    # integer statistics: the same numbers from a float32 product at about twice the speed
+    single = scheme == "multinomial" and not gather and exact_in_float32(support.rows, support.n)
+    dtype = np.float32 if single else np.float64
+    rows_matrix: npt.NDArray[np.floating[Any]] = support.rows.astype(dtype, copy=False)
 
     def run_chunk(first_block: int) -> None:
         last_block = min(first_block + blocks_per_chunk, n_blocks)
@@ -186,7 +232,8 @@ def replicate_scores(
             if gather:
                 columns_summed = gathered_sums(block_rng(seed, block), support, rows, constant)
             else:
-                columns_summed = weight_block(scheme, seed, block, support, rows) @ support.rows
+                weights = weight_block(scheme, seed, block, support, rows, dtype)
+                columns_summed = (weights @ rows_matrix).astype(np.float64, copy=False)
             summed = columns_summed[:, column_of].reshape(rows, m, k)
             out[start : start + rows] = score_fn(summed)
 
