@@ -487,21 +487,30 @@ class EuroEvalRank:
 def _aggregate(
     parts: pd.DataFrame, keys: list[str], z: float, models: Sequence[str]
 ) -> pd.DataFrame:
-    rows = []
-    for key, group in parts.groupby(keys, sort=True):
-        key = key if isinstance(key, tuple) else (key,)
-        for model in models:
-            g = group[(group["model"] == model) & group["score"].notna()]
-            if g.empty:
-                continue
-            half = (g["high"] - g["low"]).to_numpy() / 2
-            score, h = combine_intervals(g["score"].to_numpy(), half, z)
-            rows.append(
-                dict(zip(keys, key, strict=True))
-                | {"model": model, "score": score, "low": score - h, "high": score + h, "n": len(g)}
-            )
+    """Per ``keys`` and model: the mean of the parts and :func:`combine_intervals`'s
+    half-width, z·√(Σ (h_i/z)²)/k, computed for all groups at once."""
     columns = [*keys, "model", "score", "low", "high", "n"]
-    return pd.DataFrame(rows, columns=columns)
+    valid = parts[parts["score"].notna() & parts["model"].isin(list(models))]
+    if valid.empty:
+        return pd.DataFrame(columns=columns)
+    variance = ((valid["high"] - valid["low"]) / 2 / z) ** 2
+    grouped = (
+        valid.assign(_variance=variance)
+        .groupby([*keys, "model"], sort=False)
+        .agg(score=("score", "mean"), _variance=("_variance", "sum"), n=("score", "size"))
+        .reset_index()
+    )
+    # a missing half-width (the 2025 method has none) leaves the interval missing
+    missing = valid.assign(_missing=variance.isna()).groupby([*keys, "model"], sort=False)
+    grouped["_variance"] = grouped["_variance"].where(~missing["_missing"].any().to_numpy(), np.nan)
+    half = z * np.sqrt(grouped["_variance"]) / grouped["n"]
+    grouped["low"] = grouped["score"] - half
+    grouped["high"] = grouped["score"] + half
+    order = {model: i for i, model in enumerate(models)}
+    grouped["_order"] = grouped["model"].map(order)
+    grouped = grouped.sort_values([*keys, "_order"], kind="stable").reset_index(drop=True)
+    grouped["n"] = grouped["n"].astype(int)
+    return grouped[columns]
 
 
 def euroeval_rank(
