@@ -1633,8 +1633,14 @@ def run_benchmark(
     ray_address: str | None = None,
     on_event: Any = None,
     split_sizes: dict[str, int] | str | None = None,
+    shards: str | Path | None = None,
+    merge: bool = True,
 ) -> Any:
     """Run (or resume) a benchmark suite — a built-in name or a YAML file — into ``store``.
+
+    ``shards`` (a folder all workers can write to): each job's statistics are
+    written as a Parquet shard and merged by this process; ``merge=False``
+    leaves them for :func:`import_shards` (``docs/runner.md``, Several machines).
 
     ``split_sizes`` (``{"train": 128, "test": 256}`` or ``"train=128,test=256"``)
     replaces those split sizes of every dataset (a smaller run, e.g. for CI).
@@ -1662,7 +1668,25 @@ def run_benchmark(
         on_event=on_event,
         num_cpus=num_cpus,
         ray_address=ray_address,
+        shards=shards,
+        merge=merge,
     )
+
+
+def import_shards(
+    folder: str | Path,
+    *,
+    store: str | Path = DEFAULT_STORE_PATH,
+    progress: Any = None,
+) -> Any:
+    """Merge the Parquet shards of ``folder`` (one per job) into ``store``; idempotent.
+
+    Returns a :class:`~glotbench.core.shards.ShardMerge`.
+    """
+    from glotbench.core.shards import merge_shards
+
+    with open_store_for_import(store) as s:
+        return merge_shards(s, folder, progress=progress)
 
 
 def benchmark_scores(

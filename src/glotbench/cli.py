@@ -591,6 +591,38 @@ def import_parquet_command(
     _print_import(api.import_parquet(path, store=store), json_output)
 
 
+@import_app.command("shards")
+def import_shards_command(
+    folder: Annotated[
+        Path,
+        typer.Argument(help="Folder of Parquet shards written by 'glotbench run --shards'."),
+    ],
+    store: StoreOption = DEFAULT_STORE,
+    json_output: JsonOption = False,
+) -> None:
+    """Merge job shards into the store (idempotent: merged shards are skipped; resumable)."""
+    result = api.import_shards(folder, store=store)
+    if json_output:
+        print_json(result.to_dict())
+    else:
+        console.print(
+            f"{result.shards} shard(s): {result.merged} merged, {result.already_merged} "
+            f"already merged; {result.runs_written} run(s) written, {result.runs_skipped} "
+            f"already stored, in {result.seconds:.1f} s",
+            highlight=False,
+        )
+        for name in result.temporary:
+            console.print(
+                f"[yellow]skipped[/] {name}: a shard still being written (or left by a killed "
+                "worker)",
+                highlight=False,
+            )
+        for item in result.unreadable:
+            console.print(f"[yellow]skipped[/] {item['error']}", highlight=False)
+    if result.unreadable:
+        raise typer.Exit(1)
+
+
 @app.command("show")
 def show_command(store: StoreOption = DEFAULT_STORE, json_output: JsonOption = False) -> None:
     """Show what the store holds: counts, and runs / examples / scores per model, task, language."""
@@ -2240,6 +2272,22 @@ def run_command(
             "default: a new local Ray.",
         ),
     ] = None,
+    shards: Annotated[
+        Path | None,
+        typer.Option(
+            "--shards",
+            help="Folder all workers can write to: each job's statistics are written there "
+            "as a Parquet shard (one file per job) and merged into the store by this process.",
+        ),
+    ] = None,
+    merge: Annotated[
+        bool,
+        typer.Option(
+            "--merge/--no-merge",
+            help="With --shards: merge each shard as its job finishes (default), or leave "
+            "them for 'glotbench import shards'.",
+        ),
+    ] = True,
     force: Annotated[bool, typer.Option("--force", help="Re-run and replace stored runs.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
     json_output: JsonOption = False,
@@ -2262,6 +2310,8 @@ def run_command(
             ray_address=ray_address,
             on_event=on_event,
             split_sizes=splits,
+            shards=shards,
+            merge=merge,
         )
     finally:
         close()

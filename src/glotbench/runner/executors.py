@@ -26,6 +26,14 @@ from typing import Any
 
 import pandas as pd
 
+from glotbench.core.shards import (
+    ShardMerge,
+    list_shards,
+    merge_shard,
+    merge_shards,
+    read_header,
+    write_shard,
+)
 from glotbench.errors import GlotbenchError, InputError
 from glotbench.runner.datasets import Dataset, build_dataset
 from glotbench.runner.errors import UnknownNameError
@@ -88,6 +96,9 @@ class RunSummary:
     datasets: list[dict[str, Any]] = field(default_factory=list)
     seconds: float = 0.0
     scores: pd.DataFrame | None = None
+    #: shard mode: the folder, and the merge of shards left by an earlier run
+    shards: str | None = None
+    shard_merge: ShardMerge | None = None
 
     def to_frame(self) -> pd.DataFrame:
         return self.scores if self.scores is not None else pd.DataFrame()
@@ -106,6 +117,14 @@ class RunSummary:
             "notes": list(self.notes),
             "datasets": self.datasets,
             "seconds": self.seconds,
+            **(
+                {
+                    "shards": self.shards,
+                    "shard_merge": self.shard_merge.to_dict() if self.shard_merge else None,
+                }
+                if self.shards is not None
+                else {}
+            ),
             "scores": [
                 {k: (None if isinstance(v, float) and v != v else v) for k, v in row.items()}
                 for row in scores.to_dict(orient="records")
@@ -141,9 +160,49 @@ def job_failure(job: Job, dataset: Dataset, exc: BaseException) -> JobFailure:
     )
 
 
-def _safe_execute(job: Job, dataset: Dataset, base: str | None) -> JobOutcome | JobFailure:
+@dataclass
+class ShardReceipt:
+    """What a worker returns in shard mode: where it wrote the job's shard, not the statistics."""
+
+    job: Job
+    path: str
+    run_ids: list[str]
+    scores: dict[str, float]
+    job_seconds: float
+    write_seconds: float
+
+
+def _safe_execute(
+    job: Job, dataset: Dataset, base: str | None, shards: str | None = None
+) -> JobOutcome | ShardReceipt | JobFailure:
+    """Run one job; in shard mode (``shards`` a folder) write its shard and return a receipt."""
     try:
-        return execute_job(job, dataset, base=base)
+        outcome = execute_job(job, dataset, base=base)
+        if shards is None:
+            return outcome
+        t0 = time.perf_counter()
+        path = write_shard(
+            shards,
+            [
+                (record, ids, stats, pos)
+                for (record, ids, stats), pos in zip(
+                    outcome.runs,
+                    outcome.source_positions or [None] * len(outcome.runs),
+                    strict=True,
+                )
+            ],
+            job=job.label(),
+            attributes=outcome.attributes,
+            unit_stats=outcome.unit_stats,
+        )
+        return ShardReceipt(
+            job=job,
+            path=str(path),
+            run_ids=[record.run_id for record, _, _ in outcome.runs],
+            scores=outcome.scores(),
+            job_seconds=outcome.seconds,
+            write_seconds=time.perf_counter() - t0,
+        )
     except Exception as exc:  # keep going: the driver records the failure
         return job_failure(job, dataset, exc)
 
@@ -164,8 +223,12 @@ class LocalExecutor:
         self.blas_threads = blas_threads
 
     def map(
-        self, jobs: list[Job], datasets: dict[str, Dataset], base: str | None
-    ) -> Iterator[JobOutcome | JobFailure]:
+        self,
+        jobs: list[Job],
+        datasets: dict[str, Dataset],
+        base: str | None,
+        shards: str | None = None,
+    ) -> Iterator[JobOutcome | ShardReceipt | JobFailure]:
         from contextlib import nullcontext
 
         from threadpoolctl import threadpool_limits
@@ -177,7 +240,7 @@ class LocalExecutor:
                 else nullcontext()
             )
             with limits:
-                outcome = _safe_execute(job, datasets[job.dataset.name], base)
+                outcome = _safe_execute(job, datasets[job.dataset.name], base, shards)
             yield outcome
 
     def close(self) -> None:
@@ -190,7 +253,9 @@ class RayExecutor:
     Starts a new local Ray (``num_cpus``) unless this process already has one
     or ``address`` is given (``"auto"``: the cluster ``ray start`` runs on this
     machine; ``"ray://host:port"``: a remote one). The driver alone writes to
-    the store.
+    the store: a task returns the job's statistics (through Ray's object
+    store), or in shard mode writes them as a Parquet shard into a folder all
+    nodes share and returns only its path (:mod:`glotbench.core.shards`).
     """
 
     name = "ray"
@@ -216,8 +281,12 @@ class RayExecutor:
             self._started = True
 
     def map(
-        self, jobs: list[Job], datasets: dict[str, Dataset], base: str | None
-    ) -> Iterator[JobOutcome | JobFailure]:
+        self,
+        jobs: list[Job],
+        datasets: dict[str, Dataset],
+        base: str | None,
+        shards: str | None = None,
+    ) -> Iterator[JobOutcome | ShardReceipt | JobFailure]:
         ray = self._ray
         remote = ray.remote(num_cpus=1)(_safe_execute)
         refs = {
@@ -225,7 +294,7 @@ class RayExecutor:
             for name, ds in datasets.items()
             if any(j.dataset.name == name for j in jobs)
         }
-        pending = [remote.remote(job, refs[job.dataset.name], base) for job in jobs]
+        pending = [remote.remote(job, refs[job.dataset.name], base, shards) for job in jobs]
         while pending:
             done, pending = ray.wait(pending, num_returns=1)
             yield ray.get(done[0])
@@ -241,6 +310,17 @@ def make_executor(name: str, **options: Any) -> LocalExecutor | RayExecutor:
     if name == "ray":
         return RayExecutor(**options)
     raise UnknownNameError(f"unknown executor {name!r}; use one of {', '.join(EXECUTORS)}")
+
+
+def shard_run_ids(folder: str | Path) -> set[str]:
+    """Run ids of the complete shards in ``folder`` (footers only; unreadable files ignored)."""
+    ids: set[str] = set()
+    for path in list_shards(folder)[0]:
+        try:
+            ids.update(read_header(path).run_ids)
+        except InputError:
+            continue
+    return ids
 
 
 def build_datasets(suite: Suite) -> dict[str, Dataset]:
@@ -263,8 +343,20 @@ def run_suite(
     on_event: Event | None = None,
     num_cpus: int | None = None,
     ray_address: str | None = None,
+    shards: str | Path | None = None,
+    merge: bool = True,
 ) -> RunSummary:
-    """Run (or resume) every job of ``suite`` and store the statistics."""
+    """Run (or resume) every job of ``suite`` and store the statistics.
+
+    With ``shards`` (a folder every worker can write to), each job's
+    statistics are written by the worker as a Parquet shard
+    (:func:`glotbench.core.shards.write_shard`, atomically) and the driver
+    merges the shard when the job reports back — one transaction per job, the
+    driver still the only writer of the store. Shards already in the folder
+    (a killed run) are merged before the jobs are planned, so their jobs are
+    not run again. With ``merge=False`` the shards are left for a later
+    ``glotbench import shards`` (:func:`~glotbench.core.shards.merge_shards`).
+    """
     from glotbench.core.store import Store
     from glotbench.runner.protocol import scandeval_scores
 
@@ -286,9 +378,18 @@ def run_suite(
         runs_written=0,
         notes=notes,
         datasets=[ds.describe() for ds in datasets.values()],
+        shards=str(shards) if shards is not None else None,
     )
+    shard_folder = str(Path(shards).resolve()) if shards is not None else None
     with Store.open(store) as handle:
+        if shard_folder is not None:
+            Path(shard_folder).mkdir(parents=True, exist_ok=True)
+            if merge:  # shards of an interrupted run: merge them, their jobs are done
+                summary.shard_merge = merge_shards(handle, shard_folder)
+                summary.runs_written += summary.shard_merge.runs_written
         complete = handle.completed_run_ids()
+        if shard_folder is not None and not merge:  # jobs whose shard is already written
+            complete |= shard_run_ids(shard_folder)
         pending: list[Job] = []
         for job in jobs:
             ids = [k.run_id for k in run_keys(job, datasets[job.dataset.name])]
@@ -309,7 +410,25 @@ def run_suite(
             )
             source = f"glotbench run {suite.name} (executor {executor})"
             try:
-                for result in runner.map(pending, datasets, suite.base_dir):
+                for result in runner.map(pending, datasets, suite.base_dir, shard_folder):
+                    if isinstance(result, ShardReceipt):
+                        try:
+                            written = (
+                                merge_shard(handle, result.path, replace=force) if merge else 0
+                            )
+                        except InputError as exc:  # e.g. non-finite statistics: nothing written
+                            dataset = datasets[result.job.dataset.name]
+                            result = job_failure(result.job, dataset, exc)  # type: ignore[assignment]
+                        else:
+                            summary.runs_written += written
+                            summary.completed += 1
+                            emit(
+                                "stored",
+                                result.job,
+                                {"scores": result.scores, "written": written,
+                                 "shard": result.path},
+                            )
+                            continue
                     if isinstance(result, JobOutcome):
                         try:
                             written = write_outcome(handle, result, force=force)
