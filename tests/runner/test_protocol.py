@@ -155,13 +155,53 @@ def test_kill_9_then_resume_equals_uninterrupted(tmp_path: Path):
 
 @pytest.mark.slow
 def test_ray_executor_matches_local(tmp_path: Path):
-    pytest.importorskip("ray", reason="ray is not installed (extra 'distributed')")
+    """Two Ray workers, the driver as the only writer, and shard mode: all equal the local run.
+
+    One Ray start for both Ray runs (start-up is slow); the workers import
+    this checkout (absolute PYTHONPATH) so they run the code under test.
+    """
+    ray = pytest.importorskip("ray", reason="ray is not installed (extra 'distributed')")
     suite = write_suite(tmp_path, iterations=2)
     os.environ.setdefault("RAY_DISABLE_IMPORT_WARNING", "1")
     sys.path.insert(0, str(ROOT))
     local = api.run_benchmark(suite, store=tmp_path / "local.duckdb", models=["lr", "tagger"])
-    remote = api.run_benchmark(
-        suite, store=tmp_path / "ray.duckdb", models=["lr", "tagger"], executor="ray", num_cpus=2
-    )
+    old = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), str(ROOT)])
+    try:
+        ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+        workers = {
+            pid
+            for pid in ray.get(
+                [ray.remote(num_cpus=1)(_slow_pid).remote() for _ in range(4)]
+            )
+        }
+        remote = api.run_benchmark(
+            suite, store=tmp_path / "ray.duckdb", models=["lr", "tagger"], executor="ray"
+        )
+        sharded = api.run_benchmark(
+            suite,
+            store=tmp_path / "shards.duckdb",
+            models=["lr", "tagger"],
+            executor="ray",
+            shards=tmp_path / "shards",
+        )
+    finally:
+        ray.shutdown()
+        if old is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = old
+    assert len(workers) >= 2  # the jobs could run on two worker processes at once
     assert remote.completed == local.completed == 4 and not remote.failures
+    assert sharded.completed == 4 and sharded.runs_written == 8 and not sharded.failures
+    assert len(list((tmp_path / "shards").glob("*.parquet"))) == 4
     assert store_digests(tmp_path / "local.duckdb") == store_digests(tmp_path / "ray.duckdb")
+    assert store_digests(tmp_path / "local.duckdb") == store_digests(tmp_path / "shards.duckdb")
+
+
+def _slow_pid() -> int:
+    """A Ray task that holds its worker briefly and names it (so two workers must start)."""
+    import time
+
+    time.sleep(0.5)
+    return os.getpid()

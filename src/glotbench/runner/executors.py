@@ -425,8 +425,12 @@ def run_suite(
                             emit(
                                 "stored",
                                 result.job,
-                                {"scores": result.scores, "written": written,
-                                 "shard": result.path},
+                                {
+                                    "scores": result.scores,
+                                    "written": written,
+                                    "shard": result.path,
+                                    "shard_write_seconds": result.write_seconds,
+                                },
                             )
                             continue
                     if isinstance(result, JobOutcome):
