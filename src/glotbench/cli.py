@@ -618,7 +618,7 @@ def import_shards_command(
                 highlight=False,
             )
         for item in result.unreadable:
-            console.print(f"[yellow]skipped[/] {item['error']}", highlight=False)
+            console.print(f"[yellow]skipped[/] {item['file']}: {item['error']}", highlight=False)
     if result.unreadable:
         raise typer.Exit(1)
 

@@ -176,3 +176,32 @@ def test_killed_merge_resumes(tmp_path: Path, reference: tuple[Path, Path]):
         resumed = merge_shards(store, shards)
     assert resumed.runs_written == 20 - len(partial)
     assert store_content(target) == store_content(local)
+
+
+def test_cli_run_no_merge_then_import_shards(tmp_path: Path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from glotbench.cli import app
+
+    runner = CliRunner()
+    suite = write_suite(tmp_path, iterations=1)
+    store, shards = str(tmp_path / "c.duckdb"), str(tmp_path / "shards")
+    args = ["run", str(suite), "--store", store, "--model", "lr", "--shards", shards]
+    out = runner.invoke(app, [*args, "--no-merge", "--json"])
+    assert out.exit_code == 0, out.output
+    payload = json.loads(out.stdout)
+    assert payload["completed"] == 1 and payload["runs_written"] == 0 and payload["scores"] == []
+    out = runner.invoke(app, ["import", "shards", shards, "--store", store, "--json"])
+    assert out.exit_code == 0, out.output
+    merged = json.loads(out.stdout)
+    assert merged["merged"] == 1 and merged["runs_written"] == 2
+    out = runner.invoke(app, ["import", "shards", shards, "--store", store])
+    assert out.exit_code == 0 and "1 already merged" in out.stdout
+    (tmp_path / "shards" / "broken.parquet").write_bytes(b"PAR1 not really")
+    out = runner.invoke(app, ["import", "shards", shards, "--store", store])
+    assert out.exit_code == 1 and "broken.parquet" in out.stdout
+    again = runner.invoke(app, [*args, "--json"])  # the merged job is stored: skipped
+    assert json.loads(again.stdout)["skipped"] == 1
+    assert "--shards" in runner.invoke(app, ["run", "--help"]).stdout

@@ -333,7 +333,7 @@ def merge_shards(
         try:
             header = read_header(path)
         except InputError as exc:
-            result.unreadable.append({"file": path.name, "error": str(exc)})
+            result.unreadable.append({"file": path.name, "error": exc.reason})
             continue
         if set(header.run_ids) <= stored:
             result.already_merged += 1
@@ -348,7 +348,7 @@ def merge_shards(
             try:
                 items = read_runs(header)
             except InputError as exc:  # the footer was fine but the data is not
-                result.unreadable.append({"file": header.path.name, "error": str(exc)})
+                result.unreadable.append({"file": header.path.name, "error": exc.reason})
                 continue
             _write_extras(store, header)
             result.merged += 1
