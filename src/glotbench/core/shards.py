@@ -11,8 +11,9 @@ Format (``SHARD_FORMAT`` 1): one row per (run, example) with the columns
 ``example_id`` (string), ``stats`` (list<double>) and ``source_position``
 (int64, nullable). The Parquet key-value metadata ``glotbench.shard`` holds
 JSON: the format, the job label, the run records (``RunRecord`` fields, one
-per run), the run ids, and the job's example attributes and entity-unit
-statistics (:mod:`glotbench.core.attribute_store`).
+per run) and the run ids; ``glotbench.shard.extras`` the job's example
+attributes and entity-unit statistics (:mod:`glotbench.core.attribute_store`)
+as zstd-compressed JSON.
 
 Atomicity: a shard is written to a hidden temporary file in the same folder
 (``.NAME.parquet.<random>.tmp``), flushed to disk (``fsync``) and renamed to
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
 
 SHARD_FORMAT = 1
 SHARD_METADATA_KEY = b"glotbench.shard"
+SHARD_EXTRAS_KEY = b"glotbench.shard.extras"
 SHARD_SUFFIX = ".parquet"
 
 #: one run of a job: (record, example ids, statistics, source positions or None)
@@ -174,14 +176,21 @@ def write_shard(
         "job": job,
         "run_ids": [r.run_id for r in records],
         "runs": [r.model_dump(mode="json") for r in records],
+    }
+    extras = {
         "attributes": [dict(a) for a in attributes],
         "unit_stats": {
             run_id: [(str(e), str(u), np.asarray(s, dtype=np.float64).tolist()) for e, u, s in rows]
             for run_id, rows in (unit_stats or {}).items()
         },
     }
+    # attributes and unit statistics repeat a lot (one row per example and attribute):
+    # zstd-compressed JSON keeps the footer small
+    raw = json.dumps(extras, ensure_ascii=False, default=_json_default).encode()
+    header["extras_bytes"] = len(raw)
     meta = json.dumps(header, ensure_ascii=False, default=_json_default).encode()
-    table = table.replace_schema_metadata({SHARD_METADATA_KEY: meta})
+    packed = pa.compress(raw, codec="zstd", asbytes=True)
+    table = table.replace_schema_metadata({SHARD_METADATA_KEY: meta, SHARD_EXTRAS_KEY: packed})
     path = target / shard_name(header["run_ids"], job)
     tmp = target / f".{path.name}.{uuid.uuid4().hex[:12]}.tmp"
     try:
@@ -234,6 +243,16 @@ def read_header(path: str | Path) -> ShardHeader:
                 path=str(path),
             )
         records = [RunRecord(**r) for r in header["runs"]]
+        packed = (schema.metadata or {}).get(SHARD_EXTRAS_KEY)
+        extras = (
+            json.loads(
+                pa.decompress(
+                    packed, decompressed_size=header["extras_bytes"], codec="zstd", asbytes=True
+                )
+            )
+            if packed is not None
+            else {}
+        )
     except InputError:
         raise
     except Exception as exc:  # malformed JSON or records
@@ -243,9 +262,9 @@ def read_header(path: str | Path) -> ShardHeader:
         job=str(header.get("job", "")),
         run_ids=[r.run_id for r in records],
         records=records,
-        attributes=list(header.get("attributes", [])),
+        attributes=list(extras.get("attributes", [])),
         unit_stats={
-            k: [(e, u, s) for e, u, s in rows] for k, rows in header.get("unit_stats", {}).items()
+            k: [(e, u, s) for e, u, s in rows] for k, rows in extras.get("unit_stats", {}).items()
         },
     )
 
@@ -253,7 +272,7 @@ def read_header(path: str | Path) -> ShardHeader:
 def read_runs(header: ShardHeader) -> list[ShardRun]:
     """The runs of a shard: (record, example ids, n × k statistics, source positions)."""
     try:
-        table = pq.read_table(header.path)
+        table = pq.ParquetFile(header.path).read()
     except (OSError, pa.ArrowException) as exc:
         raise InputError(f"not a readable Parquet shard: {exc}", path=str(header.path)) from None
     index = table.column("run_index").to_numpy()
@@ -316,9 +335,12 @@ def merge_shards(
 
     Shards whose runs are all stored are skipped after reading their footers;
     temporary files are never read; unreadable files are listed in
-    ``unreadable`` and skipped. The runs of the other shards are written with
-    :meth:`Store.write_run_batches` (one transaction per batch of whole runs),
-    each shard's attributes and unit statistics just before its runs.
+    ``unreadable`` and skipped. The example attributes of the pending shards
+    are written first, once per dataset (rows keyed by (example, unit,
+    attribute); the last shard in name order wins, as merging shard by shard
+    would give); then their runs with :meth:`Store.write_run_batches` (one
+    transaction per batch of whole runs), each shard's unit statistics just
+    before its runs.
     ``progress(done, total)`` is called after every batch with the number of
     runs handled. An invalid run (e.g. non-finite statistics) stops the merge
     with an error naming its shard; the batches committed before stay stored.
@@ -329,6 +351,10 @@ def merge_shards(
     result.temporary = [p.name for p in temporary]
     stored = store.completed_run_ids()
     pending: list[ShardHeader] = []
+    # the example attributes of all pending shards, per dataset, deduplicated by key
+    # (the last shard wins, as writing shard after shard would give): written once,
+    # before any run, so the memory is bounded by the datasets, not by the shards
+    attributes: dict[str, dict[tuple[str, str, str], dict[str, Any]]] = {}
     for path in shards:
         try:
             header = read_header(path)
@@ -337,8 +363,18 @@ def merge_shards(
             continue
         if set(header.run_ids) <= stored:
             result.already_merged += 1
-        else:
-            pending.append(header)
+            continue
+        rows = attributes.setdefault(header.records[0].dataset, {})
+        for row in header.attributes:
+            rows[(str(row["example_id"]), str(row.get("unit", "")), str(row["attribute"]))] = row
+        header.attributes = []
+        pending.append(header)
+    if attributes:
+        from glotbench.core.attribute_store import write_attributes
+
+        for dataset, rows_by_key in attributes.items():
+            write_attributes(store, dataset, rows_by_key.values())
+        attributes.clear()
     total = sum(len(h.run_ids) for h in pending)
     current: dict[str, Path] = {}
 
