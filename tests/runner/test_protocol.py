@@ -170,10 +170,7 @@ def test_ray_executor_matches_local(tmp_path: Path):
     try:
         ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
         workers = {
-            pid
-            for pid in ray.get(
-                [ray.remote(num_cpus=1)(_slow_pid).remote() for _ in range(4)]
-            )
+            pid for pid in ray.get([ray.remote(num_cpus=1)(_slow_pid).remote() for _ in range(4)])
         }
         remote = api.run_benchmark(
             suite, store=tmp_path / "ray.duckdb", models=["lr", "tagger"], executor="ray"

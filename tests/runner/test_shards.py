@@ -23,7 +23,9 @@ def store_content(path: Path) -> dict[str, list[tuple]]:
     """Everything a run writes, without timestamps: runs, example rows, attributes, units."""
     queries = {
         "runs": "SELECT run_id, stats_sha256, n_examples, model_metadata::VARCHAR FROM runs",
-        "examples": "SELECT run_id, position, example_id, stats, source_position FROM example_stats",
+        "examples": (
+            "SELECT run_id, position, example_id, stats, source_position FROM example_stats"
+        ),
         "attributes": "SELECT * FROM example_attributes",
         "units": "SELECT run_id, example_id, unit, stats FROM unit_stats",
     }
@@ -111,7 +113,9 @@ def test_shard_round_trip_and_atomic_write(tmp_path: Path, reference: tuple[Path
     assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no temporary file left
     header = read_header(path)
     assert header.run_ids == [r.run_id for r, *_ in items]
-    for (rec, ids, stats, pos), (rec2, ids2, stats2, pos2) in zip(items, read_runs(header)):
+    for (rec, ids, stats, pos), (rec2, ids2, stats2, pos2) in zip(
+        items, read_runs(header), strict=True
+    ):
         assert rec2.run_id == rec.run_id and ids2 == ids and pos2 == pos
         np.testing.assert_array_equal(stats2, stats)  # bit for bit
     # same job -> same name: a re-run replaces its shard
@@ -129,8 +133,14 @@ def test_non_finite_shard_stops_merge_naming_file(tmp_path: Path, reference: tup
     from glotbench.core.schema import RunRecord
 
     record = RunRecord(
-        model="m", dataset="d", task="t", language="en", seed=1, config_hash="c",
-        metric="accuracy", stat_names=("correct", "total"),
+        model="m",
+        dataset="d",
+        task="t",
+        language="en",
+        seed=1,
+        config_hash="c",
+        metric="accuracy",
+        stat_names=("correct", "total"),
     )
     write_shard(tmp_path / "bad", [(record, ["a", "b"], np.array([[1, 1], [np.nan, 1]]), None)])
     with Store.open(tmp_path / "x.duckdb") as store, pytest.raises(InputError) as err:

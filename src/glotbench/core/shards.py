@@ -143,7 +143,11 @@ def write_shard(
         raise InputError("a shard needs at least one run")
     target = Path(folder)
     target.mkdir(parents=True, exist_ok=True)
-    run_index, positions, ids, stats, sources = [], [], [], [], []
+    run_index: list[np.ndarray] = []
+    positions: list[np.ndarray] = []
+    ids: list[str] = []
+    stats: list[pa.Array] = []
+    sources: list[pa.Array] = []
     for i, (record, example_ids, matrix, source) in enumerate(runs):
         m = np.asarray(matrix, dtype=np.float64)
         n = len(example_ids)
@@ -155,7 +159,9 @@ def write_shard(
         positions.append(np.arange(n, dtype=np.int32))
         ids.extend(str(e) for e in example_ids)
         flat = pa.array(m.reshape(-1))
-        stats.append(pa.FixedSizeListArray.from_arrays(flat, m.shape[1]).cast(pa.list_(pa.float64())))
+        stats.append(
+            pa.FixedSizeListArray.from_arrays(flat, m.shape[1]).cast(pa.list_(pa.float64()))
+        )
         sources.append(
             pa.nulls(n, type=pa.int64())
             if source is None
@@ -191,7 +197,7 @@ def write_shard(
     meta = json.dumps(header, ensure_ascii=False, default=_json_default).encode()
     packed = pa.compress(raw, codec="zstd", asbytes=True)
     table = table.replace_schema_metadata({SHARD_METADATA_KEY: meta, SHARD_EXTRAS_KEY: packed})
-    path = target / shard_name(header["run_ids"], job)
+    path = target / shard_name([r.run_id for r in records], job)
     tmp = target / f".{path.name}.{uuid.uuid4().hex[:12]}.tmp"
     try:
         with open(tmp, "wb") as handle:
@@ -402,7 +408,8 @@ def merge_shards(
     except InputError as exc:
         where = current.get("path")
         raise InputError(
-            f"{exc.reason}; the shards before it are merged, fix or remove this one and merge again",
+            f"{exc.reason}; the shards before it are merged: fix or remove this one and "
+            "merge again",
             path=str(where) if where else None,
         ) from None
     result.runs_written = done.written
