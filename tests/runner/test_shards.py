@@ -215,3 +215,34 @@ def test_cli_run_no_merge_then_import_shards(tmp_path: Path):
     again = runner.invoke(app, [*args, "--json"])  # the merged job is stored: skipped
     assert json.loads(again.stdout)["skipped"] == 1
     assert "--shards" in runner.invoke(app, ["run", "--help"]).stdout
+
+
+def test_shard_that_cannot_be_merged_is_a_recorded_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    import glotbench.runner.executors as executors
+
+    suite = write_suite(tmp_path, iterations=1)
+    store, shards = tmp_path / "f.duckdb", tmp_path / "shards"
+    original = executors.write_shard
+
+    def poison_lr(folder, runs, **kwargs):  # type: ignore[no-untyped-def]
+        if runs[0][0].model == "lr":  # a NaN statistic, as a broken metric would give
+            record, ids, stats, pos = runs[0]
+            stats = np.array(stats, dtype=float)
+            stats[0, 0] = np.nan
+            runs = [(record, ids, stats, pos), *runs[1:]]
+        return original(folder, runs, **kwargs)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(executors, "write_shard", poison_lr)
+        summary = api.run_benchmark(suite, store=store, models=["lr", "nb"], shards=shards)
+    [failure] = summary.failures
+    assert failure.model == "lr" and "not finite" in failure.error and summary.completed == 1
+    files, _ = list_shards(shards)
+    assert len(files) == 1 and len(list(shards.glob(".*.rejected"))) == 1  # kept, hidden
+    fixed = api.run_benchmark(suite, store=store, models=["lr", "nb"], shards=shards)
+    assert fixed.completed == 1 and fixed.skipped == 1 and not fixed.failures
+    with Store.open(store, read_only=True) as handle:
+        assert set(handle.runs()["model"]) == {"lr", "nb"}
+        assert handle.failures().empty  # the stored runs resolved the failure

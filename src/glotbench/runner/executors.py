@@ -312,6 +312,14 @@ def make_executor(name: str, **options: Any) -> LocalExecutor | RayExecutor:
     raise UnknownNameError(f"unknown executor {name!r}; use one of {', '.join(EXECUTORS)}")
 
 
+def reject_shard(path: str | Path) -> Path:
+    """Hide a shard that cannot be merged (``.NAME.rejected``): kept to inspect, never merged."""
+    source = Path(path)
+    target = source.with_name(f".{source.name}.rejected")
+    source.replace(target)
+    return target
+
+
 def shard_run_ids(folder: str | Path) -> set[str]:
     """Run ids of the complete shards in ``folder`` (footers only; unreadable files ignored)."""
     ids: set[str] = set()
@@ -385,8 +393,12 @@ def run_suite(
         if shard_folder is not None:
             Path(shard_folder).mkdir(parents=True, exist_ok=True)
             if merge:  # shards of an interrupted run: merge them, their jobs are done
-                summary.shard_merge = merge_shards(handle, shard_folder)
-                summary.runs_written += summary.shard_merge.runs_written
+                try:
+                    summary.shard_merge = merge_shards(handle, shard_folder)
+                except InputError as exc:  # the jobs of the shards not merged run again
+                    notes.append(f"shards left in {shard_folder} not all merged: {exc}")
+                else:
+                    summary.runs_written += summary.shard_merge.runs_written
         complete = handle.completed_run_ids()
         if shard_folder is not None and not merge:  # jobs whose shard is already written
             complete |= shard_run_ids(shard_folder)
@@ -417,6 +429,7 @@ def run_suite(
                                 merge_shard(handle, result.path, replace=force) if merge else 0
                             )
                         except InputError as exc:  # e.g. non-finite statistics: nothing written
+                            reject_shard(result.path)
                             dataset = datasets[result.job.dataset.name]
                             result = job_failure(result.job, dataset, exc)  # type: ignore[assignment]
                         else:
