@@ -1778,6 +1778,7 @@ def build_scala(
 
 
 __all__ += ["benchmark_scores", "build_scala", "list_suites", "run_benchmark", "ScalaBuild"]
+__all__ += ["import_shards"]
 
 
 # --- checklist (issue 7) ---
