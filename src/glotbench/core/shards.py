@@ -231,8 +231,12 @@ def list_shards(folder: str | Path) -> tuple[list[Path], list[Path]]:
     return shards, temporary
 
 
-def read_header(path: str | Path) -> ShardHeader:
-    """A shard's footer metadata (cheap: the statistics are not read)."""
+def read_header(path: str | Path, *, extras: bool = True) -> ShardHeader:
+    """A shard's footer metadata (cheap: the statistics are not read).
+
+    ``extras=False`` skips decoding the attributes and unit statistics (enough
+    to know the shard's runs).
+    """
     path = Path(path)
     try:
         schema = pq.read_schema(path)
@@ -250,13 +254,13 @@ def read_header(path: str | Path) -> ShardHeader:
             )
         records = [RunRecord(**r) for r in header["runs"]]
         packed = (schema.metadata or {}).get(SHARD_EXTRAS_KEY)
-        extras = (
+        decoded: dict[str, Any] = (
             json.loads(
                 pa.decompress(
                     packed, decompressed_size=header["extras_bytes"], codec="zstd", asbytes=True
                 )
             )
-            if packed is not None
+            if packed is not None and extras
             else {}
         )
     except InputError:
@@ -268,9 +272,9 @@ def read_header(path: str | Path) -> ShardHeader:
         job=str(header.get("job", "")),
         run_ids=[r.run_id for r in records],
         records=records,
-        attributes=list(extras.get("attributes", [])),
+        attributes=list(decoded.get("attributes", [])),
         unit_stats={
-            k: [(e, u, s) for e, u, s in rows] for k, rows in extras.get("unit_stats", {}).items()
+            k: [(e, u, s) for e, u, s in rows] for k, rows in decoded.get("unit_stats", {}).items()
         },
     )
 
@@ -363,12 +367,13 @@ def merge_shards(
     attributes: dict[str, dict[tuple[str, str, str], dict[str, Any]]] = {}
     for path in shards:
         try:
+            header = read_header(path, extras=False)
+            if set(header.run_ids) <= stored:
+                result.already_merged += 1
+                continue
             header = read_header(path)
         except InputError as exc:
             result.unreadable.append({"file": path.name, "error": exc.reason})
-            continue
-        if set(header.run_ids) <= stored:
-            result.already_merged += 1
             continue
         rows = attributes.setdefault(header.records[0].dataset, {})
         for row in header.attributes:

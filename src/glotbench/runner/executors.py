@@ -325,7 +325,7 @@ def shard_run_ids(folder: str | Path) -> set[str]:
     ids: set[str] = set()
     for path in list_shards(folder)[0]:
         try:
-            ids.update(read_header(path).run_ids)
+            ids.update(read_header(path, extras=False).run_ids)
         except InputError:
             continue
     return ids
