@@ -50,6 +50,9 @@ from glotbench.report.table_files import write_table
 from glotbench.resample import BootstrapResult, bootstrap, bootstrap_metric
 
 __all__ = [
+    "Analysis",
+    "AnalysisSettings",
+    "analyze_headline",
     "bootstrap",
     "bootstrap_metric",
     "bootstrap_files",
@@ -143,6 +146,8 @@ def write_demo_pages(
     xtreme_folder = folder
     title = "glotbench starter: language identification over 39 languages"
     if starter is not None and starter.replicated is not None:
+        n_languages = len({u.language for u in starter.replicated.units})
+        title = f"glotbench starter: language identification over {n_languages} languages"
         metadata = _store_metadata(starter.store, starter.replicated.models)
         source = LeaderboardSource(
             starter.replicated,

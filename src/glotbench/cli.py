@@ -233,7 +233,14 @@ def demo(
             close()
     result = api.demo(n_draws=draws, seed=seed)
     written = (
-        api.write_demo_pages(out, seed=seed, starter_store=starter_result and starter_result.store)
+        api.write_demo_pages(
+            out,
+            seed=seed,
+            starter=starter_result,
+            settings=starter_result.settings
+            if starter_result is not None
+            else api.AnalysisSettings(n_draws=draws, seed=seed),
+        )
         if pages
         else []
     )
@@ -277,8 +284,8 @@ def _print_starter_demo(result: Any) -> None:
                 columns={"accuracy": "mean accuracy ± SE", "se_languages": "SE (languages)"}
             ),
             title=f"Language identification: mean per-language accuracy over "
-            f"{int(summary['languages'].max())} languages ({iterations} iterations; SE from "
-            "paired draws of seeds, test-set bootstrap and languages)",
+            f"{int(summary['languages'].max())} languages ({iterations} iterations; "
+            f"{result.analysis.interval_text if result.analysis is not None else ''})",
             digits=3,
         )
     )

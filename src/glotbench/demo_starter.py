@@ -145,13 +145,20 @@ class StarterDemo:
         }
 
 
-def current_configs(iterations: int | None = None) -> dict[str, str]:
+def current_configs(
+    iterations: int | None = None,
+    *,
+    models: list[str] | None = None,
+    languages: list[str] | None = None,
+) -> dict[str, str]:
     """Model -> config hash of the runs the starter suite makes with this installation."""
     from glotbench.runner.executors import build_datasets
     from glotbench.runner.protocol import config_hash
     from glotbench.runner.suite import load_suite
 
-    suite = load_suite(STARTER_SUITE).select(iterations=iterations)
+    suite = load_suite(STARTER_SUITE).select(
+        iterations=iterations, models=models, languages=languages
+    )
     datasets = build_datasets(suite)
     jobs, _ = suite.jobs()
     return {job.model.name: config_hash(job, datasets[job.dataset.name]) for job in jobs}
@@ -167,6 +174,8 @@ def starter_demo(
     k: int | None = None,
     on_event: Any = None,
     settings: AnalysisSettings | None = None,
+    models: list[str] | None = None,
+    languages: list[str] | None = None,
 ) -> StarterDemo:
     """Run (or resume) the starter suite into ``store`` and analyse it.
 
@@ -175,7 +184,8 @@ def starter_demo(
     ``k`` without replacement when ``k`` is given) decides every number:
     aggregates, comparisons and rank distributions all come from the same
     paired non-parametric draws, and the demo's leaderboard and report render
-    the same :attr:`StarterDemo.analysis`.
+    the same :attr:`StarterDemo.analysis`. ``models``/``languages`` restrict
+    the suite (a smaller run, e.g. for tests).
     """
     if settings is None:
         settings = AnalysisSettings(
@@ -195,8 +205,15 @@ def starter_demo(
         )
     path = Path(store)
     path.parent.mkdir(parents=True, exist_ok=True)
-    run = run_benchmark(STARTER_SUITE, store=path, iterations=iterations, on_event=on_event)
-    configs = current_configs(iterations)
+    run = run_benchmark(
+        STARTER_SUITE,
+        store=path,
+        iterations=iterations,
+        on_event=on_event,
+        models=models,
+        languages=languages,
+    )
+    configs = current_configs(iterations, models=models, languages=languages)
     scores = benchmark_scores(path)
     current = in_configs(scores, configs)
     notes = list(run.notes)

@@ -208,7 +208,9 @@ def build_report(
                 plots.rank_heatmap(ranks.distribution.drop(columns=["aggregator"])),
                 "% of draws at each rank",
             )
-            + html_table(ranks.summary.drop(columns=["aggregator"]), 2),
+            + html_table(ranks.summary.drop(columns=["aggregator"]), 2)
+            + "<h3>% of draws at each rank</h3>"
+            + html_table(ranks.distribution.drop(columns=["aggregator"]), 1),
         )
     for result in datasize:
         heading = "Test-set size" + (f": {result.metric}" if result.metric else "")
