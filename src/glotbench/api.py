@@ -80,44 +80,57 @@ class Demo:
     comparison: Comparison
     ranks: Ranks
     notes: tuple[str, ...] = XTREME_R_CAVEATS
+    #: the request's headline analysis (its pages render the same numbers)
+    analysis: Analysis | None = None
 
     def between_language_sd(self) -> pd.DataFrame:
         """σ_b per model and task: the SD (ddof = 1) of the per-language scores."""
         return self.leaderboard.per_task[["model", "task", "between_language_sd", "n_languages"]]
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "leaderboard": self.leaderboard.to_dict(),
             "between_language_sd": records(self.between_language_sd()),
             "comparison": self.comparison.to_dict(),
             "ranks": self.ranks.to_dict(),
             "notes": list(self.notes),
         }
+        if self.analysis is not None:
+            out["analysis"] = self.analysis.to_dict()
+        return out
 
 
-def demo(n_draws: int = 10_000, seed: int = 0, k: int = 5) -> Demo:
+def demo(
+    n_draws: int = 10_000,
+    seed: int = 0,
+    k: int | None = None,
+    *,
+    settings: AnalysisSettings | None = None,
+) -> Demo:
     """The demo on the embedded XTREME-R baselines.
 
     The published table has one score per model, task and language (no seeds
-    or replicates), so uncertainty comes from the languages: pairwise effect
-    sizes of the overall average (mean of task means) resample each task's
-    languages with replacement; rank distributions subsample k languages per
-    task without replacement. Both use the tasks every model was evaluated on.
+    or replicates), so uncertainty comes from the languages (scheme
+    languages-only). One :class:`AnalysisSettings` (default: ``n_draws``,
+    ``seed``; each task's languages resampled with replacement, or subsampled
+    to ``k`` without replacement when ``k`` is given) decides the SEs, the
+    pairwise effect sizes and the rank distributions, all from the same draws
+    of the models with every task — the numbers the demo's XTREME-R pages show.
     """
+    if settings is None:
+        settings = AnalysisSettings(
+            n_draws=n_draws, seed=seed, languages="with" if k is None else "without", k=k
+        )
     scores = xtreme_r_baselines()
-    board = leaderboard(scores)
+    analytic = leaderboard(scores, confidence_level=settings.confidence_level)
     replicated = replicates_from_frame(scores)
-    comparison = compare_models(
-        replicated,
-        DrawSettings(scheme="languages-only", n_draws=n_draws, seed=seed, languages="with"),
-        aggregators=("mean",),
-    )
-    ranks = rank_models(
-        replicated,
-        DrawSettings(scheme="languages-only", n_draws=n_draws, seed=seed, languages="without", k=k),
-        aggregators=("mean",),
-    )
-    return Demo(board, comparison, ranks)
+    analysis = analyze_headline(replicated, settings)
+    complete = replicated.select_models(list(analysis.overall.models))
+    draws = settings.draws(replicated)
+    level = settings.confidence_level
+    comparison = compare_models(complete, draws, aggregators=("mean",), confidence_level=level)
+    ranks = rank_models(complete, draws, aggregators=("mean",), confidence_level=level)
+    return Demo(analysis.leaderboard(analytic), comparison, ranks, analysis=analysis)
 
 
 def write_demo_pages(
@@ -127,6 +140,7 @@ def write_demo_pages(
     starter_store: str | Path | None = None,
     starter: StarterDemo | None = None,
     settings: AnalysisSettings | None = None,
+    xtreme: Demo | None = None,
 ) -> list[Path]:
     """Write the demo's leaderboard folders and HTML reports into ``out``.
 
@@ -136,7 +150,8 @@ def write_demo_pages(
     XTREME-R baselines to ``out/xtreme-r/``. ``starter_store`` (older form):
     the starter store, read with ``settings``. Without either, the XTREME-R
     pages go to ``out`` itself. ``settings`` (default: the starter's, else
-    ``seed`` and 10,000 draws) decide the draws of every page.
+    ``seed`` and 10,000 draws) decide the draws of every page; ``xtreme``: the
+    computed XTREME-R :class:`Demo`, whose analysis its pages render.
     """
     if settings is None:
         settings = starter.settings if starter is not None else AnalysisSettings(seed=seed)
@@ -184,7 +199,13 @@ def write_demo_pages(
         written += [site.path, report.path]
         xtreme_folder = folder / "xtreme-r"
     source = leaderboard_source(demo=True, seed=settings.seed)
-    analysis = analyze_headline(source.replicated, settings)
+    analysis = (
+        xtreme.analysis
+        if xtreme is not None
+        and xtreme.analysis is not None
+        and xtreme.analysis.settings == settings
+        else analyze_headline(source.replicated, settings)
+    )
     site = write_leaderboard_site(
         xtreme_folder / "leaderboard", source, settings=settings, analysis=analysis
     )
@@ -1535,10 +1556,13 @@ def write_report(
         analysis = analyze_headline(replicated, settings)
     elif analysis.settings != settings:
         raise InputError("the analysis was computed with other settings than the report's")
-    board = analysis.leaderboard()
+    board = analysis.leaderboard(
+        leaderboard(replicated.to_frame(), confidence_level=settings.confidence_level)
+    )
     variance = variance_components(components(replicated))
     notes += list(variance.notes)
-    ranked = list(board.overall["model"])
+    complete = set(analysis.overall.models)
+    ranked = [m for m in board.overall["model"] if m in complete]
     if len(ranked) > max_models:
         notes.append(f"comparisons and ranks show the {max_models} best of {len(ranked)} models")
         ranked = ranked[:max_models]

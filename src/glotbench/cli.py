@@ -231,15 +231,15 @@ def demo(
             )
         finally:
             close()
-    result = api.demo(n_draws=draws, seed=seed)
+    settings = (
+        starter_result.settings
+        if starter_result is not None
+        else api.AnalysisSettings(n_draws=draws, seed=seed)
+    )
+    result = api.demo(settings=settings)
     written = (
         api.write_demo_pages(
-            out,
-            seed=seed,
-            starter=starter_result,
-            settings=starter_result.settings
-            if starter_result is not None
-            else api.AnalysisSettings(n_draws=draws, seed=seed),
+            out, seed=seed, starter=starter_result, settings=settings, xtreme=result
         )
         if pages
         else []

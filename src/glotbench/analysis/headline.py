@@ -222,8 +222,13 @@ class Analysis:
         """Per model (overall): score, se, ci, se_languages, rank-1 share, mean rank."""
         return self.overall.frame()
 
-    def leaderboard(self) -> Leaderboard:
-        """The same numbers as an :class:`~glotbench.analysis.aggregate.Leaderboard`."""
+    def leaderboard(self, analytic: Leaderboard | None = None) -> Leaderboard:
+        """The same numbers as an :class:`~glotbench.analysis.aggregate.Leaderboard`.
+
+        With ``analytic`` (:func:`~glotbench.analysis.aggregate.leaderboard` of
+        the same scores), its ``between_language_sd`` column is added and models
+        without every task keep their row (no overall score), as there.
+        """
         overall = self.overall.frame().rename(columns={"se": "standard_error"})
         overall = overall.sort_values("score", ascending=False, kind="stable")
         per_task = pd.concat(
@@ -233,16 +238,30 @@ class Analysis:
             ],
             ignore_index=True,
         )
-        per_task = per_task[
-            ["model", "task", "score", "standard_error", "ci_low", "ci_high", "se_languages"]
-            + ["n_languages"]
-        ].sort_values(["task", "score"], ascending=[True, False], kind="stable")
+        columns = ["model", "task", "score", "standard_error", "ci_low", "ci_high", "se_languages"]
+        per_task = per_task[[*columns, "n_languages"]]
+        if analytic is not None:
+            sd = analytic.per_task[["model", "task", "between_language_sd"]]
+            per_task = per_task.merge(sd, on=["model", "task"], how="left")
+            per_task = per_task[[*columns, "between_language_sd", "n_languages"]]
+        per_task = per_task.sort_values(["task", "score"], ascending=[True, False], kind="stable")
+        overall = overall[
+            ["model", "score", "standard_error", "ci_low", "ci_high", "se_languages"]
+            + ["n_tasks", "n_languages"]
+        ]
+        if analytic is not None:
+            partial = analytic.overall[~analytic.overall["model"].isin(overall["model"])]
+            if not partial.empty:
+                overall = pd.concat(
+                    [
+                        overall,
+                        partial.assign(se_languages=partial["standard_error"])[overall.columns],
+                    ],
+                    ignore_index=True,
+                )
         return Leaderboard(
             per_task=per_task.reset_index(drop=True),
-            overall=overall[
-                ["model", "score", "standard_error", "ci_low", "ci_high", "se_languages"]
-                + ["n_tasks", "n_languages"]
-            ].reset_index(drop=True),
+            overall=overall.reset_index(drop=True),
             tasks=tuple(self.tasks),
             confidence_level=self.settings.confidence_level,
         )
