@@ -1506,7 +1506,7 @@ def write_report(
     source: LeaderboardSource,
     *,
     title: str | None = None,
-    n_draws: int = 2000,
+    n_draws: int = 1000,
     seed: int = 0,
     max_models: int = 10,
     datasize: Sequence[DataSizeResult | str | Path] = (),

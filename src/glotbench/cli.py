@@ -1686,7 +1686,13 @@ def leaderboard_command(
         typer.Option("--group", help="Extra language group NAME=lang,lang (repeatable)."),
     ] = None,
     title: Annotated[str | None, typer.Option("--title", help="Page title.")] = None,
-    draws: Annotated[int, typer.Option("--draws", help="Rank draws per view.")] = 1000,
+    draws: Annotated[
+        int,
+        typer.Option(
+            "--draws",
+            help="Draws per view (SEs, intervals and ranks; as glotbench report's).",
+        ),
+    ] = 1000,
     replicates: Annotated[
         int, typer.Option("--replicates", help="Bootstrap replicates per stored run.")
     ] = 200,
@@ -1782,7 +1788,14 @@ def report_command(
     task: ListOption = None,
     language: ListOption = None,
     title: Annotated[str | None, typer.Option("--title", help="Report title.")] = None,
-    draws: Annotated[int, typer.Option("--draws", help="Replication draws.")] = 2000,
+    draws: Annotated[
+        int,
+        typer.Option(
+            "--draws",
+            help="Draws of the SEs, intervals, comparisons and ranks (as glotbench "
+            "leaderboard's, so both show the same numbers).",
+        ),
+    ] = 1000,
     replicates: Annotated[
         int, typer.Option("--replicates", help="Bootstrap replicates per stored run.")
     ] = 200,

@@ -107,6 +107,6 @@ def test_terminal_json_leaderboard_and_report_show_the_same_numbers(
     # the terminal's text shows the same mean ± SE (a re-run resumes the stored runs)
     text = cli(*args, "--no-pages")
     assert text.exit_code == 0, text.stderr
-    for model, row in terminal.items():
+    for row in terminal.values():
         assert f"{row['mean_accuracy']:.3f} ± {row['se']:.3f}" in text.stdout
     assert "count seeds, test-set bootstrap and languages" in " ".join(text.stdout.split())
