@@ -191,6 +191,15 @@ def demo(
     pages: Annotated[
         bool, typer.Option("--pages/--no-pages", help="Write the leaderboards and reports.")
     ] = True,
+    k: Annotated[
+        int | None,
+        typer.Option(
+            "--k",
+            min=1,
+            help="Subsample K languages per task without replacement in every draw (default: "
+            "resample all languages with replacement). One setting for every number shown.",
+        ),
+    ] = None,
 ) -> None:
     """Run the embedded default: the offline `starter` suite, then the analyses.
 
@@ -227,6 +236,7 @@ def demo(
                 iterations=iterations,
                 n_draws=draws,
                 seed=seed,
+                k=k,
                 on_event=on_event,
             )
         finally:
@@ -234,7 +244,9 @@ def demo(
     settings = (
         starter_result.settings
         if starter_result is not None
-        else api.AnalysisSettings(n_draws=draws, seed=seed)
+        else api.AnalysisSettings(
+            n_draws=draws, seed=seed, languages="with" if k is None else "without", k=k
+        )
     )
     result = api.demo(settings=settings)
     written = (
@@ -384,12 +396,16 @@ def _print_xtreme_demo(result: Any) -> None:
             digits=3,
         )
     )
-    shared = _tasks(result)
+    ranked = list(result.ranks.distribution["model"])
+    what = (
+        result.analysis.interval_text
+        if result.analysis is not None
+        else "the uncertainties come from the choice of languages only"
+    )
     console.print(
         f"[yellow]note:[/] the published table has one score per language (no seeds or test-set "
-        f"replicates), so these uncertainties come from the choice of languages only; the "
-        f"comparisons and ranks use the {len(shared)} of {len(board.tasks)} tasks every model "
-        "was evaluated on.",
+        f"replicates): {what}. Overall scores, comparisons and ranks cover the models with all "
+        f"{len(board.tasks)} tasks ({', '.join(ranked)}), as the leaderboard page and report.",
         highlight=False,
     )
     for note in result.notes:

@@ -87,7 +87,7 @@ class AnalysisSettings:
 
     def interval_text(self, source: ReplicatedScores) -> str:
         """In words: what ± SE and the intervals contain, for ``source``."""
-        level = f"{self.confidence_level * 100:g} %"
+        level = f"{self.confidence_level * 100:g}%"
         z = f"{self.z:.2f}"
         if self.languages == "with":
             langs = "resampling the languages with replacement"

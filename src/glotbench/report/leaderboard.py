@@ -405,7 +405,7 @@ def _cell_rows(source: ReplicatedScores, confidence_level: float) -> list[list[A
 
 def interval_notes(source: ReplicatedScores, settings: AnalysisSettings) -> dict[str, str]:
     """In words, what each kind of number on the page contains."""
-    level = f"{settings.confidence_level * 100:g} %"
+    level = f"{settings.confidence_level * 100:g}%"
     cells = (
         f"a task–language cell: mean over seeds and test-set bootstrap replicates; its {level} "
         f"interval is mean ± {settings.z:.2f}·σ_w, σ_w = the within-language SD over seeds and "
