@@ -73,7 +73,22 @@ def test_a_task_cell_is_the_same_in_the_overall_view_and_its_task_view() -> None
     for task in ("a", "b"):
         alone = analyze_view(source, settings, tasks=[task])
         assert np.array_equal(result.tasks[task].ci_low, alone.ci_low)
-    data = build_leaderboard(source, settings=settings, analysis=result, language_groups={})
+    import glotbench.report.leaderboard as board
+
+    calls: list[dict] = []
+    original = board.analyze_view
+
+    def counting(*args: object, **kwargs: object) -> object:
+        calls.append(kwargs)
+        return original(*args, **kwargs)
+
+    board.analyze_view = counting  # type: ignore[assignment]
+    try:
+        data = build_leaderboard(source, settings=settings, analysis=result, language_groups={})
+    finally:
+        board.analyze_view = original  # type: ignore[assignment]
+    # overall and task views come from the given analysis; only the language views are drawn
+    assert all(call.get("languages") is not None for call in calls)
     views = data.payload["views"]
     for row in views["overall"]["rows"]:
         for task in ("a", "b"):

@@ -190,7 +190,8 @@ class _Views:
             for i, u in enumerate(self.source.units)
             if (tasks is None or u.task in tasks) and (languages is None or u.language in languages)
         )
-        return (tuple(models), keep, resample)
+        # the draws and every per-model number do not depend on the models' order
+        return (tuple(sorted(models)), keep, resample)
 
     def _seed(
         self,
