@@ -213,7 +213,10 @@ def demo(
 
     2. XTREME-R baselines (published per-language scores, embedded): leaderboard
     with SEs, between-language SDs, pairwise effect sizes and rank
-    distributions under language subsampling.
+    distributions, with the languages resampled.
+
+    Every number comes from one analysis (--draws, --seed, --k), and the
+    leaderboards and reports written to OUT render that same analysis.
     """
     from glotbench.demo_starter import missing_starter_packages
 
