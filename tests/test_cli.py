@@ -24,7 +24,9 @@ def test_demo_prints_the_leaderboard(tmp_path: Path) -> None:
     result = run_cli("demo", "--no-starter", "--draws", "1000", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert "XLM-R Large" in result.stdout
-    assert "64.2 ± 1.0" in result.stdout
+    # the headline SE is the SD over draws resampling each task's languages (the leaderboard's
+    # and the report's too): ≈ σ_b/√L · √((L − 1)/L) per task, 0.945 here (σ_b/√L alone: 0.969)
+    assert "64.2 ± 0.9" in result.stdout
     assert "8 of the paper's 10 tasks" in " ".join(result.stdout.split())
     # the demo ends by writing the leaderboard and the report, and says where
     assert (tmp_path / "glotbench-demo" / "leaderboard" / "index.html").is_file()
@@ -39,7 +41,14 @@ def test_demo_json_is_documented_object() -> None:
     assert set(payload) == {"starter", "xtreme_r", "written", "notes"}
     assert payload["written"] == [] and payload["starter"] is None
     xtreme = payload["xtreme_r"]
-    assert set(xtreme) == {"leaderboard", "between_language_sd", "comparison", "ranks", "notes"}
+    assert set(xtreme) == {
+        "leaderboard",
+        "between_language_sd",
+        "comparison",
+        "ranks",
+        "notes",
+        "analysis",  # the settings and headline numbers the pages render
+    }
     # the JSON warns that the overall covers 8 of 10 tasks and that TyDiQA's tables disagree
     assert any("8 of the paper's 10 tasks" in note for note in xtreme["notes"])
     assert any("TyDiQA" in note for note in xtreme["notes"])

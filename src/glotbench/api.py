@@ -20,6 +20,8 @@ from glotbench.analysis.compare import Aggregates, Comparison, aggregate_scores,
 from glotbench.analysis.draws import DrawSettings
 from glotbench.analysis.euroeval_rank import EuroEvalRank, iterations_from_frame
 from glotbench.analysis.euroeval_rank import euroeval_rank as euroeval_rank_scores
+from glotbench.analysis.headline import Analysis, AnalysisSettings
+from glotbench.analysis.headline import analyze as analyze_headline
 from glotbench.analysis.ranks import Ranks, rank_models
 from glotbench.analysis.replicates import (
     ReplicatedScores,
@@ -48,6 +50,9 @@ from glotbench.report.table_files import write_table
 from glotbench.resample import BootstrapResult, bootstrap, bootstrap_metric
 
 __all__ = [
+    "Analysis",
+    "AnalysisSettings",
+    "analyze_headline",
     "bootstrap",
     "bootstrap_metric",
     "bootstrap_files",
@@ -75,71 +80,149 @@ class Demo:
     comparison: Comparison
     ranks: Ranks
     notes: tuple[str, ...] = XTREME_R_CAVEATS
+    #: the request's headline analysis (its pages render the same numbers)
+    analysis: Analysis | None = None
 
     def between_language_sd(self) -> pd.DataFrame:
         """σ_b per model and task: the SD (ddof = 1) of the per-language scores."""
         return self.leaderboard.per_task[["model", "task", "between_language_sd", "n_languages"]]
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "leaderboard": self.leaderboard.to_dict(),
             "between_language_sd": records(self.between_language_sd()),
             "comparison": self.comparison.to_dict(),
             "ranks": self.ranks.to_dict(),
             "notes": list(self.notes),
         }
+        if self.analysis is not None:
+            out["analysis"] = self.analysis.to_dict()
+        return out
 
 
-def demo(n_draws: int = 10_000, seed: int = 0, k: int = 5) -> Demo:
+def demo(
+    n_draws: int = 10_000,
+    seed: int = 0,
+    k: int | None = None,
+    *,
+    settings: AnalysisSettings | None = None,
+) -> Demo:
     """The demo on the embedded XTREME-R baselines.
 
     The published table has one score per model, task and language (no seeds
-    or replicates), so uncertainty comes from the languages: pairwise effect
-    sizes of the overall average (mean of task means) resample each task's
-    languages with replacement; rank distributions subsample k languages per
-    task without replacement. Both use the tasks every model was evaluated on.
+    or replicates), so uncertainty comes from the languages (scheme
+    languages-only). One :class:`AnalysisSettings` (default: ``n_draws``,
+    ``seed``; each task's languages resampled with replacement, or subsampled
+    to ``k`` without replacement when ``k`` is given) decides the SEs, the
+    pairwise effect sizes and the rank distributions, all from the same draws
+    of the models with every task — the numbers the demo's XTREME-R pages show.
     """
+    if settings is None:
+        settings = AnalysisSettings(
+            n_draws=n_draws, seed=seed, languages="with" if k is None else "without", k=k
+        )
     scores = xtreme_r_baselines()
-    board = leaderboard(scores)
+    analytic = leaderboard(scores, confidence_level=settings.confidence_level)
     replicated = replicates_from_frame(scores)
-    comparison = compare_models(
-        replicated,
-        DrawSettings(scheme="languages-only", n_draws=n_draws, seed=seed, languages="with"),
-        aggregators=("mean",),
-    )
-    ranks = rank_models(
-        replicated,
-        DrawSettings(scheme="languages-only", n_draws=n_draws, seed=seed, languages="without", k=k),
-        aggregators=("mean",),
-    )
-    return Demo(board, comparison, ranks)
+    analysis = analyze_headline(replicated, settings)
+    complete = replicated.select_models(list(analysis.overall.models))
+    draws = settings.draws(replicated)
+    level = settings.confidence_level
+    comparison = compare_models(complete, draws, aggregators=("mean",), confidence_level=level)
+    ranks = rank_models(complete, draws, aggregators=("mean",), confidence_level=level)
+    return Demo(analysis.leaderboard(analytic), comparison, ranks, analysis=analysis)
 
 
 def write_demo_pages(
-    out: str | Path, seed: int = 0, *, starter_store: str | Path | None = None
+    out: str | Path,
+    seed: int = 0,
+    *,
+    starter_store: str | Path | None = None,
+    starter: StarterDemo | None = None,
+    settings: AnalysisSettings | None = None,
+    xtreme: Demo | None = None,
 ) -> list[Path]:
     """Write the demo's leaderboard folders and HTML reports into ``out``.
 
-    With ``starter_store`` (the starter suite's store): its per-language
-    accuracies go to ``out/leaderboard`` and ``out/report.html`` and the
-    XTREME-R baselines to ``out/xtreme-r/``; without it the XTREME-R pages go
-    to ``out`` itself.
+    With ``starter`` (the demo's computed :class:`StarterDemo`): its analysed
+    scores and its headline analysis go to ``out/leaderboard`` and
+    ``out/report.html`` — the very numbers the terminal shows — and the
+    XTREME-R baselines to ``out/xtreme-r/``. ``starter_store`` (older form):
+    the starter store, read with ``settings``. Without either, the XTREME-R
+    pages go to ``out`` itself. ``settings`` (default: the starter's, else
+    ``seed`` and 10,000 draws) decide the draws of every page; ``xtreme``: the
+    computed XTREME-R :class:`Demo`, whose analysis its pages render.
     """
+    if settings is None:
+        settings = starter.settings if starter is not None else AnalysisSettings(seed=seed)
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     xtreme_folder = folder
-    if starter_store is not None:
-        source = leaderboard_source(store=starter_store, metric=STARTER_METRIC, seed=seed)
-        title = "glotbench starter: language identification over 39 languages"
-        site = write_leaderboard_site(folder / "leaderboard", source, seed=seed, title=title)
-        report = write_report(folder / "report.html", source, seed=seed, title=title)
+    title = "glotbench starter: language identification over 39 languages"
+    if starter is not None and starter.replicated is not None:
+        n_languages = len({u.language for u in starter.replicated.units})
+        title = f"glotbench starter: language identification over {n_languages} languages"
+        metadata = _store_metadata(starter.store, starter.replicated.models)
+        source = LeaderboardSource(
+            starter.replicated,
+            metadata,
+            title,
+            (
+                f"per-example statistics bootstrapped with {settings.n_replicates} paired "
+                "replicates per run",
+            ),
+        )
+        analysis = starter.analysis
+        if analysis is None or analysis.settings != settings:
+            analysis = analyze_headline(starter.replicated, settings)
+        site = write_leaderboard_site(
+            folder / "leaderboard", source, settings=settings, analysis=analysis
+        )
+        report = write_report(folder / "report.html", source, settings=settings, analysis=analysis)
         written += [site.path, report.path]
         xtreme_folder = folder / "xtreme-r"
-    source = leaderboard_source(demo=True, seed=seed)
-    site = write_leaderboard_site(xtreme_folder / "leaderboard", source, seed=seed)
-    report = write_report(xtreme_folder / "report.html", source, seed=seed)
+    elif starter_store is not None:
+        source = leaderboard_source(
+            store=starter_store,
+            metric=STARTER_METRIC,
+            seed=settings.seed,
+            n_replicates=settings.n_replicates,
+        )
+        analysis = analyze_headline(source.replicated, settings)
+        site = write_leaderboard_site(
+            folder / "leaderboard", source, title=title, settings=settings, analysis=analysis
+        )
+        report = write_report(
+            folder / "report.html", source, title=title, settings=settings, analysis=analysis
+        )
+        written += [site.path, report.path]
+        xtreme_folder = folder / "xtreme-r"
+    source = leaderboard_source(demo=True, seed=settings.seed)
+    analysis = (
+        xtreme.analysis
+        if xtreme is not None
+        and xtreme.analysis is not None
+        and xtreme.analysis.settings == settings
+        else analyze_headline(source.replicated, settings)
+    )
+    site = write_leaderboard_site(
+        xtreme_folder / "leaderboard", source, settings=settings, analysis=analysis
+    )
+    report = write_report(
+        xtreme_folder / "report.html", source, settings=settings, analysis=analysis
+    )
     return [*written, site.path, report.path]
+
+
+def _store_metadata(store: str | Path, models: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """Model metadata recorded with the runs of ``models`` in ``store``."""
+    metadata: dict[str, dict[str, Any]] = {}
+    with open_store(store, read_only=True) as handle:
+        runs = handle.runs(models=list(models))
+        for model, values in zip(runs["model"], runs["model_metadata"], strict=True):
+            _merge_metadata(metadata, str(model), values)
+    return metadata
 
 
 def list_metrics() -> list[dict[str, Any]]:
@@ -1217,7 +1300,7 @@ def leaderboard_source(
                     _merge_metadata(metadata, str(model), values)
                 notes.append(
                     f"per-example statistics bootstrapped with {n_replicates} paired replicates "
-                    "per run (intervals: mean ± z·σ_w over seeds and replicates)"
+                    "per run"
                 )
             else:
                 scores = handle.scores(models=models, tasks=kept, languages=languages)
@@ -1260,8 +1343,15 @@ def write_leaderboard_site(
     n_draws: int = 1000,
     seed: int = 0,
     confidence_level: float = 0.95,
+    settings: AnalysisSettings | None = None,
+    analysis: Analysis | None = None,
 ) -> SiteResult:
-    """Write the static interactive leaderboard folder ``out`` (``out/index.html``)."""
+    """Write the static interactive leaderboard folder ``out`` (``out/index.html``).
+
+    ``settings`` (default: from ``n_draws``, ``seed``, ``confidence_level``)
+    decide every view's draws; ``analysis``: the request's computed result
+    (:func:`analyze_headline` of ``source.replicated``), shown as is.
+    """
     from glotbench.report.leaderboard import build_leaderboard, write_leaderboard
 
     data = build_leaderboard(
@@ -1273,6 +1363,8 @@ def write_leaderboard_site(
         n_draws=n_draws,
         seed=seed,
         confidence_level=confidence_level,
+        settings=settings,
+        analysis=analysis,
     )
     path = write_leaderboard(data, out)
     return SiteResult(
@@ -1414,11 +1506,13 @@ def write_report(
     source: LeaderboardSource,
     *,
     title: str | None = None,
-    n_draws: int = 2000,
+    n_draws: int = 1000,
     seed: int = 0,
     max_models: int = 10,
     datasize: Sequence[DataSizeResult | str | Path] = (),
     lmm: Sequence[LmmResult | str | Path] = (),
+    settings: AnalysisSettings | None = None,
+    analysis: Analysis | None = None,
 ) -> SiteResult:
     """Write the HTML report (one self-contained file) of a leaderboard source.
 
@@ -1434,6 +1528,11 @@ def write_report(
     ``glotbench analyze lmm --residuals --json``: Q-Q plot of the simulated
     residuals, their tests, fixed effects and ANOVA). Files are read first, so
     a bad one fails before anything is computed.
+
+    ``settings`` (default: ``n_draws`` and ``seed``, languages resampled with
+    replacement) decide the draws of the aggregates, comparisons and ranks;
+    ``analysis``: the request's computed result (:func:`analyze_headline`),
+    whose aggregates the report shows as is.
     """
     from glotbench.report.analyses import lmm_summary, read_datasize, read_lmm
     from glotbench.report.html import build_report
@@ -1447,33 +1546,39 @@ def write_report(
     ]
     replicated = source.replicated
     notes = list(source.notes)
-    board = leaderboard(replicated.to_frame())
+    if settings is None:
+        settings = (
+            analysis.settings
+            if analysis is not None
+            else AnalysisSettings(n_draws=n_draws, seed=seed)
+        )
+    if analysis is None:
+        analysis = analyze_headline(replicated, settings)
+    elif analysis.settings != settings:
+        raise InputError("the analysis was computed with other settings than the report's")
+    board = analysis.leaderboard(
+        leaderboard(replicated.to_frame(), confidence_level=settings.confidence_level)
+    )
     variance = variance_components(components(replicated))
     notes += list(variance.notes)
-    ranked = [
-        m
-        for m, s in zip(board.overall["model"], board.overall["score"], strict=True)
-        if pd.notna(s)
-    ] or list(board.overall["model"])
+    complete = set(analysis.overall.models)
+    ranked = [m for m in board.overall["model"] if m in complete]
     if len(ranked) > max_models:
         notes.append(f"comparisons and ranks show the {max_models} best of {len(ranked)} models")
         ranked = ranked[:max_models]
-    is_replicated = replicated.values.shape[2] > 1 or replicated.values.shape[3] > 1
-    settings = DrawSettings(
-        scheme="nonparametric" if is_replicated else "languages-only",
-        n_draws=n_draws,
-        seed=seed,
-        languages="with",
-    )
+    draw_settings = settings.draws(replicated)
     comparison = ranks = None
     if len(ranked) > 1:
         subset = replicated.select_models(ranked)
-        comparison = compare_models(subset, settings, aggregators=("mean",))
-        ranks = rank_models(subset, settings, aggregators=("mean",))
+        comparison = compare_models(subset, draw_settings, aggregators=("mean",))
+        ranks = rank_models(
+            subset, draw_settings, aggregators=("mean",), confidence_level=settings.confidence_level
+        )
         notes += [n for n in comparison.notes if n not in notes]
     report = build_report(
         title or source.title,
         board,
+        analysis.interval_text,
         variance,
         comparison,
         ranks,

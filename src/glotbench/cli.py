@@ -191,6 +191,15 @@ def demo(
     pages: Annotated[
         bool, typer.Option("--pages/--no-pages", help="Write the leaderboards and reports.")
     ] = True,
+    k: Annotated[
+        int | None,
+        typer.Option(
+            "--k",
+            min=1,
+            help="Subsample K languages per task without replacement in every draw (default: "
+            "resample all languages with replacement). One setting for every number shown.",
+        ),
+    ] = None,
 ) -> None:
     """Run the embedded default: the offline `starter` suite, then the analyses.
 
@@ -204,7 +213,10 @@ def demo(
 
     2. XTREME-R baselines (published per-language scores, embedded): leaderboard
     with SEs, between-language SDs, pairwise effect sizes and rank
-    distributions under language subsampling.
+    distributions, with the languages resampled.
+
+    Every number comes from one analysis (--draws, --seed, --k), and the
+    leaderboards and reports written to OUT render that same analysis.
     """
     from glotbench.demo_starter import missing_starter_packages
 
@@ -227,13 +239,23 @@ def demo(
                 iterations=iterations,
                 n_draws=draws,
                 seed=seed,
+                k=k,
                 on_event=on_event,
             )
         finally:
             close()
-    result = api.demo(n_draws=draws, seed=seed)
+    settings = (
+        starter_result.settings
+        if starter_result is not None
+        else api.AnalysisSettings(
+            n_draws=draws, seed=seed, languages="with" if k is None else "without", k=k
+        )
+    )
+    result = api.demo(settings=settings)
     written = (
-        api.write_demo_pages(out, seed=seed, starter_store=starter_result and starter_result.store)
+        api.write_demo_pages(
+            out, seed=seed, starter=starter_result, settings=settings, xtreme=result
+        )
         if pages
         else []
     )
@@ -277,8 +299,8 @@ def _print_starter_demo(result: Any) -> None:
                 columns={"accuracy": "mean accuracy ± SE", "se_languages": "SE (languages)"}
             ),
             title=f"Language identification: mean per-language accuracy over "
-            f"{int(summary['languages'].max())} languages ({iterations} iterations; SE from "
-            "paired draws of seeds, test-set bootstrap and languages)",
+            f"{int(summary['languages'].max())} languages ({iterations} iterations; "
+            f"{result.analysis.interval_text if result.analysis is not None else ''})",
             digits=3,
         )
     )
@@ -377,12 +399,16 @@ def _print_xtreme_demo(result: Any) -> None:
             digits=3,
         )
     )
-    shared = _tasks(result)
+    ranked = list(result.ranks.distribution["model"])
+    what = (
+        result.analysis.interval_text
+        if result.analysis is not None
+        else "the uncertainties come from the choice of languages only"
+    )
     console.print(
         f"[yellow]note:[/] the published table has one score per language (no seeds or test-set "
-        f"replicates), so these uncertainties come from the choice of languages only; the "
-        f"comparisons and ranks use the {len(shared)} of {len(board.tasks)} tasks every model "
-        "was evaluated on.",
+        f"replicates): {what}. Overall scores, comparisons and ranks cover the models with all "
+        f"{len(board.tasks)} tasks ({', '.join(ranked)}), as the leaderboard page and report.",
         highlight=False,
     )
     for note in result.notes:
@@ -1711,7 +1737,13 @@ def leaderboard_command(
         typer.Option("--group", help="Extra language group NAME=lang,lang (repeatable)."),
     ] = None,
     title: Annotated[str | None, typer.Option("--title", help="Page title.")] = None,
-    draws: Annotated[int, typer.Option("--draws", help="Rank draws per view.")] = 1000,
+    draws: Annotated[
+        int,
+        typer.Option(
+            "--draws",
+            help="Draws per view (SEs, intervals and ranks; as glotbench report's).",
+        ),
+    ] = 1000,
     replicates: Annotated[
         int, typer.Option("--replicates", help="Bootstrap replicates per stored run.")
     ] = 200,
@@ -1807,7 +1839,14 @@ def report_command(
     task: ListOption = None,
     language: ListOption = None,
     title: Annotated[str | None, typer.Option("--title", help="Report title.")] = None,
-    draws: Annotated[int, typer.Option("--draws", help="Replication draws.")] = 2000,
+    draws: Annotated[
+        int,
+        typer.Option(
+            "--draws",
+            help="Draws of the SEs, intervals, comparisons and ranks (as glotbench "
+            "leaderboard's, so both show the same numbers).",
+        ),
+    ] = 1000,
     replicates: Annotated[
         int, typer.Option("--replicates", help="Bootstrap replicates per stored run.")
     ] = 200,

@@ -21,7 +21,7 @@ from typing import Any
 import pandas as pd
 
 from glotbench.analysis.compare import Aggregates, Comparison, aggregate_scores, compare_models
-from glotbench.analysis.draws import DrawSettings
+from glotbench.analysis.headline import Analysis, AnalysisSettings, analyze
 from glotbench.analysis.ranks import Ranks, rank_models
 from glotbench.analysis.replicates import ReplicatedScores
 from glotbench.analysis.results import records
@@ -65,23 +65,46 @@ class StarterDemo:
     comparison: Comparison
     ranks: Ranks
     notes: list[str] = field(default_factory=list)
+    #: the analysed scores (the leaderboard and report of the demo show these)
+    replicated: ReplicatedScores | None = None
+    #: the request's settings and headline result, shared by every output
+    settings: AnalysisSettings = field(default_factory=AnalysisSettings)
+    analysis: Analysis | None = None
 
     def summary(self) -> pd.DataFrame:
-        """Per model: macro-F1 over all items and mean per-language accuracy ± SE (ScandEval)."""
+        """Per model: macro-F1 over all items and mean per-language accuracy ± SE (ScandEval).
+
+        Mean, SE and interval are the headline analysis' (the same numbers as
+        the demo's leaderboard and report); ``se_languages`` is σ_b/√L.
+        """
         frame = self.scores
         macro = frame[frame["metric"] == "f1_macro"].set_index("model")
         accuracy = frame[frame["metric"] == STARTER_METRIC]
-        agg = self.aggregates.frame
-        agg = agg[agg["aggregator"] == "mean"].set_index("model")
+        if self.analysis is not None:
+            agg = self.analysis.summary().set_index("model")
+        else:
+            agg = self.aggregates.frame
+            agg = agg[agg["aggregator"] == "mean"].set_index("model")
+            agg = agg.rename(columns={"se_resampled": "se"})
         rows = []
         for model in agg.sort_values("score", ascending=False).index:
             per_lang = accuracy[accuracy["model"] == model]
+            extra = (
+                {
+                    "ci_low": float(agg.loc[model, "ci_low"]),
+                    "ci_high": float(agg.loc[model, "ci_high"]),
+                    "rank_1_share": float(agg.loc[model, "rank_1_share"]),
+                }
+                if self.analysis is not None
+                else {}
+            )
             rows.append(
                 {
                     "model": model,
                     "mean_accuracy": float(agg.loc[model, "score"]),
-                    "se": float(agg.loc[model, "se_resampled"]),
+                    "se": float(agg.loc[model, "se"]),
                     "se_languages": float(agg.loc[model, "se_languages"]),
+                    **extra,
                     "macro_f1": float(macro.loc[model, "score"]) if model in macro.index else None,
                     "languages": int(per_lang["language"].nunique()),
                     "iterations": int(per_lang["iterations"].max()) if len(per_lang) else 0,
@@ -116,17 +139,26 @@ class StarterDemo:
             "aggregates": self.aggregates.to_dict(),
             "comparison": self.comparison.to_dict(),
             "ranks": self.ranks.to_dict(),
+            "analysis": self.analysis.to_dict() if self.analysis is not None else None,
+            "intervals": self.analysis.interval_text if self.analysis is not None else None,
             "notes": list(self.notes),
         }
 
 
-def current_configs(iterations: int | None = None) -> dict[str, str]:
+def current_configs(
+    iterations: int | None = None,
+    *,
+    models: list[str] | None = None,
+    languages: list[str] | None = None,
+) -> dict[str, str]:
     """Model -> config hash of the runs the starter suite makes with this installation."""
     from glotbench.runner.executors import build_datasets
     from glotbench.runner.protocol import config_hash
     from glotbench.runner.suite import load_suite
 
-    suite = load_suite(STARTER_SUITE).select(iterations=iterations)
+    suite = load_suite(STARTER_SUITE).select(
+        iterations=iterations, models=models, languages=languages
+    )
     datasets = build_datasets(suite)
     jobs, _ = suite.jobs()
     return {job.model.name: config_hash(job, datasets[job.dataset.name]) for job in jobs}
@@ -139,16 +171,31 @@ def starter_demo(
     n_draws: int = 10_000,
     n_replicates: int = 1000,
     seed: int = 0,
-    k: int = 10,
+    k: int | None = None,
     on_event: Any = None,
+    settings: AnalysisSettings | None = None,
+    models: list[str] | None = None,
+    languages: list[str] | None = None,
 ) -> StarterDemo:
     """Run (or resume) the starter suite into ``store`` and analyse it.
 
-    Comparisons draw paired non-parametric replications with the languages
-    resampled with replacement; rank distributions subsample ``k`` languages
-    without replacement (how a ranking would change with another choice of
-    languages).
+    One :class:`AnalysisSettings` (default: ``n_draws``, ``seed``,
+    ``n_replicates``; languages resampled with replacement, or subsampled to
+    ``k`` without replacement when ``k`` is given) decides every number:
+    aggregates, comparisons and rank distributions all come from the same
+    paired non-parametric draws, and the demo's leaderboard and report render
+    the same :attr:`StarterDemo.analysis`. ``models``/``languages`` restrict
+    the suite (a smaller run, e.g. for tests).
     """
+    if settings is None:
+        settings = AnalysisSettings(
+            n_draws=n_draws,
+            seed=seed,
+            n_replicates=n_replicates,
+            languages="with" if k is None else "without",
+            k=k,
+        )
+    n_replicates, seed = settings.n_replicates, settings.seed
     from glotbench.api import benchmark_scores, load_replicated, run_benchmark
 
     missing = missing_starter_packages()
@@ -158,8 +205,15 @@ def starter_demo(
         )
     path = Path(store)
     path.parent.mkdir(parents=True, exist_ok=True)
-    run = run_benchmark(STARTER_SUITE, store=path, iterations=iterations, on_event=on_event)
-    configs = current_configs(iterations)
+    run = run_benchmark(
+        STARTER_SUITE,
+        store=path,
+        iterations=iterations,
+        on_event=on_event,
+        models=models,
+        languages=languages,
+    )
+    configs = current_configs(iterations, models=models, languages=languages)
     scores = benchmark_scores(path)
     current = in_configs(scores, configs)
     notes = list(run.notes)
@@ -177,17 +231,18 @@ def starter_demo(
     if not isinstance(replicated, ReplicatedScores):  # a store with runs gives replicates
         raise GlotbenchError(f"{path} holds no per-example runs of {STARTER_METRIC}")
     table = components(replicated)
-    both = DrawSettings(scheme="nonparametric", n_draws=n_draws, seed=seed, languages="with")
-    subsample = DrawSettings(
-        scheme="nonparametric", n_draws=n_draws, seed=seed, languages="without", k=k
-    )
+    draws = settings.draws(replicated)
+    level = settings.confidence_level
     return StarterDemo(
         store=path,
         run=run,
         scores=scores,
         variance=variance_components(table),
-        aggregates=aggregate_scores(replicated, both),
-        comparison=compare_models(replicated, both, aggregators=("mean",)),
-        ranks=rank_models(replicated, subsample, aggregators=("mean",)),
+        aggregates=aggregate_scores(replicated, draws),
+        comparison=compare_models(replicated, draws, aggregators=("mean",), confidence_level=level),
+        ranks=rank_models(replicated, draws, aggregators=("mean",), confidence_level=level),
         notes=notes,
+        replicated=replicated,
+        settings=settings,
+        analysis=analyze(replicated, settings),
     )

@@ -102,6 +102,7 @@ def _figure(svg: str, caption: str) -> str:
 def build_report(
     title: str,
     board: Leaderboard,
+    intervals: str,
     variance: VarianceComponents,
     comparison: Comparison | None,
     ranks: Ranks | None,
@@ -111,6 +112,10 @@ def build_report(
     lmm: Sequence[LmmSummary] = (),
 ) -> Report:
     """A report of the leaderboard, variance components, comparisons and ranks.
+
+    ``board`` holds the request's computed aggregates
+    (:meth:`glotbench.analysis.headline.Analysis.leaderboard`); ``intervals``
+    says in words what their SEs and intervals contain.
 
     ``datasize`` and ``lmm`` add a section per evaluation-size analysis (τ
     curves, recommendation) and per mixed model (Q-Q plot, residual tests,
@@ -125,15 +130,40 @@ def build_report(
             "ci_high": f"{level}% CI high",
         }
     )
+    per_task = board.per_task.rename(
+        columns={
+            "standard_error": "SE",
+            "se_languages": "SE (languages only)",
+            "ci_low": f"{level}% CI low",
+            "ci_high": f"{level}% CI high",
+        }
+    )
+    overall = overall.rename(columns={"se_languages": "SE (languages only)"})
     report.add(
         "Aggregates",
-        "<p>Overall = unweighted mean of task means; SE = √(Σ SE_t²)/T with "
-        "SE_t = between-language SD/√L (languages as a sample).</p>"
-        + html_table(overall)
+        "<p>Overall = unweighted mean of task means. "
+        + html.escape(intervals[:1].upper() + intervals[1:])
+        + ". SE (languages only) = between-language SD/√L (√(Σ SE_t²)/T over tasks): it "
+        "leaves out seed and test-set variance.</p>"
+        + html_table(overall, 3)
         + html_table(
-            board.per_task.rename(columns={"standard_error": "SE"})[
-                ["task", "model", "score", "SE", "ci_low", "ci_high", "n_languages"]
-            ]
+            per_task[
+                [
+                    c
+                    for c in (
+                        "task",
+                        "model",
+                        "score",
+                        "SE",
+                        f"{level}% CI low",
+                        f"{level}% CI high",
+                        "SE (languages only)",
+                        "n_languages",
+                    )
+                    if c in per_task
+                ]
+            ],
+            3,
         ),
     )
     report.add(
@@ -178,7 +208,9 @@ def build_report(
                 plots.rank_heatmap(ranks.distribution.drop(columns=["aggregator"])),
                 "% of draws at each rank",
             )
-            + html_table(ranks.summary.drop(columns=["aggregator"]), 2),
+            + html_table(ranks.summary.drop(columns=["aggregator"]), 2)
+            + "<h3>% of draws at each rank</h3>"
+            + html_table(ranks.distribution.drop(columns=["aggregator"]), 1),
         )
     for result in datasize:
         heading = "Test-set size" + (f": {result.metric}" if result.metric else "")

@@ -6,14 +6,15 @@ the tag) and renders every value with ``textContent``; a Content-Security-Policy
 allows only the page's own script (by its SHA-256) and no network access. A
 model named ``<img src=x onerror=alert(1)>`` is therefore shown as text.
 
-Statistics come from the analysis layer: task and overall aggregates with
-between-language standard errors from :func:`glotbench.analysis.aggregate.leaderboard`,
-per-cell means and within-language SDs σ_w from
-:func:`glotbench.analysis.variance.components`, rank draws from
-:func:`glotbench.analysis.draws.prepare_draws` with
-:func:`glotbench.analysis.rank_stats.rank_statistics` (rank counts and
-intervals, computed once per distinct view and shared between views with the
-same models and units). This module only assembles them into views.
+Statistics come from the analysis layer: every view's score, SE, interval
+and ranks from :func:`glotbench.analysis.headline.analyze_view` (SE = SD over
+paired draws that resample seeds, test-set bootstrap replicates and
+languages, as in the terminal and the report; computed once per distinct
+view, and taken from the request's :class:`~glotbench.analysis.headline.Analysis`
+when one is given), per-cell means and within-language SDs σ_w from
+:func:`glotbench.analysis.variance.components`, model order and coverage from
+:func:`glotbench.analysis.aggregate.leaderboard`. An overall view's task
+column is the task view's own number. This module only assembles them.
 """
 
 from __future__ import annotations
@@ -35,9 +36,14 @@ import pandas as pd
 from scipy.special import ndtri
 
 from glotbench.analysis.aggregate import leaderboard
-from glotbench.analysis.draws import DrawSettings, prepare_draws
+from glotbench.analysis.headline import (
+    Analysis,
+    AnalysisSettings,
+    ViewAnalysis,
+    analyze_view,
+    is_replicated,
+)
 from glotbench.analysis.pairs import pair_quantiles
-from glotbench.analysis.rank_stats import rank_statistics
 from glotbench.analysis.replicates import ReplicatedScores
 from glotbench.analysis.variance import components
 from glotbench.errors import GlotbenchError
@@ -118,14 +124,12 @@ def _z(confidence_level: float) -> float:
     return float(ndtri(0.5 + confidence_level / 2))
 
 
-def _rank_block(
-    replicated: ReplicatedScores, settings: DrawSettings, confidence_level: float
-) -> tuple[dict[str, dict[str, Any]], list[str]]:
+def _rank_block(view: ViewAnalysis, confidence_level: float) -> dict[str, dict[str, Any]]:
     """Rank summary per model: interval, mean rank, distribution, tie with the next model."""
-    design = prepare_draws(replicated, settings)
-    observed, draws = design.aggregate("mean")  # (M,), (R, M)
-    models = design.table.models
-    stats = rank_statistics(draws, confidence_level)
+    stats = view.ranks
+    if stats is None:
+        return {}
+    observed, draws, models = view.observed, view.draws, view.models
     shares, mean_rank = stats.shares, stats.mean_rank
     alpha = (1 - confidence_level) / 2
     order = np.argsort(-observed, kind="stable")
@@ -150,68 +154,206 @@ def _rank_block(
             "tie_next": tie_next,
             "n_ranked": len(models),
         }
-    return out, list(design.notes)
+    return out
 
 
 def _replicated(source: ReplicatedScores) -> bool:
-    return source.values.shape[2] > 1 or source.values.shape[3] > 1
+    return is_replicated(source)
 
 
-RankCache = dict[tuple[Any, ...], tuple[dict[str, dict[str, Any]], list[str]]]
+ViewCache = dict[tuple[Any, ...], tuple[ViewAnalysis | None, list[str]]]
 
 
-def _ranks_for(
-    source: ReplicatedScores,
-    models: Sequence[str],
-    tasks: Sequence[str] | None,
+class _Views:
+    """Draw-based analyses of the views, computed once per distinct (models, units)."""
+
+    def __init__(
+        self, source: ReplicatedScores, settings: AnalysisSettings, analysis: Analysis | None
+    ) -> None:
+        self.source = source
+        self.settings = settings
+        self.cache: ViewCache = {}
+        if analysis is not None:  # the request's computed result: reuse, never recompute
+            self._seed(analysis.overall, None, None, True)
+            for task, view in analysis.tasks.items():
+                self._seed(view, [task], None, True)
+
+    def _key(
+        self,
+        models: Sequence[str],
+        tasks: Sequence[str] | None,
+        languages: Sequence[str] | None,
+        resample: bool,
+    ) -> tuple[Any, ...]:
+        keep = tuple(
+            i
+            for i, u in enumerate(self.source.units)
+            if (tasks is None or u.task in tasks) and (languages is None or u.language in languages)
+        )
+        # the draws and every per-model number do not depend on the models' order
+        return (tuple(sorted(models)), keep, resample)
+
+    def _seed(
+        self,
+        view: ViewAnalysis,
+        tasks: Sequence[str] | None,
+        languages: Sequence[str] | None,
+        resample: bool,
+    ) -> None:
+        self.cache[self._key(view.models, tasks, languages, resample)] = (view, [])
+
+    def get(
+        self,
+        models: Sequence[str],
+        tasks: Sequence[str] | None,
+        languages: Sequence[str] | None,
+        resample: bool,
+    ) -> tuple[ViewAnalysis | None, list[str]]:
+        """The analysis of ``models`` on ``tasks`` × ``languages`` (None: all), and notes."""
+        key = self._key(models, tasks, languages, resample)
+        if not models or not key[1]:
+            return None, []
+        if key not in self.cache:
+            if not resample and self.settings.resolved_scheme(self.source) == "languages-only":
+                self.cache[key] = (None, [])  # one score per cell and languages fixed: no draws
+            else:
+                try:
+                    view = analyze_view(
+                        self.source,
+                        self.settings,
+                        models=models,
+                        tasks=tasks,
+                        languages=languages,
+                        resample_languages=resample,
+                    )
+                    self.cache[key] = (view, list(view.notes))
+                except GlotbenchError as exc:
+                    self.cache[key] = (None, [str(exc)])
+        return self.cache[key]
+
+
+def _view_rows(view: ViewAnalysis | None) -> dict[str, dict[str, Any]]:
+    """Per model of a view: score, SE (from the draws) and interval mean ± z·SE."""
+    if view is None:
+        return {}
+    return {
+        model: {
+            "score": _num(view.observed[m]),
+            "se": _num(view.se[m]),
+            "ci": [_num(view.ci_low[m]), _num(view.ci_high[m])],
+            "se_languages": _num(view.se_languages[m]),
+        }
+        for m, model in enumerate(view.models)
+    }
+
+
+def _aggregate_rows(board_frame: pd.DataFrame) -> dict[str, dict[str, Any]]:
+    return {
+        str(r["model"]): {
+            "score": _num(r["score"]),
+            "se": _num(r["standard_error"]),
+            "ci": [_num(r["ci_low"]), _num(r["ci_high"])],
+            "n_languages": int(r["n_languages"]),
+            **({"n_tasks": int(r["n_tasks"])} if "n_tasks" in r else {}),
+        }
+        for r in board_frame.to_dict(orient="records")
+    }
+
+
+def _task_models(scores: pd.DataFrame, task: str) -> list[str]:
+    return [str(m) for m in scores.loc[scores["task"] == task, "model"].unique()]
+
+
+def _multi_task_view(
+    kind: str,
+    label: str,
+    scores: pd.DataFrame,
+    views: _Views,
     languages: Sequence[str] | None,
-    *,
-    n_draws: int,
-    seed: int,
-    resample_languages: bool,
     confidence_level: float,
-    cache: RankCache | None = None,
-) -> tuple[dict[str, dict[str, Any]], list[str]]:
-    """Ranks of ``models`` on the units of ``tasks`` x ``languages`` (None: all).
+) -> dict[str, Any]:
+    """Overall or language-group view: unweighted mean of task means, task columns.
 
-    Views with the same models, units and settings (the overall view and the
-    only task's view, a group and a language with the same units, …) share
-    one computation through ``cache``.
+    Score, SE and interval of every model with all tasks come from the draws
+    of this view; each task column is that task's own analysis (for the
+    overall view: the very numbers of the task's view).
     """
-    keep = [
-        i
-        for i, u in enumerate(source.units)
-        if (tasks is None or u.task in tasks) and (languages is None or u.language in languages)
-    ]
-    if len(models) < 2 or not keep:
-        return {}, []
-    key = (tuple(models), tuple(keep), resample_languages, n_draws, seed, confidence_level)
-    if cache is not None and key in cache:
-        return cache[key]
-    index = [source.models.index(m) for m in models]
-    sub = ReplicatedScores(
-        tuple(models),
-        tuple(source.units[i] for i in keep),
-        source.values[np.ix_(index, keep)],  # only the cells of this view
-        source.source,
-        source.metric,
-    )
-    scheme = "nonparametric" if _replicated(source) else "languages-only"
-    if scheme == "languages-only" and not resample_languages:
-        return {}, []
-    settings = DrawSettings(
-        scheme=scheme,
-        n_draws=n_draws,
-        seed=seed,
-        languages="with" if resample_languages else "none",
-    )
-    try:
-        result = _rank_block(sub, settings, confidence_level)
-    except GlotbenchError as exc:
-        result = {}, [str(exc)]
-    if cache is not None:
-        cache[key] = result
-    return result
+    board = leaderboard(scores, confidence_level=confidence_level)
+    overall = _aggregate_rows(board.overall)
+    complete = [m for m, row in overall.items() if row["score"] is not None]
+    drawn, notes = views.get(complete, list(board.tasks), languages, True)
+    drawn_rows = _view_rows(drawn)
+    per_task: dict[str, dict[str, Any]] = {}
+    for task in board.tasks:
+        if len(board.tasks) == 1:
+            task_view = drawn
+        else:
+            task_view, task_notes = views.get(_task_models(scores, task), [task], languages, True)
+            notes += [n for n in task_notes if n not in notes]
+        for model, row in _view_rows(task_view).items():
+            per_task.setdefault(model, {})[task] = [row["score"], row["se"], *row["ci"]]
+    ranks = _rank_block(drawn, confidence_level) if drawn is not None else {}
+    rows = []
+    for model, row in overall.items():
+        row = row | drawn_rows.get(model, {"se_languages": row["se"]})
+        rows.append(
+            row | {"model": model, "sub": per_task.get(model, {}), "rank": ranks.get(model)}
+        )
+    return {
+        "kind": kind,
+        "label": label,
+        "score_label": "mean of task means",
+        "sub_columns": list(board.tasks),
+        "rows": rows,
+        "notes": notes,
+    }
+
+
+def _task_view(
+    task: str, scores: pd.DataFrame, views: _Views, confidence_level: float
+) -> dict[str, Any]:
+    board = leaderboard(scores, confidence_level=confidence_level)
+    agg = _aggregate_rows(board.per_task)
+    drawn, notes = views.get(list(agg), [task], None, True)
+    drawn_rows = _view_rows(drawn)
+    ranks = _rank_block(drawn, confidence_level) if drawn is not None else {}
+    languages = sorted(scores["language"].astype(str).unique())
+    return {
+        "kind": "task",
+        "label": task,
+        "task": task,
+        "score_label": "mean over languages",
+        "sub_columns": languages,
+        "rows": [
+            row
+            | drawn_rows.get(m, {"se_languages": row["se"]})
+            | {"model": m, "rank": ranks.get(m)}
+            for m, row in agg.items()
+        ],
+        "notes": notes,
+    }
+
+
+def _language_view(
+    language: str, scores: pd.DataFrame, views: _Views, confidence_level: float
+) -> dict[str, Any]:
+    board = leaderboard(scores, confidence_level=confidence_level)
+    overall = _aggregate_rows(board.overall)
+    complete = [m for m, row in overall.items() if row["score"] is not None]
+    drawn, notes = views.get(complete, None, [language], False)
+    ranks = _rank_block(drawn, confidence_level) if drawn is not None else {}
+    return {
+        "kind": "language",
+        "label": language,
+        "language": language,
+        "score_label": "mean over tasks",
+        "sub_columns": list(board.tasks),
+        "rows": [
+            row | {"model": m, "se": None, "ci": [None, None], "rank": ranks.get(m)}
+            for m, row in overall.items()
+        ],
+        "notes": notes,
+    }
 
 
 def _cell_scores(source: ReplicatedScores) -> pd.DataFrame:
@@ -262,97 +404,23 @@ def _cell_rows(source: ReplicatedScores, confidence_level: float) -> list[list[A
     return rows
 
 
-def _aggregate_rows(board_frame: pd.DataFrame) -> dict[str, dict[str, Any]]:
-    return {
-        str(r["model"]): {
-            "score": _num(r["score"]),
-            "se": _num(r["standard_error"]),
-            "ci": [_num(r["ci_low"]), _num(r["ci_high"])],
-            "n_languages": int(r["n_languages"]),
-            **({"n_tasks": int(r["n_tasks"])} if "n_tasks" in r else {}),
-        }
-        for r in board_frame.to_dict(orient="records")
-    }
-
-
-def _multi_task_view(
-    kind: str,
-    label: str,
-    scores: pd.DataFrame,
-    source: ReplicatedScores,
-    languages: Sequence[str] | None,
-    rank_kwargs: dict[str, Any],
-) -> dict[str, Any]:
-    """Overall or language-group view: unweighted mean of task means, task columns."""
-    board = leaderboard(scores, confidence_level=rank_kwargs["confidence_level"])
-    overall = _aggregate_rows(board.overall)
-    per_task: dict[str, dict[str, Any]] = {}
-    for r in board.per_task.to_dict(orient="records"):
-        per_task.setdefault(str(r["model"]), {})[str(r["task"])] = [
-            _num(r["score"]),
-            _num(r["standard_error"]),
-            _num(r["ci_low"]),
-            _num(r["ci_high"]),
-        ]
-    complete = [m for m, row in overall.items() if row["score"] is not None]
-    ranks, notes = _ranks_for(
-        source, complete, list(board.tasks), languages, resample_languages=True, **rank_kwargs
-    )
-    rows = []
-    for model, row in overall.items():
-        rows.append(
-            row | {"model": model, "sub": per_task.get(model, {}), "rank": ranks.get(model)}
-        )
-    return {
-        "kind": kind,
-        "label": label,
-        "score_label": "mean of task means",
-        "sub_columns": list(board.tasks),
-        "rows": rows,
-        "notes": notes,
-    }
-
-
-def _task_view(
-    task: str, scores: pd.DataFrame, source: ReplicatedScores, rank_kwargs: dict[str, Any]
-) -> dict[str, Any]:
-    board = leaderboard(scores, confidence_level=rank_kwargs["confidence_level"])
-    agg = _aggregate_rows(board.per_task)
-    ranks, notes = _ranks_for(
-        source, list(agg), [task], None, resample_languages=True, **rank_kwargs
-    )
-    languages = sorted(scores["language"].astype(str).unique())
-    return {
-        "kind": "task",
-        "label": task,
-        "task": task,
-        "score_label": "mean over languages",
-        "sub_columns": languages,
-        "rows": [row | {"model": m, "rank": ranks.get(m)} for m, row in agg.items()],
-        "notes": notes,
-    }
-
-
-def _language_view(
-    language: str, scores: pd.DataFrame, source: ReplicatedScores, rank_kwargs: dict[str, Any]
-) -> dict[str, Any]:
-    board = leaderboard(scores, confidence_level=rank_kwargs["confidence_level"])
-    overall = _aggregate_rows(board.overall)
-    complete = [m for m, row in overall.items() if row["score"] is not None]
-    ranks, notes = _ranks_for(
-        source, complete, None, [language], resample_languages=False, **rank_kwargs
+def interval_notes(source: ReplicatedScores, settings: AnalysisSettings) -> dict[str, str]:
+    """In words, what each kind of number on the page contains."""
+    level = f"{settings.confidence_level * 100:g}%"
+    cells = (
+        f"a task–language cell: mean over seeds and test-set bootstrap replicates; its {level} "
+        f"interval is mean ± {settings.z:.2f}·σ_w, σ_w = the within-language SD over seeds and "
+        "replicates (no language variation: it is one language)"
+        if is_replicated(source)
+        else "a task–language cell: the published score (one per model and language: no interval)"
     )
     return {
-        "kind": "language",
-        "label": language,
-        "language": language,
-        "score_label": "mean over tasks",
-        "sub_columns": list(board.tasks),
-        "rows": [
-            row | {"model": m, "se": None, "ci": [None, None], "rank": ranks.get(m)}
-            for m, row in overall.items()
-        ],
-        "notes": notes,
+        "aggregates": settings.interval_text(source)
+        + "; se_languages is the languages-only SE σ_b/√L (√(Σ SE_t²)/T over tasks)",
+        "cells": cells,
+        "ranks": f"ranks: % of the same draws at each rank, {level} rank intervals",
+        "language_views": "language views: mean over tasks of one language (no SE: languages "
+        "cannot be resampled within one language)",
     }
 
 
@@ -366,30 +434,42 @@ def build_leaderboard(
     n_draws: int = 1000,
     seed: int = 0,
     confidence_level: float = 0.95,
+    settings: AnalysisSettings | None = None,
+    analysis: Analysis | None = None,
 ) -> LeaderboardData:
     """Assemble every view of the leaderboard from replicated scores.
 
+    ``settings`` (default: from ``n_draws``, ``seed``, ``confidence_level``)
+    decide the draws of every view; ``analysis`` (the request's computed
+    :class:`~glotbench.analysis.headline.Analysis` of the same source and
+    settings) supplies the overall and task views without recomputing them.
     ``metadata`` maps a model to its metadata (parameters, training data, type,
     …); ``language_groups`` maps a group name to its languages (default:
     :data:`LANGUAGE_GROUPS`, those with two or more languages present).
     """
+    if settings is None:
+        settings = (
+            analysis.settings
+            if analysis is not None
+            else AnalysisSettings(n_draws=n_draws, seed=seed, confidence_level=confidence_level)
+        )
+    elif analysis is not None and analysis.settings != settings:
+        raise GlotbenchError("the analysis was computed with other settings than the page's")
+    confidence_level = settings.confidence_level
     scores = _cell_scores(source)
     tasks = sorted(scores["task"].unique())
     languages = sorted(scores["language"].unique())
-    cache: RankCache = {}
-    rank_kwargs = {
-        "n_draws": n_draws,
-        "seed": seed,
-        "confidence_level": confidence_level,
-        "cache": cache,
+    views_cache = _Views(source, settings, analysis)
+    views: dict[str, dict[str, Any]] = {}
+    task_views = {
+        task: _task_view(task, scores[scores["task"] == task], views_cache, confidence_level)
+        for task in tasks
     }
-    views: dict[str, dict[str, Any]] = {
-        "overall": _multi_task_view("overall", "Overall", scores, source, None, rank_kwargs)
-    }
+    views["overall"] = _multi_task_view(
+        "overall", "Overall", scores, views_cache, None, confidence_level
+    )
     for task in tasks:
-        views[f"task:{task}"] = _task_view(
-            task, scores[scores["task"] == task], source, rank_kwargs
-        )
+        views[f"task:{task}"] = task_views[task]
     groups = dict(language_groups) if language_groups is not None else dict(LANGUAGE_GROUPS)
     present_groups = {}
     for name, members in groups.items():
@@ -400,13 +480,13 @@ def build_leaderboard(
                 "group",
                 name,
                 scores[scores["language"].isin(present)],
-                source,
+                views_cache,
                 present,
-                rank_kwargs,
+                confidence_level,
             )
     for language in languages:
         views[f"language:{language}"] = _language_view(
-            language, scores[scores["language"] == language], source, rank_kwargs
+            language, scores[scores["language"] == language], views_cache, confidence_level
         )
     meta = {str(k): dict(v) for k, v in (metadata or {}).items()}
     keys = sorted({k for m in source.models for k in meta.get(m, {})})
@@ -414,6 +494,8 @@ def build_leaderboard(
         "title": title,
         "confidence_level": confidence_level,
         "replicated": _replicated(source),
+        "analysis": settings.to_dict() | {"scheme": settings.resolved_scheme(source)},
+        "intervals": interval_notes(source, settings),
         "models": [
             {"name": m, "metadata": {k: _metadata_value(meta.get(m, {}).get(k)) for k in keys}}
             for m in source.models

@@ -255,7 +255,9 @@
     document.getElementById("count").textContent = rows.length + " of " + view.rows.length + " models";
     var notes = document.getElementById("notes");
     notes.replaceChildren();
-    DATA.notes.concat(view.notes || []).forEach(function (n) { notes.appendChild(el("li", n)); });
+    var intervals = DATA.intervals || {};
+    var said = Object.keys(intervals).map(function (k) { return intervals[k]; });
+    said.concat(DATA.notes, view.notes || []).forEach(function (n) { notes.appendChild(el("li", n)); });
   }
 
   // ---- pairwise -------------------------------------------------------------

@@ -1,0 +1,322 @@
+"""One analysis per request: settings, and the headline numbers every output renders.
+
+The terminal, its JSON, the leaderboard page and the HTML report show the
+same quantities — each model's mean over languages ± SE, its interval and its
+rank distribution. They are computed here once, from one
+:class:`AnalysisSettings`, so that every output shows the same numbers.
+
+The headline SE counts every source of variation the data have: it is the SD
+over paired draws of the aggregate (Sälevä, Ataman & Lignos 2025, §6.2: a
+draw picks one seed and one test-set bootstrap replicate per language and
+resamples the languages), so seeds, the test set and the choice of languages
+all enter. Published tables with one score per language have only the
+languages to resample (scheme ``languages-only``). The interval is the
+normal interval mean ± z·SE with z = Φ⁻¹(1/2 + level/2).
+
+The languages-only SE σ_b/√L (and √(Σ_t SE_t²)/T over tasks) is kept beside
+it as ``se_languages``: it leaves out seed and test-set variance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+from scipy.special import ndtri
+
+from glotbench.analysis.aggregate import Leaderboard
+from glotbench.analysis.draws import DrawSettings, LanguageSampling, Scheme, prepare_draws
+from glotbench.analysis.rank_stats import RankStatistics, rank_statistics
+from glotbench.analysis.replicates import ReplicatedScores
+from glotbench.analysis.results import records
+from glotbench.errors import InputError
+
+
+def is_replicated(source: ReplicatedScores) -> bool:
+    """Whether the scores have several seeds or bootstrap replicates per cell."""
+    return source.values.shape[2] > 1 or source.values.shape[3] > 1
+
+
+def z_value(confidence_level: float) -> float:
+    """z = Φ⁻¹(1/2 + level/2), the normal quantile of a two-sided interval."""
+    if not 0 < confidence_level < 1:
+        raise InputError("the confidence level must be between 0 and 1", field="confidence_level")
+    return float(ndtri(0.5 + confidence_level / 2))
+
+
+@dataclass(frozen=True)
+class AnalysisSettings:
+    """Everything that decides an analysis' numbers, shared by all outputs of a request.
+
+    ``scheme`` ``"auto"``: non-parametric when the scores are replicated (seeds
+    or bootstrap replicates), else languages-only. ``languages``/``k``: how the
+    languages are resampled (with replacement to the full size, the default;
+    or without replacement to ``k``). ``n_replicates``: bootstrap replicates
+    per run when scores are read from per-example statistics.
+    """
+
+    scheme: Scheme | Literal["auto"] = "auto"
+    n_draws: int = 10_000
+    seed: int = 0
+    languages: LanguageSampling = "with"
+    k: int | None = None
+    confidence_level: float = 0.95
+    n_replicates: int = 1000
+
+    def resolved_scheme(self, source: ReplicatedScores) -> Scheme:
+        if self.scheme != "auto":
+            return self.scheme
+        return "nonparametric" if is_replicated(source) else "languages-only"
+
+    def draws(self, source: ReplicatedScores, *, languages: bool = True) -> DrawSettings:
+        """The draw settings for ``source`` (``languages=False``: languages fixed)."""
+        return DrawSettings(
+            scheme=self.resolved_scheme(source),
+            n_draws=self.n_draws,
+            seed=self.seed,
+            languages=self.languages if languages else "none",
+            k=self.k if languages else None,
+        )
+
+    @property
+    def z(self) -> float:
+        return z_value(self.confidence_level)
+
+    def interval_text(self, source: ReplicatedScores) -> str:
+        """In words: what ± SE and the intervals contain, for ``source``."""
+        level = f"{self.confidence_level * 100:g}%"
+        z = f"{self.z:.2f}"
+        if self.languages == "with":
+            langs = "resampling the languages with replacement"
+        elif self.languages == "without":
+            langs = f"subsampling {self.k} languages without replacement"
+        else:
+            langs = "with the languages fixed"
+        if self.resolved_scheme(source) == "languages-only":
+            return (
+                f"± SE and {level} intervals (mean ± {z}·SE) count the choice of languages "
+                f"only: one score per model and language, so no seed or test-set variance is "
+                f"known; SE = SD of the mean over {self.n_draws} draws {langs}"
+            )
+        return (
+            f"± SE and {level} intervals (mean ± {z}·SE) count seeds, test-set bootstrap "
+            f"and languages: SE = SD of the mean over {self.n_draws} paired draws, each "
+            f"taking one seed and one test-set bootstrap replicate per language and {langs}"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _languages_se(observed: np.ndarray, layout: list[np.ndarray]) -> np.ndarray:
+    """σ_b/√L per task, combined as √(Σ_t SE_t²)/T (the languages-only SE), per model."""
+    parts = []
+    for idx in layout:
+        values = observed[:, idx]
+        if values.shape[1] < 2:
+            parts.append(np.full(values.shape[0], np.nan))
+        else:
+            parts.append(values.std(axis=1, ddof=1) / np.sqrt(values.shape[1]))
+    stacked = np.stack(parts, axis=1)
+    return np.sqrt((stacked**2).sum(axis=1)) / len(layout)
+
+
+@dataclass(frozen=True)
+class ViewAnalysis:
+    """Mean over languages (of task means) per model, its SE, interval and ranks, from draws."""
+
+    models: tuple[str, ...]
+    observed: np.ndarray  # (M,)
+    draws: np.ndarray  # (R, M) draws of the aggregate
+    se: np.ndarray  # (M,) SD over the draws
+    ci_low: np.ndarray
+    ci_high: np.ndarray
+    se_languages: np.ndarray  # (M,) languages-only SE
+    n_languages: int
+    n_tasks: int
+    ranks: RankStatistics | None
+    settings: DrawSettings
+    notes: tuple[str, ...] = ()
+
+    def frame(self) -> pd.DataFrame:
+        """One row per model: score, se, ci, se_languages, rank-1 share and mean rank."""
+        out = pd.DataFrame(
+            {
+                "model": list(self.models),
+                "score": self.observed,
+                "se": self.se,
+                "ci_low": self.ci_low,
+                "ci_high": self.ci_high,
+                "se_languages": self.se_languages,
+                "n_languages": self.n_languages,
+                "n_tasks": self.n_tasks,
+            }
+        )
+        if self.ranks is not None:
+            out["rank_1_share"] = self.ranks.shares[:, 0]
+            out["mean_rank"] = self.ranks.mean_rank
+        return out
+
+
+def analyze_view(
+    source: ReplicatedScores,
+    settings: AnalysisSettings,
+    *,
+    models: Sequence[str] | None = None,
+    tasks: Sequence[str] | None = None,
+    languages: Sequence[str] | None = None,
+    resample_languages: bool = True,
+) -> ViewAnalysis:
+    """Analyse the cells of ``models`` × ``tasks`` × ``languages`` (None: all) of ``source``."""
+    names = list(models) if models is not None else list(source.models)
+    keep = [
+        i
+        for i, u in enumerate(source.units)
+        if (tasks is None or u.task in tasks) and (languages is None or u.language in languages)
+    ]
+    if not keep or not names:
+        raise InputError("the view has no models or no units")
+    index = [source.models.index(m) for m in names]
+    sub = ReplicatedScores(
+        tuple(names),
+        tuple(source.units[i] for i in keep),
+        source.values[np.ix_(index, keep)],
+        source.source,
+        source.metric,
+    )
+    draw_settings = settings.draws(sub, languages=resample_languages)
+    design = prepare_draws(sub, draw_settings)
+    observed, draws = design.aggregate("mean")
+    # SD over the draws (ddof = 1); exactly 0 when all draws are equal
+    se = np.where(draws.max(axis=0) == draws.min(axis=0), 0.0, draws.std(axis=0, ddof=1))
+    z = settings.z
+    return ViewAnalysis(
+        models=tuple(names),
+        observed=observed,
+        draws=draws,
+        se=se,
+        ci_low=observed - z * se,
+        ci_high=observed + z * se,
+        se_languages=_languages_se(design.observed, design.layout),
+        n_languages=len(design.units),
+        n_tasks=len(design.layout),
+        ranks=rank_statistics(draws, settings.confidence_level) if len(names) > 1 else None,
+        settings=draw_settings,
+        notes=tuple(design.notes),
+    )
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """The result of one request: the overall view and each task's view, from one settings."""
+
+    settings: AnalysisSettings
+    overall: ViewAnalysis
+    tasks: dict[str, ViewAnalysis] = field(default_factory=dict)
+    interval_text: str = ""
+
+    def summary(self) -> pd.DataFrame:
+        """Per model (overall): score, se, ci, se_languages, rank-1 share, mean rank."""
+        return self.overall.frame()
+
+    def leaderboard(self, analytic: Leaderboard | None = None) -> Leaderboard:
+        """The same numbers as an :class:`~glotbench.analysis.aggregate.Leaderboard`.
+
+        With ``analytic`` (:func:`~glotbench.analysis.aggregate.leaderboard` of
+        the same scores), its ``between_language_sd`` column is added and models
+        without every task keep their row (no overall score), as there.
+        """
+        overall = self.overall.frame().rename(columns={"se": "standard_error"})
+        overall = overall.sort_values("score", ascending=False, kind="stable")
+        per_task = pd.concat(
+            [
+                view.frame().assign(task=task).rename(columns={"se": "standard_error"})
+                for task, view in self.tasks.items()
+            ],
+            ignore_index=True,
+        )
+        columns = ["model", "task", "score", "standard_error", "ci_low", "ci_high", "se_languages"]
+        per_task = per_task[[*columns, "n_languages"]]
+        if analytic is not None:
+            sd = analytic.per_task[["model", "task", "between_language_sd"]]
+            per_task = per_task.merge(sd, on=["model", "task"], how="left")
+            per_task = per_task[[*columns, "between_language_sd", "n_languages"]]
+        per_task = per_task.sort_values(["task", "score"], ascending=[True, False], kind="stable")
+        overall = overall[
+            ["model", "score", "standard_error", "ci_low", "ci_high", "se_languages"]
+            + ["n_tasks", "n_languages"]
+        ]
+        if analytic is not None:
+            partial = analytic.overall[~analytic.overall["model"].isin(overall["model"])]
+            if not partial.empty:
+                overall = pd.concat(
+                    [
+                        overall,
+                        partial.assign(se_languages=partial["standard_error"])[overall.columns],
+                    ],
+                    ignore_index=True,
+                )
+        return Leaderboard(
+            per_task=per_task.reset_index(drop=True),
+            overall=overall.reset_index(drop=True),
+            tasks=tuple(self.tasks),
+            confidence_level=self.settings.confidence_level,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        summary = self.summary()
+        if self.overall.ranks is not None:
+            shares = self.overall.ranks.shares
+            summary["rank_shares"] = [
+                [round(float(v), 4) for v in shares[m]] for m in range(len(summary))
+            ]
+        return {
+            "settings": self.settings.to_dict(),
+            "scheme": self.overall.settings.scheme,
+            "intervals": self.interval_text,
+            "overall": records(summary),
+            "per_task": records(self.leaderboard().per_task),
+            "notes": list(self.overall.notes),
+        }
+
+
+def models_with_task(source: ReplicatedScores, task: str) -> list[str]:
+    """Models with at least one score on ``task``."""
+    columns = [i for i, u in enumerate(source.units) if u.task == task]
+    has = ~np.isnan(source.values[:, columns]).all(axis=(2, 3))
+    return [m for m, row in zip(source.models, has, strict=True) if row.any()]
+
+
+def analyze(
+    source: ReplicatedScores,
+    settings: AnalysisSettings | None = None,
+    *,
+    models: Sequence[str] | None = None,
+) -> Analysis:
+    """The headline analysis of ``source``: overall (mean of task means) and per task.
+
+    Every task's view draws on that task's units alone, so a task's numbers
+    are the same whether shown alone or as a column of the overall view; with
+    one task the overall view *is* the task view.
+    """
+    settings = settings or AnalysisSettings()
+    names = list(models) if models is not None else list(source.models)
+    tasks = sorted(dict.fromkeys(u.task for u in source.units))
+    present = {t: set(models_with_task(source, t)) for t in tasks}
+    complete = [m for m in names if all(m in present[t] for t in tasks)]
+    if not complete:
+        raise InputError("no model has scores on every task; select tasks with --task")
+    overall = analyze_view(source, settings, models=complete)
+    if len(tasks) == 1:
+        per_task = {tasks[0]: overall}
+    else:
+        per_task = {
+            t: analyze_view(
+                source, settings, models=[m for m in names if m in present[t]], tasks=[t]
+            )
+            for t in tasks
+        }
+    return Analysis(settings, overall, per_task, settings.interval_text(source))
