@@ -57,6 +57,7 @@ from glotbench.core.schema import (
     stats_digest,
     utc_now,
 )
+from glotbench.core.lock import connect as connect_waiting
 from glotbench.errors import InputError, StoreError
 
 if TYPE_CHECKING:
@@ -630,18 +631,99 @@ class Store:
             frame = store.runs(models=["xlmr"])
     """
 
-    def __init__(self, connection: duckdb.DuckDBPyConnection, path: Path, read_only: bool) -> None:
-        self._con = connection
+    def __init__(
+        self,
+        connection: duckdb.DuckDBPyConnection,
+        path: Path,
+        read_only: bool,
+        *,
+        hold: bool = True,
+        lock_timeout: float | None = None,
+    ) -> None:
+        self._connection: duckdb.DuckDBPyConnection | None = connection
         self.path = path
         self.read_only = read_only
         self.schema_version = SCHEMA_VERSION
+        #: False: the file is locked only while in use (see :meth:`open`)
+        self.hold = hold
+        self.lock_timeout = lock_timeout
+        self._held = 0  # depth of `held()` blocks
+        self._closed = False
+
+    @property
+    def _con(self) -> duckdb.DuckDBPyConnection:
+        """The connection; reopened (waiting for the lock) after :meth:`release`."""
+        if self._connection is None:
+            if self._closed:
+                raise StoreError(f"the store {self.path} is closed")
+            self._connection = self._connect(self.path, self.read_only, self.lock_timeout)
+        return self._connection
+
+    @_con.setter
+    def _con(self, connection: duckdb.DuckDBPyConnection) -> None:
+        self._connection = connection
+
+    @staticmethod
+    def _connect(
+        path: Path, read_only: bool, lock_timeout: float | None
+    ) -> duckdb.DuckDBPyConnection:
+        try:
+            return connect_waiting(path, read_only=read_only, timeout=lock_timeout)
+        except duckdb.Error as exc:
+            raise StoreError(_open_error_message(path, exc)) from None
+
+    def release(self) -> None:
+        """Close the connection so other processes can open the file; reopened on next use.
+
+        Does nothing inside a :meth:`held` block. Committed data is on disk
+        (DuckDB checkpoints when its last connection to a file closes).
+        """
+        if self._held or self._connection is None:
+            return
+        con, self._connection = self._connection, None
+        with suppress(duckdb.Error):
+            con.close()
+
+    @contextmanager
+    def held(self) -> Iterator[Store]:
+        """Keep the file open (and locked) for the whole block; then release it unless ``hold``.
+
+        Groups a job's reads and transactions under one lock acquisition.
+        """
+        _ = self._con  # acquire now (waits for the lock)
+        self._held += 1
+        try:
+            yield self
+        finally:
+            self._held -= 1
+            if not self.hold:
+                self.release()
 
     # ------------------------------------------------------------------
     # opening
     # ------------------------------------------------------------------
     @classmethod
-    def open(cls, path: str | Path, *, read_only: bool = False) -> Store:
-        """Open (or, unless ``read_only``, create) the store at ``path``."""
+    def open(
+        cls,
+        path: str | Path,
+        *,
+        read_only: bool = False,
+        hold: bool = True,
+        lock_timeout: float | None = None,
+    ) -> Store:
+        """Open (or, unless ``read_only``, create) the store at ``path``.
+
+        While another process holds the file (a writer, or — to write — any
+        reader), opening waits up to ``lock_timeout`` seconds (default
+        ``$GLOTBENCH_LOCK_TIMEOUT`` or 60; :mod:`glotbench.core.lock`), saying so on
+        stderr after a second, then raises a :class:`StoreError` naming the holder.
+
+        ``hold=False`` locks the file only while it is used: every
+        :meth:`transaction` outside a :meth:`held` block releases it after its
+        commit, :meth:`held` releases it at the end of the block, and the next
+        use reopens it. A long-running writer (``glotbench run``, an import)
+        opens this way, so readers are locked out only for a transaction.
+        """
         p = Path(path)
         if p.exists() and p.is_dir():
             raise StoreError(f"{p} is a directory; --store must name a DuckDB file")
@@ -654,16 +736,16 @@ class Store:
                 p.parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise StoreError(f"cannot create the directory of {p}: {exc}") from None
-        try:
-            con = duckdb.connect(str(p), read_only=read_only)
-        except duckdb.Error as exc:
-            raise StoreError(_open_error_message(p, exc)) from None
-        store = cls(con, p, read_only)
+        con = cls._connect(p, read_only, lock_timeout)
+        store = cls(con, p, read_only, lock_timeout=lock_timeout)
         try:
             store._initialise()
         except BaseException:
-            con.close()
+            store.close()
             raise
+        store.hold = hold
+        if not hold:
+            store.release()
         return store
 
     def _initialise(self) -> None:
@@ -747,9 +829,12 @@ class Store:
         return row is not None
 
     def close(self) -> None:
-        """Close the connection (idempotent)."""
-        with suppress(duckdb.Error):
-            self._con.close()
+        """Close the connection (idempotent); the store cannot be used afterwards."""
+        self._closed = True
+        con, self._connection = self._connection, None
+        if con is not None:
+            with suppress(duckdb.Error):
+                con.close()
 
     def __enter__(self) -> Store:
         return self
@@ -775,21 +860,27 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        """``BEGIN ... COMMIT``; rolls back on any exception (including Ctrl-C)."""
+        """``BEGIN ... COMMIT``; rolls back on any exception (including Ctrl-C).
+
+        With ``hold=False`` and outside a :meth:`held` block, the file is
+        released after the commit (or rollback).
+        """
         self._require_writable()
-        self._con.begin()
-        try:
-            yield self._con
-        except BaseException:
-            with suppress(duckdb.Error):
-                self._con.rollback()
-            raise
-        try:
-            self._con.commit()
-        except duckdb.Error as exc:
-            with suppress(duckdb.Error):
-                self._con.rollback()
-            raise StoreError(f"could not commit to {self.path}: {exc}") from None
+        with self.held():
+            con = self._con
+            con.begin()
+            try:
+                yield con
+            except BaseException:
+                with suppress(duckdb.Error):
+                    con.rollback()
+                raise
+            try:
+                con.commit()
+            except duckdb.Error as exc:
+                with suppress(duckdb.Error):
+                    con.rollback()
+                raise StoreError(f"could not commit to {self.path}: {exc}") from None
 
     def meta(self) -> dict[str, str]:
         """The ``meta`` key/value pairs."""
