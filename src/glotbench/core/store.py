@@ -31,13 +31,14 @@ Guarantees:
 
 from __future__ import annotations
 
+import functools
 import json
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import duckdb
 import numpy as np
@@ -620,6 +621,25 @@ class FailureList:
         }
 
 
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+
+def _in_use(method: _Method) -> _Method:
+    """Run a read of :class:`Store` inside :meth:`Store.held`.
+
+    For a ``hold=False`` store the file is opened for the read and released
+    after it (the result is fully fetched), so a writer between transactions
+    never keeps other processes out while it parses or computes.
+    """
+
+    @functools.wraps(method)
+    def wrapper(self: Store, *args: Any, **kwargs: Any) -> Any:
+        with self.held():
+            return method(self, *args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
 class Store:
     """A glotbench results store in a DuckDB file.
 
@@ -882,6 +902,7 @@ class Store:
                     con.rollback()
                 raise StoreError(f"could not commit to {self.path}: {exc}") from None
 
+    @_in_use
     def meta(self) -> dict[str, str]:
         """The ``meta`` key/value pairs."""
         return dict(self._con.execute("SELECT key, value FROM meta ORDER BY key").fetchall())
@@ -889,16 +910,19 @@ class Store:
     # ------------------------------------------------------------------
     # runs
     # ------------------------------------------------------------------
+    @_in_use
     def completed_run_ids(self) -> set[str]:
         """Ids of all complete runs (a run is complete iff its ``runs`` row exists)."""
         return {r[0] for r in self._con.execute("SELECT run_id FROM runs").fetchall()}
 
+    @_in_use
     def has_run(self, key: RunKey | str) -> bool:
         """Whether the run (a :class:`RunKey`, :class:`RunRecord` or run id) is complete."""
         run_id = key if isinstance(key, str) else key.run_id
         row = _first(self._con.execute("SELECT 1 FROM runs WHERE run_id = ?", [run_id]).fetchall())
         return row is not None
 
+    @_in_use
     def stored_runs(self, run_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
         """n_examples, stats_sha256, source and created_at of the stored runs among ``run_ids``."""
         ids = list(run_ids)
@@ -1148,6 +1172,7 @@ class Store:
             con.execute(f"INSERT INTO runs ({cols}) SELECT {cols} FROM {view}")
             self._resolve_failures_of(con, view)
 
+    @_in_use
     def runs(
         self,
         *,
@@ -1186,6 +1211,7 @@ class Store:
         frame["seed"] = frame["seed"].astype("Int64")
         return frame.reset_index(drop=True)
 
+    @_in_use
     def run_stats(self, run_id: str) -> tuple[np.ndarray, np.ndarray]:
         """(example_ids, stats) of one run, in stored order; stats is (n × k)."""
         row = _first(
@@ -1207,6 +1233,7 @@ class Store:
         ids = table.column("example_id").to_numpy(zero_copy_only=False).astype(object)
         return ids, _stats_from_list(table.column("stats"), row[0], row[1])
 
+    @_in_use
     def source_positions(
         self, run_ids: Sequence[str], example_ids: Sequence[Any] | np.ndarray
     ) -> np.ndarray:
@@ -1233,6 +1260,7 @@ class Store:
         out[rows[keep], cols[keep]] = frame["source_position"].to_numpy(np.float64)[keep]
         return out
 
+    @_in_use
     def example_stats(
         self,
         run_ids: Filter = None,
@@ -1282,6 +1310,7 @@ class Store:
             return f"{alias}.source_position"
         return "NULL::BIGINT AS source_position"
 
+    @_in_use
     def stats_matrix(
         self,
         dataset: str,
@@ -1463,6 +1492,7 @@ class Store:
             )
         return failure_id
 
+    @_in_use
     def failures(
         self,
         *,
@@ -1628,6 +1658,7 @@ class Store:
             con.unregister(view)
         return len(incoming) - len(matches), len(matches)
 
+    @_in_use
     def scores(
         self,
         *,
@@ -1683,6 +1714,7 @@ class Store:
                 [utc_now(), added, import_id],
             )
 
+    @_in_use
     def find_import(
         self, sha256: str, kind: str, *, completed: bool | None = None
     ) -> ImportRecord | None:
@@ -1702,12 +1734,14 @@ class Store:
         )
         return ImportRecord(**dict(zip(_IMPORT_COLUMNS, row, strict=True))) if row else None
 
+    @_in_use
     def imports(self) -> pd.DataFrame:
         """All imports, oldest first."""
         return self._con.sql(
             f"SELECT {', '.join(_IMPORT_COLUMNS)} FROM imports ORDER BY started_at, import_id"
         ).df()
 
+    @_in_use
     def count_runs_of_import(self, import_id: str) -> int:
         row = _first(
             self._con.execute(
@@ -1727,6 +1761,7 @@ class Store:
         )
         return int(row[0]) if row else 0
 
+    @_in_use
     def summary(self) -> StoreSummary:
         """Counts and a per (model, task, language) table of what the store holds."""
         con = self._con
@@ -1895,6 +1930,7 @@ class Store:
         )
         return f"SELECT * REPLACE ({replaced}) FROM ({query})"
 
+    @_in_use
     def export(
         self, out: str | Path, table: str = "all", *, keep_formulas: bool = False
     ) -> list[Path]:

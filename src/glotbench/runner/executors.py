@@ -287,8 +287,12 @@ def run_suite(
         notes=notes,
         datasets=[ds.describe() for ds in datasets.values()],
     )
-    with Store.open(store) as handle:
-        complete = handle.completed_run_ids()
+    # hold=False: the file is locked only while the driver reads or writes it
+    # (planning, each job's write, the final scores), never while jobs execute,
+    # so `glotbench show` / analyses can read the store during a run
+    with Store.open(store, hold=False) as handle:
+        with handle.held():
+            complete = handle.completed_run_ids()
         pending: list[Job] = []
         for job in jobs:
             ids = [k.run_id for k in run_keys(job, datasets[job.dataset.name])]
@@ -312,7 +316,8 @@ def run_suite(
                 for result in runner.map(pending, datasets, suite.base_dir):
                     if isinstance(result, JobOutcome):
                         try:
-                            written = write_outcome(handle, result, force=force)
+                            with handle.held():  # one lock for the job's transactions
+                                written = write_outcome(handle, result, force=force)
                         except InputError as exc:  # e.g. non-finite statistics: nothing written
                             result = job_failure(result.job, datasets[result.job.dataset.name], exc)
                         else:
@@ -324,7 +329,8 @@ def run_suite(
                                 {"scores": result.scores(), "written": written},
                             )
                             continue
-                    result.failure_id = _record(handle, result, source)
+                    with handle.held():
+                        result.failure_id = _record(handle, result, source)
                     summary.failures.append(result)
                     emit(
                         "failed",
@@ -335,11 +341,12 @@ def run_suite(
                 runner.close()
         model_names = sorted({j.model.name for j in jobs})
         ds_names = sorted(datasets)
-        summary.scores = (
-            scandeval_scores(handle, models=model_names, datasets=ds_names)
-            if model_names and ds_names
-            else pd.DataFrame()
-        )
+        with handle.held():
+            summary.scores = (
+                scandeval_scores(handle, models=model_names, datasets=ds_names)
+                if model_names and ds_names
+                else pd.DataFrame()
+            )
     summary.seconds = time.perf_counter() - started
     return summary
 
