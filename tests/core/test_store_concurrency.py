@@ -210,15 +210,16 @@ def test_writer_and_reader_time_out_with_a_clear_error(tmp_path: Path):
             assert str(path) in message
             assert f"in use by process {holder.pid}" in message
             assert "waited 0.5 s" in message and "GLOTBENCH_LOCK_TIMEOUT" in message
-        # the CLI reader: the environment variable bounds the wait
+        # the CLI reader: --lock-timeout (or GLOTBENCH_LOCK_TIMEOUT) bounds the wait
         show = subprocess.run(
-            [sys.executable, "-m", "glotbench", "show", "--json", "--store", str(path)],
-            capture_output=True, text=True, timeout=120,
-            env={**_env(), LOCK_TIMEOUT_ENV: "0.3"},
+            [sys.executable, "-m", "glotbench", "--lock-timeout", "0.3",
+             "show", "--json", "--store", str(path)],
+            capture_output=True, text=True, timeout=120, env=_env(),
         )  # fmt: skip
         assert show.returncode != 0
         error = json.loads(show.stdout)["error"]
         assert error["type"] == "StoreError"
         assert f"in use by process {holder.pid}" in error["message"]
+        assert "waited 0.3 s" in error["message"]
     finally:
         _stop(holder)
