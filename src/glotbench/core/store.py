@@ -26,7 +26,11 @@ Guarantees:
 * a job failure is recorded (:meth:`Store.record_failure`) and marked resolved in
   the transaction that later stores a run with the same (model, dataset, seed,
   config_hash);
-* a scores import is one transaction (:meth:`Store.add_scores`).
+* a scores import is one transaction (:meth:`Store.add_scores`);
+* opening waits (up to ``lock_timeout``) for a store another process holds,
+  and a ``hold=False`` store locks the file only while it reads or writes, so
+  readers in other processes get in between a writer's transactions and see
+  only complete runs (:mod:`glotbench.core.lock`, ``docs/store.md``).
 """
 
 from __future__ import annotations

@@ -6,7 +6,9 @@ through the chosen executor and writes each finished job to the store as soon
 as it arrives — all runs of a job in one transaction (with ``force``, the
 replaced runs are deleted in that same transaction), so an interrupted run
 (Ctrl-C, SIGKILL) loses at most the jobs in flight and resumes where it
-stopped. A job that fails (a model raising on an item, a wrong predictions
+stopped. The store is opened with ``hold=False``: it is locked only while
+the driver reads or writes it, so other processes read it between jobs. A
+job that fails (a model raising on an item, a wrong predictions
 file, statistics that cannot be stored, ...) is recorded in the store's
 ``failures`` table (:meth:`Store.record_failure`, with its traceback) and in
 the summary; the other jobs still run and are stored. When the job later
