@@ -44,8 +44,9 @@ WRITER = """
 import sys, time
 import numpy as np
 from glotbench.core import RunRecord, Store
-path, stop, n, per_job, pause = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])
 from pathlib import Path
+path, stop = sys.argv[1], sys.argv[2]
+n, per_job, pause = int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])
 rng = np.random.default_rng(1)
 jobs = 0
 with Store.open(path, hold=False) as store:

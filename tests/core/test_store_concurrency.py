@@ -130,10 +130,13 @@ def test_hold_false_store_releases_the_file_between_transactions(tmp_path: Path)
             assert writer._connection is not None
         assert writer._connection is None
         # another process can now open the file read-only
+        script = (
+            "import sys; from glotbench.core import Store; "
+            "s = Store.open(sys.argv[1], read_only=True, lock_timeout=0); "
+            "print(s.meta()['schema_version'])"
+        )
         out = subprocess.run(
-            [sys.executable, "-c", "from glotbench.core import Store; import sys;"
-             "s = Store.open(sys.argv[1], read_only=True, lock_timeout=0); print(s.meta()['schema_version'])",
-             str(path)],
+            [sys.executable, "-c", script, str(path)],
             capture_output=True, text=True, env=_env(), timeout=120,
         )  # fmt: skip
         assert out.returncode == 0, out.stderr

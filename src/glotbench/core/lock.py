@@ -9,9 +9,10 @@ lock on file ... Conflicting lock is held in <program> (PID n)".
 :func:`connect` turns that immediate failure into a bounded wait: it retries
 with a growing pause (10 ms, doubling, at most 100 ms; a failed attempt costs
 about 6 ms of CPU) until the lock is free or ``timeout`` seconds have passed;
-after the first second it tells the user once (``on_wait``, by default a line on stderr) who holds the store. On time-out
-it raises a :class:`~glotbench.errors.StoreError` naming the store, the holding
-process and the way to wait longer (:data:`LOCK_TIMEOUT_ENV`).
+after the first second it tells the user once (``on_wait``, by default a line
+on stderr) who holds the store. On time-out it raises a
+:class:`~glotbench.errors.StoreError` naming the store, the holding process
+and the way to wait longer (:data:`LOCK_TIMEOUT_ENV`).
 
 Writers (``glotbench run``, imports) hold the file only while they write
 (see ``Store.open(..., hold=False)``), so readers wait at most for one
@@ -70,7 +71,7 @@ def is_lock_conflict(exc: BaseException) -> bool:
 
 
 def holder_of(exc: BaseException) -> str:
-    """"PID n (program)" of the process DuckDB names as holding the lock, or "another process"."""
+    """ "PID n (program)" of the process DuckDB names as holding the lock, or "another process"."""
     match = _HOLDER.search(str(exc))
     if not match:
         return "another process"

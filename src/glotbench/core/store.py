@@ -51,6 +51,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from glotbench.core.lock import connect as connect_waiting
 from glotbench.core.schema import (
     SCHEMA_VERSION,
     SCORE_COLUMNS,
@@ -62,7 +63,6 @@ from glotbench.core.schema import (
     stats_digest,
     utc_now,
 )
-from glotbench.core.lock import connect as connect_waiting
 from glotbench.errors import InputError, StoreError
 
 if TYPE_CHECKING:
