@@ -226,3 +226,40 @@ def test_writer_and_reader_time_out_with_a_clear_error(tmp_path: Path):
         assert "waited 0.3 s" in error["message"]
     finally:
         _stop(holder)
+
+
+READER = """
+import sys
+from glotbench.core import Store
+with Store.open(sys.argv[1], read_only=True, lock_timeout=0) as store:
+    runs = store.runs()
+    rows = store.connection.execute("SELECT count(*) FROM example_stats").fetchall()[0][0]
+print(len(runs), int(runs["n_examples"].sum()), rows)
+"""
+
+
+def test_an_import_releases_the_store_between_batches(tmp_path: Path):
+    from glotbench.core.ingest import import_examples_file, open_store_for_import
+
+    from .conftest import examples_frame
+
+    frame = examples_frame(models=[f"m{i:02d}" for i in range(40)], n=5)  # 40 runs
+    source = tmp_path / "e.csv"
+    frame.to_csv(source, index=False)
+    path = tmp_path / "s.duckdb"
+    seen: list[str] = []
+
+    def read_now(done: int, total: int) -> None:
+        if 0 < done < total and not seen:  # after the first batch, before the last
+            # another process, not waiting at all (lock_timeout=0): the file is free
+            out = subprocess.run(
+                [sys.executable, "-c", READER, str(path)],
+                capture_output=True, text=True, env=_env(), timeout=120,
+            )  # fmt: skip
+            assert out.returncode == 0, out.stderr
+            seen.append(out.stdout.strip())
+
+    with open_store_for_import(path) as store:
+        result = import_examples_file(store, source, progress=read_now)
+    assert result.runs_added == 40
+    assert seen == ["16 80 80"]  # the first batch (16 runs), every run complete
