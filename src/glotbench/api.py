@@ -348,9 +348,20 @@ __all__ += [
 ]
 
 
-def open_store(store: str | Path = DEFAULT_STORE_PATH, *, read_only: bool = False) -> Store:
-    """Open (or create, unless ``read_only``) a results store; use it as a context manager."""
-    return Store.open(store, read_only=read_only)
+def open_store(
+    store: str | Path = DEFAULT_STORE_PATH,
+    *,
+    read_only: bool = False,
+    hold: bool = True,
+    lock_timeout: float | None = None,
+) -> Store:
+    """Open (or create, unless ``read_only``) a results store; use it as a context manager.
+
+    Waits up to ``lock_timeout`` s (default ``$GLOTBENCH_LOCK_TIMEOUT`` or 60) for
+    a store another process holds; ``hold=False`` locks the file only while it is
+    read or written (see ``docs/store.md``, Concurrency).
+    """
+    return Store.open(store, read_only=read_only, hold=hold, lock_timeout=lock_timeout)
 
 
 def import_scores(

@@ -115,8 +115,25 @@ def _root(
             is_eager=True,
         ),
     ] = False,
+    lock_timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--lock-timeout",
+            min=0,
+            help=(
+                "Seconds to wait for a store another process holds (a run or import "
+                "writing, or readers when writing) before failing; 0: do not wait. "
+                "Default 60."
+            ),
+            envvar="GLOTBENCH_LOCK_TIMEOUT",
+        ),
+    ] = None,
 ) -> None:
     """Uncertainty-aware multilingual, multitask NLP evaluation."""
+    if lock_timeout is not None:  # read by every Store.open (glotbench.core.lock)
+        import os
+
+        os.environ["GLOTBENCH_LOCK_TIMEOUT"] = repr(lock_timeout)
 
 
 # Commands are defined in the sections below; keep each thin.

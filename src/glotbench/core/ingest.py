@@ -79,7 +79,10 @@ def open_store_for_import(path: str | Path) -> Iterator[Store]:
     """
     p = Path(path)
     existed = p.exists()
-    store = Store.open(p)
+    # hold=False: the file is locked only for each read and each batch's
+    # transaction, so readers (`glotbench show`, analyses) are not locked out
+    # while the import parses and validates
+    store = Store.open(p, hold=False)
     try:
         yield store
     except BaseException:

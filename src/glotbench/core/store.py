@@ -26,18 +26,23 @@ Guarantees:
 * a job failure is recorded (:meth:`Store.record_failure`) and marked resolved in
   the transaction that later stores a run with the same (model, dataset, seed,
   config_hash);
-* a scores import is one transaction (:meth:`Store.add_scores`).
+* a scores import is one transaction (:meth:`Store.add_scores`);
+* opening waits (up to ``lock_timeout``) for a store another process holds,
+  and a ``hold=False`` store locks the file only while it reads or writes, so
+  readers in other processes get in between a writer's transactions and see
+  only complete runs (:mod:`glotbench.core.lock`, ``docs/store.md``).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import duckdb
 import numpy as np
@@ -46,6 +51,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from glotbench.core.lock import connect as connect_waiting
 from glotbench.core.schema import (
     SCHEMA_VERSION,
     SCORE_COLUMNS,
@@ -619,6 +625,25 @@ class FailureList:
         }
 
 
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+
+def _in_use(method: _Method) -> _Method:
+    """Run a read of :class:`Store` inside :meth:`Store.held`.
+
+    For a ``hold=False`` store the file is opened for the read and released
+    after it (the result is fully fetched), so a writer between transactions
+    never keeps other processes out while it parses or computes.
+    """
+
+    @functools.wraps(method)
+    def wrapper(self: Store, *args: Any, **kwargs: Any) -> Any:
+        with self.held():
+            return method(self, *args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
 class Store:
     """A glotbench results store in a DuckDB file.
 
@@ -630,18 +655,99 @@ class Store:
             frame = store.runs(models=["xlmr"])
     """
 
-    def __init__(self, connection: duckdb.DuckDBPyConnection, path: Path, read_only: bool) -> None:
-        self._con = connection
+    def __init__(
+        self,
+        connection: duckdb.DuckDBPyConnection,
+        path: Path,
+        read_only: bool,
+        *,
+        hold: bool = True,
+        lock_timeout: float | None = None,
+    ) -> None:
+        self._connection: duckdb.DuckDBPyConnection | None = connection
         self.path = path
         self.read_only = read_only
         self.schema_version = SCHEMA_VERSION
+        #: False: the file is locked only while in use (see :meth:`open`)
+        self.hold = hold
+        self.lock_timeout = lock_timeout
+        self._held = 0  # depth of `held()` blocks
+        self._closed = False
+
+    @property
+    def _con(self) -> duckdb.DuckDBPyConnection:
+        """The connection; reopened (waiting for the lock) after :meth:`release`."""
+        if self._connection is None:
+            if self._closed:
+                raise StoreError(f"the store {self.path} is closed")
+            self._connection = self._connect(self.path, self.read_only, self.lock_timeout)
+        return self._connection
+
+    @_con.setter
+    def _con(self, connection: duckdb.DuckDBPyConnection) -> None:
+        self._connection = connection
+
+    @staticmethod
+    def _connect(
+        path: Path, read_only: bool, lock_timeout: float | None
+    ) -> duckdb.DuckDBPyConnection:
+        try:
+            return connect_waiting(path, read_only=read_only, timeout=lock_timeout)
+        except duckdb.Error as exc:
+            raise StoreError(_open_error_message(path, exc)) from None
+
+    def release(self) -> None:
+        """Close the connection so other processes can open the file; reopened on next use.
+
+        Does nothing inside a :meth:`held` block. Committed data is on disk
+        (DuckDB checkpoints when its last connection to a file closes).
+        """
+        if self._held or self._connection is None:
+            return
+        con, self._connection = self._connection, None
+        with suppress(duckdb.Error):
+            con.close()
+
+    @contextmanager
+    def held(self) -> Iterator[Store]:
+        """Keep the file open (and locked) for the whole block; then release it unless ``hold``.
+
+        Groups a job's reads and transactions under one lock acquisition.
+        """
+        _ = self._con  # acquire now (waits for the lock)
+        self._held += 1
+        try:
+            yield self
+        finally:
+            self._held -= 1
+            if not self.hold:
+                self.release()
 
     # ------------------------------------------------------------------
     # opening
     # ------------------------------------------------------------------
     @classmethod
-    def open(cls, path: str | Path, *, read_only: bool = False) -> Store:
-        """Open (or, unless ``read_only``, create) the store at ``path``."""
+    def open(
+        cls,
+        path: str | Path,
+        *,
+        read_only: bool = False,
+        hold: bool = True,
+        lock_timeout: float | None = None,
+    ) -> Store:
+        """Open (or, unless ``read_only``, create) the store at ``path``.
+
+        While another process holds the file (a writer, or — to write — any
+        reader), opening waits up to ``lock_timeout`` seconds (default
+        ``$GLOTBENCH_LOCK_TIMEOUT`` or 60; :mod:`glotbench.core.lock`), saying so on
+        stderr after a second, then raises a :class:`StoreError` naming the holder.
+
+        ``hold=False`` locks the file only while it is used: every
+        :meth:`transaction` outside a :meth:`held` block releases it after its
+        commit, :meth:`held` releases it at the end of the block, and the next
+        use reopens it. A long-running writer (``glotbench run``, an import)
+        opens this way, so readers are locked out only for a transaction.
+        """
         p = Path(path)
         if p.exists() and p.is_dir():
             raise StoreError(f"{p} is a directory; --store must name a DuckDB file")
@@ -654,16 +760,16 @@ class Store:
                 p.parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise StoreError(f"cannot create the directory of {p}: {exc}") from None
-        try:
-            con = duckdb.connect(str(p), read_only=read_only)
-        except duckdb.Error as exc:
-            raise StoreError(_open_error_message(p, exc)) from None
-        store = cls(con, p, read_only)
+        con = cls._connect(p, read_only, lock_timeout)
+        store = cls(con, p, read_only, lock_timeout=lock_timeout)
         try:
             store._initialise()
         except BaseException:
-            con.close()
+            store.close()
             raise
+        store.hold = hold
+        if not hold:
+            store.release()
         return store
 
     def _initialise(self) -> None:
@@ -747,9 +853,12 @@ class Store:
         return row is not None
 
     def close(self) -> None:
-        """Close the connection (idempotent)."""
-        with suppress(duckdb.Error):
-            self._con.close()
+        """Close the connection (idempotent); the store cannot be used afterwards."""
+        self._closed = True
+        con, self._connection = self._connection, None
+        if con is not None:
+            with suppress(duckdb.Error):
+                con.close()
 
     def __enter__(self) -> Store:
         return self
@@ -775,22 +884,29 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        """``BEGIN ... COMMIT``; rolls back on any exception (including Ctrl-C)."""
-        self._require_writable()
-        self._con.begin()
-        try:
-            yield self._con
-        except BaseException:
-            with suppress(duckdb.Error):
-                self._con.rollback()
-            raise
-        try:
-            self._con.commit()
-        except duckdb.Error as exc:
-            with suppress(duckdb.Error):
-                self._con.rollback()
-            raise StoreError(f"could not commit to {self.path}: {exc}") from None
+        """``BEGIN ... COMMIT``; rolls back on any exception (including Ctrl-C).
 
+        With ``hold=False`` and outside a :meth:`held` block, the file is
+        released after the commit (or rollback).
+        """
+        self._require_writable()
+        with self.held():
+            con = self._con
+            con.begin()
+            try:
+                yield con
+            except BaseException:
+                with suppress(duckdb.Error):
+                    con.rollback()
+                raise
+            try:
+                con.commit()
+            except duckdb.Error as exc:
+                with suppress(duckdb.Error):
+                    con.rollback()
+                raise StoreError(f"could not commit to {self.path}: {exc}") from None
+
+    @_in_use
     def meta(self) -> dict[str, str]:
         """The ``meta`` key/value pairs."""
         return dict(self._con.execute("SELECT key, value FROM meta ORDER BY key").fetchall())
@@ -798,16 +914,19 @@ class Store:
     # ------------------------------------------------------------------
     # runs
     # ------------------------------------------------------------------
+    @_in_use
     def completed_run_ids(self) -> set[str]:
         """Ids of all complete runs (a run is complete iff its ``runs`` row exists)."""
         return {r[0] for r in self._con.execute("SELECT run_id FROM runs").fetchall()}
 
+    @_in_use
     def has_run(self, key: RunKey | str) -> bool:
         """Whether the run (a :class:`RunKey`, :class:`RunRecord` or run id) is complete."""
         run_id = key if isinstance(key, str) else key.run_id
         row = _first(self._con.execute("SELECT 1 FROM runs WHERE run_id = ?", [run_id]).fetchall())
         return row is not None
 
+    @_in_use
     def stored_runs(self, run_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
         """n_examples, stats_sha256, source and created_at of the stored runs among ``run_ids``."""
         ids = list(run_ids)
@@ -1057,6 +1176,7 @@ class Store:
             con.execute(f"INSERT INTO runs ({cols}) SELECT {cols} FROM {view}")
             self._resolve_failures_of(con, view)
 
+    @_in_use
     def runs(
         self,
         *,
@@ -1095,6 +1215,7 @@ class Store:
         frame["seed"] = frame["seed"].astype("Int64")
         return frame.reset_index(drop=True)
 
+    @_in_use
     def run_stats(self, run_id: str) -> tuple[np.ndarray, np.ndarray]:
         """(example_ids, stats) of one run, in stored order; stats is (n × k)."""
         row = _first(
@@ -1116,6 +1237,7 @@ class Store:
         ids = table.column("example_id").to_numpy(zero_copy_only=False).astype(object)
         return ids, _stats_from_list(table.column("stats"), row[0], row[1])
 
+    @_in_use
     def source_positions(
         self, run_ids: Sequence[str], example_ids: Sequence[Any] | np.ndarray
     ) -> np.ndarray:
@@ -1142,6 +1264,7 @@ class Store:
         out[rows[keep], cols[keep]] = frame["source_position"].to_numpy(np.float64)[keep]
         return out
 
+    @_in_use
     def example_stats(
         self,
         run_ids: Filter = None,
@@ -1191,6 +1314,7 @@ class Store:
             return f"{alias}.source_position"
         return "NULL::BIGINT AS source_position"
 
+    @_in_use
     def stats_matrix(
         self,
         dataset: str,
@@ -1372,6 +1496,7 @@ class Store:
             )
         return failure_id
 
+    @_in_use
     def failures(
         self,
         *,
@@ -1537,6 +1662,7 @@ class Store:
             con.unregister(view)
         return len(incoming) - len(matches), len(matches)
 
+    @_in_use
     def scores(
         self,
         *,
@@ -1592,6 +1718,7 @@ class Store:
                 [utc_now(), added, import_id],
             )
 
+    @_in_use
     def find_import(
         self, sha256: str, kind: str, *, completed: bool | None = None
     ) -> ImportRecord | None:
@@ -1611,12 +1738,14 @@ class Store:
         )
         return ImportRecord(**dict(zip(_IMPORT_COLUMNS, row, strict=True))) if row else None
 
+    @_in_use
     def imports(self) -> pd.DataFrame:
         """All imports, oldest first."""
         return self._con.sql(
             f"SELECT {', '.join(_IMPORT_COLUMNS)} FROM imports ORDER BY started_at, import_id"
         ).df()
 
+    @_in_use
     def count_runs_of_import(self, import_id: str) -> int:
         row = _first(
             self._con.execute(
@@ -1636,6 +1765,7 @@ class Store:
         )
         return int(row[0]) if row else 0
 
+    @_in_use
     def summary(self) -> StoreSummary:
         """Counts and a per (model, task, language) table of what the store holds."""
         con = self._con
@@ -1804,6 +1934,7 @@ class Store:
         )
         return f"SELECT * REPLACE ({replaced}) FROM ({query})"
 
+    @_in_use
     def export(
         self, out: str | Path, table: str = "all", *, keep_formulas: bool = False
     ) -> list[Path]:

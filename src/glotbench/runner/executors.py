@@ -6,7 +6,9 @@ through the chosen executor and writes each finished job to the store as soon
 as it arrives — all runs of a job in one transaction (with ``force``, the
 replaced runs are deleted in that same transaction), so an interrupted run
 (Ctrl-C, SIGKILL) loses at most the jobs in flight and resumes where it
-stopped. A job that fails (a model raising on an item, a wrong predictions
+stopped. The store is opened with ``hold=False``: it is locked only while
+the driver reads or writes it, so other processes read it between jobs. A
+job that fails (a model raising on an item, a wrong predictions
 file, statistics that cannot be stored, ...) is recorded in the store's
 ``failures`` table (:meth:`Store.record_failure`, with its traceback) and in
 the summary; the other jobs still run and are stored. When the job later
@@ -389,17 +391,21 @@ def run_suite(
         shards=str(shards) if shards is not None else None,
     )
     shard_folder = str(Path(shards).resolve()) if shards is not None else None
-    with Store.open(store) as handle:
-        if shard_folder is not None:
-            Path(shard_folder).mkdir(parents=True, exist_ok=True)
-            if merge:  # shards of an interrupted run: merge them, their jobs are done
-                try:
-                    summary.shard_merge = merge_shards(handle, shard_folder)
-                except InputError as exc:  # the jobs of the shards not merged run again
-                    notes.append(f"shards left in {shard_folder} not all merged: {exc}")
-                else:
-                    summary.runs_written += summary.shard_merge.runs_written
-        complete = handle.completed_run_ids()
+    # hold=False: the file is locked only while the driver reads or writes it
+    # (planning, each job's write, the final scores), never while jobs execute,
+    # so `glotbench show` / analyses can read the store during a run
+    with Store.open(store, hold=False) as handle:
+        with handle.held():
+            if shard_folder is not None:
+                Path(shard_folder).mkdir(parents=True, exist_ok=True)
+                if merge:  # shards of an interrupted run: merge them, their jobs are done
+                    try:
+                        summary.shard_merge = merge_shards(handle, shard_folder)
+                    except InputError as exc:  # the jobs of the shards not merged run again
+                        notes.append(f"shards left in {shard_folder} not all merged: {exc}")
+                    else:
+                        summary.runs_written += summary.shard_merge.runs_written
+            complete = handle.completed_run_ids()
         if shard_folder is not None and not merge:  # jobs whose shard is already written
             complete |= shard_run_ids(shard_folder)
         pending: list[Job] = []
@@ -425,9 +431,10 @@ def run_suite(
                 for result in runner.map(pending, datasets, suite.base_dir, shard_folder):
                     if isinstance(result, ShardReceipt):
                         try:
-                            written = (
-                                merge_shard(handle, result.path, replace=force) if merge else 0
-                            )
+                            with handle.held():  # one lock for the shard's transactions
+                                written = (
+                                    merge_shard(handle, result.path, replace=force) if merge else 0
+                                )
                         except InputError as exc:  # e.g. non-finite statistics: nothing written
                             reject_shard(result.path)
                             dataset = datasets[result.job.dataset.name]
@@ -448,7 +455,8 @@ def run_suite(
                             continue
                     if isinstance(result, JobOutcome):
                         try:
-                            written = write_outcome(handle, result, force=force)
+                            with handle.held():  # one lock for the job's transactions
+                                written = write_outcome(handle, result, force=force)
                         except InputError as exc:  # e.g. non-finite statistics: nothing written
                             result = job_failure(result.job, datasets[result.job.dataset.name], exc)
                         else:
@@ -460,7 +468,8 @@ def run_suite(
                                 {"scores": result.scores(), "written": written},
                             )
                             continue
-                    result.failure_id = _record(handle, result, source)
+                    with handle.held():
+                        result.failure_id = _record(handle, result, source)
                     summary.failures.append(result)
                     emit(
                         "failed",
@@ -471,11 +480,12 @@ def run_suite(
                 runner.close()
         model_names = sorted({j.model.name for j in jobs})
         ds_names = sorted(datasets)
-        summary.scores = (
-            scandeval_scores(handle, models=model_names, datasets=ds_names)
-            if model_names and ds_names
-            else pd.DataFrame()
-        )
+        with handle.held():
+            summary.scores = (
+                scandeval_scores(handle, models=model_names, datasets=ds_names)
+                if model_names and ds_names
+                else pd.DataFrame()
+            )
     summary.seconds = time.perf_counter() - started
     return summary
 
