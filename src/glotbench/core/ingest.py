@@ -36,7 +36,7 @@ from glotbench.errors import InputError
 
 Progress = Callable[[int, int], None]
 #: example rows per write transaction of a streaming import (bounds the batch's memory)
-STREAM_BATCH_ROWS = 250_000
+STREAM_BATCH_ROWS = 100_000
 ImportStatus = Literal["imported", "resumed", "skipped"]
 
 

@@ -47,7 +47,7 @@ from glotbench.core.validate import ValidatedRun, validate_examples
 from glotbench.errors import InputError
 
 #: memory DuckDB may use for the staging table's sorts and aggregates before spilling
-STAGING_MEMORY = "256MB"
+STAGING_MEMORY = "96MB"
 
 
 @dataclass
@@ -187,6 +187,7 @@ def stage_examples(
         con.execute(f"SET memory_limit = '{STAGING_MEMORY}'")
         con.execute(f"SET temp_directory = '{tmp / 'spill'}'")
         con.execute("SET preserve_insertion_order = false")
+        con.execute("SET enable_progress_bar = false")
         con.execute(
             "CREATE TABLE staging (run INTEGER, row BIGINT, loc BIGINT, example_id VARCHAR, "
             "stats DOUBLE[], source_position BIGINT)"
