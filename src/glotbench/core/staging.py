@@ -352,7 +352,7 @@ def _check_across_chunks(staged: StagedExamples) -> None:
             FROM staging s JOIN dup_keys d ON s.run = d.run AND s.{column} = d.{column}
             QUALIFY rn = 2 ORDER BY s.row LIMIT 1
             """
-        ).fetchone()
+        ).fetchall()[0]
         con.unregister("dup_keys")
         run_index, loc, value, first_loc = int(first[0]), int(first[1]), first[3], int(first[4])
         info = staged.runs[run_index]
