@@ -77,12 +77,17 @@ def main() -> None:
     parser.add_argument("--rows", type=int, nargs="+", default=[1_000_000, 3_000_000])
     parser.add_argument("--interleave", action="store_true")
     args = parser.parse_args()
+    run_sizes(args.rows, args.interleave)
+
+
+def run_sizes(sizes: list[int], interleave: bool = False) -> None:
+    """Generate, import and report each size in turn."""
     tmp = Path(tempfile.mkdtemp(prefix="glotbench-bench-examples-"))
     try:
-        for rows in args.rows:
+        for rows in sizes:
             csv = tmp / f"e{rows}.csv"
             t = time.perf_counter()
-            write_csv(csv, rows, interleave=args.interleave)
+            write_csv(csv, rows, interleave=interleave)
             size = csv.stat().st_size / 1e6
             gen = time.perf_counter() - t
             m = measure(csv, tmp / f"s{rows}.duckdb")

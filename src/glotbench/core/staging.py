@@ -319,7 +319,7 @@ def _register(
             run.first_position,
             "source_position",
         )
-    info.record.n_examples += rec.n_examples
+    info.record.n_examples = (info.record.n_examples or 0) + (rec.n_examples or 0)
     if info.last_chunk != chunk_no:
         info.chunks += 1
         info.last_chunk = chunk_no
