@@ -249,3 +249,14 @@ def _write(path: Path, frame: pd.DataFrame) -> Path:
     else:
         frame.to_csv(path, index=False)
     return path
+
+
+def test_parquet_error_in_a_later_chunk_names_the_file_row(tmp_path: Path) -> None:
+    frame = examples_frame(models=("a", "b"), n=10)
+    frame.loc[17, "score"] = np.inf
+    path = tmp_path / "e.parquet"
+    frame.to_parquet(path, index=False)
+    with Store.open(tmp_path / "s.duckdb") as s, pytest.raises(InputError) as exc:
+        import_examples_file(s, path, chunk_rows=6)
+    assert "row 18" in str(exc.value) and exc.value.field == "score"
+    assert "infinite" in str(exc.value)

@@ -35,8 +35,8 @@ from glotbench.core.readers import (
 )
 from glotbench.errors import InputError
 
-#: records per chunk (a chunk and its validation take roughly 100 MB for a typical examples file)
-CHUNK_ROWS = 100_000
+#: records per chunk (a chunk and its validation take roughly 50 MB for a typical examples file)
+CHUNK_ROWS = 50_000
 
 
 def iter_tidy_chunks(path: str | Path, chunk_rows: int = CHUNK_ROWS) -> Iterator[TidyTable]:

@@ -47,7 +47,7 @@ from glotbench.core.validate import ValidatedRun, validate_examples
 from glotbench.errors import InputError
 
 #: memory DuckDB may use for the staging table's sorts and aggregates before spilling
-STAGING_MEMORY = "96MB"
+STAGING_MEMORY = "64MB"
 
 
 @dataclass
