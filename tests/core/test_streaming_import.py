@@ -235,12 +235,13 @@ def test_peak_memory_does_not_grow_with_the_file(tmp_path: Path) -> None:
 
     The whole-file path needed ~0.8 GB per million rows (~320 MB more for the
     larger file); streaming stays within the chunk, the largest run and
-    DuckDB's staging buffer.
+    DuckDB's buffers (measured: 227 vs 300 MB, the staging and store buffers
+    filling; from 3 M to 10 M rows the benchmark grows by a few MB).
     """
     small = _peak_mb(tmp_path, 100_000)
     large = _peak_mb(tmp_path, 500_000)
     assert (small["runs"], large["runs"]) == (20, 100)
-    assert large["peak"] - small["peak"] < 80, (small, large)
+    assert large["peak"] - small["peak"] < 100, (small, large)
 
 
 def _write(path: Path, frame: pd.DataFrame) -> Path:
