@@ -7,7 +7,9 @@
 * :func:`import_examples_file` — one transaction per batch of whole runs
   (``Store.write_run_batches``). Runs already complete are skipped, so an
   interrupted import (Ctrl-C, ``SIGKILL``, a power cut) is completed by
-  running the same command again.
+  running the same command again. The file is streamed: validated in chunks
+  into a temporary staging table (:mod:`glotbench.core.staging`), then written
+  run by run, so memory does not grow with the file.
 
 A validation error leaves the store exactly as it was: nothing is written
 before the whole file has been read and checked.
