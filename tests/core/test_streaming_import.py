@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -261,3 +262,21 @@ def test_parquet_error_in_a_later_chunk_names_the_file_row(tmp_path: Path) -> No
         import_examples_file(s, path, chunk_rows=6)
     assert "row 18" in str(exc.value) and exc.value.field == "score"
     assert "infinite" in str(exc.value)
+
+
+def test_staging_folders_of_dead_processes_are_removed(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    dead = tmp_path / f".glotbench-staging-{proc.stdout.strip()}-abc"
+    alive = tmp_path / f".glotbench-staging-{os.getpid()}-abc"
+    for folder in (dead, alive):
+        folder.mkdir()
+        (folder / "staging.duckdb").write_bytes(b"x")
+    path = _write(tmp_path / "e.csv", examples_frame(models=("a",), n=3))
+    with Store.open(tmp_path / "s.duckdb") as s:
+        import_examples_file(s, path)
+    assert not dead.exists() and alive.exists()

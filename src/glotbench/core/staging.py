@@ -30,6 +30,7 @@ whole-file validation does.
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -48,6 +49,8 @@ from glotbench.errors import InputError
 
 #: memory DuckDB may use for the staging table's sorts and aggregates before spilling
 STAGING_MEMORY = "64MB"
+#: name prefix of a staging folder (followed by the importing process's id)
+STAGING_PREFIX = ".glotbench-staging-"
 
 
 @dataclass
@@ -166,6 +169,28 @@ class StagedExamples:
         self.close()
 
 
+def remove_stale_staging(work_dir: str | Path | None) -> list[Path]:
+    """Remove staging folders left by processes that no longer run (e.g. after ``kill -9``).
+
+    A staging folder is named ``.glotbench-staging-<pid>-<random>``; it is
+    stale when no process with that id exists. Returns the folders removed.
+    """
+    folder = Path(work_dir) if work_dir is not None else Path(tempfile.gettempdir())
+    removed = []
+    for candidate in folder.glob(f"{STAGING_PREFIX}*"):
+        pid_text = candidate.name[len(STAGING_PREFIX) :].split("-", 1)[0]
+        if not pid_text.isdigit() or not candidate.is_dir():
+            continue
+        try:
+            os.kill(int(pid_text), 0)
+        except ProcessLookupError:
+            shutil.rmtree(candidate, ignore_errors=True)
+            removed.append(candidate)
+        except OSError:  # e.g. another user's process: alive
+            continue
+    return removed
+
+
 def stage_examples(
     path: str | Path,
     *,
@@ -181,7 +206,8 @@ def stage_examples(
     """
     import duckdb
 
-    tmp = Path(tempfile.mkdtemp(prefix=".glotbench-staging-", dir=work_dir))
+    remove_stale_staging(work_dir)
+    tmp = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-", dir=work_dir))
     con = duckdb.connect(str(tmp / "staging.duckdb"))
     try:
         con.execute(f"SET memory_limit = '{STAGING_MEMORY}'")
