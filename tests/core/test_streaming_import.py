@@ -280,3 +280,48 @@ def test_staging_folders_of_dead_processes_are_removed(tmp_path: Path) -> None:
     with Store.open(tmp_path / "s.duckdb") as s:
         import_examples_file(s, path)
     assert not dead.exists() and alive.exists()
+
+
+KILL_CHILD = textwrap.dedent(
+    """
+    import os, signal, sys
+    from glotbench.core import Store
+    from glotbench.core import store as store_module
+    from glotbench.core.ingest import import_examples_file
+    original = store_module.Store._insert_batch
+    calls = {"n": 0}
+
+    def killing(self, con, runs):
+        calls["n"] += 1
+        if calls["n"] == 3:  # inside the third batch's transaction
+            os.kill(os.getpid(), signal.SIGKILL)
+        return original(self, con, runs)
+
+    store_module.FIRST_BATCH_RUNS = 1
+    store_module.Store._insert_batch = killing
+    with Store.open(sys.argv[2]) as s:
+        import_examples_file(s, sys.argv[1], chunk_rows=7)
+    """
+)
+
+
+def test_killed_streaming_import_resumes(tmp_path: Path) -> None:
+    path = _write(tmp_path / "e.csv", examples_frame(models=("a", "b", "c", "d"), seeds=(0, 1)))
+    store = tmp_path / "s.duckdb"
+    proc = subprocess.run(
+        [sys.executable, "-c", KILL_CHILD, str(path), str(store)],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(SRC), "PATH": "/usr/bin:/bin"},
+    )
+    assert proc.returncode == -9, proc.stderr
+    assert list(tmp_path.glob(".glotbench-staging-*"))  # left behind by the killed process
+    with Store.open(store, read_only=True) as s:
+        assert s.summary().counts["runs"] == 3  # batches of 1 and 2 runs committed
+    with Store.open(store) as s:
+        result = import_examples_file(s, path, chunk_rows=7)
+    assert (result.status, result.runs_added, result.runs_skipped) == ("resumed", 5, 3)
+    assert not list(tmp_path.glob(".glotbench-staging-*"))
+    with Store.open(tmp_path / "ref.duckdb") as s:
+        import_examples_file(s, path)
+    assert _runs(store) == _runs(tmp_path / "ref.duckdb")
