@@ -313,20 +313,23 @@ def _register(
         runs[rec.run_id] = info
         order.append(info)
         return info
-    first = TidyTable(
-        path=chunk.path,
-        kind=chunk.kind,
-        frame=pd.DataFrame(),
-        columns=chunk.columns,
-        record_index=np.asarray([info.first_loc]),
-        gz=chunk.gz,
-    ).where(0)
+
+    def first() -> str:  # where the run's first record is (CSV: a scan; only for errors)
+        return TidyTable(
+            path=chunk.path,
+            kind=chunk.kind,
+            frame=pd.DataFrame(),
+            columns=chunk.columns,
+            record_index=np.asarray([info.first_loc]),
+            gz=chunk.gz,
+        ).where(0)
+
     if tuple(rec.stat_names) != tuple(info.record.stat_names) or (
         rec.metric_config != info.record.metric_config
     ):
         raise chunk.error(
             f"the statistics of this run ({rec.describe()}) are {', '.join(rec.stat_names)} "
-            f"here but {', '.join(info.record.stat_names)} in its records from {first} on "
+            f"here but {', '.join(info.record.stat_names)} in its records from {first()} on "
             "(a label-count metric's labels must be the same for all records of a run)",
             run.first_position,
             "metric",
@@ -334,7 +337,7 @@ def _register(
     if has_source != info.has_source_positions:
         if has_source:  # given here, missing in the run's earlier records
             raise chunk.error(
-                f"source_position is given here but empty on {first} for the same run "
+                f"source_position is given here but empty on {first()} for the same run "
                 f"({rec.describe()}); give it for every example of a run or for none",
                 run.first_position,
                 "source_position",
