@@ -1,26 +1,32 @@
 """How fast does ``glotbench import lm-eval`` store per-example records?
 
-    python benchmarks/bench_import.py                 # 1,000,000 samples (≈ 350 MB of JSONL)
+    python benchmarks/bench_import.py                 # 1,000,000 samples (≈ 680 MB of JSONL)
     python benchmarks/bench_import.py --records 200000 --tasks 20
+    python benchmarks/bench_import.py --records 0 --examples-rows 1000000 3000000 10000000
 
 Writes a synthetic lm-evaluation-harness output folder (one results JSON and
 one samples_<task>_<timestamp>.jsonl per task, records shaped like the
 harness's: doc, arguments, resps, filtered_resps, hashes, ``acc`` and
 ``acc_norm``) into a temporary folder, then times the import into a fresh
-store in three parts:
+store:
 
 * read + validate (JSON parsing of every sample line, statistics matrices);
-* write (``Store.write_run``: one transaction per run, Arrow → DuckDB);
-* the same write split by run count, to show ``write_run``'s per-run overhead.
+* write (``Store.write_run_batches``: transactions of whole runs);
+* end to end (``import_lm_eval``), with the process's peak RSS.
 
 Every sample carries two per-example metrics (acc, acc_norm), so 1 M samples
 are 2 M rows of example statistics.
+
+``--examples-rows N ...``: peak memory and time of the streaming tidy
+``import examples`` for CSV files of N rows, each in a fresh subprocess
+(``bench_import_examples.py``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import resource
 import shutil
 import tempfile
 import time
@@ -98,7 +104,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--tasks", type=int, default=100)
+    parser.add_argument("--examples-rows", type=int, nargs="*", default=[])
     args = parser.parse_args()
+    if args.examples_rows:
+        from bench_import_examples import run_sizes
+
+        run_sizes(args.examples_rows)
+    if not args.records:
+        return
     tmp = Path(tempfile.mkdtemp(prefix="glotbench-bench-import-"))
     try:
         t = time.perf_counter()
@@ -122,36 +135,23 @@ def main() -> None:
             t = time.perf_counter()
             check_same_examples(data.runs)
             todo = check_against_store(store, data.runs)
-            for run in todo:
-                store.write_run(run.record, run.example_ids, run.stats)
+            done = store.write_run_batches((r.record, r.example_ids, r.stats) for r in todo)
             t_write = time.perf_counter() - t
             print(
-                f"write           : {t_write:6.2f} s  ({rows / t_write:,.0f} stat rows/s, "
-                f"{1000 * t_write / len(todo):.1f} ms per run)"
+                f"write (batched) : {t_write:6.2f} s  ({rows / t_write:,.0f} stat rows/s, "
+                f"{len(todo)} runs in {done.batches} transactions)"
             )
-
-        # per-run overhead: the same rows in 10x more, 10x smaller runs
-        many = []
-        for run in data.runs[:10]:
-            for j, part in enumerate(np.array_split(np.arange(run.example_ids.size), 100)):
-                rec = run.record.model_copy(update={"seed": j})
-                many.append((rec, run.example_ids[part], run.stats[part]))
-        with Store.open(tmp / "store2.duckdb") as store:
-            t = time.perf_counter()
-            for rec, ids, stats in many:
-                store.write_run(rec, ids, stats)
-            t_many = time.perf_counter() - t
-        n_rows = sum(ids.size for _, ids, _ in many)
-        print(
-            f"write_run overhead: {len(many)} runs of ~{n_rows // len(many)} rows: "
-            f"{t_many:.2f} s = {1000 * t_many / len(many):.1f} ms per run"
-        )
+        del data
 
         with Store.open(tmp / "store3.duckdb") as store:
             t = time.perf_counter()
             result = import_lm_eval(store, folder)
             t_all = time.perf_counter() - t
-        print(f"end to end (import_lm_eval): {t_all:6.2f} s  -> {result.message}")
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(
+            f"end to end (import_lm_eval): {t_all:6.2f} s  -> {result.message} "
+            f"(process peak RSS so far {peak:.0f} MB)"
+        )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -7,7 +7,9 @@
 * :func:`import_examples_file` — one transaction per batch of whole runs
   (``Store.write_run_batches``). Runs already complete are skipped, so an
   interrupted import (Ctrl-C, ``SIGKILL``, a power cut) is completed by
-  running the same command again.
+  running the same command again. The file is streamed: validated in chunks
+  into a temporary staging table (:mod:`glotbench.core.staging`), then written
+  run by run, so memory does not grow with the file.
 
 A validation error leaves the store exactly as it was: nothing is written
 before the whole file has been read and checked.
@@ -16,6 +18,7 @@ before the whole file has been read and checked.
 from __future__ import annotations
 
 import hashlib
+import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -25,13 +28,17 @@ from typing import Any, Literal
 
 import pandas as pd
 
+from glotbench.core.chunked import CHUNK_ROWS
 from glotbench.core.readers import TidyTable, detect_format, file_sha256, read_tidy
 from glotbench.core.schema import ImportRecord, stats_digest
+from glotbench.core.staging import stage_examples
 from glotbench.core.store import ScoreConflictError, Store, new_import_id
-from glotbench.core.validate import validate_examples, validate_scores
+from glotbench.core.validate import validate_scores
 from glotbench.errors import InputError
 
 Progress = Callable[[int, int], None]
+#: example rows per write transaction of a streaming import (bounds the batch's memory)
+STREAM_BATCH_ROWS = 100_000
 ImportStatus = Literal["imported", "resumed", "skipped"]
 
 
@@ -229,8 +236,17 @@ def import_examples_file(
     *,
     labels: Sequence[str] | None = None,
     progress: Progress | None = None,
+    chunk_rows: int = CHUNK_ROWS,
+    batch_rows: int = STREAM_BATCH_ROWS,
 ) -> ImportResult:
-    """Validate a tidy per-example file, then write its runs in batches of whole runs.
+    """Validate a tidy per-example file in chunks, then write its runs in batches of whole runs.
+
+    Streaming (``docs/store.md`` → *Streaming import*): the file is validated
+    ``chunk_rows`` records at a time into a staging table in a temporary
+    DuckDB file next to the store (:func:`glotbench.core.staging.stage_examples`),
+    so memory does not grow with the file; only when the whole file is valid
+    are its runs read back one at a time and written with
+    ``Store.write_run_batches`` (batches of at most ``batch_rows`` example rows).
 
     ``labels`` fixes the label set of metrics that need one (macro-F1, MCC...);
     without it the labels are read from the statistic column names
@@ -242,70 +258,86 @@ def import_examples_file(
     done = store.find_import(sha, "examples", completed=True)
     if done is not None:
         return _skipped("examples", p, store, sha, done, t0)
-    table = read_tidy(p)
-    data = validate_examples(table, labels=labels)
+    with stage_examples(
+        p, labels=labels, chunk_rows=chunk_rows, work_dir=_staging_dir(store)
+    ) as staged:
+        # compare with what is stored: same content -> skip (resume); else an error
+        stored = store.stored_runs(run.record.run_id for run in staged.runs)
+        stored_indices = [r.index for r in staged.runs if r.record.run_id in stored]
+        for run in staged.iter_runs(stored_indices):
+            existing = stored[run.record.run_id]
+            digest = stats_digest(run.example_ids, run.stats, run.record.stat_names)
+            if digest != existing["stats_sha256"]:
+                info = next(r for r in staged.runs if r.record.run_id == run.record.run_id)
+                raise staged.error(
+                    f"the run starting here ({run.record.describe()}) is already stored with "
+                    f"different statistics ({existing['n_examples']} examples, from "
+                    f"{existing['source']}); a run's key must identify one result — change its "
+                    "seed or config_hash, or import into another store",
+                    info.first_loc,
+                    None,
+                )
+        to_write = [r.index for r in staged.runs if r.record.run_id not in stored]
 
-    # compare with what is stored: same content -> skip (resume); else an error
-    stored = store.stored_runs(run.record.run_id for run in data.runs)
-    to_write = []
-    for run in data.runs:
-        existing = stored.get(run.record.run_id)
-        if existing is None:
-            to_write.append(run)
-            continue
-        digest = stats_digest(run.example_ids, run.stats, run.record.stat_names)
-        if digest != existing["stats_sha256"]:
-            raise table.error(
-                f"the run starting here ({run.record.describe()}) is already stored with "
-                f"different statistics ({existing['n_examples']} examples, from "
-                f"{existing['source']}); a run's key must identify one result — change its "
-                "seed or config_hash, or import into another store",
-                run.first_position,
-                None,
+        partial = store.find_import(sha, "examples", completed=False)
+        if partial is not None:
+            import_id, status = partial.import_id, "resumed"
+        else:
+            import_id, status = new_import_id(), "imported"
+            store.start_import(
+                ImportRecord(
+                    import_id=import_id,
+                    kind="examples",
+                    source=str(p.resolve()),
+                    sha256=sha,
+                    rows=staged.rows,
+                )
             )
+        total = len(to_write)
+        if progress is not None:
+            progress(0, total)
+        examples = 0
 
-    partial = store.find_import(sha, "examples", completed=False)
-    if partial is not None:
-        import_id, status = partial.import_id, "resumed"
-    else:
-        import_id, status = new_import_id(), "imported"
-        store.start_import(
-            ImportRecord(
-                import_id=import_id,
-                kind="examples",
-                source=str(p.resolve()),
-                sha256=sha,
-                rows=len(table),
-            )
+        def items() -> Iterator[tuple[Any, ...]]:
+            nonlocal examples
+            for run in staged.iter_runs(to_write):
+                run.record.import_id = import_id
+                examples += len(run.example_ids)
+                yield run.record, run.example_ids, run.stats, run.source_positions
+
+        store.write_run_batches(
+            items(),
+            batch_rows=batch_rows,
+            progress=None if progress is None else (lambda done: progress(done, total)),
         )
-    total = len(to_write)
-    if progress is not None:
-        progress(0, total)
-    for run in to_write:
-        run.record.import_id = import_id
-    store.write_run_batches(
-        ((run.record, run.example_ids, run.stats, run.source_positions) for run in to_write),
-        progress=None if progress is None else (lambda done: progress(done, total)),
-    )
-    added = store.count_runs_of_import(import_id)
-    store.complete_import(import_id, added)
-    skipped = len(data.runs) - total
-    message = f"added {total} run(s) ({sum(len(r.example_ids) for r in to_write)} examples)"
-    if skipped:
-        message += f"; {skipped} run(s) already complete in the store, skipped"
-    if status == "resumed":
-        message += " (resumed an interrupted import of this file)"
-    return ImportResult(
-        kind="examples",
-        source=str(p),
-        store=str(store.path),
-        status=status,  # type: ignore[arg-type]
-        sha256=sha,
-        import_id=import_id,
-        rows=len(table),
-        runs_added=total,
-        runs_skipped=skipped,
-        ignored_columns=data.ignored_columns,
-        message=message,
-        seconds=time.perf_counter() - t0,
-    )
+        added = store.count_runs_of_import(import_id)
+        store.complete_import(import_id, added)
+        skipped = len(staged.runs) - total
+        message = f"added {total} run(s) ({examples} examples)"
+        if skipped:
+            message += f"; {skipped} run(s) already complete in the store, skipped"
+        if status == "resumed":
+            message += " (resumed an interrupted import of this file)"
+        return ImportResult(
+            kind="examples",
+            source=str(p),
+            store=str(store.path),
+            status=status,  # type: ignore[arg-type]
+            sha256=sha,
+            import_id=import_id,
+            rows=staged.rows,
+            runs_added=total,
+            runs_skipped=skipped,
+            ignored_columns=staged.ignored_columns,
+            message=message,
+            seconds=time.perf_counter() - t0,
+        )
+
+
+def _staging_dir(store: Store) -> Path | None:
+    """The store's folder (same disk, usually not a RAM-backed /tmp) if writable."""
+    try:
+        folder = Path(store.path).resolve().parent
+    except (TypeError, OSError):
+        return None
+    return folder if folder.is_dir() and os.access(folder, os.W_OK) else None

@@ -155,8 +155,8 @@ class TidyTable:
         pos = [int(p) for p in positions]
         if self.kind == "jsonl":
             return [int(self.record_index[p]) for p in pos]
-        if self.kind != "csv":
-            return [p + 1 for p in pos]
+        if self.kind != "csv":  # Parquet / frame: record_index is the 0-based row in the file
+            return [int(self.record_index[p]) + 1 for p in pos]
         records = [int(self.record_index[p]) for p in pos]
         if self._csv_lines is None:
             self._csv_lines = {}
@@ -246,6 +246,57 @@ def _check_utf8(path: Path, gz: bool) -> None:
 
 
 def _read_csv(path: Path, gz: bool) -> TidyTable:
+    names = csv_header(path, gz)
+    try:
+        frame = pd.read_csv(
+            path,
+            dtype=str,
+            keep_default_na=False,
+            na_filter=False,
+            skip_blank_lines=False,
+            encoding="utf-8-sig",
+            compression="gzip" if gz else None,
+            header=0,
+            names=names,
+            engine="c",
+        )
+    except UnicodeDecodeError:
+        _check_utf8(path, gz)
+        raise
+    except pd.errors.ParserError as exc:
+        raise _csv_shape_error(path, gz, len(names), str(exc)) from None
+    except (OSError, EOFError) as exc:
+        raise InputError(f"cannot read the file: {exc}", path=str(path)) from None
+    check_csv_frame(path, gz, frame, names)
+    _check_record_lengths(path, gz, len(names))
+    return csv_chunk_table(path, gz, frame, names, first_record=1)
+
+
+def check_csv_frame(path: Path, gz: bool, frame: pd.DataFrame, names: list[str]) -> None:
+    """pandas turns the extra leading fields of a too-long record into an index: refuse it."""
+    if not isinstance(frame.index, pd.RangeIndex) or list(frame.columns) != names:
+        raise _csv_shape_error(path, gz, len(names), "a record has more fields than the header")
+
+
+def csv_chunk_table(
+    path: Path, gz: bool, frame: pd.DataFrame, names: list[str], first_record: int
+) -> TidyTable:
+    """A TidyTable of CSV records ``first_record, first_record + 1, ...`` (blank lines dropped)."""
+    records = np.arange(first_record, first_record + len(frame))
+    if len(frame):
+        stripped = [frame[c].str.strip() != "" for c in frame.columns]
+        nonblank = np.logical_or.reduce([s.to_numpy(dtype=bool) for s in stripped])
+        if not nonblank.all():
+            frame = frame.loc[nonblank].reset_index(drop=True)
+            records = records[nonblank]
+    frame = frame.reset_index(drop=True)
+    return TidyTable(
+        path=str(path), kind="csv", frame=frame, columns=names, record_index=records, gz=gz
+    )
+
+
+def csv_header(path: Path, gz: bool) -> list[str]:
+    """The checked column names of a CSV file's header line."""
     try:
         with _open_text(path, gz) as fh:
             header = next(csv.reader(fh), None)
@@ -273,41 +324,7 @@ def _read_csv(path: Path, gz: bool) -> TidyTable:
                 field=name,
             )
         seen[name] = i
-    try:
-        frame = pd.read_csv(
-            path,
-            dtype=str,
-            keep_default_na=False,
-            na_filter=False,
-            skip_blank_lines=False,
-            encoding="utf-8-sig",
-            compression="gzip" if gz else None,
-            header=0,
-            names=names,
-            engine="c",
-        )
-    except UnicodeDecodeError:
-        _check_utf8(path, gz)
-        raise
-    except pd.errors.ParserError as exc:
-        raise _csv_shape_error(path, gz, len(names), str(exc)) from None
-    except (OSError, EOFError) as exc:
-        raise InputError(f"cannot read the file: {exc}", path=str(path)) from None
-    if not isinstance(frame.index, pd.RangeIndex) or list(frame.columns) != names:
-        # pandas turns the extra leading fields of a too-long first record into an index
-        raise _csv_shape_error(path, gz, len(names), "a record has more fields than the header")
-    _check_record_lengths(path, gz, len(names))
-    # drop blank lines (all cells empty after stripping) but remember record numbers
-    records = np.arange(1, len(frame) + 1)
-    if len(frame):
-        stripped = [frame[c].str.strip() != "" for c in frame.columns]
-        nonblank = np.logical_or.reduce([s.to_numpy(dtype=bool) for s in stripped])
-        if not nonblank.all():
-            frame = frame.loc[nonblank].reset_index(drop=True)
-            records = records[nonblank]
-    return TidyTable(
-        path=str(path), kind="csv", frame=frame, columns=names, record_index=records, gz=gz
-    )
+    return names
 
 
 def _check_record_lengths(path: Path, gz: bool, n_columns: int) -> None:
@@ -383,9 +400,8 @@ def unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
     return out
 
 
-def _read_jsonl(path: Path, gz: bool) -> TidyTable:
-    records: list[dict[str, object]] = []
-    lines: list[int] = []
+def iter_jsonl_records(path: Path, gz: bool) -> Iterator[tuple[int, dict[str, object]]]:
+    """(line number, JSON object) of each non-blank line; InputError naming the line."""
     try:
         for lineno, line, terminated in _iter_lines(path, gz):
             text = line.strip()
@@ -419,14 +435,24 @@ def _read_jsonl(path: Path, gz: bool) -> TidyTable:
                     path=str(path),
                     line=lineno,
                 )
-            records.append(value)
-            lines.append(lineno)
+            yield lineno, value
     except UnicodeDecodeError:
         _check_utf8(path, gz)
         raise
     except (OSError, EOFError) as exc:
         raise InputError(f"cannot read the file: {exc}", path=str(path)) from None
-    columns: dict[str, None] = {}
+
+
+def jsonl_table(
+    path: Path,
+    gz: bool,
+    records: Sequence[dict[str, object]],
+    lines: Sequence[int],
+    columns: dict[str, None] | None = None,
+) -> TidyTable:
+    """A TidyTable of JSON records; ``columns`` (updated in place) gives the column order."""
+    if columns is None:
+        columns = {}
     for rec in records:
         for key in rec:
             columns.setdefault(key, None)
@@ -444,6 +470,15 @@ def _read_jsonl(path: Path, gz: bool) -> TidyTable:
     )
 
 
+def _read_jsonl(path: Path, gz: bool) -> TidyTable:
+    records: list[dict[str, object]] = []
+    lines: list[int] = []
+    for lineno, value in iter_jsonl_records(path, gz):
+        records.append(value)
+        lines.append(lineno)
+    return jsonl_table(path, gz, records, lines)
+
+
 def _read_parquet(path: Path) -> TidyTable:
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -452,8 +487,15 @@ def _read_parquet(path: Path) -> TidyTable:
         table = pq.read_table(path)
     except (pa.ArrowInvalid, OSError) as exc:
         raise InputError(f"not a readable Parquet file: {exc}", path=str(path)) from None
+    return parquet_table(path, table, first_row=0)
+
+
+def parquet_table(path: Path, table: object, first_row: int) -> TidyTable:
+    """A TidyTable of Arrow rows ``first_row, first_row + 1, ...`` of a Parquet file."""
+    import pyarrow as pa
     import pyarrow.compute as pc
 
+    assert isinstance(table, pa.Table | pa.RecordBatch)
     explicit_nan: dict[str, np.ndarray] = {}
     for name, column in zip(table.column_names, table.columns, strict=True):
         if pa.types.is_floating(column.type):
@@ -466,6 +508,6 @@ def _read_parquet(path: Path) -> TidyTable:
         kind="parquet",
         frame=frame.reset_index(drop=True),
         columns=list(frame.columns),
-        record_index=np.arange(len(frame)),
+        record_index=np.arange(first_row, first_row + len(frame)),
         explicit_nan=explicit_nan,
     )
