@@ -28,6 +28,7 @@ from glotbench.core.readers import (
     check_csv_frame,
     csv_chunk_table,
     csv_header,
+    csv_read_options,
     detect_format,
     iter_jsonl_records,
     jsonl_table,
@@ -73,19 +74,7 @@ def _csv_chunks(path: Path, gz: bool, chunk_rows: int) -> Iterator[TidyTable]:
     _check_record_lengths(path, gz, len(names))
     first = 1
     try:
-        reader = pd.read_csv(
-            path,
-            dtype=str,
-            keep_default_na=False,
-            na_filter=False,
-            skip_blank_lines=False,
-            encoding="utf-8-sig",
-            compression="gzip" if gz else None,
-            header=0,
-            names=names,
-            engine="c",
-            chunksize=chunk_rows,
-        )
+        reader = pd.read_csv(path, **csv_read_options(gz, names), chunksize=chunk_rows)
         with reader:
             for frame in reader:
                 check_csv_frame(path, gz, frame, names)

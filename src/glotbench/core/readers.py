@@ -26,7 +26,7 @@ import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Literal
+from typing import IO, Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -245,21 +245,26 @@ def _check_utf8(path: Path, gz: bool) -> None:
                 ) from None
 
 
+def csv_read_options(gz: bool, names: list[str]) -> dict[str, Any]:
+    """``pandas.read_csv`` options of every tidy CSV read: all text, nothing
+    turned into NaN, blank lines kept (so line numbers stay the file's)."""
+    return {
+        "dtype": str,
+        "keep_default_na": False,
+        "na_filter": False,
+        "skip_blank_lines": False,
+        "encoding": "utf-8-sig",
+        "compression": "gzip" if gz else None,
+        "header": 0,
+        "names": names,
+        "engine": "c",
+    }
+
+
 def _read_csv(path: Path, gz: bool) -> TidyTable:
     names = csv_header(path, gz)
     try:
-        frame = pd.read_csv(
-            path,
-            dtype=str,
-            keep_default_na=False,
-            na_filter=False,
-            skip_blank_lines=False,
-            encoding="utf-8-sig",
-            compression="gzip" if gz else None,
-            header=0,
-            names=names,
-            engine="c",
-        )
+        frame = pd.read_csv(path, **csv_read_options(gz, names))
     except UnicodeDecodeError:
         _check_utf8(path, gz)
         raise
