@@ -27,19 +27,18 @@ from __future__ import annotations
 import dataclasses
 import zlib
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import numpy as np
 import pandas as pd
 
-from glotbench.core.store import in_configs
 from glotbench.errors import InputError
 from glotbench.resample.engine import replicate_scores
 
 if TYPE_CHECKING:
-    from glotbench.core.store import Store
+    pass
 
 Source = Literal["examples", "replicates", "seeds"]
 #: builds the error for record ``position`` (0-based; None: the whole table) and ``field``
@@ -274,41 +273,6 @@ def replicates_from_statistics(
     with np.errstate(invalid="ignore"):  # 0 / 0 = NaN where a model lacks a seed
         totals /= counts[..., None]
     return ReplicatedScores(tuple(model_names), tuple(units), totals, "examples", metric)
-
-
-def replicates_from_store(
-    store: Store,
-    metric: str,
-    *,
-    models: Sequence[str] | None = None,
-    tasks: Sequence[str] | None = None,
-    languages: Sequence[str] | None = None,
-    n_replicates: int = 1000,
-    seed: int = 0,
-    configs: Mapping[str, str] | None = None,
-) -> ReplicatedScores:
-    """Bootstrap every stored run of ``metric`` (see :func:`replicates_from_statistics`).
-
-    ``configs`` (model -> config hash) keeps only that configuration of the
-    models it names (e.g. the current one of a suite whose store also holds
-    runs of an older configuration).
-    """
-    runs = store.runs(models=models, tasks=tasks, languages=languages, metrics=[metric])
-    if configs is not None:
-        runs = runs[in_configs(runs, configs)]
-    if runs.empty:
-        raise InputError(
-            f"no stored runs of metric {metric!r} match the filters; "
-            "see 'glotbench show' for what the store holds"
-        )
-    cells = runs[["dataset", "task", "language"]].drop_duplicates()
-    matrices = (
-        systems_by_config(
-            store.stats_matrix(dataset, task, language, metric, models=models, configs=configs)
-        )
-        for dataset, task, language in cells.itertuples(index=False)
-    )
-    return replicates_from_statistics(matrices, metric, n_replicates=n_replicates, seed=seed)
 
 
 def systems_by_config(matrix: Any) -> Any:
