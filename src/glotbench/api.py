@@ -1212,6 +1212,8 @@ class LeaderboardSource:
     metadata: dict[str, dict[str, Any]]
     title: str
     notes: tuple[str, ...]
+    #: inference speed per model (ScandEval's benchmark), when the store has it
+    speed: Any = None
 
 
 #: per-run bookkeeping the runner stores in ``model_metadata``: not a property
@@ -1269,9 +1271,11 @@ def leaderboard_source(
     replicates per run, one metric per task) or, if it holds no runs, its
     scores table. ``metadata_file`` adds or overrides model metadata.
     """
+    from glotbench.analysis.speed import speed_table
     from glotbench.report.leaderboard import XTREME_R_METADATA
 
     filters = {"model": models, "task": tasks, "language": languages}
+    speed = None
     metadata: dict[str, dict[str, Any]] = {}
     notes: list[str] = []
     if demo:
@@ -1317,12 +1321,13 @@ def leaderboard_source(
                 scores = handle.scores(models=models, tasks=kept, languages=languages)
                 for model, values in zip(scores["model"], scores["metadata"], strict=True):
                     _merge_metadata(metadata, str(model), values)
+            speed = speed_table(handle, models=models) or None
     else:
         raise InputError("give --store PATH or --demo")
     if metadata_file is not None:
         for model, values in read_model_metadata(metadata_file).items():
             metadata.setdefault(model, {}).update(values)
-    return LeaderboardSource(replicated, metadata, title, tuple(notes))
+    return LeaderboardSource(replicated, metadata, title, tuple(notes), speed)
 
 
 @dataclass(frozen=True)
@@ -1376,6 +1381,7 @@ def write_leaderboard_site(
         confidence_level=confidence_level,
         settings=settings,
         analysis=analysis,
+        speed=source.speed,
     )
     path = write_leaderboard(data, out)
     return SiteResult(
@@ -1751,6 +1757,8 @@ def run_benchmark(
     split_sizes: dict[str, int] | str | None = None,
     shards: str | Path | None = None,
     merge: bool = True,
+    speed_seconds: float | None = None,
+    speed: bool = True,
 ) -> Any:
     """Run (or resume) a benchmark suite — a built-in name or a YAML file — into ``store``.
 
@@ -1760,9 +1768,14 @@ def run_benchmark(
 
     ``split_sizes`` (``{"train": 128, "test": 256}`` or ``"train=128,test=256"``)
     replaces those split sizes of every dataset (a smaller run, e.g. for CI).
+    ``speed_seconds`` / ``speed`` set or turn off ScandEval's speed benchmark
+    (one per model; ``docs/runner.md``, Inference speed).
+
     Returns a :class:`~glotbench.runner.executors.RunSummary` (``.to_dict()``,
-    ``.to_frame()`` = ScandEval scores per model, dataset and metric).
+    ``.to_frame()`` = ScandEval scores per model, dataset and metric;
+    ``.speed`` = :func:`speed_summary` of the suite's models).
     """
+    from glotbench.analysis.speed import speed_table
     from glotbench.runner.executors import run_suite
     from glotbench.runner.suite import load_suite, parse_split_sizes
 
@@ -1775,8 +1788,10 @@ def run_benchmark(
         datasets=datasets,
         iterations=iterations,
         split_sizes=split_sizes,
+        speed_seconds=speed_seconds,
+        speed=speed,
     )
-    return run_suite(
+    summary = run_suite(
         selected,
         store=store,
         executor=executor,
@@ -1787,6 +1802,23 @@ def run_benchmark(
         shards=shards,
         merge=merge,
     )
+    with open_store(store, read_only=True) as handle:
+        summary.speed = speed_table(handle, models=[m.name for m in selected.models])
+    return summary
+
+
+def speed_summary(
+    store: str | Path = DEFAULT_STORE_PATH, *, models: list[str] | None = None
+) -> Any:
+    """Inference speed per model: ScandEval's GPT-2 tokens per second, mean ± 1.96·SD/√n.
+
+    From the runner's speed benchmark (``glotbench run``) or imported EuroEval
+    speed scores. Returns a :class:`~glotbench.analysis.speed.SpeedTable`.
+    """
+    from glotbench.analysis.speed import speed_table
+
+    with open_store(store, read_only=True) as handle:
+        return speed_table(handle, models=models)
 
 
 def import_shards(

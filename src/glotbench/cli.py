@@ -1113,6 +1113,26 @@ def analyze_euroeval_rank_command(
     _print_notes(result.notes)
 
 
+@analyze_app.command("speed")
+def analyze_speed_command(
+    store: StoreOption = DEFAULT_STORE,
+    model: ModelFilter = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Inference speed per model: ScandEval's GPT-2 tokens per second, mean ± 1.96·SD/√n.
+
+    From 'glotbench run' (its speed benchmark, one per model) or imported EuroEval speed scores.
+    """
+    result = api.speed_summary(store, models=model)
+    if json_output:
+        print_json(result.to_dict())
+        return
+    if not len(result):
+        console.print("no speed figures in the store (run a suite, or import EuroEval results)")
+        return
+    console.print(_speed_table(result))
+
+
 # --- mixed models (issue 5) ---
 
 
@@ -2344,11 +2364,27 @@ def run_command(
             "them for 'glotbench import shards'.",
         ),
     ] = True,
+    speed: Annotated[
+        bool,
+        typer.Option(
+            "--speed/--no-speed",
+            help="Run ScandEval's speed benchmark once per model (default: as the suite says).",
+        ),
+    ] = True,
+    speed_seconds: Annotated[
+        float | None,
+        typer.Option(
+            "--speed-seconds",
+            min=0.0,
+            help="Seconds of calls per speed document (ScandEval: 3; default: the suite's).",
+        ),
+    ] = None,
     force: Annotated[bool, typer.Option("--force", help="Re-run and replace stored runs.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
     json_output: JsonOption = False,
 ) -> None:
-    """Run a benchmark suite (resumable: stored runs are skipped) and show ScandEval scores."""
+    """Run a benchmark suite (resumable: stored runs are skipped) and show ScandEval scores
+    and each model's inference speed."""
     on_event, close = _run_reporter(quiet or json_output)
     try:
         result = api.run_benchmark(
@@ -2368,6 +2404,8 @@ def run_command(
             split_sizes=splits,
             shards=shards,
             merge=merge,
+            speed=speed,
+            speed_seconds=speed_seconds,
         )
     finally:
         close()
@@ -2385,6 +2423,8 @@ def run_command(
                     "multilingual dataset's per-language runs as their mean and range)",
                 )
             )
+        if result.speed is not None and len(result.speed):
+            console.print(_speed_table(result.speed))
         console.print(
             f"{result.completed} job(s) run, {result.skipped} already stored, "
             f"{len(result.failures)} failed; {result.runs_written} run(s) written to "
@@ -2406,6 +2446,31 @@ def run_command(
             f"{listing}); the others are stored. Fix the cause and run the same command "
             "again to resume: a job that then succeeds marks its failure resolved."
         )
+
+
+def _speed_table(table: Any) -> Any:
+    """The speed table as ScandEval shows it: tokens/s mean ± 95 % half-width."""
+    import pandas as pd
+
+    def cell(mean: Any, half: Any) -> str:
+        if mean is None or mean != mean:
+            return "–"
+        return f"{mean:,.0f}" + (f" ± {half:,.0f}" if half is not None else "")
+
+    rows = [
+        {
+            "model": r["model"],
+            "tokens/s": cell(r["tokens_per_second"], r["ci_half_width"]),
+            "tokens/s (short)": cell(r["tokens_per_second_short"], r["ci_half_width_short"]),
+            "iterations": r["iterations"],
+        }
+        for r in table.rows
+    ]
+    return frame_table(
+        pd.DataFrame(rows),
+        title="Inference speed: GPT-2 tokens per second (ScandEval; mean ± 1.96·SD/√n over "
+        "documents of ~100 … 1,000 tokens; short: ~12 … 125)",
+    )
 
 
 def _scandeval_display(frame: Any) -> Any:

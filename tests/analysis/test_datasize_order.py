@@ -145,7 +145,7 @@ def test_runner_store_seq_is_the_last_test_sentences_of_the_file(tmp_path: Path)
     suite.write_text(
         """name: order-test
 needs_data_dir: true
-protocol: {iterations: 1, seed: 5, bootstrap_train: false, speed_repeats: 0}
+protocol: {iterations: 1, seed: 5, bootstrap_train: false, speed_iterations: 0}
 datasets:
   - name: pos-da
     task: pos

@@ -39,7 +39,7 @@ def _suite_yaml(path: Path) -> Path:
     path.write_text(
         f"""name: datasize-test
 needs_data_dir: true
-protocol: {{iterations: 2, seed: 7, bootstrap_train: true, speed_repeats: 0}}
+protocol: {{iterations: 2, seed: 7, bootstrap_train: true, speed_iterations: 0}}
 datasets:
   - name: pos-da
     task: pos

@@ -57,7 +57,8 @@ def write_suite(folder: Path, *, iterations: int = 2, extra_models: str = "") ->
     suite.write_text(
         f"""
 name: tiny
-protocol: {{iterations: {iterations}, seed: 7, speed_repeats: 1}}
+protocol: {{iterations: {iterations}, seed: 7,
+  speed_iterations: 2, speed_seconds: 0.01, speed_warmup_seconds: 0.01}}
 splits: {{train: 60, validation: 10, test: 40}}
 datasets:
   - {{name: sent, task: sentiment, language: en, loader: jsonl, paths: [sent.jsonl]}}

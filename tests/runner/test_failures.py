@@ -38,7 +38,7 @@ def write_failing_suite(folder: Path) -> Path:
     suite.write_text(
         """
 name: failing
-protocol: {iterations: 1, speed_repeats: 0}
+protocol: {iterations: 1, speed_iterations: 0}
 datasets:
   - {name: sent, task: sentiment, language: en, loader: jsonl, paths: [sent.jsonl],
      splits: predefined}

@@ -48,7 +48,13 @@ def _job(model: dict, ds_spec: dict, iteration: int = 0, seed: int = 5) -> Job:
         ModelSpec(**model),
         DatasetSpec(**ds_spec),
         iteration,
-        Protocol(iterations=max(1, iteration + 1), seed=seed, speed_repeats=1),
+        Protocol(
+            iterations=max(1, iteration + 1),
+            seed=seed,
+            speed_iterations=2,
+            speed_seconds=0.01,
+            speed_warmup_seconds=0.01,
+        ),
     )
 
 
@@ -308,7 +314,7 @@ def test_sampling_variance_is_sigma_seed(tmp_path):
     (tmp_path / "suite.yaml").write_text(
         """
 name: sampling
-protocol: {iterations: 3, seed: 1, speed_repeats: 0}
+protocol: {iterations: 3, seed: 1, speed_iterations: 0}
 datasets:
   - {name: yn, task: classification, language: en, loader: jsonl, paths: [yn.jsonl],
      splits: {train: 4, validation: 0, test: 12}}

@@ -40,7 +40,13 @@ def _job(model: dict, ds_spec: dict, iteration: int = 0) -> Job:
         ModelSpec(**model),
         DatasetSpec(**ds_spec),
         iteration,
-        Protocol(iterations=iteration + 1, seed=3, speed_repeats=1),
+        Protocol(
+            iterations=iteration + 1,
+            seed=3,
+            speed_iterations=2,
+            speed_seconds=0.01,
+            speed_warmup_seconds=0.01,
+        ),
     )
 
 

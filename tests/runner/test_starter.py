@@ -172,7 +172,7 @@ def test_multilingual_language_id_stores_one_accuracy_run_per_language(tmp_path:
     """Per-language accuracies average to balanced accuracy; macro-F1 matches scikit-learn."""
     spec, dataset = _lid_dataset(tmp_path)
     model = ModelSpec(name="nb", kind="tfidf-nb", options={"word_ngrams": [1, 1]})
-    job = Job(model=model, dataset=spec, iteration=0, protocol=Protocol(speed_repeats=0))
+    job = Job(model=model, dataset=spec, iteration=0, protocol=Protocol(speed_iterations=0))
     outcome = execute_job(job, dataset)
     keys = {(k.metric, k.language) for k in run_keys(job, dataset)}
     stored = {(rec.metric, rec.language) for rec, _, _ in outcome.runs}
@@ -218,7 +218,7 @@ def test_deterministic_model_predicts_once_and_stores_every_iteration(tmp_path: 
         return ["da" if "og" in t else "sv" for t in texts]
 
     model = ModelSpec(name="rule", kind="callable", options={"target": predict}, deterministic=True)
-    protocol = Protocol(iterations=3, speed_repeats=0)
+    protocol = Protocol(iterations=3, speed_iterations=0)
     store = Store.open(tmp_path / "s.duckdb")
     outcomes = [
         execute_job(
@@ -402,7 +402,7 @@ def test_single_configuration_keeps_the_plain_model_name(tmp_path: Path) -> None
 
     spec, dataset = _lid_dataset(tmp_path)
     model = ModelSpec(name="nb", kind="tfidf-nb", options={"word_ngrams": [1, 1]})
-    protocol = Protocol(iterations=2, speed_repeats=0)
+    protocol = Protocol(iterations=2, speed_iterations=0)
     with Store.open(tmp_path / "s.duckdb") as store:
         for i in range(2):
             job = Job(model=model, dataset=spec, iteration=i, protocol=protocol)
@@ -426,7 +426,7 @@ def test_pretrained_adapter_is_loaded_once_and_seeded_factories_per_iteration(
         loads.append(seed)
         return lambda texts: ["da" if seed % 2 else "sv"] * len(texts)
 
-    protocol = Protocol(iterations=3, speed_repeats=0)
+    protocol = Protocol(iterations=3, speed_iterations=0)
     for target in (plain, seeded):
         model = ModelSpec(
             name=target.__name__, kind="callable", options={"target": target, "factory": True}

@@ -45,6 +45,7 @@ from glotbench.analysis.headline import (
 )
 from glotbench.analysis.pairs import pair_quantiles
 from glotbench.analysis.replicates import ReplicatedScores
+from glotbench.analysis.speed import SpeedTable
 from glotbench.analysis.variance import components
 from glotbench.errors import GlotbenchError
 
@@ -108,6 +109,23 @@ def _metadata_value(value: Any) -> str | float | int | bool | None:
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def _speed_payload(speed: SpeedTable | None, models: Sequence[str]) -> dict[str, Any]:
+    """model -> [tokens/s, 95 % half-width, short tokens/s, its half-width] (None: not measured)."""
+    if speed is None:
+        return {}
+    out: dict[str, Any] = {}
+    for model in models:
+        row = speed.of(model)
+        if row is not None:
+            out[model] = [
+                _metadata_value(row["tokens_per_second"]),
+                _metadata_value(row["ci_half_width"]),
+                _metadata_value(row["tokens_per_second_short"]),
+                _metadata_value(row["ci_half_width_short"]),
+            ]
+    return out
 
 
 @dataclass(frozen=True)
@@ -436,6 +454,7 @@ def build_leaderboard(
     confidence_level: float = 0.95,
     settings: AnalysisSettings | None = None,
     analysis: Analysis | None = None,
+    speed: SpeedTable | None = None,
 ) -> LeaderboardData:
     """Assemble every view of the leaderboard from replicated scores.
 
@@ -446,6 +465,8 @@ def build_leaderboard(
     ``metadata`` maps a model to its metadata (parameters, training data, type,
     …); ``language_groups`` maps a group name to its languages (default:
     :data:`LANGUAGE_GROUPS`, those with two or more languages present).
+    ``speed`` (:func:`glotbench.analysis.speed.speed_table`) adds a tokens-per-second
+    column, shown as computed.
     """
     if settings is None:
         settings = (
@@ -501,6 +522,7 @@ def build_leaderboard(
             for m in source.models
         ],
         "metadata_keys": keys,
+        "speed": _speed_payload(speed, source.models),
         "score_digits": score_digits(scores["score"]),
         "tasks": tasks,
         "languages": languages,

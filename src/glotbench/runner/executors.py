@@ -101,6 +101,8 @@ class RunSummary:
     #: shard mode: the folder, and the merge of shards left by an earlier run
     shards: str | None = None
     shard_merge: ShardMerge | None = None
+    #: inference speed per model (an ``analysis.speed.SpeedTable``, set by ``api.run_benchmark``)
+    speed: Any = None
 
     def to_frame(self) -> pd.DataFrame:
         return self.scores if self.scores is not None else pd.DataFrame()
@@ -131,6 +133,7 @@ class RunSummary:
                 {k: (None if isinstance(v, float) and v != v else v) for k, v in row.items()}
                 for row in scores.to_dict(orient="records")
             ],
+            **({"speed": self.speed.to_dict()} if self.speed is not None else {}),
         }
 
 

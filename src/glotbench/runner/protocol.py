@@ -14,10 +14,11 @@ The ScandEval score is then derived from the stored statistics exactly
 test set drawn from its seed, ``score(w_i @ S_i)``, and the result is the
 mean over iterations ± 1.96 · SD / √N (Nielsen 2023, ScandEval §4).
 
-Inference speed is measured per model as ScandEval does: a fixed document of
-2,600 characters (built from the test split's first items) is processed
-``speed_repeats`` times; mean seconds, characters per second and a 95 %
-interval are stored in the run's model metadata (``speed``).
+Inference speed is measured once per model with ScandEval's speed benchmark
+(:mod:`glotbench.runner.speed`: GPT-2 tokens per second over documents of
+about 100 … 1,000 and 12.5 … 125 tokens), by the model's first job
+(iteration 0 of its first dataset, ``Job.measure_speed``) on the model it has
+just trained; the result is stored in that run's model metadata (``speed``).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from glotbench.core.attribute_store import write_attributes, write_unit_stats
 from glotbench.core.schema import RunKey, RunRecord
@@ -39,13 +40,13 @@ from glotbench.metrics import get_metric
 from glotbench.runner.datasets import Dataset, DatasetSpec, content_hash
 from glotbench.runner.errors import ModelError
 from glotbench.runner.models import ModelSpec, build_model
+from glotbench.runner.speed import SpeedSettings, benchmark_speed
 from glotbench.runner.tasks import Task, get_task
 
 if TYPE_CHECKING:
     from glotbench.core.store import Store
 
 PROTOCOL_VERSION = 1
-SPEED_DOCUMENT_CHARS = 2600
 
 
 class Protocol(BaseModel):
@@ -56,7 +57,32 @@ class Protocol(BaseModel):
     iterations: int = Field(default=10, ge=1)
     seed: int = 4242
     bootstrap_train: bool = True
-    speed_repeats: int = Field(default=3, ge=0)
+    #: ScandEval's speed benchmark (:mod:`glotbench.runner.speed`): iterations
+    #: (documents of 100 … 1,000 tokens; 0 turns it off), seconds of calls per
+    #: document, warm-up seconds. ScandEval: 10, 3.0, 1.0.
+    speed_iterations: int = Field(default=10, ge=0)
+    speed_seconds: float = Field(default=3.0, ge=0)
+    speed_warmup_seconds: float = Field(default=1.0, ge=0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _speed_repeats(cls, data: Any) -> Any:
+        """``speed_repeats`` (before 0.9) is the number of speed iterations."""
+        if isinstance(data, dict) and "speed_repeats" in data:
+            data = dict(data)
+            repeats = data.pop("speed_repeats")
+            data.setdefault("speed_iterations", repeats)
+        return data
+
+    def speed_settings(self) -> SpeedSettings | None:
+        """The speed benchmark's settings, or None when it is off."""
+        if self.speed_iterations == 0:
+            return None
+        return SpeedSettings(
+            iterations=self.speed_iterations,
+            seconds=self.speed_seconds,
+            warmup_seconds=self.speed_warmup_seconds,
+        )
 
     def seed_of(self, iteration: int) -> int:
         return self.seed + iteration
@@ -76,6 +102,8 @@ class Job:
     iteration: int
     protocol: Protocol
     session: str = ""
+    #: the model's one job that runs the speed benchmark (see ``Suite.jobs``)
+    measure_speed: bool = False
 
     @property
     def seed(self) -> int:
@@ -152,58 +180,24 @@ class JobOutcome:
         return out
 
 
-def speed_document(records: Sequence[dict[str, Any]], chars: int = SPEED_DOCUMENT_CHARS) -> str:
-    """A document of exactly ``chars`` characters built from the records' texts."""
-    texts = [
-        str(r.get("text") or r.get("query") or r.get("context") or " ".join(r.get("tokens", [])))
-        for r in records
-    ]
-    texts = [t for t in texts if t.strip()] or ["glotbench"]
-    parts: list[str] = []
-    length = 0
-    i = 0
-    while length < chars:
-        parts.append(texts[i % len(texts)])
-        length += len(parts[-1]) + 1
-        i += 1
-    return " ".join(parts)[:chars]
-
-
-#: task kind -> how the speed document is put to a model (ScandEval times the
-#: model on one document; QA asks one question about it, retrieval embeds it)
+#: task kind -> how a speed document is put to a model (ScandEval times one
+#: document per call; QA asks one question about it, retrieval embeds it)
 SPEED_CALLS: dict[str, Any] = {
-    "sequence": lambda model, doc: lambda: model.predict_labels([doc]),
-    "token": lambda model, doc: lambda: model.predict_tags([doc.split()]),
-    "qa": lambda model, doc: lambda: model.answer(["What is this about?"], [doc]),
-    "retrieval": lambda model, doc: lambda: model.embed([doc]),
+    "sequence": lambda model: lambda doc: model.predict_labels([doc]),
+    "token": lambda model: lambda doc: model.predict_tags([doc.split()]),
+    "qa": lambda model: lambda doc: model.answer(["What is this about?"], [doc]),
+    "retrieval": lambda model: lambda doc: model.embed([doc]),
 }
 
 
-def measure_speed(model: Any, task: Task, dataset: Dataset, repeats: int) -> dict[str, Any] | None:
-    """Seconds to process the 2,600-character document, ``repeats`` times."""
-    if repeats <= 0 or task.kind not in SPEED_CALLS or not model.supports(task):
+def measure_speed(model: Any, task: Task, settings: SpeedSettings | None) -> dict[str, Any] | None:
+    """ScandEval's speed benchmark on a trained model, through the task kind's call."""
+    if settings is None or task.kind not in SPEED_CALLS or not model.supports(task):
         return None
     if type(model).__name__ == "PredictionsFile":
         return None
-    doc = speed_document(dataset.test)
-    call = SPEED_CALLS[task.kind](model, doc)
-    call()  # warm-up
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
-    arr = np.asarray(times)
-    mean = float(arr.mean())
-    half = float(1.96 * arr.std(ddof=1) / np.sqrt(arr.size)) if arr.size > 1 else None
-    cps = SPEED_DOCUMENT_CHARS / arr
-    return {
-        "document_chars": SPEED_DOCUMENT_CHARS,
-        "repeats": repeats,
-        "seconds_mean": mean,
-        "seconds_ci95": [mean - half, mean + half] if half is not None else None,
-        "chars_per_second_mean": float(cps.mean()),
-    }
+    result = benchmark_speed(SPEED_CALLS[task.kind](model), settings, call=task.kind)
+    return result.to_dict()
 
 
 def training_sample(
@@ -222,10 +216,10 @@ def bootstrap_test_counts(seed: int, n: int) -> np.ndarray:
     return np.bincount(idx, minlength=n).astype(np.float64)
 
 
-#: (model config, model name, dataset hash, speed repeats) -> (predictions,
-#: predict seconds, speed, iteration) of the last deterministic model evaluated
-#: in this process (``ModelSpec.deterministic``)
-_PREDICTION_CACHE: dict[tuple[Any, ...], tuple[list[Any], float, Any, int]] = {}
+#: (session, model config, model name, dataset hash) -> (predictions, predict
+#: seconds, iteration) of the last deterministic model evaluated in this
+#: process (``ModelSpec.deterministic``)
+_PREDICTION_CACHE: dict[tuple[Any, ...], tuple[list[Any], float, int]] = {}
 
 
 #: the last adapter of a model that does not train, kept for its next job in
@@ -279,20 +273,19 @@ def execute_job(job: Job, dataset: Dataset, *, base: str | Path | None = None) -
         job.model.config_hash(),
         job.model.name,
         dataset.content_hash,
-        job.protocol.speed_repeats,
     )
     reused = _PREDICTION_CACHE.get(reuse_key) if job.model.deterministic and job.session else None
     if reused is not None:
-        predictions, predict_seconds, speed, first_iteration = reused
+        predictions, predict_seconds, first_iteration = reused
     else:
         t1 = time.perf_counter()
         predictions = task.predict(model, dataset.test, dataset)
         predict_seconds = time.perf_counter() - t1
-        speed = measure_speed(model, task, dataset, job.protocol.speed_repeats)
         first_iteration = job.iteration
         if job.model.deterministic and job.session:
             _PREDICTION_CACHE.clear()  # one entry: a suite runs a model's iterations together
-            _PREDICTION_CACHE[reuse_key] = (predictions, predict_seconds, speed, job.iteration)
+            _PREDICTION_CACHE[reuse_key] = (predictions, predict_seconds, job.iteration)
+    speed = measure_speed(model, task, job.protocol.speed_settings()) if job.measure_speed else None
     results = task.statistics(predictions, dataset.test, dataset)
     ids = [str(r["id"]) for r in dataset.test]
     n = len(ids)

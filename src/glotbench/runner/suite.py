@@ -6,6 +6,7 @@ suite by name (``glotbench.suites``) or any YAML file.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ from glotbench.errors import InputError
 from glotbench.runner.datasets import SPLITS, DatasetSpec
 from glotbench.runner.errors import UnknownNameError
 from glotbench.runner.models import NEURAL_KINDS, ModelSpec, neural_available
-from glotbench.runner.protocol import Job, Protocol
+from glotbench.runner.protocol import SPEED_CALLS, Job, Protocol
 from glotbench.runner.tasks import get_task
 
 
@@ -45,13 +46,17 @@ class Suite(BaseModel):
         datasets: list[str] | None = None,
         iterations: int | None = None,
         split_sizes: dict[str, int] | None = None,
+        speed_seconds: float | None = None,
+        speed: bool = True,
     ) -> Suite:
         """A copy restricted to the named models / languages / tasks / datasets.
 
         ``split_sizes`` (e.g. ``{"train": 128, "test": 256}``) replaces those
         sizes of every dataset's uniform splits — a smaller, CI-sized run; the
         datasets' content hashes change with their splits, so such runs never
-        resume into full-size ones.
+        resume into full-size ones. ``speed_seconds`` replaces the speed
+        benchmark's seconds per document (and caps its warm-up); ``speed=False``
+        turns the benchmark off.
         """
 
         def check(wanted: list[str] | None, have: list[str], what: str) -> None:
@@ -85,6 +90,15 @@ class Suite(BaseModel):
         ]
         if iterations is not None:
             out.protocol = out.protocol.model_copy(update={"iterations": iterations})
+        if not speed:
+            out.protocol = out.protocol.model_copy(update={"speed_iterations": 0})
+        elif speed_seconds is not None:
+            if speed_seconds < 0:
+                raise InputError("the speed benchmark's seconds must be non-negative")
+            warmup = min(out.protocol.speed_warmup_seconds, speed_seconds)
+            out.protocol = out.protocol.model_copy(
+                update={"speed_seconds": speed_seconds, "speed_warmup_seconds": warmup}
+            )
         if split_sizes:
             sizes = check_split_sizes(split_sizes)
             resized = []
@@ -127,7 +141,7 @@ class Suite(BaseModel):
                     continue
                 for i in range(self.protocol.iterations):
                     out.append(Job(model=model, dataset=ds, iteration=i, protocol=self.protocol))
-        return out, notes
+        return mark_speed_jobs(out), notes
 
 
 def check_split_sizes(sizes: dict[str, int]) -> dict[str, int]:
@@ -242,3 +256,20 @@ def load_suite(name_or_path: str | Path, *, data_dir: str | Path | None = None) 
     else:
         suite.base_dir = str(Path(data_dir).resolve()) if data_dir else str(path.parent.resolve())
     return suite
+
+
+def mark_speed_jobs(jobs: list[Job]) -> list[Job]:
+    """Mark each model's first job whose task kind has a speed call (iteration 0 of its
+    first such dataset in suite order) to run the speed benchmark; the others do not."""
+    seen: set[str] = set()
+    out: list[Job] = []
+    for job in jobs:
+        mark = (
+            job.model.name not in seen
+            and job.protocol.speed_settings() is not None
+            and get_task(job.dataset.task, **job.dataset.task_options()).kind in SPEED_CALLS
+        )
+        if mark:
+            seen.add(job.model.name)
+        out.append(dataclasses.replace(job, measure_speed=mark) if mark else job)
+    return out

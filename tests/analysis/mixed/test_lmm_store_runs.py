@@ -130,7 +130,8 @@ def test_a_runner_made_store(tmp_path: Path) -> None:
     )
     suite = tmp_path / "suite.yaml"
     suite.write_text(
-        "name: tiny-lmm\nprotocol: {iterations: 2, seed: 7, speed_repeats: 1}\n"
+        "name: tiny-lmm\nprotocol: {iterations: 2, seed: 7, speed_iterations: 2,\n"
+        "  speed_seconds: 0.01, speed_warmup_seconds: 0.01}\n"
         "splits: {train: 60, validation: 10, test: 40}\n"
         f"datasets:\n{datasets}\n"
         "models:\n  - {name: lr, kind: tfidf-logreg}\n  - {name: majority, kind: majority}\n",

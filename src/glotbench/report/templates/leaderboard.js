@@ -29,6 +29,9 @@
     if (score === null || score === undefined) return "—";
     return se === null || se === undefined ? fmt(score) : fmt(score) + " ± " + fmt(se);
   }
+  function count(x) {
+    return Math.round(x).toLocaleString("en-US");
+  }
   function interval(ci) {
     if (!ci || ci[0] === null || ci[1] === null) return "—";
     return "[" + fmt(ci[0]) + ", " + fmt(ci[1]) + "]";
@@ -120,6 +123,19 @@
           else td.title = "no replication: no interval";
         } });
     });
+    if (DATA.speed && Object.keys(DATA.speed).length) {
+      // ScandEval's speed benchmark: GPT-2 tokens per second, mean ± 95 % half-width
+      cols.push({ key: "speed", label: "tokens/s", num: true,
+        value: function (r) { var v = DATA.speed[r.model]; return v ? v[0] : null; },
+        render: function (td, r) {
+          var v = DATA.speed[r.model];
+          if (!v || v[0] === null) { td.textContent = "—"; td.classList.add("missing"); return; }
+          td.textContent = count(v[0]) + (v[1] === null ? "" : " ± " + count(v[1]));
+          td.title = "GPT-2 tokens per second on documents of ~100–1,000 tokens (ScandEval); " +
+            "short documents (~12–125 tokens): " + (v[2] === null ? "—" : count(v[2]) +
+            (v[3] === null ? "" : " ± " + count(v[3])));
+        } });
+    }
     DATA.metadata_keys.forEach(function (key) {
       cols.push({ key: "meta:" + key, label: key, text: true,
         value: function (r) { var v = meta(r.model, key); return v === null ? null : metaSortValue(v); },
