@@ -38,6 +38,11 @@ import numpy as np
 import pandas as pd
 
 from glotbench.core.readers import DuplicateKeyError, file_sha256, unique_keys
+
+try:  # a C JSON parser, about 3x the standard library's with a duplicate-key hook
+    import orjson as _orjson
+except ImportError:  # pragma: no cover - orjson is a dependency; the stdlib path is exact too
+    _orjson = None
 from glotbench.core.schema import ImportRecord, RunRecord, stats_digest
 from glotbench.core.store import ScoreConflictError, Store, new_import_id
 from glotbench.core.validate import has_control_chars, metric_score_range, score_range_message
@@ -502,41 +507,116 @@ def _second_key_line(text: str, key: str) -> int | None:
 
 def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) for each non-empty line; clear errors for bad lines."""
+    for block in iter_jsonl_blocks(path):
+        yield from block
+
+
+def _parse_jsonl_line(raw: bytes, lineno: int, path: Path) -> dict[str, Any] | None:
+    """One JSONL line, strictly (repeated keys are an error); None for a blank line."""
+    text = raw.strip()
+    if not text:
+        return None
+    try:
+        value = json_loads(text)
+    except DuplicateKeyError as exc:
+        raise InputError(
+            f"the key {exc.key!r} appears twice in one JSON object; keep one (JSON "
+            "readers silently keep the last)",
+            path=str(path),
+            line=lineno,
+            field=exc.key,
+        ) from None
+    except _JSON_ERRORS as exc:
+        if not raw.endswith(b"\n"):
+            reason = (
+                "truncated JSON record: the file ends inside it; was the file completely written?"
+            )
+        else:
+            reason = f"invalid JSON ({exc}); each line must be one JSON object"
+        raise InputError(reason, path=str(path), line=lineno) from None
+    if not isinstance(value, dict):
+        raise InputError(
+            f"expected a JSON object ({{...}}) per line, got {type(value).__name__}",
+            path=str(path),
+            line=lineno,
+        )
+    return value
+
+
+#: a key's closing quote separated from its colon by whitespace, or a quote written
+#: as an escape: the fast duplicate-key check cannot count such keys, the exact parser does
+_UNCOUNTABLE_KEYS = re.compile(rb'"[ \t\r]+:|\\u0022')
+
+
+def _fast_block(lines: list[bytes]) -> list[Any] | None:
+    """Parse a block of lines with orjson, or None when the strict parser must decide.
+
+    orjson keeps the last of repeated keys silently, so the block is accepted
+    only when it provably has none: every ``":`` in valid JSON ends a key or
+    sits inside a string as ``\\":``; re-serialising the parsed objects
+    (orjson writes ``"`` in strings as ``\\"``, and no whitespace) keeps the
+    in-string ones and drops one key per repetition. Equal counts, with no key
+    the count cannot see (:data:`_UNCOUNTABLE_KEYS`), mean no key was repeated.
+    """
+    if _orjson is None:
+        return None
+    blob = b"\n".join(lines)
+    if _UNCOUNTABLE_KEYS.search(blob):
+        return None
+    try:
+        values = [_orjson.loads(line) for line in lines]
+    except _orjson.JSONDecodeError:
+        return None
+    if any(type(v) is not dict for v in values):
+        return None
+    try:
+        dumped = _orjson.dumps(values)
+    except TypeError:  # e.g. integers beyond 64 bits: the stdlib parser decides
+        return None
+    if blob.count(b'":') != dumped.count(b'":'):
+        return None
+    return values
+
+
+def iter_jsonl_blocks(
+    path: Path, *, block_lines: int = 65536
+) -> Iterator[list[tuple[int, dict[str, Any]]]]:
+    """Blocks of (line number, object) of a JSONL file, read ``block_lines`` lines at a time.
+
+    A block is parsed with orjson when it is installed and the block provably
+    has no repeated key (:func:`_fast_block`); otherwise, and for every error
+    message, line by line with the strict standard-library parser, so the
+    result and the errors are the same either way. Memory is bounded by the
+    block, not the file.
+    """
     try:
         fh = open(path, "rb")
     except OSError as exc:
         raise InputError(f"cannot read the file: {exc}", path=str(path)) from None
     with fh:
-        for lineno, raw in enumerate(fh, start=1):
-            text = raw.strip()
-            if not text:
+        first = 1
+        while True:
+            raw_lines = fh.readlines(1 << 24) if block_lines > 0 else []
+            while raw_lines and len(raw_lines) < block_lines:
+                more = fh.readlines(1 << 24)
+                if not more:
+                    break
+                raw_lines.extend(more)
+            if not raw_lines:
+                return
+            numbered = [(first + i, raw) for i, raw in enumerate(raw_lines) if raw.strip()]
+            first += len(raw_lines)
+            complete = raw_lines[-1].endswith(b"\n")
+            fast = _fast_block([raw for _, raw in numbered]) if complete else None
+            if fast is not None:
+                yield [(lineno, value) for (lineno, _), value in zip(numbered, fast, strict=True)]
                 continue
-            try:
-                value = json_loads(text)
-            except DuplicateKeyError as exc:
-                raise InputError(
-                    f"the key {exc.key!r} appears twice in one JSON object; keep one (JSON "
-                    "readers silently keep the last)",
-                    path=str(path),
-                    line=lineno,
-                    field=exc.key,
-                ) from None
-            except _JSON_ERRORS as exc:
-                if not raw.endswith(b"\n"):
-                    reason = (
-                        "truncated JSON record: the file ends inside it; was the file "
-                        "completely written?"
-                    )
-                else:
-                    reason = f"invalid JSON ({exc}); each line must be one JSON object"
-                raise InputError(reason, path=str(path), line=lineno) from None
-            if not isinstance(value, dict):
-                raise InputError(
-                    f"expected a JSON object ({{...}}) per line, got {type(value).__name__}",
-                    path=str(path),
-                    line=lineno,
-                )
-            yield lineno, value
+            block = []
+            for lineno, raw in numbered:
+                value = _parse_jsonl_line(raw, lineno, path)
+                if value is not None:
+                    block.append((lineno, value))
+            yield block
 
 
 def files_sha256(files: Sequence[Path], root: Path, extra: str = "") -> str:
