@@ -1148,6 +1148,8 @@ def analyze_transfer(
     input: str | Path | None = None,
     *,
     example: bool = False,
+    store: str | Path | None = None,
+    metrics: Mapping[str, str] | None = None,
     observations: str = "model",
     min_size: int = 2,
 ) -> TransferGroups:
@@ -1156,14 +1158,31 @@ def analyze_transfer(
     ``input``: a tidy CSV / JSONL / Parquet file with ``model_language``,
     ``language`` (or ``dataset_language``), ``score`` and optionally ``model``
     and ``dataset``; ``example=True`` uses the paper's Appendix A table
-    (:func:`glotbench.data.scandeval_transfer_scores`) instead.
+    (:func:`glotbench.data.scandeval_transfer_scores`); ``store``: the
+    zero-shot runs of a store (``glotbench run scandi-transfer``; ``metrics``
+    maps a task to its metric, default the task's primary metric; see
+    :func:`glotbench.analysis.transfer_store.transfer_scores_from_store`).
     See :func:`glotbench.analysis.transfer.transfer_groups`.
     """
+    from glotbench.analysis.transfer_store import transfer_scores_from_store
     from glotbench.core.readers import TidyTable, read_tidy
     from glotbench.data import scandeval_transfer_scores
 
-    if example == (input is not None):
-        raise InputError("give either an input file or example=True (the ScandEval table)")
+    if sum([example, input is not None, store is not None]) != 1:
+        raise InputError(
+            "give one of an input file, a store or example=True (the ScandEval table)"
+        )
+    if store is not None:
+        with open_store(store, read_only=True) as handle:
+            scores = transfer_scores_from_store(handle, metrics=metrics)
+        result = transfer_groups(
+            TidyTable.from_frame(scores.frame, f"store {store}"),
+            observations=observations,  # type: ignore[arg-type]
+            min_size=min_size,
+        )
+        return dataclasses.replace(
+            result, notes=(*scores.notes, *result.notes), scores=scores.frame
+        )
     table = (
         TidyTable.from_frame(scandeval_transfer_scores(), "ScandEval Appendix A")
         if example
@@ -1224,7 +1243,7 @@ RUN_BOOKKEEPING = frozenset(
         "dataset_sha256", "dataset_sizes", "fit_seconds", "predict_seconds", "speed",
         "test_tokens", "deterministic", "predictions_of_iteration", "factory_seed", "target",
         "sampling_seed", "sample_agreement", "unparsed_rate", "oom_events",
-        "primary_metric", "source_metric",
+        "primary_metric", "source_metric", "target_language", "trained_on",
     }
 )  # fmt: skip
 

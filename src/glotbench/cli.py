@@ -1678,6 +1678,20 @@ def analyze_transfer_command(
         bool,
         typer.Option("--example", help="Use the published ScandEval table (Nielsen 2023, App. A)."),
     ] = False,
+    store: Annotated[
+        Path | None,
+        typer.Option(
+            "--store",
+            help="A store with zero-shot transfer runs (e.g. 'glotbench run scandi-transfer').",
+        ),
+    ] = None,
+    metric: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--metric",
+            help="With --store: TASK=METRIC (repeatable); default: each task's primary metric.",
+        ),
+    ] = None,
     observations: Annotated[
         str,
         typer.Option(
@@ -1700,10 +1714,23 @@ def analyze_transfer_command(
     """
     if observations not in ("model", "dataset"):
         raise typer.BadParameter("use model or dataset", param_hint="--observations")
-    if (input is None) == (not example):
-        raise typer.BadParameter("give --input FILE or --example", param_hint="--input")
+    if sum([input is not None, example, store is not None]) != 1:
+        raise typer.BadParameter(
+            "give one of --input FILE, --store PATH or --example", param_hint="--input"
+        )
+    metrics: dict[str, str] = {}
+    for item in metric or []:
+        task, sep, name = item.partition("=")
+        if not sep or not task or not name:
+            raise typer.BadParameter("use TASK=METRIC", param_hint="--metric")
+        metrics[task] = name
     result = api.analyze_transfer(
-        input, example=example, observations=observations, min_size=min_size
+        input,
+        example=example,
+        store=store,
+        metrics=metrics or None,
+        observations=observations,
+        min_size=min_size,
     )
     if json_output:
         print_json(result.to_dict())

@@ -270,7 +270,7 @@ def test_input_errors_name_file_line_and_field(tmp_path: Path) -> None:
     one_language = _planted(datasets_per_language=1).assign(model_language="da")
     with pytest.raises(InputError, match="at least two languages"):
         transfer_groups(one_language.drop(columns="model"))
-    with pytest.raises(InputError, match="either an input file or example"):
+    with pytest.raises(InputError, match="one of an input file, a store or example"):
         analyze_transfer()
     with pytest.raises(InputError, match="min_size is 6"):
         transfer_groups(_planted(datasets_per_language=1), min_size=6)

@@ -136,6 +136,9 @@ class TransferGroups:
     groups: pd.DataFrame
     per_language: pd.DataFrame = field(repr=False)
     notes: tuple[str, ...] = ()
+    #: the scores the groups were computed from, when they came from a store's runs
+    #: (:func:`glotbench.analysis.transfer_store.transfer_scores_from_store`)
+    scores: pd.DataFrame | None = field(default=None, repr=False)
 
     @property
     def best(self) -> tuple[str, ...]:
@@ -184,6 +187,7 @@ class TransferGroups:
             "groups": groups,
             "per_language": records(self.per_language),
             "notes": list(self.notes),
+            **({"scores": records(self.scores)} if self.scores is not None else {}),
         }
 
 

@@ -21,7 +21,7 @@ import dataclasses
 import time
 import traceback
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,6 +41,7 @@ from glotbench.runner.datasets import Dataset, build_dataset
 from glotbench.runner.errors import UnknownNameError
 from glotbench.runner.protocol import Job, JobOutcome, execute_job, run_keys, write_outcome
 from glotbench.runner.suite import Suite
+from glotbench.runner.transfer import derive
 
 EXECUTORS = ("local", "ray")
 
@@ -245,7 +246,7 @@ class LocalExecutor:
                 else nullcontext()
             )
             with limits:
-                outcome = _safe_execute(job, datasets[job.dataset.name], base, shards)
+                outcome = _safe_execute(job, datasets[job.dataset_key], base, shards)
             yield outcome
 
     def close(self) -> None:
@@ -294,12 +295,9 @@ class RayExecutor:
     ) -> Iterator[JobOutcome | ShardReceipt | JobFailure]:
         ray = self._ray
         remote = ray.remote(num_cpus=1)(_safe_execute)
-        refs = {
-            name: ray.put(ds)
-            for name, ds in datasets.items()
-            if any(j.dataset.name == name for j in jobs)
-        }
-        pending = [remote.remote(job, refs[job.dataset.name], base, shards) for job in jobs]
+        keys = {j.dataset_key for j in jobs}
+        refs = {key: ray.put(ds) for key, ds in datasets.items() if key in keys}
+        pending = [remote.remote(job, refs[job.dataset_key], base, shards) for job in jobs]
         while pending:
             done, pending = ray.wait(pending, num_returns=1)
             yield ray.get(done[0])
@@ -336,15 +334,22 @@ def shard_run_ids(folder: str | Path) -> set[str]:
     return ids
 
 
-def build_datasets(suite: Suite) -> dict[str, Dataset]:
-    """Every dataset of the suite, loaded and split once."""
+def build_datasets(suite: Suite, jobs: Sequence[Job] = ()) -> dict[str, Dataset]:
+    """Every dataset of the suite, loaded and split once, keyed by name; plus, for
+    ``jobs`` of a cross-lingual protocol, each target trained on other datasets'
+    training splits (:func:`glotbench.runner.transfer.derive`), keyed by ``Job.dataset_key``."""
     names = [d.name for d in suite.datasets]
     dup = {n for n in names if names.count(n) > 1}
     if dup:
         raise UnknownNameError(
             f"suite {suite.name!r} names dataset(s) {sorted(dup)} more than once"
         )
-    return {d.name: build_dataset(d, data_dir=suite.base_dir) for d in suite.datasets}
+    out = {d.name: build_dataset(d, data_dir=suite.base_dir) for d in suite.datasets}
+    for job in jobs:
+        key = job.dataset_key
+        if key not in out:
+            out[key] = derive(out[job.dataset.name], [out[n] for n in job.train_from])
+    return out
 
 
 def run_suite(
@@ -377,8 +382,9 @@ def run_suite(
     jobs, notes = suite.jobs()
     session = uuid.uuid4().hex  # adapters / deterministic predictions are reused within it
     jobs = [dataclasses.replace(job, session=session) for job in jobs]
-    datasets = build_datasets(suite)
-    for ds in datasets.values():
+    datasets = build_datasets(suite, jobs)
+    own = [datasets[d.name] for d in suite.datasets]  # without the derived transfer datasets
+    for ds in own:
         notes.extend(f"dataset {ds.name!r}: {n}" for n in ds.notes)
     emit = on_event or (lambda *_: None)
     summary = RunSummary(
@@ -390,7 +396,7 @@ def run_suite(
         completed=0,
         runs_written=0,
         notes=notes,
-        datasets=[ds.describe() for ds in datasets.values()],
+        datasets=[ds.describe() for ds in own],
         shards=str(shards) if shards is not None else None,
     )
     shard_folder = str(Path(shards).resolve()) if shards is not None else None
@@ -413,7 +419,7 @@ def run_suite(
             complete |= shard_run_ids(shard_folder)
         pending: list[Job] = []
         for job in jobs:
-            ids = [k.run_id for k in run_keys(job, datasets[job.dataset.name])]
+            ids = [k.run_id for k in run_keys(job, datasets[job.dataset_key])]
             if not force and all(i in complete for i in ids):
                 summary.skipped += 1
                 emit("skipped", job, {})
@@ -440,7 +446,7 @@ def run_suite(
                                 )
                         except InputError as exc:  # e.g. non-finite statistics: nothing written
                             reject_shard(result.path)
-                            dataset = datasets[result.job.dataset.name]
+                            dataset = datasets[result.job.dataset_key]
                             result = job_failure(result.job, dataset, exc)  # type: ignore[assignment]
                         else:
                             summary.runs_written += written
@@ -461,7 +467,7 @@ def run_suite(
                             with handle.held():  # one lock for the job's transactions
                                 written = write_outcome(handle, result, force=force)
                         except InputError as exc:  # e.g. non-finite statistics: nothing written
-                            result = job_failure(result.job, datasets[result.job.dataset.name], exc)
+                            result = job_failure(result.job, datasets[result.job.dataset_key], exc)
                         else:
                             summary.runs_written += written
                             summary.completed += 1
@@ -482,7 +488,7 @@ def run_suite(
             finally:
                 runner.close()
         model_names = sorted({j.model.name for j in jobs})
-        ds_names = sorted(datasets)
+        ds_names = sorted(ds.name for ds in own)
         with handle.held():
             summary.scores = (
                 scandeval_scores(handle, models=model_names, datasets=ds_names)

@@ -42,6 +42,7 @@ from glotbench.runner.errors import ModelError
 from glotbench.runner.models import ModelSpec, build_model
 from glotbench.runner.speed import SpeedSettings, benchmark_speed
 from glotbench.runner.tasks import Task, get_task
+from glotbench.runner.transfer import dataset_key
 
 if TYPE_CHECKING:
     from glotbench.core.store import Store
@@ -104,14 +105,27 @@ class Job:
     session: str = ""
     #: the model's one job that runs the speed benchmark (see ``Suite.jobs``)
     measure_speed: bool = False
+    #: cross-lingual protocols: the datasets whose training splits this job trains
+    #: on instead of its own (:mod:`glotbench.runner.transfer`); empty: its own
+    train_from: tuple[str, ...] = ()
+
+    @property
+    def dataset_key(self) -> str:
+        """Key of the (possibly derived) dataset this job evaluates."""
+        return dataset_key(self.dataset.name, self.train_from)
 
     @property
     def seed(self) -> int:
         return self.protocol.seed_of(self.iteration)
 
     def label(self) -> str:
+        trained = (
+            f" trained on {'+'.join(self.train_from)}"
+            if self.train_from and self.train_from != (self.dataset.name,)
+            else ""
+        )
         return (
-            f"{self.model.name} on {self.dataset.name} "
+            f"{self.model.name} on {self.dataset.name}{trained} "
             f"(iteration {self.iteration}, seed {self.seed})"
         )
 
@@ -306,6 +320,12 @@ def execute_job(job: Job, dataset: Dataset, *, base: str | Path | None = None) -
         "speed": speed,
         "primary_metric": task.primary_metric(dataset),
     }
+    if job.model.metadata.get("transfer_protocol"):  # cross-lingual: source and target
+        metadata["source_languages"] = job.model.metadata.get("source_languages") or [
+            dataset.language
+        ]
+        metadata["target_language"] = dataset.language
+        metadata["trained_on"] = list(job.train_from) or [dataset.name]
     if job.model.deterministic:
         metadata["deterministic"] = True
         metadata["predictions_of_iteration"] = first_iteration

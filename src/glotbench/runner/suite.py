@@ -18,6 +18,7 @@ from glotbench.runner.errors import UnknownNameError
 from glotbench.runner.models import NEURAL_KINDS, ModelSpec, neural_available
 from glotbench.runner.protocol import SPEED_CALLS, Job, Protocol
 from glotbench.runner.tasks import get_task
+from glotbench.runner.transfer import TransferSpec, plan
 
 
 class Suite(BaseModel):
@@ -30,6 +31,8 @@ class Suite(BaseModel):
     #: whether dataset paths are relative to a --data-dir (else to the suite file)
     needs_data_dir: bool = False
     protocol: Protocol = Field(default_factory=Protocol)
+    #: cross-lingual protocol (zero-shot, translate-train, translate-train-all)
+    transfer: TransferSpec | None = None
     #: default split sizes for datasets that do not set their own
     splits: dict[str, int] | None = None
     datasets: list[DatasetSpec]
@@ -129,7 +132,14 @@ class Suite(BaseModel):
                     )
                     continue
             adapter = None
-            for ds in self.datasets:
+            cells: list[tuple[ModelSpec, DatasetSpec, tuple[str, ...]]]
+            if self.transfer is None:
+                cells = [(model, ds, ()) for ds in self.datasets]
+            else:
+                planned, skipped = plan(self.transfer, model, self.datasets)
+                notes.extend(skipped)
+                cells = [(c.model, c.target, c.train_from) for c in planned]
+            for spec, ds, train_from in cells:
                 task = get_task(ds.task, **ds.task_options())
                 if model.tasks and task.name not in {get_task(t).name for t in model.tasks}:
                     continue
@@ -140,7 +150,15 @@ class Suite(BaseModel):
                 if not adapter.supports(task):
                     continue
                 for i in range(self.protocol.iterations):
-                    out.append(Job(model=model, dataset=ds, iteration=i, protocol=self.protocol))
+                    out.append(
+                        Job(
+                            model=spec,
+                            dataset=ds,
+                            iteration=i,
+                            protocol=self.protocol,
+                            train_from=train_from,
+                        )
+                    )
         return mark_speed_jobs(out), notes
 
 
