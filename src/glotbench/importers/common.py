@@ -543,9 +543,11 @@ def _parse_jsonl_line(raw: bytes, lineno: int, path: Path) -> dict[str, Any] | N
     return value
 
 
-#: a key's closing quote separated from its colon by whitespace, or a quote written
-#: as an escape: the fast duplicate-key check cannot count such keys, the exact parser does
-_UNCOUNTABLE_KEYS = re.compile(rb'"[ \t\r]+:|\\u0022')
+#: a key's closing quote separated from its colon by whitespace, or a quote or a colon
+#: written as an escape (re-serialising writes ``\":`` for the string text ``\"\u003a`` and so
+#: adds a ``":`` the raw text lacks, which would hide one repeated key): the fast
+#: duplicate-key check cannot count such blocks, the exact parser does
+_UNCOUNTABLE_KEYS = re.compile(rb'"[ \t\r]+:|\\u0022|\\u003[aA]')
 
 
 def _fast_block(lines: list[bytes]) -> list[Any] | None:
