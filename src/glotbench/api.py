@@ -41,6 +41,7 @@ from glotbench.analysis.variance import (
     components_from_summary,
     variance_components,
 )
+from glotbench.core.analysis_cache import cache_key
 from glotbench.data import XTREME_R_CAVEATS, xtreme_r_baselines
 from glotbench.demo_starter import STARTER_METRIC, StarterDemo, starter_demo
 from glotbench.errors import InputError, StoreError
@@ -157,6 +158,56 @@ def write_demo_pages(
         settings = starter.settings if starter is not None else AnalysisSettings(seed=seed)
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
+    # the pages are a function of the analysis (keyed by the store's content, see
+    # starter_demo) and the settings: unchanged pages are not written again
+    pages_key = None
+    if starter_store is None and (starter is None or starter.cache_key):
+        pages_key = cache_key(
+            starter.cache_key if starter is not None else "",
+            {"pages": "demo", "settings": settings.to_dict(), "folder": str(folder.resolve())},
+        )
+        kept = _unchanged_pages(folder, pages_key)
+        if kept is not None:
+            return kept
+    written = _write_demo_pages(folder, settings, starter, starter_store, xtreme)
+    if pages_key is not None:
+        _stamp_pages(folder, pages_key, written)
+    return written
+
+
+#: the file in a demo's output folder naming the analysis its pages show
+_PAGES_STAMP = ".glotbench-pages.json"
+
+
+def _unchanged_pages(folder: Path, key: str) -> list[Path] | None:
+    """The pages written for ``key`` when they are all still there, else None."""
+    try:
+        stamp = json.loads((folder / _PAGES_STAMP).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(stamp, dict) or stamp.get("key") != key:
+        return None
+    paths = [folder / str(p) for p in stamp.get("pages") or []]
+    return paths if paths and all(p.exists() for p in paths) else None
+
+
+def _stamp_pages(folder: Path, key: str, written: Sequence[Path]) -> None:
+    try:
+        pages = [str(Path(p).resolve().relative_to(folder.resolve())) for p in written]
+        (folder / _PAGES_STAMP).write_text(
+            json.dumps({"key": key, "pages": pages}), encoding="utf-8"
+        )
+    except (OSError, ValueError):
+        pass  # without a stamp the pages are only written again next time
+
+
+def _write_demo_pages(
+    folder: Path,
+    settings: AnalysisSettings,
+    starter: StarterDemo | None,
+    starter_store: str | Path | None,
+    xtreme: Demo | None,
+) -> list[Path]:
     written: list[Path] = []
     xtreme_folder = folder
     title = "glotbench starter: language identification over 39 languages"
@@ -1169,9 +1220,7 @@ def analyze_transfer(
     from glotbench.data import scandeval_transfer_scores
 
     if sum([example, input is not None, store is not None]) != 1:
-        raise InputError(
-            "give one of an input file, a store or example=True (the ScandEval table)"
-        )
+        raise InputError("give one of an input file, a store or example=True (the ScandEval table)")
     if store is not None:
         with open_store(store, read_only=True) as handle:
             scores = transfer_scores_from_store(handle, metrics=metrics)
@@ -1778,6 +1827,7 @@ def run_benchmark(
     merge: bool = True,
     speed_seconds: float | None = None,
     speed: bool = True,
+    scores: bool = True,
 ) -> Any:
     """Run (or resume) a benchmark suite — a built-in name or a YAML file — into ``store``.
 
@@ -1820,6 +1870,7 @@ def run_benchmark(
         ray_address=ray_address,
         shards=shards,
         merge=merge,
+        scores=scores,
     )
     with open_store(store, read_only=True) as handle:
         summary.speed = speed_table(handle, models=[m.name for m in selected.models])

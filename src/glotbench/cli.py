@@ -208,6 +208,14 @@ def demo(
     pages: Annotated[
         bool, typer.Option("--pages/--no-pages", help="Write the leaderboards and reports.")
     ] = True,
+    all_models: Annotated[
+        bool,
+        typer.Option(
+            "--all-models",
+            help="Also run langdetect (sampled trials, ~8 ms a text: it alone more than "
+            "doubles the first run).",
+        ),
+    ] = False,
     k: Annotated[
         int | None,
         typer.Option(
@@ -258,6 +266,7 @@ def demo(
                 seed=seed,
                 k=k,
                 on_event=on_event,
+                all_models=all_models,
             )
         finally:
             close()
@@ -2362,10 +2371,20 @@ def run_command(
             "(a smaller run, e.g. for CI).",
         ),
     ] = None,
-    executor: Annotated[str, typer.Option("--executor", help="local or ray.")] = "local",
+    executor: Annotated[
+        str,
+        typer.Option(
+            "--executor",
+            help="local (one job at a time), processes (worker processes on this machine) or ray.",
+        ),
+    ] = "local",
     num_cpus: Annotated[
         int | None,
-        typer.Option("--num-cpus", help="CPUs of the local Ray started by --executor ray."),
+        typer.Option(
+            "--num-cpus",
+            help="Workers of --executor processes, or CPUs of the local Ray started by "
+            "--executor ray.",
+        ),
     ] = None,
     ray_address: Annotated[
         str | None,

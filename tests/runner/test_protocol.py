@@ -202,3 +202,19 @@ def _slow_pid() -> int:
 
     time.sleep(0.5)
     return os.getpid()
+
+
+def test_process_executor_stores_what_local_stores(tmp_path: Path):
+    """Jobs in worker processes give the very statistics of the one-process run."""
+    suite = write_suite(tmp_path, iterations=2)
+    local = api.run_benchmark(suite, store=tmp_path / "l.duckdb", models=["lr", "tagger"])
+    parallel = api.run_benchmark(
+        suite,
+        store=tmp_path / "p.duckdb",
+        models=["lr", "tagger"],
+        executor="processes",
+        num_cpus=2,
+    )
+    assert parallel.completed == local.completed and not parallel.failures
+    assert store_digests(tmp_path / "p.duckdb") == store_digests(tmp_path / "l.duckdb")
+    assert parallel.configs == local.configs

@@ -39,11 +39,18 @@ from glotbench.core.shards import (
 from glotbench.errors import GlotbenchError, InputError
 from glotbench.runner.datasets import Dataset, build_dataset
 from glotbench.runner.errors import UnknownNameError
-from glotbench.runner.protocol import Job, JobOutcome, execute_job, run_keys, write_outcome
+from glotbench.runner.protocol import (
+    Job,
+    JobOutcome,
+    config_hash,
+    execute_job,
+    run_keys,
+    write_outcome,
+)
 from glotbench.runner.suite import Suite
 from glotbench.runner.transfer import derive
 
-EXECUTORS = ("local", "ray")
+EXECUTORS = ("local", "processes", "ray")
 
 
 @dataclass
@@ -104,6 +111,8 @@ class RunSummary:
     shard_merge: ShardMerge | None = None
     #: inference speed per model (an ``analysis.speed.SpeedTable``, set by ``api.run_benchmark``)
     speed: Any = None
+    #: model -> config hash of the runs this suite makes (with this installation's data)
+    configs: dict[str, str] = field(default_factory=dict)
 
     def to_frame(self) -> pd.DataFrame:
         return self.scores if self.scores is not None else pd.DataFrame()
@@ -253,6 +262,64 @@ class LocalExecutor:
         pass
 
 
+def _limit_blas(threads: int | None) -> None:
+    """Worker initializer: BLAS thread pools limited as in :class:`LocalExecutor`."""
+    if threads is not None:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(limits=threads, user_api="blas")
+
+
+class ProcessExecutor:
+    """Jobs in ``workers`` worker processes on this machine (default: the CPU count, at most 4).
+
+    The standard library's process pool with fresh (spawned) interpreters, so
+    a worker never inherits the driver's open store or threads; each job is
+    sent with its dataset and returns its statistics to the driver, which
+    alone writes to the store — as with Ray, without a cluster to start.
+    Results arrive as jobs finish. Each worker keeps its own loaded pretrained
+    models and deterministic predictions (``protocol._ADAPTER_CACHE``), so a
+    model split over two workers is loaded twice.
+    """
+
+    name = "processes"
+
+    def __init__(self, *, workers: int | None = None, blas_threads: int | None = 1) -> None:
+        import os
+
+        self.workers = max(1, workers or min(os.cpu_count() or 1, 4))
+        self.blas_threads = blas_threads
+        self._pool: Any = None
+
+    def map(
+        self,
+        jobs: list[Job],
+        datasets: dict[str, Dataset],
+        base: str | None,
+        shards: str | None = None,
+    ) -> Iterator[JobOutcome | ShardReceipt | JobFailure]:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
+        self._pool = ProcessPoolExecutor(
+            max_workers=min(self.workers, max(len(jobs), 1)),
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_limit_blas,
+            initargs=(self.blas_threads,),
+        )
+        futures = [
+            self._pool.submit(_safe_execute, job, datasets[job.dataset_key], base, shards)
+            for job in jobs
+        ]
+        for future in as_completed(futures):
+            yield future.result()
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+
 class RayExecutor:
     """Jobs as Ray tasks (one CPU each); results stream back as they finish.
 
@@ -307,9 +374,11 @@ class RayExecutor:
             self._ray.shutdown()
 
 
-def make_executor(name: str, **options: Any) -> LocalExecutor | RayExecutor:
+def make_executor(name: str, **options: Any) -> LocalExecutor | ProcessExecutor | RayExecutor:
     if name == "local":
         return LocalExecutor()
+    if name == "processes":
+        return ProcessExecutor(workers=options.get("num_cpus"))
     if name == "ray":
         return RayExecutor(**options)
     raise UnknownNameError(f"unknown executor {name!r}; use one of {', '.join(EXECUTORS)}")
@@ -363,6 +432,7 @@ def run_suite(
     ray_address: str | None = None,
     shards: str | Path | None = None,
     merge: bool = True,
+    scores: bool = True,
 ) -> RunSummary:
     """Run (or resume) every job of ``suite`` and store the statistics.
 
@@ -398,6 +468,7 @@ def run_suite(
         notes=notes,
         datasets=[ds.describe() for ds in own],
         shards=str(shards) if shards is not None else None,
+        configs={job.model.name: config_hash(job, datasets[job.dataset_key]) for job in jobs},
     )
     shard_folder = str(Path(shards).resolve()) if shards is not None else None
     # hold=False: the file is locked only while the driver reads or writes it
@@ -433,7 +504,13 @@ def run_suite(
         if pending:
             runner = make_executor(
                 executor,
-                **({"num_cpus": num_cpus, "address": ray_address} if executor == "ray" else {}),
+                **(
+                    {"num_cpus": num_cpus, "address": ray_address}
+                    if executor == "ray"
+                    else {"num_cpus": num_cpus}
+                    if executor == "processes"
+                    else {}
+                ),
             )
             source = f"glotbench run {suite.name} (executor {executor})"
             try:
@@ -489,12 +566,13 @@ def run_suite(
                 runner.close()
         model_names = sorted({j.model.name for j in jobs})
         ds_names = sorted(ds.name for ds in own)
-        with handle.held():
-            summary.scores = (
-                scandeval_scores(handle, models=model_names, datasets=ds_names)
-                if model_names and ds_names
-                else pd.DataFrame()
-            )
+        if scores:  # the caller may compute them itself (e.g. from a cache)
+            with handle.held():
+                summary.scores = (
+                    scandeval_scores(handle, models=model_names, datasets=ds_names)
+                    if model_names and ds_names
+                    else pd.DataFrame()
+                )
     summary.seconds = time.perf_counter() - started
     return summary
 
