@@ -257,6 +257,7 @@ def _analyse_starter(
     n_replicates, seed = settings.n_replicates, settings.seed
     scores = benchmark_scores(path)
     run.scores = scores  # ScandEval scores of every stored run, as `glotbench run` shows
+    scores = scores[scores["model"].isin(set(configs))]  # the models of this demo
     current = in_configs(scores, configs)
     notes = list(run.notes)
     stale = sorted(set(scores.loc[~current, "model"]))
@@ -268,7 +269,12 @@ def _analyse_starter(
         )
     scores = scores[current].reset_index(drop=True)
     replicated = load_replicated(
-        store=path, metric=STARTER_METRIC, n_replicates=n_replicates, seed=seed, configs=configs
+        store=path,
+        metric=STARTER_METRIC,
+        models=sorted(configs),
+        n_replicates=n_replicates,
+        seed=seed,
+        configs=configs,
     )
     if not isinstance(replicated, ReplicatedScores):  # a store with runs gives replicates
         raise GlotbenchError(f"{path} holds no per-example runs of {STARTER_METRIC}")

@@ -309,7 +309,9 @@ def test_demo_runs_the_starter_suite_then_the_analyses(cli, tmp_path: Path) -> N
     for package in ("py3langid", "langid", "lingua", "pycld2", "langdetect"):
         _needs(package)
     out = tmp_path / "demo"
-    result = cli("demo", "--out", str(out), "--iterations", "2", "--draws", "300", "--json")
+    result = cli(
+        "demo", "--out", str(out), "--iterations", "2", "--draws", "300", "--all-models", "--json"
+    )
     assert result.exit_code == 0, result.stderr
     payload = json.loads(result.stdout)
     starter = payload["starter"]
@@ -332,11 +334,20 @@ def test_demo_runs_the_starter_suite_then_the_analyses(cli, tmp_path: Path) -> N
     # a second demo resumes the stored runs
     again = json.loads(
         cli(
-            "demo", "--out", str(out), "--iterations", "2", "--draws", "300", "--no-pages", "--json"
+            "demo", "--out", str(out), "--iterations", "2", "--draws", "300", "--no-pages",
+            "--all-models", "--json",
         ).stdout
     )
     assert again["starter"]["run"]["completed"] == 0
     assert again["starter"]["notes"] == []
+    # the default demo leaves langdetect out: no note about its stored runs
+    default = json.loads(
+        cli(
+            "demo", "--out", str(out), "--iterations", "2", "--draws", "300", "--no-pages", "--json"
+        ).stdout
+    )
+    assert {r["model"] for r in default["starter"]["summary"]} == set(summary) - {"langdetect"}
+    assert default["starter"]["notes"] == [] and default["starter"]["run"]["completed"] == 0
     # runs of another configuration (an older babel, say) are named, not mixed in silently
     with Store.open(out / "starter.duckdb") as handle:
         row = handle.runs(models=["cld2"], metrics=["accuracy"]).iloc[0]
@@ -355,7 +366,8 @@ def test_demo_runs_the_starter_suite_then_the_analyses(cli, tmp_path: Path) -> N
         )
         assert handle.write_run(other, list(ids), stats)
     stale_run = cli(
-        "demo", "--out", str(out), "--iterations", "2", "--draws", "300", "--no-pages", "--json"
+        "demo", "--out", str(out), "--iterations", "2", "--draws", "300", "--no-pages",
+        "--all-models", "--json",
     )
     assert stale_run.exit_code == 0, stale_run.stderr
     stale = json.loads(stale_run.stdout)
