@@ -334,8 +334,16 @@ def test_demo_runs_the_starter_suite_then_the_analyses(cli, tmp_path: Path) -> N
     # a second demo resumes the stored runs
     again = json.loads(
         cli(
-            "demo", "--out", str(out), "--iterations", "2", "--draws", "300", "--no-pages",
-            "--all-models", "--json",
+            "demo",
+            "--out",
+            str(out),
+            "--iterations",
+            "2",
+            "--draws",
+            "300",
+            "--no-pages",
+            "--all-models",
+            "--json",
         ).stdout
     )
     assert again["starter"]["run"]["completed"] == 0
@@ -366,8 +374,16 @@ def test_demo_runs_the_starter_suite_then_the_analyses(cli, tmp_path: Path) -> N
         )
         assert handle.write_run(other, list(ids), stats)
     stale_run = cli(
-        "demo", "--out", str(out), "--iterations", "2", "--draws", "300", "--no-pages",
-        "--all-models", "--json",
+        "demo",
+        "--out",
+        str(out),
+        "--iterations",
+        "2",
+        "--draws",
+        "300",
+        "--no-pages",
+        "--all-models",
+        "--json",
     )
     assert stale_run.exit_code == 0, stale_run.stderr
     stale = json.loads(stale_run.stdout)

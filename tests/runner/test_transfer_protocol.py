@@ -138,8 +138,11 @@ def test_translate_train_all_pools_every_language(tmp_path: Path):
 
 def test_unknown_source_language(tmp_path: Path):
     suite = _suite(tmp_path, "zero-shot", ", sources: [a, x]")
-    with pytest.raises(Exception, match="'x'"):
-        load_suite(suite).jobs()
+    with pytest.raises(InputError, match="'x' have no dataset") as info:
+        load_suite(suite)
+    assert info.value.field == "transfer.sources" and str(suite) in str(info.value)
+    with pytest.raises(InputError, match="at transfer.protocol"):
+        load_suite(_suite(tmp_path, "zero-shots"))
 
 
 @pytest.mark.slow

@@ -261,6 +261,16 @@ def load_suite(name_or_path: str | Path, *, data_dir: str | Path | None = None) 
         raise InputError(f"{first['msg']} (at {loc})", path=str(path)) from None
     for ds in suite.datasets:
         get_task(ds.task)  # unknown task -> clear error now
+    if suite.transfer is not None and suite.transfer.sources is not None:
+        languages = sorted({ds.language for ds in suite.datasets})
+        unknown = sorted(set(suite.transfer.sources) - set(languages))
+        if unknown:
+            raise InputError(
+                f"transfer source language(s) {', '.join(map(repr, unknown))} have no dataset; "
+                f"the suite's languages are {', '.join(languages)}",
+                path=str(path),
+                field="transfer.sources",
+            )
     if suite.needs_data_dir:
         if data_dir is None:
             raise InputError(
