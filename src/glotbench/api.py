@@ -1841,9 +1841,13 @@ def run_benchmark(
     (one per model; ``docs/runner.md``, Inference speed).
 
     Returns a :class:`~glotbench.runner.executors.RunSummary` (``.to_dict()``,
-    ``.to_frame()`` = ScandEval scores per model, dataset and metric;
+    ``.to_frame()`` = ScandEval scores per model, dataset, language and metric;
+    ``.by_dataset`` = those scores with a multilingual dataset's languages
+    collapsed into their mean and range, see
+    :func:`glotbench.analysis.dataset_scores.scores_by_dataset`;
     ``.speed`` = :func:`speed_summary` of the suite's models).
     """
+    from glotbench.analysis.dataset_scores import scores_by_dataset
     from glotbench.analysis.speed import speed_table
     from glotbench.runner.executors import run_suite
     from glotbench.runner.suite import load_suite, parse_split_sizes
@@ -1874,6 +1878,8 @@ def run_benchmark(
     )
     with open_store(store, read_only=True) as handle:
         summary.speed = speed_table(handle, models=[m.name for m in selected.models])
+    if summary.scores is not None:
+        summary.by_dataset = scores_by_dataset(summary.scores)
     return summary
 
 

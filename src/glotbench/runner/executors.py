@@ -111,6 +111,9 @@ class RunSummary:
     shard_merge: ShardMerge | None = None
     #: inference speed per model (an ``analysis.speed.SpeedTable``, set by ``api.run_benchmark``)
     speed: Any = None
+    #: scores per model, dataset and metric, a multilingual dataset's languages collapsed
+    #: (``analysis.dataset_scores.scores_by_dataset``, set by ``api.run_benchmark``)
+    by_dataset: pd.DataFrame | None = None
     #: model -> config hash of the runs this suite makes (with this installation's data)
     configs: dict[str, str] = field(default_factory=dict)
 

@@ -1,0 +1,182 @@
+"""The ``glotbench`` command line: one Typer app, thin.
+
+Each command parses its options, calls a function of :mod:`glotbench.api`
+and renders the result with rich (or prints its JSON form with ``--json``).
+User errors (:class:`~glotbench.errors.GlotbenchError`) are printed without a
+traceback and end the process with a non-zero exit code.
+
+One module per command group, each registering its commands on its own Typer
+app; this module joins them into :data:`app` (in the order ``--help`` lists
+them) and holds the entry point :func:`main`:
+
+========================  ===============================================
+module                    commands
+========================  ===============================================
+:mod:`.demo`              ``demo``
+:mod:`.score`             ``metrics``, ``bootstrap``
+:mod:`.store`             ``show``, ``export``
+:mod:`.publish`           ``leaderboard``, ``report``
+:mod:`.run`               ``run``, ``failures``, ``suites``, ``build scala``
+:mod:`.imports`           ``import …``
+:mod:`.analyze`           ``analyze …``
+:mod:`.significance`      ``significance …``
+:mod:`.checklist`         ``checklist …``
+========================  ===============================================
+
+Shared options, the consoles, JSON output and the import-on-first-use proxies
+of the API and the renderers are in :mod:`._common`; the progress rows inside
+running jobs in :mod:`.progress`.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated, Any
+
+import typer
+
+from glotbench.cli import demo, publish, run, score, store
+from glotbench.cli._common import (
+    DEFAULT_STORE,
+    JsonOption,
+    StoreOption,
+    _printed_json,
+    api,
+    console,
+    err_console,
+    frame_table,
+    leaderboard_tables,
+    print_json,
+    transfer_table,
+)
+from glotbench.cli.analyze import analyze_app
+from glotbench.cli.checklist import checklist_app
+from glotbench.cli.imports import import_app
+from glotbench.cli.run import _run_reporter, build_app
+from glotbench.cli.significance import significance_app
+from glotbench.cli.store import ExportTable
+from glotbench.errors import GlotbenchError
+
+__all__ = [
+    "DEFAULT_STORE",
+    "ExportTable",
+    "JsonOption",
+    "StoreOption",
+    "_run_reporter",
+    "analyze_app",
+    "api",
+    "app",
+    "build_app",
+    "checklist_app",
+    "console",
+    "err_console",
+    "frame_table",
+    "import_app",
+    "leaderboard_tables",
+    "main",
+    "print_json",
+    "significance_app",
+    "transfer_table",
+]
+
+app = typer.Typer(
+    name="glotbench",
+    help="Uncertainty-aware multilingual, multitask NLP evaluation.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+# Top-level commands, then the groups, in the order `glotbench --help` lists them. (Typer
+# >= 0.15 would merge an unnamed add_typer; registered_commands works from 0.12 on.)
+for _module in (demo, score, store, publish, run):
+    app.registered_commands.extend(_module.commands.registered_commands)
+app.add_typer(import_app, name="import")
+app.add_typer(analyze_app, name="analyze")
+app.add_typer(significance_app, name="significance")
+app.add_typer(build_app, name="build")
+app.add_typer(checklist_app, name="checklist")
+
+
+def _print_json_error(error: dict[str, Any]) -> None:
+    """The error as JSON on stdout, unless the command already printed its document
+    (a run that reports its failed jobs in its result, then exits non-zero)."""
+    if not _printed_json:
+        print_json({"error": error})
+
+
+def _wants_json(argv: list[str]) -> bool:
+    """True when the command line asks for JSON output (``--json`` before any ``--``)."""
+    return "--json" in argv[: argv.index("--")] if "--" in argv else "--json" in argv
+
+
+def main() -> None:
+    """Console-script entry point.
+
+    Errors go to stderr as text and end the process with the error's exit
+    code. With ``--json`` they are also a JSON object on stdout, ``{"error":
+    {"type", "message", "exit_code", "path", "line", "field"}}`` (where known).
+    """
+    json_mode = _wants_json(sys.argv[1:])
+    _printed_json.clear()
+    try:
+        if not json_mode:
+            app()
+            return
+        code = app(standalone_mode=False)
+        if isinstance(code, int) and code:
+            raise SystemExit(code)
+    except GlotbenchError as exc:
+        if json_mode:
+            _print_json_error(exc.to_dict())
+        err_console.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False)
+        raise SystemExit(exc.exit_code) from None
+    except typer.Abort:
+        _print_json_error({"type": "Abort", "message": "aborted", "exit_code": 1})
+        raise SystemExit(1) from None
+    except typer.TyperException as exc:  # usage errors; raised here with standalone_mode=False
+        format_message = getattr(exc, "format_message", None)
+        message = format_message() if callable(format_message) else str(exc)
+        exit_code = int(getattr(exc, "exit_code", 2))
+        _print_json_error({"type": type(exc).__name__, "message": message, "exit_code": exit_code})
+        raise SystemExit(exit_code) from None
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from glotbench import __version__
+
+        print(f"glotbench {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            help="Print glotbench's version and exit.",
+            callback=_print_version,
+            is_eager=True,
+        ),
+    ] = False,
+    lock_timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--lock-timeout",
+            min=0,
+            help=(
+                "Seconds to wait for a store another process holds (a run or import "
+                "writing, or readers when writing) before failing; 0: do not wait. "
+                "Default 60."
+            ),
+            envvar="GLOTBENCH_LOCK_TIMEOUT",
+        ),
+    ] = None,
+) -> None:
+    """Uncertainty-aware multilingual, multitask NLP evaluation."""
+    if lock_timeout is not None:  # read by every Store.open (glotbench.core.lock)
+        import os
+
+        os.environ["GLOTBENCH_LOCK_TIMEOUT"] = repr(lock_timeout)

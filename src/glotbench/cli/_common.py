@@ -1,0 +1,179 @@
+"""What every command module of :mod:`glotbench.cli` shares.
+
+The two consoles, JSON output, the options several command groups take, the
+import-on-first-use proxies of the API and the renderers, and the few
+rendering helpers more than one group uses. Nothing here imports numpy,
+pandas or scipy at import time: ``glotbench --help`` imports every command
+module (see benchmarks/bench_cli_startup.py).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+def stderr_console() -> Console:
+    """The console for progress bars and messages on stderr: ``glotbench.cli.err_console``.
+
+    Looked up on every use, so a replacement of ``glotbench.cli.err_console``
+    (tests) reaches every command module.
+    """
+    return getattr(sys.modules.get("glotbench.cli"), "err_console", err_console)
+
+
+StoreOption = Annotated[
+    Path,
+    typer.Option(
+        "--store", help="DuckDB results store (created if missing).", envvar="GLOTBENCH_STORE"
+    ),
+]
+DEFAULT_STORE = Path("glotbench.duckdb")
+JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as a JSON object.")]
+SeedOption = Annotated[int, typer.Option("--seed", help="Seed of all random draws.")]
+LevelOption = Annotated[float, typer.Option("--confidence-level", help="Level of intervals.")]
+DatasetOption = Annotated[str | None, typer.Option("--dataset", help="Dataset (store).")]
+TaskOption = Annotated[str | None, typer.Option("--task", help="Task (store).")]
+LanguageOption = Annotated[str | None, typer.Option("--language", help="Language (store).")]
+ModelsOption = Annotated[
+    list[str] | None, typer.Option("--model", help="Model (repeatable; store).")
+]
+ListOption = Annotated[list[str] | None, typer.Option(help="Repeatable filter.")]
+
+
+_printed_json: list[bool] = []  # set once a command has printed its JSON document
+
+
+def print_json(payload: Any) -> None:
+    """Print a JSON document on stdout (no rich markup, no wrapping)."""
+    sys.stdout.write(json.dumps(payload, indent=2, default=str, allow_nan=False) + "\n")
+    _printed_json.append(True)
+
+
+class _OnFirstUse:
+    """A module imported when one of its names is first used.
+
+    The analysis stack (pandas, scipy, the mixed models) takes a second or more
+    to import, and ``glotbench --help`` or ``--version`` needs none of it, so
+    the commands reach the API and the renderers through these proxies and the
+    import happens inside the command that runs (see benchmarks/bench_cli_startup.py).
+    """
+
+    def __init__(self, module: str) -> None:
+        self._module_name = module
+
+    def __getattr__(self, name: str) -> Any:
+        import importlib
+
+        return getattr(importlib.import_module(self._module_name), name)
+
+
+api: Any = _OnFirstUse("glotbench.api")
+_tables: Any = _OnFirstUse("glotbench.report.tables")
+_transfer: Any = _OnFirstUse("glotbench.report.transfer")
+
+
+def frame_table(*args: Any, **kwargs: Any) -> Any:
+    """:func:`glotbench.report.tables.frame_table`, imported on first use."""
+    return _tables.frame_table(*args, **kwargs)
+
+
+def leaderboard_tables(*args: Any, **kwargs: Any) -> Any:
+    """:func:`glotbench.report.tables.leaderboard_tables`, imported on first use."""
+    return _tables.leaderboard_tables(*args, **kwargs)
+
+
+def transfer_table(*args: Any, **kwargs: Any) -> Any:
+    """:func:`glotbench.report.transfer.transfer_table`, imported on first use."""
+    return _transfer.transfer_table(*args, **kwargs)
+
+
+def print_notes(notes: tuple[str, ...] | list[str]) -> None:
+    """One ``note:`` line per note of a result."""
+    for note in notes:
+        console.print(f"[yellow]note:[/] {note}", highlight=False)
+
+
+def parse_sizes(text: str) -> list[int | None]:
+    """``--sizes`` / ``--datasize-sizes``: comma-separated positive sizes, ``all`` = None."""
+    sizes: list[int | None] = []
+    for part in text.split(","):
+        part = part.strip().lower()
+        if part == "all":
+            sizes.append(None)
+            continue
+        try:
+            value = int(part.replace("_", ""))
+        except ValueError:
+            raise typer.BadParameter(f"{part!r} is not a size", param_hint="--sizes") from None
+        if value <= 0:
+            raise typer.BadParameter("sizes must be positive", param_hint="--sizes")
+        sizes.append(value)
+    return sizes
+
+
+def speed_table(table: Any) -> Any:
+    """The speed table as ScandEval shows it: tokens/s mean ± 95 % half-width."""
+    import pandas as pd
+
+    def cell(mean: Any, half: Any) -> str:
+        if mean is None or mean != mean:
+            return "–"
+        return f"{mean:,.0f}" + (f" ± {half:,.0f}" if half is not None else "")
+
+    rows = [
+        {
+            "model": r["model"],
+            "tokens/s": cell(r["tokens_per_second"], r["ci_half_width"]),
+            "tokens/s (short)": cell(r["tokens_per_second_short"], r["ci_half_width_short"]),
+            "iterations": r["iterations"],
+        }
+        for r in table.rows
+    ]
+    return frame_table(
+        pd.DataFrame(rows),
+        title="Inference speed: GPT-2 tokens per second (ScandEval; mean ± 1.96·SD/√n over "
+        "documents of ~100 … 1,000 tokens; short: ~12 … 125)",
+    )
+
+
+def run_with_import_progress(call: Any, label: str, json_output: bool) -> Any:
+    """``call(progress)`` with a progress bar on a terminal (``call(None)`` otherwise).
+
+    An interrupt keeps the runs written so far and exits with 130.
+    """
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    err = stderr_console()
+    try:
+        if json_output or not err.is_terminal:
+            return call(None)
+        with Progress(
+            "[progress.description]{task.description}",
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+            console=err,
+            transient=True,
+        ) as bar:
+            task = bar.add_task(f"reading and checking {label}", total=None)
+
+            def progress(done: int, total: int) -> None:
+                bar.update(task, description="writing runs", completed=done, total=total)
+
+            return call(progress)
+    except KeyboardInterrupt:
+        err.print(
+            "[yellow]interrupted:[/] the runs written so far are complete and kept; "
+            "run the same command again to resume",
+            highlight=False,
+        )
+        raise typer.Exit(130) from None

@@ -1,0 +1,824 @@
+"""``glotbench analyze …``: replication-aware analyses of a store or a scores file.
+
+Variance components, aggregates, pairwise comparisons, ranks, EuroEval's rank
+score, inference speed, mixed models and their robustness, evaluation size,
+cross-lingual transfer groups and per-bucket scores.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from glotbench.cli._common import (
+    DEFAULT_STORE,
+    DatasetOption,
+    JsonOption,
+    LanguageOption,
+    LevelOption,
+    ListOption,
+    ModelsOption,
+    SeedOption,
+    StoreOption,
+    TaskOption,
+    api,
+    console,
+    frame_table,
+    parse_sizes,
+    print_json,
+    print_notes,
+    speed_table,
+    transfer_table,
+)
+
+analyze_app = typer.Typer(
+    help="Replication-aware analyses: variance components, aggregates, comparisons, ranks.",
+    no_args_is_help=True,
+)
+
+InputOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--input",
+        "-i",
+        help="Tidy scores file (CSV/JSONL/Parquet): model, language, score and optional task, "
+        "seed, replicate; or ready SDs (sigma_seed/sigma_boot or sigma_w). Default: the store.",
+    ),
+]
+AnalysisStoreOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--store",
+        help="Results store to read (used when --input is not given).",
+        envvar="GLOTBENCH_STORE",
+    ),
+]
+ModelFilter = Annotated[
+    list[str] | None, typer.Option("--model", help="Only these models (repeatable).")
+]
+TaskFilter = Annotated[
+    list[str] | None, typer.Option("--task", help="Only these tasks (repeatable).")
+]
+LanguageFilter = Annotated[
+    list[str] | None, typer.Option("--language", help="Only these languages (repeatable).")
+]
+MetricFilter = Annotated[
+    str | None, typer.Option("--metric", help="Metric to analyse (needed when several are stored).")
+]
+MetricChoiceOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--metric",
+        help="METRIC for every task, or TASK=METRIC for one task (repeatable). Default: each "
+        "task on its primary metric (EuroEval's, lm-eval's first, or the only one stored); "
+        "harness names such as acc, acc_norm, exact_match reach the per-example runs.",
+    ),
+]
+SchemeOption = Annotated[
+    str,
+    typer.Option(
+        "--scheme",
+        help="Replication draws: nonparametric (seed + bootstrap replicate), parametric "
+        "(Gaussian noise with sd σ_w) or languages-only (no replication noise; needs "
+        "--resample-languages).",
+    ),
+]
+DrawsOption = Annotated[int, typer.Option("--draws", help="Number of replication draws.")]
+LanguagesOption = Annotated[
+    str,
+    typer.Option(
+        "--resample-languages",
+        help="Also resample languages: none, without (to size --k) or with replacement.",
+    ),
+]
+KOption = Annotated[
+    int | None, typer.Option("--k", help="Number of languages per draw when resampling languages.")
+]
+ReplicatesOption = Annotated[
+    int,
+    typer.Option(
+        "--replicates", help="Bootstrap replicates per run when reading per-example statistics."
+    ),
+]
+RankMethodOption = Annotated[
+    str,
+    typer.Option(
+        "--rank-method",
+        help="EuroEval rank-score method: 2026-05-28 (EuroEval's current method: bootstrap "
+        "median of 1 + (best − mean)/pooled SD, with interval) or legacy-2025 (Welch-t-test "
+        "gating, SD of the models' means; superseded on 2026-05-28).",
+    ),
+]
+RankBootstrapsOption = Annotated[
+    int,
+    typer.Option(
+        "--rank-bootstraps",
+        help="Bootstrap resamples of each model's iteration scores for the EuroEval rank score.",
+    ),
+]
+
+
+def _source(
+    input: Path | None,
+    store: Path | None,
+    metric: list[str] | None,
+    models: list[str] | None,
+    tasks: list[str] | None,
+    languages: list[str] | None,
+    replicates: int,
+    seed: int,
+) -> Any:
+    return api.load_replicated(
+        input=input,
+        store=store if store is not None or input is not None else DEFAULT_STORE,
+        metric=metric,
+        models=models,
+        tasks=tasks,
+        languages=languages,
+        n_replicates=replicates,
+        seed=seed,
+    )
+
+
+def _settings(scheme: str, draws: int, seed: int, resample_languages: str, k: int | None) -> Any:
+    from glotbench.analysis.draws import DrawSettings
+
+    if scheme not in ("parametric", "nonparametric", "languages-only"):
+        raise typer.BadParameter(
+            "use nonparametric, parametric or languages-only", param_hint="--scheme"
+        )
+    if resample_languages not in ("none", "with", "without"):
+        raise typer.BadParameter("use none, with or without", param_hint="--resample-languages")
+    return DrawSettings(scheme=scheme, n_draws=draws, seed=seed, languages=resample_languages, k=k)  # type: ignore[arg-type]
+
+
+@analyze_app.command("variance")
+def analyze_variance_command(
+    input: InputOption = None,
+    store: AnalysisStoreOption = None,
+    model: ModelFilter = None,
+    task: TaskFilter = None,
+    language: LanguageFilter = None,
+    metric: MetricChoiceOption = None,
+    replicates: ReplicatesOption = 1000,
+    seed: SeedOption = 0,
+    json_output: JsonOption = False,
+) -> None:
+    """Variance components per model: between-language SD σ_b; per language σ_seed, σ_boot, σ_w."""
+    result = api.analyze_variance(
+        _source(input, store, metric, model, task, language, replicates, seed)
+    )
+    if json_output:
+        print_json(result.to_dict())
+        return
+    summary = result.per_model[
+        [
+            "model",
+            "task",
+            "n_languages",
+            "mean",
+            "sigma_b",
+            "se_sigma_b",
+            "sigma_seed_mean",
+            "sigma_boot_mean",
+            "sigma_w_mean",
+            "sigma_w_min",
+            "sigma_w_max",
+        ]
+    ]
+    console.print(
+        frame_table(summary, title="Variance components per model and task (means over languages)")
+    )
+    columns = [
+        "model",
+        "unit",
+        "mean",
+        "sigma_seed",
+        "sigma_boot",
+        "sigma_w",
+        "se_sigma_w",
+        "n_seeds",
+    ]
+    console.print(frame_table(result.per_unit[columns], title="Per language"))
+    print_notes(result.notes)
+
+
+@analyze_app.command("aggregate")
+def analyze_aggregate_command(
+    input: InputOption = None,
+    store: AnalysisStoreOption = None,
+    model: ModelFilter = None,
+    task: TaskFilter = None,
+    language: LanguageFilter = None,
+    metric: MetricChoiceOption = None,
+    scheme: SchemeOption = "nonparametric",
+    draws: DrawsOption = 10_000,
+    resample_languages: LanguagesOption = "none",
+    k: KOption = None,
+    replicates: ReplicatesOption = 1000,
+    seed: SeedOption = 0,
+    json_output: JsonOption = False,
+) -> None:
+    """Mean, geometric mean and median over languages with standard errors; language → overall."""
+    source = _source(input, store, metric, model, task, language, replicates, seed)
+    result = api.analyze_aggregate(source, _settings(scheme, draws, seed, resample_languages, k))
+    if json_output:
+        print_json(result.to_dict())
+        return
+    console.print(frame_table(result.frame, title=f"Aggregates ({result.settings.describe()})"))
+    console.print(
+        frame_table(
+            result.hierarchy,
+            title="Hierarchy: task × language → language (mean over tasks) → overall",
+        )
+    )
+    print_notes(result.notes)
+
+
+@analyze_app.command("compare")
+def analyze_compare_command(
+    input: InputOption = None,
+    store: AnalysisStoreOption = None,
+    model: ModelFilter = None,
+    task: TaskFilter = None,
+    language: LanguageFilter = None,
+    metric: MetricChoiceOption = None,
+    scheme: SchemeOption = "nonparametric",
+    draws: DrawsOption = 10_000,
+    resample_languages: LanguagesOption = "none",
+    k: KOption = None,
+    replicates: ReplicatesOption = 1000,
+    seed: SeedOption = 0,
+    confidence_level: LevelOption = 0.95,
+    per_language: Annotated[
+        bool,
+        typer.Option(
+            "--per-language",
+            help="Also give the full per-language table (every pair × language; in --json as "
+            "per_language). Without it, per-language results are summarised per language and "
+            "per pair.",
+        ),
+    ] = False,
+    pairs_out: Annotated[
+        Path | None,
+        typer.Option(
+            "--pairs-out",
+            help="Write the full per-language table (every pair × language) to this file: "
+            "Parquet, or CSV if the name ends in .csv.",
+        ),
+    ] = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Pairwise differences, their SD over replications and effect sizes (flag: |effect| ≥ 2).
+
+    Aggregates over languages: mean, geometric mean (a zero gives 0) and median.
+    """
+    source = _source(input, store, metric, model, task, language, replicates, seed)
+    result = api.analyze_compare(
+        source,
+        _settings(scheme, draws, seed, resample_languages, k),
+        confidence_level,
+        per_language=per_language,
+        pairs_out=pairs_out,
+    )
+    if json_output:
+        print_json(result.to_dict())
+        return
+    console.print(
+        frame_table(
+            result.aggregates, title=f"Pairwise differences A − B ({result.settings.describe()})"
+        )
+    )
+    if result.per_language is not None:
+        console.print(frame_table(result.per_language, title="Per language"))
+    else:
+        console.print(
+            frame_table(result.language_summary, title="Per language: flagged pair differences")
+        )
+    if pairs_out is not None:
+        console.print(f"per-language table of every pair written to {pairs_out}")
+    print_notes(result.notes)
+
+
+@analyze_app.command("ranks")
+def analyze_ranks_command(
+    input: InputOption = None,
+    store: AnalysisStoreOption = None,
+    model: ModelFilter = None,
+    task: TaskFilter = None,
+    language: LanguageFilter = None,
+    metric: MetricChoiceOption = None,
+    scheme: SchemeOption = "nonparametric",
+    draws: DrawsOption = 10_000,
+    resample_languages: LanguagesOption = "none",
+    k: KOption = None,
+    replicates: ReplicatesOption = 1000,
+    seed: SeedOption = 0,
+    confidence_level: LevelOption = 0.95,
+    rank_method: RankMethodOption = "2026-05-28",
+    rank_bootstraps: RankBootstrapsOption = 1000,
+    json_output: JsonOption = False,
+) -> None:
+    """Rank distributions (% of draws at each rank), rank intervals and EuroEval rank scores."""
+    source = _source(input, store, metric, model, task, language, replicates, seed)
+    result = api.analyze_ranks(
+        source,
+        _settings(scheme, draws, seed, resample_languages, k),
+        confidence_level,
+        rank_method=rank_method,
+        rank_bootstraps=rank_bootstraps,
+    )
+    if json_output:
+        print_json(result.to_dict())
+        return
+    console.print(frame_table(result.summary, title=f"Ranks ({result.settings.describe()})"))
+    console.print(frame_table(result.distribution, title="Rank distribution, % of draws"))
+    print_notes(result.notes)
+
+
+@analyze_app.command("euroeval-rank")
+def analyze_euroeval_rank_command(
+    input: Annotated[
+        Path | None,
+        typer.Option(
+            "--input",
+            "-i",
+            help="Tidy scores file: model, language, score and optional dataset, task, metric, "
+            "seed, replicate (an iteration index). Default: the store.",
+        ),
+    ] = None,
+    store: AnalysisStoreOption = None,
+    metric: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--metric",
+            help="Each dataset's primary metric: the first listed one it has (repeatable, "
+            "e.g. --metric mcc --metric micro_f1).",
+        ),
+    ] = None,
+    model: ModelFilter = None,
+    task: TaskFilter = None,
+    language: LanguageFilter = None,
+    rank_method: RankMethodOption = "2026-05-28",
+    bootstraps: Annotated[
+        int, typer.Option("--bootstraps", help="Bootstrap resamples of each model's iterations.")
+    ] = 1000,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")] = 0,
+    confidence_level: LevelOption = 0.95,
+    json_output: JsonOption = False,
+) -> None:
+    """EuroEval's leaderboard rank score (1 = best) per dataset, task, language and overall."""
+    result = api.euroeval_rank(
+        input=input,
+        store=store,
+        metrics=metric,
+        models=model,
+        tasks=task,
+        languages=language,
+        method=rank_method,
+        n_bootstraps=bootstraps,
+        seed=seed,
+        confidence_level=confidence_level,
+    )
+    if json_output:
+        print_json(result.to_dict())
+        return
+    settings = result.settings()
+    title = f"EuroEval rank score, method {settings['method']}"
+    if settings["superseded"]:
+        title += " (superseded on 2026-05-28; no interval)"
+    else:
+        title += (
+            f" (median of {settings['n_bootstraps']} bootstrap resamples, seed {seed}; "
+            f"low/high: {confidence_level:.0%} interval)"
+        )
+    console.print(frame_table(result.overall, title=title))
+    console.print(frame_table(result.languages, title="Per language"))
+    columns = ["dataset", "model", "n_iterations", "mean", "plug_in", "score", "low", "high"]
+    console.print(frame_table(result.datasets[columns], title="Per dataset"))
+    print_notes(result.notes)
+
+
+@analyze_app.command("speed")
+def analyze_speed_command(
+    store: StoreOption = DEFAULT_STORE,
+    model: ModelFilter = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Inference speed per model: ScandEval's GPT-2 tokens per second, mean ± 1.96·SD/√n.
+
+    From 'glotbench run' (its speed benchmark, one per model) or imported EuroEval speed scores.
+    """
+    result = api.speed_summary(store, models=model)
+    if json_output:
+        print_json(result.to_dict())
+        return
+    if not len(result):
+        console.print("no speed figures in the store (run a suite, or import EuroEval results)")
+        return
+    console.print(speed_table(result))
+
+
+@analyze_app.command("lmm")
+def analyze_lmm_command(
+    formula: Annotated[
+        str,
+        typer.Option(
+            "--formula",
+            "-f",
+            help="Model in lme4 syntax, e.g. 'delta ~ language * task + (1 | architecture/model)'.",
+        ),
+    ],
+    input: Annotated[
+        Path | None,
+        typer.Option("--input", "-i", help="Tidy table (CSV/JSONL/Parquet). Default: the store."),
+    ] = None,
+    store: AnalysisStoreOption = None,
+    emmeans: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--emmeans",
+            help="Factor (or combination a:b) for marginal means and pairwise contrasts "
+            "(repeatable).",
+        ),
+    ] = None,
+    reml: Annotated[
+        bool, typer.Option("--reml/--ml", help="Fit by REML (default) or maximum likelihood.")
+    ] = True,
+    adjust: Annotated[
+        str,
+        typer.Option(
+            "--adjust", help="Contrast p-value adjustment: tukey, bonferroni, holm, none."
+        ),
+    ] = "tukey",
+    qq_plot: Annotated[
+        Path | None,
+        typer.Option(
+            "--qq-plot",
+            help="Simulate DHARMa-style residuals, test them and write their Q-Q plot here.",
+        ),
+    ] = None,
+    residuals: Annotated[
+        bool,
+        typer.Option(
+            "--residuals",
+            help="Simulate DHARMa-style residuals and test them without a plot (with --json, "
+            "the scaled residuals for `glotbench report --lmm`).",
+        ),
+    ] = False,
+    residuals_by: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--residuals-by",
+            help="Factor for DHARMa's per-group residual tests (KS uniformity within each "
+            "group, Holm-adjusted; Levene between groups); 'a:b' = cells of two factors "
+            "(repeatable; implies --residuals; default: the fixed-effect factors).",
+        ),
+    ] = None,
+    model: ModelFilter = None,
+    task: TaskFilter = None,
+    language: LanguageFilter = None,
+    metric: MetricFilter = None,
+    seed: SeedOption = 0,
+    json_output: JsonOption = False,
+) -> None:
+    """Linear mixed model: Satterthwaite tests, Type III ANOVA + partial η², EMMs, R²."""
+    frame, error = api.load_lmm_frame(
+        input,
+        store if store is not None or input is not None else DEFAULT_STORE,
+        metric=metric,
+        models=model,
+        tasks=task,
+        languages=language,
+    )
+    result = api.analyze_mixed_model(
+        frame,
+        formula,
+        emmeans=emmeans or [],
+        reml=reml,
+        adjust=adjust,
+        error=error,
+        qq_plot=qq_plot,
+        seed=seed,
+        residuals=residuals,
+        residuals_by=residuals_by,
+    )
+    if json_output:
+        print_json(result.to_dict())
+        return
+    criterion = "REML" if reml else "ML"
+    console.print(
+        frame_table(result.fixed_effects, title=f"Fixed effects ({criterion}, Satterthwaite df)")
+    )
+    console.print(frame_table(result.anova, title="Type III ANOVA (Satterthwaite) + partial η²"))
+    for spec, table in result.emmeans.items():
+        console.print(frame_table(table, title=f"Estimated marginal means: {spec}"))
+        console.print(frame_table(result.contrasts[spec], title=f"Pairwise contrasts: {spec}"))
+    console.print(frame_table(result.random_effects, title="Random effects"))
+    console.print(
+        f"residual variance {result.residual_variance:.6g}; R² marginal "
+        f"{result.r2['marginal']:.4g}, conditional {result.r2['conditional']:.4g}",
+        highlight=False,
+    )
+    print_notes(tuple(result.diagnostics["messages"]))
+    if result.residual_checks is not None:
+        _print_residual_tests(result.residual_checks)
+        print_notes(tuple(result.residual_checks["messages"]))
+        if result.residual_checks.get("qq_plot"):
+            console.print(
+                f"Q-Q plot written to {result.residual_checks['qq_plot']}", highlight=False
+            )
+
+
+def _print_residual_tests(checks: dict[str, Any]) -> None:
+    """One line per DHARMa test of `analyze lmm --residuals`."""
+    lines = [
+        f"uniformity (KS) p = {checks['uniformity']['p']:.3g}",
+        f"dispersion ratio {checks['dispersion']['ratio']:.3g}, "
+        f"p = {checks['dispersion']['p']:.3g}",
+        f"outliers {checks['outliers']['count']}, p = {checks['outliers']['p']:.3g}",
+    ]
+    if checks.get("quantiles"):
+        lines.append(f"quantiles vs fixed-effect prediction p = {checks['quantiles']['p']:.3g}")
+    for test in checks.get("categorical", []):
+        lines.append(
+            f"within {test['factor']} groups: min KS p (Holm) = {test['min_p_holm']:.3g} "
+            f"over {len(test['groups'])} groups; Levene p = {test['levene']['p']:.3g}"
+        )
+    console.print("Simulated residuals (DHARMa): " + "; ".join(lines), highlight=False)
+
+
+@analyze_app.command("datasize")
+def analyze_datasize_command(
+    store: AnalysisStoreOption = None,
+    dataset: DatasetOption = None,
+    task: TaskOption = None,
+    language: LanguageOption = None,
+    metric: Annotated[
+        str | None, typer.Option("--metric", help="Metric (store), or las/uas/upos (CoNLL-U).")
+    ] = None,
+    model: ModelsOption = None,
+    gold: Annotated[Path | None, typer.Option("--gold", help="Gold CoNLL-U file.")] = None,
+    pred: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--pred", help="CoNLL-U predictions (repeatable; name-seedN.conllu = seed N)."
+        ),
+    ] = None,
+    simulate_models: Annotated[
+        int, typer.Option("--simulate-models", help="Simulated UPOS taggers on --gold.")
+    ] = 0,
+    simulate_seeds: Annotated[
+        int, typer.Option("--simulate-seeds", help="Seeds per simulated tagger.")
+    ] = 3,
+    sizes: Annotated[
+        str, typer.Option("--sizes", help="Comma-separated sizes in tokens; 'all' = full set.")
+    ] = "100,200,500,1000,2000,5000,10000,20000,all",
+    strategy: Annotated[
+        list[str] | None, typer.Option("--strategy", help="SEQ, RAND, RAND_SEQ (repeatable).")
+    ] = None,
+    draws: Annotated[int, typer.Option("--draws", help="Draws per size and strategy.")] = 100,
+    level: Annotated[float, typer.Option("--level", help="τ level for the recommendation.")] = 0.9,
+    seed: SeedOption = 0,
+    no_aso: Annotated[bool, typer.Option("--no-aso", help="Skip the ASO agreement.")] = False,
+    aso_draws: Annotated[
+        int, typer.Option("--aso-draws", help="Draws per cell with ASO (0 = all).")
+    ] = 25,
+    aso_iterations: Annotated[
+        int, typer.Option("--aso-iterations", help="ASO bootstrap iterations.")
+    ] = 200,
+    plot: Annotated[
+        Path | None, typer.Option("--plot", help="Write the τ curve here (PNG).")
+    ] = None,
+    json_output: JsonOption = False,
+) -> None:
+    """How much test data is enough: ranking agreement (weighted τ, ASO) against test-set size."""
+    result = api.analyze_datasize(
+        store=store,
+        dataset=dataset,
+        task=task,
+        language=language,
+        metric=metric,
+        models=model,
+        gold=gold,
+        predictions=pred or [],
+        simulate_models=simulate_models,
+        simulate_seeds=simulate_seeds,
+        sizes=parse_sizes(sizes),
+        strategies=[s.upper() for s in strategy] if strategy else list(api.STRATEGIES),
+        n_draws=draws,
+        level=level,
+        seed=seed,
+        aso=not no_aso,
+        aso_draws=aso_draws or None,
+        aso_bootstrap_iterations=aso_iterations,
+    )
+    if plot is not None:
+        result.plot(plot)
+    if json_output:
+        payload = result.to_dict()
+        payload["plot"] = None if plot is None else str(plot)
+        print_json(payload)
+        return
+    console.print(
+        frame_table(
+            result.table,
+            title=f"Weighted τ vs the full set ({result.n_tokens:g} {result.token_unit}, "
+            f"{len(result.models)} models × {result.n_seeds} seeds; example order: "
+            f"{result.order})",
+        )
+    )
+    console.print(frame_table(result.recommendation, title=f"Smallest size with mean τ ≥ {level}"))
+    print_notes(result.notes)
+    if plot is not None:
+        console.print(f"plot written to {plot}", highlight=False)
+
+
+@analyze_app.command("transfer")
+def analyze_transfer_command(
+    input: Annotated[
+        Path | None,
+        typer.Option(
+            "--input",
+            "-i",
+            help="Tidy scores (CSV/JSONL/Parquet): model_language, language (or "
+            "dataset_language), score [, model, dataset].",
+        ),
+    ] = None,
+    example: Annotated[
+        bool,
+        typer.Option("--example", help="Use the published ScandEval table (Nielsen 2023, App. A)."),
+    ] = False,
+    store: Annotated[
+        Path | None,
+        typer.Option(
+            "--store",
+            help="A store with zero-shot transfer runs (e.g. 'glotbench run scandi-transfer').",
+        ),
+    ] = None,
+    metric: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--metric",
+            help="With --store: TASK=METRIC (repeatable); default: each task's primary metric.",
+        ),
+    ] = None,
+    observations: Annotated[
+        str,
+        typer.Option(
+            "--observations",
+            help="model: one score per model and language (mean over the language's datasets; "
+            "the paper's unit); dataset: one per (model, dataset).",
+        ),
+    ] = "model",
+    min_size: Annotated[
+        int, typer.Option("--min-size", help="Smallest group (1 adds single languages).")
+    ] = 2,
+    top: Annotated[int, typer.Option("--top", help="Groups to print (table only).")] = 20,
+    json_output: JsonOption = False,
+) -> None:
+    """Benchmark language groups by ScandEval's mean F-statistic (Nielsen 2023, §3.3).
+
+    For each group G of dataset languages and each language d in G: one-way ANOVA F
+    of the scores on d of the models whose language is in G against all other models;
+    a group's score is the mean of its per-language F values. Largest mean F first.
+    """
+    if observations not in ("model", "dataset"):
+        raise typer.BadParameter("use model or dataset", param_hint="--observations")
+    if sum([input is not None, example, store is not None]) != 1:
+        raise typer.BadParameter(
+            "give one of --input FILE, --store PATH or --example", param_hint="--input"
+        )
+    metrics: dict[str, str] = {}
+    for item in metric or []:
+        task, sep, name = item.partition("=")
+        if not sep or not task or not name:
+            raise typer.BadParameter("use TASK=METRIC", param_hint="--metric")
+        metrics[task] = name
+    result = api.analyze_transfer(
+        input,
+        example=example,
+        store=store,
+        metrics=metrics or None,
+        observations=observations,
+        min_size=min_size,
+    )
+    if json_output:
+        print_json(result.to_dict())
+        return
+    console.print(
+        frame_table(
+            transfer_table(result).head(top),
+            title=f"Benchmark groups by mean F (observations: {result.observations})",
+        )
+    )
+    console.print(
+        f"best group: {', '.join(result.best)} (mean F {result.groups.iloc[0]['mean_f']:.2f})",
+        highlight=False,
+    )
+    print_notes(result.notes)
+
+
+@analyze_app.command("buckets")
+def analyze_buckets_command(
+    task: Annotated[str, typer.Option("--task", help="Task of the runs.")],
+    language: Annotated[str, typer.Option("--language", help="Language of the runs.")],
+    metric: Annotated[str, typer.Option("--metric", help="Metric of the runs.")],
+    store: StoreOption = DEFAULT_STORE,
+    dataset: Annotated[str | None, typer.Option("--dataset", help="Dataset (if several).")] = None,
+    model: ListOption = None,
+    attributes: Annotated[
+        Path | None,
+        typer.Option(
+            "--attributes",
+            "-a",
+            help="Per-example attributes (CSV/TSV/JSONL/Parquet) with an example_id column; "
+            "text columns (text, question, context, answer, entity, …) become lengths. "
+            "Default: the built-in attributes `glotbench run` stored (sentence_length, "
+            "oov_rate, label, entity_length/label/oov, context/question/answer_length, "
+            "question_word).",
+        ),
+    ] = None,
+    attribute: Annotated[
+        list[str] | None, typer.Option("--attribute", help="Attribute to bucket (repeatable).")
+    ] = None,
+    buckets: Annotated[
+        int, typer.Option("--buckets", help="Equal-frequency buckets per continuous attribute.")
+    ] = 4,
+    replicates: Annotated[int, typer.Option("--replicates", help="Bootstrap replicates.")] = 1000,
+    seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
+    json_output: JsonOption = False,
+) -> None:
+    """Metric per bucket of examples (ExplainaBoard) with bootstrap CIs; pairwise diagnosis."""
+    result = api.analyze_buckets(
+        store=store,
+        attributes=attributes,
+        task=task,
+        language=language,
+        metric=metric,
+        dataset=dataset,
+        models=model,
+        columns=attribute,
+        n_buckets=buckets,
+        n_resamples=replicates,
+        seed=seed,
+    )
+    if json_output:
+        print_json(result.to_dict())
+        return
+    console.print(frame_table(result.buckets, title=f"{metric} per bucket ({task}/{language})"))
+    if not result.diagnosis.empty:
+        console.print(
+            frame_table(result.diagnosis, title="Where A beats B by the most, and B beats A")
+        )
+    print_notes(result.notes)
+
+
+@analyze_app.command("lmm-robustness")
+def analyze_lmm_robustness_command(
+    formula: Annotated[str, typer.Option("--formula", "-f", help="Mixed model in lme4 syntax.")],
+    factor: Annotated[str, typer.Option("--factor", help="Fixed factor whose effect to detect.")],
+    subject: Annotated[
+        str, typer.Option("--subject", help="Repeated-measures unit for RM-ANOVA (e.g. model).")
+    ] = "model",
+    within: Annotated[
+        list[str] | None,
+        typer.Option("--within", help="Within-subject factors for RM-ANOVA (repeatable)."),
+    ] = None,
+    input: InputOption = None,
+    store: AnalysisStoreOption = None,
+    metric: MetricFilter = None,
+    fraction: Annotated[
+        list[float] | None,
+        typer.Option("--fraction", help="Share of rows to remove (repeatable; default 0.05…0.5)."),
+    ] = None,
+    repeats: Annotated[int, typer.Option("--repeats", help="Refits per fraction.")] = 20,
+    alpha: Annotated[float, typer.Option("--alpha", help="Significance level.")] = 0.05,
+    seed: SeedOption = 0,
+    json_output: JsonOption = False,
+) -> None:
+    """How often LMM and RM-ANOVA still detect a factor as 5 %…50 % of rows go missing."""
+    frame, _ = api.load_lmm_frame(
+        input=input,
+        store=store if store is not None or input is not None else DEFAULT_STORE,
+        metric=metric,
+    )
+    result = api.analyze_missing_data(
+        frame,
+        formula,
+        factor,
+        subject=subject,
+        within=within or [factor],
+        fractions=fraction,
+        n_repeats=repeats,
+        alpha=alpha,
+        seed=seed,
+    )
+    if json_output:
+        print_json(result.to_dict())
+        return
+    console.print(
+        frame_table(result.to_frame(), title=f"Detection of {factor!r} as rows go missing")
+    )

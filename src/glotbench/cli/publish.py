@@ -1,0 +1,218 @@
+"""``glotbench leaderboard`` and ``glotbench report``: the static site and the HTML report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from glotbench.cli._common import JsonOption, ListOption, api, console, parse_sizes, print_json
+
+commands = typer.Typer()
+
+
+def _site_source(
+    store: Path | None,
+    demo: bool,
+    metric: str | None,
+    model: list[str] | None,
+    task: list[str] | None,
+    language: list[str] | None,
+    metadata: Path | None,
+    replicates: int,
+    seed: int,
+) -> Any:
+    if demo == (store is not None):
+        raise typer.BadParameter("give exactly one of --store PATH or --demo")
+    return api.leaderboard_source(
+        store=store,
+        demo=demo,
+        metric=metric,
+        models=model,
+        tasks=task,
+        languages=language,
+        metadata_file=metadata,
+        n_replicates=replicates,
+        seed=seed,
+    )
+
+
+@commands.command("leaderboard")
+def leaderboard_command(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder to write (index.html).")],
+    store: Annotated[
+        Path | None, typer.Option("--store", help="Results store.", envvar="GLOTBENCH_STORE")
+    ] = None,
+    demo_data: Annotated[
+        bool, typer.Option("--demo", help="Use the embedded XTREME-R baselines.")
+    ] = False,
+    metric: Annotated[str | None, typer.Option("--metric", help="Metric to show.")] = None,
+    model: ListOption = None,
+    task: ListOption = None,
+    language: ListOption = None,
+    metadata: Annotated[
+        Path | None,
+        typer.Option("--metadata", help="Model metadata file (CSV/JSONL/Parquet, 'model' column)."),
+    ] = None,
+    group: Annotated[
+        list[str] | None,
+        typer.Option("--group", help="Extra language group NAME=lang,lang (repeatable)."),
+    ] = None,
+    title: Annotated[str | None, typer.Option("--title", help="Page title.")] = None,
+    draws: Annotated[
+        int,
+        typer.Option(
+            "--draws",
+            help="Draws per view (SEs, intervals and ranks; as glotbench report's).",
+        ),
+    ] = 1000,
+    replicates: Annotated[
+        int, typer.Option("--replicates", help="Bootstrap replicates per stored run.")
+    ] = 200,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of draws and replicates.")] = 0,
+    json_output: JsonOption = False,
+) -> None:
+    """Write a static interactive leaderboard folder (index.html; works offline, from disk)."""
+    from glotbench.report.leaderboard import LANGUAGE_GROUPS
+
+    source = _site_source(
+        store, demo_data, metric, model, task, language, metadata, replicates, seed
+    )
+    groups = {**LANGUAGE_GROUPS, **api.parse_language_groups(group or [])}
+    result = api.write_leaderboard_site(
+        out, source, title=title, language_groups=groups, n_draws=draws, seed=seed
+    )
+    if json_output:
+        print_json(result.to_dict())
+        return
+    console.print(
+        f"leaderboard of {len(result.models)} models ({len(result.views)} views) written to "
+        f"{result.path}",
+        highlight=False,
+    )
+
+
+@commands.command("report")
+def report_command(
+    out: Annotated[Path, typer.Option("--out", "-o", help="HTML file to write.")],
+    store: Annotated[
+        Path | None, typer.Option("--store", help="Results store.", envvar="GLOTBENCH_STORE")
+    ] = None,
+    demo_data: Annotated[
+        bool, typer.Option("--demo", help="Use the embedded XTREME-R baselines.")
+    ] = False,
+    metric: Annotated[str | None, typer.Option("--metric", help="Metric to show.")] = None,
+    model: ListOption = None,
+    task: ListOption = None,
+    language: ListOption = None,
+    title: Annotated[str | None, typer.Option("--title", help="Report title.")] = None,
+    draws: Annotated[
+        int,
+        typer.Option(
+            "--draws",
+            help="Draws of the SEs, intervals, comparisons and ranks (as glotbench "
+            "leaderboard's, so both show the same numbers).",
+        ),
+    ] = 1000,
+    replicates: Annotated[
+        int, typer.Option("--replicates", help="Bootstrap replicates per stored run.")
+    ] = 200,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of draws and replicates.")] = 0,
+    datasize: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--datasize",
+            help="Add an evaluation-size analysis: JSON of `glotbench analyze datasize --json` "
+            "(repeatable).",
+        ),
+    ] = None,
+    datasize_dataset: Annotated[
+        str | None,
+        typer.Option("--datasize-dataset", help="Run the datasize analysis on the store: dataset."),
+    ] = None,
+    datasize_task: Annotated[
+        str | None,
+        typer.Option(
+            "--datasize-task",
+            help="Run the datasize analysis on the store's runs of this task (dataset defaults "
+            "to the task).",
+        ),
+    ] = None,
+    datasize_language: Annotated[
+        str | None, typer.Option("--datasize-language", help="Language of --datasize-task.")
+    ] = None,
+    datasize_metric: Annotated[
+        str | None,
+        typer.Option("--datasize-metric", help="Metric of --datasize-task (default: --metric)."),
+    ] = None,
+    datasize_sizes: Annotated[
+        str,
+        typer.Option(
+            "--datasize-sizes", help="Sizes of --datasize-task, comma-separated; 'all' = full set."
+        ),
+    ] = "100,200,500,1000,2000,5000,10000,20000,all",
+    datasize_draws: Annotated[
+        int, typer.Option("--datasize-draws", help="Draws per size and strategy.")
+    ] = 100,
+    lmm: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--lmm",
+            help="Add a mixed model: JSON of `glotbench analyze lmm --residuals --json` "
+            "(repeatable).",
+        ),
+    ] = None,
+    lmm_formula: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--lmm-formula",
+            help="Fit this mixed model (lme4 syntax) to the store's scores table, with simulated "
+            "residuals, and add it (repeatable).",
+        ),
+    ] = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Write a self-contained HTML report (variance, aggregates, comparisons, ranks, plots)."""
+    source = _site_source(store, demo_data, metric, model, task, language, None, replicates, seed)
+    datasize_inputs: list[Any] = list(datasize or [])
+    lmm_inputs: list[Any] = list(lmm or [])
+    if (datasize_task or datasize_language or datasize_dataset) or lmm_formula:
+        if store is None:
+            raise typer.BadParameter(
+                "--datasize-task and --lmm-formula read the store; give --store PATH"
+            )
+    if datasize_task or datasize_language or datasize_dataset:
+        datasize_inputs.append(
+            api.analyze_datasize(
+                store=store,
+                dataset=datasize_dataset or datasize_task,
+                task=datasize_task,
+                language=datasize_language,
+                metric=datasize_metric or metric,
+                models=model,
+                sizes=parse_sizes(datasize_sizes),
+                n_draws=datasize_draws,
+                seed=seed,
+            )
+        )
+    for formula in lmm_formula or []:
+        frame, error = api.load_lmm_frame(
+            None, store, metric=metric, models=model, tasks=task, languages=language
+        )
+        lmm_inputs.append(
+            api.analyze_mixed_model(frame, formula, error=error, residuals=True, seed=seed)
+        )
+    result = api.write_report(
+        out,
+        source,
+        title=title,
+        n_draws=draws,
+        seed=seed,
+        datasize=datasize_inputs,
+        lmm=lmm_inputs,
+    )
+    if json_output:
+        print_json(result.to_dict())
+        return
+    console.print(f"report written to {result.path}", highlight=False)

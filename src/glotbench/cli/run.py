@@ -1,0 +1,390 @@
+"""``glotbench run``, ``failures``, ``suites`` and ``build``: the benchmark runner's commands."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from glotbench.cli._common import (
+    DEFAULT_STORE,
+    JsonOption,
+    StoreOption,
+    api,
+    console,
+    frame_table,
+    print_json,
+    speed_table,
+    stderr_console,
+)
+
+commands = typer.Typer()
+build_app = typer.Typer(help="Build benchmark datasets.", no_args_is_help=True)
+
+
+def _run_reporter(quiet: bool) -> Any:
+    """Progress: a rich bar with ETA on a terminal, one line per job otherwise."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    from glotbench.cli.progress import item_columns, rich_item_sink
+    from glotbench.runner.progress import set_item_sink
+
+    state: dict[str, Any] = {"progress": None, "task": None, "sink": None}
+    err_console = stderr_console()
+    interactive = err_console.is_terminal and not quiet
+
+    def on_event(kind: str, job: Any, info: dict[str, Any]) -> None:
+        if kind == "planned":
+            if interactive and info["pending"]:
+                progress = Progress(
+                    TextColumn("[bold]{task.description}"),
+                    BarColumn(),
+                    MofNCompleteColumn(),
+                    TimeElapsedColumn(),
+                    TextColumn("ETA"),
+                    TimeRemainingColumn(),
+                    *item_columns(),
+                    console=err_console,
+                )
+                progress.start()
+                state["progress"] = progress
+                state["task"] = progress.add_task("running", total=info["pending"])
+                # rows with items done and items/s inside long jobs (HF models)
+                state["sink"] = set_item_sink(rich_item_sink(progress))
+            elif not quiet:
+                err_console.print(
+                    f"{info['pending']} of {info['total']} jobs to run "
+                    f"({info['total'] - info['pending']} already stored)",
+                    highlight=False,
+                )
+            return
+        if kind in ("stored", "failed"):
+            if state["progress"] is not None:
+                state["progress"].advance(state["task"])
+            if kind == "failed":
+                err_console.print(
+                    f"[red]failed:[/] {job.label()}: {info['error']}", highlight=False
+                )
+            elif not interactive and not quiet:
+                scores = ", ".join(f"{k}={v:.3f}" for k, v in info["scores"].items())
+                err_console.print(f"stored {job.label()}: {scores}", highlight=False)
+                sys.stderr.flush()
+
+    def close() -> None:
+        if state["progress"] is not None:
+            set_item_sink(state["sink"])
+            state["progress"].stop()
+
+    return on_event, close
+
+
+@commands.command("run")
+def run_command(
+    suite: Annotated[
+        str,
+        typer.Argument(help="Built-in suite name (see 'glotbench suites') or a suite YAML file."),
+    ],
+    store: StoreOption = DEFAULT_STORE,
+    data_dir: Annotated[
+        Path | None,
+        typer.Option("--data-dir", help="Folder the suite's data paths are relative to."),
+    ] = None,
+    model: Annotated[
+        list[str] | None, typer.Option("--model", help="Only this model (repeatable).")
+    ] = None,
+    language: Annotated[
+        list[str] | None, typer.Option("--language", help="Only this language (repeatable).")
+    ] = None,
+    task: Annotated[
+        list[str] | None, typer.Option("--task", help="Only this task (repeatable).")
+    ] = None,
+    dataset: Annotated[
+        list[str] | None, typer.Option("--dataset", help="Only this dataset (repeatable).")
+    ] = None,
+    iterations: Annotated[
+        int | None,
+        typer.Option("--iterations", min=1, help="Iterations (default: the suite's, 10)."),
+    ] = None,
+    splits: Annotated[
+        str | None,
+        typer.Option(
+            "--splits",
+            help="Override every dataset's split sizes, e.g. 'train=128,test=256' "
+            "(a smaller run, e.g. for CI).",
+        ),
+    ] = None,
+    executor: Annotated[
+        str,
+        typer.Option(
+            "--executor",
+            help="local (one job at a time), processes (worker processes on this machine) or ray.",
+        ),
+    ] = "local",
+    num_cpus: Annotated[
+        int | None,
+        typer.Option(
+            "--num-cpus",
+            help="Workers of --executor processes, or CPUs of the local Ray started by "
+            "--executor ray.",
+        ),
+    ] = None,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            "--ray-address",
+            help="Address of a running Ray cluster ('auto': the one 'ray start' runs here); "
+            "default: a new local Ray.",
+        ),
+    ] = None,
+    shards: Annotated[
+        Path | None,
+        typer.Option(
+            "--shards",
+            help="Folder all workers can write to: each job's statistics are written there "
+            "as a Parquet shard (one file per job) and merged into the store by this process.",
+        ),
+    ] = None,
+    merge: Annotated[
+        bool,
+        typer.Option(
+            "--merge/--no-merge",
+            help="With --shards: merge each shard as its job finishes (default), or leave "
+            "them for 'glotbench import shards'.",
+        ),
+    ] = True,
+    speed: Annotated[
+        bool,
+        typer.Option(
+            "--speed/--no-speed",
+            help="Run ScandEval's speed benchmark once per model (default: as the suite says).",
+        ),
+    ] = True,
+    speed_seconds: Annotated[
+        float | None,
+        typer.Option(
+            "--speed-seconds",
+            min=0.0,
+            help="Seconds of calls per speed document (ScandEval: 3; default: the suite's).",
+        ),
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Re-run and replace stored runs.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Run a benchmark suite (resumable: stored runs are skipped) and show ScandEval scores
+    and each model's inference speed."""
+    on_event, close = _run_reporter(quiet or json_output)
+    try:
+        result = api.run_benchmark(
+            suite,
+            store=store,
+            data_dir=data_dir,
+            models=model or None,
+            languages=language or None,
+            tasks=task or None,
+            datasets=dataset or None,
+            iterations=iterations,
+            executor=executor,
+            force=force,
+            num_cpus=num_cpus,
+            ray_address=ray_address,
+            on_event=on_event,
+            split_sizes=splits,
+            shards=shards,
+            merge=merge,
+            speed=speed,
+            speed_seconds=speed_seconds,
+        )
+    finally:
+        close()
+    if json_output:
+        print_json(result.to_dict())
+    else:
+        for note in result.notes:
+            console.print(f"[yellow]note:[/] {note}", highlight=False)
+        if result.by_dataset is not None and not result.by_dataset.empty:
+            console.print(
+                frame_table(
+                    _scandeval_display(result.by_dataset),
+                    title=f"{result.suite}: ScandEval scores (mean ± 1.96·SD/√N; a "
+                    "multilingual dataset's per-language runs as their mean and range)",
+                )
+            )
+        if result.speed is not None and len(result.speed):
+            console.print(speed_table(result.speed))
+        console.print(
+            f"{result.completed} job(s) run, {result.skipped} already stored, "
+            f"{len(result.failures)} failed; {result.runs_written} run(s) written to "
+            f"{result.store} in {result.seconds:.1f} s",
+            highlight=False,
+        )
+    if result.failures:
+        from glotbench.runner.errors import JobError
+
+        listing = f"glotbench failures --store {shlex.quote(result.store)}"
+        if not json_output:
+            console.print(
+                f"[red]{len(result.failures)} failure(s) recorded[/] in the store's failures "
+                f"table (with tracebacks); list them with: {listing}",
+                highlight=False,
+            )
+        raise JobError(
+            f"{len(result.failures)} job(s) failed (listed above and recorded in the store: "
+            f"{listing}); the others are stored. Fix the cause and run the same command "
+            "again to resume: a job that then succeeds marks its failure resolved."
+        )
+
+
+def _scandeval_display(by_dataset: Any) -> Any:
+    """Rows of :func:`glotbench.analysis.dataset_scores.scores_by_dataset` as ScandEval shows
+    them: score ± half-width, or a multilingual dataset's mean (minimum–maximum)."""
+    import pandas as pd
+
+    rows = []
+    for row in by_dataset.to_dict(orient="records"):
+        if row["n_languages"] == 1:
+            half = row["ci_half_width"]
+            score = f"{row['score']:.3f}" + (f" ± {half:.3f}" if half == half else "")
+            language = row["language"]
+        else:
+            score = f"{row['score']:.3f} ({row['score_min']:.3f}–{row['score_max']:.3f})"
+            language = f"{row['n_languages']} languages"
+        rows.append(
+            {
+                "model": row["model"],
+                "dataset": row["dataset"],
+                "language": language,
+                "metric": row["metric"],
+                "iterations": int(row["iterations"]),
+                "score": score,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+@commands.command("failures")
+def failures_command(
+    store: StoreOption = DEFAULT_STORE,
+    model: Annotated[
+        list[str] | None, typer.Option("--model", help="Only this model (repeatable).")
+    ] = None,
+    dataset: Annotated[
+        list[str] | None, typer.Option("--dataset", help="Only this dataset (repeatable).")
+    ] = None,
+    task: Annotated[
+        list[str] | None, typer.Option("--task", help="Only this task (repeatable).")
+    ] = None,
+    language: Annotated[
+        list[str] | None, typer.Option("--language", help="Only this language (repeatable).")
+    ] = None,
+    failure_id: Annotated[
+        list[str] | None, typer.Option("--id", help="Only this failure id (repeatable).")
+    ] = None,
+    include_resolved: Annotated[
+        bool, typer.Option("--all", help="Also failures resolved since (by a later success).")
+    ] = False,
+    resolve: Annotated[
+        bool,
+        typer.Option(
+            "--resolve",
+            help="Mark the matching open failures resolved by hand (e.g. of a model you "
+            "dropped); nothing is deleted.",
+        ),
+    ] = False,
+    show_traceback: Annotated[
+        bool, typer.Option("--traceback", help="Print each failure's traceback.")
+    ] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """List the failed benchmark jobs recorded by 'glotbench run' (open ones by default)."""
+    result = api.list_failures(
+        store,
+        models=model,
+        datasets=dataset,
+        tasks=task,
+        languages=language,
+        failure_ids=failure_id,
+        include_resolved=include_resolved,
+        resolve=resolve,
+    )
+    if json_output:
+        print_json(result.to_dict())
+        return
+    frame = result.to_frame()
+    what = "resolved" if resolve else ("recorded" if include_resolved else "open")
+    if frame.empty:
+        console.print(f"no {what} failures in {result.store}", highlight=False)
+        return
+    columns = ["failure_id", "created_at", "model", "dataset", "language", "seed"]
+    columns += ["error_type", "message"]
+    if include_resolved or resolve:
+        columns.append("resolved_at")
+    shown = frame[columns].astype(object).where(frame[columns].notna(), "—")
+    for col in ("created_at", "resolved_at"):
+        if col in shown:
+            shown[col] = [
+                v.isoformat(sep=" ", timespec="seconds") if hasattr(v, "isoformat") else v
+                for v in shown[col]
+            ]
+    console.print(frame_table(shown, title=f"{len(frame)} {what} failure(s) in {result.store}"))
+    if show_traceback:
+        for rec in frame.itertuples(index=False):
+            console.print(f"\n[bold]{rec.failure_id}[/] {rec.model} on {rec.dataset}:")
+            console.print(rec.traceback or "(no traceback recorded)", highlight=False, markup=False)
+    if resolve:
+        console.print(f"marked {result.resolved_now} failure(s) resolved", highlight=False)
+    elif not include_resolved:
+        console.print(
+            "Fix the cause and run the suite again: a job that succeeds marks its failures "
+            "resolved (--all lists them too; --traceback shows where each one failed).",
+            highlight=False,
+        )
+
+
+@commands.command("suites")
+def suites_command(json_output: JsonOption = False) -> None:
+    """List the built-in benchmark suites."""
+    suites = api.list_suites()
+    if json_output:
+        print_json({"suites": suites})
+        return
+    for name, description in suites.items():
+        console.print(f"[bold]{name}[/]  {description}", highlight=False)
+
+
+@build_app.command("scala")
+def build_scala_command(
+    treebank: Annotated[list[Path], typer.Argument(help="UD CoNLL-U file(s) of one language.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="JSONL file to write.")],
+    language: Annotated[str, typer.Option("--language", help="Language code.")] = "und",
+    seed: Annotated[int, typer.Option("--seed", help="Seed of corruptions and splits.")] = 4242,
+    train: Annotated[int, typer.Option("--train", help="Train size.")] = 1024,
+    validation: Annotated[int, typer.Option("--validation", help="Validation size.")] = 256,
+    test: Annotated[int, typer.Option("--test", help="Test size.")] = 2048,
+    json_output: JsonOption = False,
+) -> None:
+    """Build a ScaLA linguistic-acceptability dataset from a UD treebank."""
+    result = api.build_scala(
+        list(treebank),
+        out,
+        language=language,
+        seed=seed,
+        splits={"train": train, "validation": validation, "test": test},
+    )
+    if json_output:
+        print_json(result.to_dict())
+        return
+    for note in result.notes:
+        console.print(f"[yellow]note:[/] {note}", highlight=False)
+    sizes = ", ".join(f"{k} {v}" for k, v in result.sizes.items())
+    console.print(f"wrote {result.out}: {sizes}; labels {result.labels}", highlight=False)
