@@ -13,19 +13,20 @@ them) and holds the entry point :func:`main`:
 module                    commands
 ========================  ===============================================
 :mod:`.demo`              ``demo``
-:mod:`.score`             ``metrics``, ``bootstrap``
+:mod:`.metrics`           ``metrics``, ``bootstrap``
 :mod:`.store`             ``show``, ``export``
-:mod:`.publish`           ``leaderboard``, ``report``
-:mod:`.run`               ``run``, ``failures``, ``suites``, ``build scala``
-:mod:`.imports`           ``import …``
+:mod:`.report`            ``leaderboard``, ``report``
+:mod:`.run`               ``run``, ``failures``, ``suites``
+:mod:`.importing`         ``import …``
 :mod:`.analyze`           ``analyze …``
 :mod:`.significance`      ``significance …``
+:mod:`.build`             ``build …``
 :mod:`.checklist`         ``checklist …``
 ========================  ===============================================
 
-Shared options, the consoles, JSON output and the import-on-first-use proxies
-of the API and the renderers are in :mod:`._common`; the progress rows inside
-running jobs in :mod:`.progress`.
+Options several groups share are in :mod:`._options`; the consoles, JSON output
+and table renderers in :mod:`._output`; the import-on-first-use proxy of the API
+in :mod:`._lazy`; the progress rows inside running jobs in :mod:`.progress`.
 """
 
 from __future__ import annotations
@@ -35,13 +36,11 @@ from typing import Annotated, Any
 
 import typer
 
-from glotbench.cli import demo, publish, run, score, store
-from glotbench.cli._common import (
-    DEFAULT_STORE,
-    JsonOption,
-    StoreOption,
+from glotbench.cli import demo, metrics, report, run, store
+from glotbench.cli._lazy import api
+from glotbench.cli._options import DEFAULT_STORE, JsonOption, StoreOption
+from glotbench.cli._output import (
     _printed_json,
-    api,
     console,
     err_console,
     frame_table,
@@ -50,9 +49,10 @@ from glotbench.cli._common import (
     transfer_table,
 )
 from glotbench.cli.analyze import analyze_app
+from glotbench.cli.build import build_app
 from glotbench.cli.checklist import checklist_app
-from glotbench.cli.imports import import_app
-from glotbench.cli.run import _run_reporter, build_app
+from glotbench.cli.importing import import_app
+from glotbench.cli.run import _run_reporter
 from glotbench.cli.significance import significance_app
 from glotbench.cli.store import ExportTable
 from glotbench.errors import GlotbenchError
@@ -89,7 +89,7 @@ app = typer.Typer(
 
 # Top-level commands, then the groups, in the order `glotbench --help` lists them. (Typer
 # >= 0.15 would merge an unnamed add_typer; registered_commands works from 0.12 on.)
-for _module in (demo, score, store, publish, run):
+for _module in (demo, metrics, store, report, run):
     app.registered_commands.extend(_module.commands.registered_commands)
 app.add_typer(import_app, name="import")
 app.add_typer(analyze_app, name="analyze")

@@ -12,7 +12,8 @@ from typing import Annotated, Any
 
 import typer
 
-from glotbench.cli._common import (
+from glotbench.cli._lazy import api
+from glotbench.cli._options import (
     DEFAULT_STORE,
     DatasetOption,
     JsonOption,
@@ -23,10 +24,11 @@ from glotbench.cli._common import (
     SeedOption,
     StoreOption,
     TaskOption,
-    api,
+    parse_sizes,
+)
+from glotbench.cli._output import (
     console,
     frame_table,
-    parse_sizes,
     print_json,
     print_notes,
     speed_table,

@@ -7,7 +7,9 @@ from typing import Annotated
 
 import typer
 
-from glotbench.cli._common import JsonOption, api, console, frame_table, print_json, print_notes
+from glotbench.cli._lazy import api
+from glotbench.cli._options import JsonOption
+from glotbench.cli._output import console, frame_table, print_json, print_notes
 
 checklist_app = typer.Typer(
     help="Template tests after CheckList / MultiCheckList (MFT, INV, DIR).", no_args_is_help=True

@@ -8,14 +8,9 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from glotbench.cli._common import (
-    JsonOption,
-    api,
-    console,
-    frame_table,
-    leaderboard_tables,
-    print_json,
-)
+from glotbench.cli._lazy import api
+from glotbench.cli._options import JsonOption
+from glotbench.cli._output import console, frame_table, leaderboard_tables, print_json
 from glotbench.cli.run import _run_reporter
 
 commands = typer.Typer()

@@ -1,4 +1,4 @@
-"""``glotbench run``, ``failures``, ``suites`` and ``build``: the benchmark runner's commands."""
+"""``glotbench run``, ``failures`` and ``suites``: the benchmark runner's commands."""
 
 from __future__ import annotations
 
@@ -9,20 +9,11 @@ from typing import Annotated, Any
 
 import typer
 
-from glotbench.cli._common import (
-    DEFAULT_STORE,
-    JsonOption,
-    StoreOption,
-    api,
-    console,
-    frame_table,
-    print_json,
-    speed_table,
-    stderr_console,
-)
+from glotbench.cli._lazy import api
+from glotbench.cli._options import DEFAULT_STORE, JsonOption, StoreOption
+from glotbench.cli._output import console, frame_table, print_json, speed_table, stderr_console
 
 commands = typer.Typer()
-build_app = typer.Typer(help="Build benchmark datasets.", no_args_is_help=True)
 
 
 def _run_reporter(quiet: bool) -> Any:
@@ -360,31 +351,3 @@ def suites_command(json_output: JsonOption = False) -> None:
         return
     for name, description in suites.items():
         console.print(f"[bold]{name}[/]  {description}", highlight=False)
-
-
-@build_app.command("scala")
-def build_scala_command(
-    treebank: Annotated[list[Path], typer.Argument(help="UD CoNLL-U file(s) of one language.")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="JSONL file to write.")],
-    language: Annotated[str, typer.Option("--language", help="Language code.")] = "und",
-    seed: Annotated[int, typer.Option("--seed", help="Seed of corruptions and splits.")] = 4242,
-    train: Annotated[int, typer.Option("--train", help="Train size.")] = 1024,
-    validation: Annotated[int, typer.Option("--validation", help="Validation size.")] = 256,
-    test: Annotated[int, typer.Option("--test", help="Test size.")] = 2048,
-    json_output: JsonOption = False,
-) -> None:
-    """Build a ScaLA linguistic-acceptability dataset from a UD treebank."""
-    result = api.build_scala(
-        list(treebank),
-        out,
-        language=language,
-        seed=seed,
-        splits={"train": train, "validation": validation, "test": test},
-    )
-    if json_output:
-        print_json(result.to_dict())
-        return
-    for note in result.notes:
-        console.print(f"[yellow]note:[/] {note}", highlight=False)
-    sizes = ", ".join(f"{k} {v}" for k, v in result.sizes.items())
-    console.print(f"wrote {result.out}: {sizes}; labels {result.labels}", highlight=False)

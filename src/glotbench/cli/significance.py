@@ -8,7 +8,8 @@ from typing import Annotated, Any
 
 import typer
 
-from glotbench.cli._common import (
+from glotbench.cli._lazy import api
+from glotbench.cli._options import (
     DatasetOption,
     JsonOption,
     LanguageOption,
@@ -16,11 +17,8 @@ from glotbench.cli._common import (
     ModelsOption,
     SeedOption,
     TaskOption,
-    api,
-    console,
-    frame_table,
-    print_json,
 )
+from glotbench.cli._output import console, frame_table, print_json
 
 significance_app = typer.Typer(
     help="Significance tests: paired bootstrap, permutation, ASO, McNemar, corrections.",

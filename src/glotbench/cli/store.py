@@ -9,15 +9,9 @@ from typing import Annotated
 
 import typer
 
-from glotbench.cli._common import (
-    DEFAULT_STORE,
-    JsonOption,
-    StoreOption,
-    api,
-    console,
-    frame_table,
-    print_json,
-)
+from glotbench.cli._lazy import api
+from glotbench.cli._options import DEFAULT_STORE, JsonOption, StoreOption
+from glotbench.cli._output import console, frame_table, print_json
 
 commands = typer.Typer()
 

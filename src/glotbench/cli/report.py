@@ -7,7 +7,9 @@ from typing import Annotated, Any
 
 import typer
 
-from glotbench.cli._common import JsonOption, ListOption, api, console, parse_sizes, print_json
+from glotbench.cli._lazy import api
+from glotbench.cli._options import JsonOption, ListOption, parse_sizes
+from glotbench.cli._output import console, print_json
 
 commands = typer.Typer()
 

@@ -1,21 +1,20 @@
-"""What every command module of :mod:`glotbench.cli` shares.
+"""What the commands print: the two consoles, JSON documents, tables and progress bars.
 
-The two consoles, JSON output, the options several command groups take, the
-import-on-first-use proxies of the API and the renderers, and the few
-rendering helpers more than one group uses. Nothing here imports numpy,
-pandas or scipy at import time: ``glotbench --help`` imports every command
-module (see benchmarks/bench_cli_startup.py).
+The renderers of :mod:`glotbench.report` are reached through import-on-first-use
+proxies (:mod:`glotbench.cli._lazy`); nothing here imports numpy, pandas or scipy
+at import time.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import typer
 from rich.console import Console
+
+from glotbench.cli._lazy import OnFirstUse
 
 console = Console()
 err_console = Console(stderr=True)
@@ -30,25 +29,6 @@ def stderr_console() -> Console:
     return getattr(sys.modules.get("glotbench.cli"), "err_console", err_console)
 
 
-StoreOption = Annotated[
-    Path,
-    typer.Option(
-        "--store", help="DuckDB results store (created if missing).", envvar="GLOTBENCH_STORE"
-    ),
-]
-DEFAULT_STORE = Path("glotbench.duckdb")
-JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as a JSON object.")]
-SeedOption = Annotated[int, typer.Option("--seed", help="Seed of all random draws.")]
-LevelOption = Annotated[float, typer.Option("--confidence-level", help="Level of intervals.")]
-DatasetOption = Annotated[str | None, typer.Option("--dataset", help="Dataset (store).")]
-TaskOption = Annotated[str | None, typer.Option("--task", help="Task (store).")]
-LanguageOption = Annotated[str | None, typer.Option("--language", help="Language (store).")]
-ModelsOption = Annotated[
-    list[str] | None, typer.Option("--model", help="Model (repeatable; store).")
-]
-ListOption = Annotated[list[str] | None, typer.Option(help="Repeatable filter.")]
-
-
 _printed_json: list[bool] = []  # set once a command has printed its JSON document
 
 
@@ -58,27 +38,8 @@ def print_json(payload: Any) -> None:
     _printed_json.append(True)
 
 
-class _OnFirstUse:
-    """A module imported when one of its names is first used.
-
-    The analysis stack (pandas, scipy, the mixed models) takes a second or more
-    to import, and ``glotbench --help`` or ``--version`` needs none of it, so
-    the commands reach the API and the renderers through these proxies and the
-    import happens inside the command that runs (see benchmarks/bench_cli_startup.py).
-    """
-
-    def __init__(self, module: str) -> None:
-        self._module_name = module
-
-    def __getattr__(self, name: str) -> Any:
-        import importlib
-
-        return getattr(importlib.import_module(self._module_name), name)
-
-
-api: Any = _OnFirstUse("glotbench.api")
-_tables: Any = _OnFirstUse("glotbench.report.tables")
-_transfer: Any = _OnFirstUse("glotbench.report.transfer")
+_tables: Any = OnFirstUse("glotbench.report.tables")
+_transfer: Any = OnFirstUse("glotbench.report.transfer")
 
 
 def frame_table(*args: Any, **kwargs: Any) -> Any:
@@ -100,24 +61,6 @@ def print_notes(notes: tuple[str, ...] | list[str]) -> None:
     """One ``note:`` line per note of a result."""
     for note in notes:
         console.print(f"[yellow]note:[/] {note}", highlight=False)
-
-
-def parse_sizes(text: str) -> list[int | None]:
-    """``--sizes`` / ``--datasize-sizes``: comma-separated positive sizes, ``all`` = None."""
-    sizes: list[int | None] = []
-    for part in text.split(","):
-        part = part.strip().lower()
-        if part == "all":
-            sizes.append(None)
-            continue
-        try:
-            value = int(part.replace("_", ""))
-        except ValueError:
-            raise typer.BadParameter(f"{part!r} is not a size", param_hint="--sizes") from None
-        if value <= 0:
-            raise typer.BadParameter("sizes must be positive", param_hint="--sizes")
-        sizes.append(value)
-    return sizes
 
 
 def speed_table(table: Any) -> Any:

@@ -7,7 +7,9 @@ from typing import Annotated
 
 import typer
 
-from glotbench.cli._common import JsonOption, api, console, frame_table, print_json
+from glotbench.cli._lazy import api
+from glotbench.cli._options import JsonOption
+from glotbench.cli._output import console, frame_table, print_json
 
 commands = typer.Typer()
 

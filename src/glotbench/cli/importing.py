@@ -7,16 +7,9 @@ from typing import Annotated, Any
 
 import typer
 
-from glotbench.cli._common import (
-    DEFAULT_STORE,
-    JsonOption,
-    StoreOption,
-    api,
-    console,
-    frame_table,
-    print_json,
-    run_with_import_progress,
-)
+from glotbench.cli._lazy import api
+from glotbench.cli._options import DEFAULT_STORE, JsonOption, StoreOption
+from glotbench.cli._output import console, frame_table, print_json, run_with_import_progress
 
 import_app = typer.Typer(help="Import results into a store.", no_args_is_help=True)
 
