@@ -89,3 +89,26 @@ def test_scandi_suite_subset(shared_data: Path, tmp_path: Path):
     assert payload["completed"] == 2 and not payload["failures"]
     pos = [r for r in payload["scores"] if r["dataset"] == "pos-fo"][0]
     assert pos["full_test_mean"] > 0.8
+
+
+def test_run_table_shows_a_multilingual_dataset_as_mean_and_range():
+    import pandas as pd
+
+    from glotbench.analysis.dataset_scores import scores_by_dataset
+    from glotbench.cli.run import _scandeval_display
+
+    scores = pd.DataFrame(
+        [
+            ("m", "angry", "da", "mcc", 10, 0.40, 0.02),
+            ("m", "scala", "da", "mcc", 10, 0.20, 0.03),
+            ("m", "scala", "sv", "mcc", 8, 0.50, 0.01),
+            ("m", "scala", "nb", "mcc", 10, 0.35, 0.04),
+            ("n", "angry", "da", "mcc", 1, 0.10, float("nan")),
+        ],
+        columns=["model", "dataset", "language", "metric", "iterations", "score", "ci_half_width"],
+    )
+    shown = _scandeval_display(scores_by_dataset(scores))
+    assert list(shown.columns) == ["model", "dataset", "language", "metric", "iterations", "score"]
+    assert list(shown["language"]) == ["da", "3 languages", "da"]
+    assert list(shown["score"]) == ["0.400 ± 0.020", "0.350 (0.200–0.500)", "0.100"]
+    assert list(shown["iterations"]) == [10, 10, 1]
