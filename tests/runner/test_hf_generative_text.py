@@ -391,6 +391,12 @@ def test_prompts_templates_and_few_shot(folder):
     assert default.translation_prompt("Hei", "nb", "en") == (
         "Translate Norwegian Bokmål to English:\nHei\n"
     )
+    shots, _, _ = _loaded(folder, DATASETS[1], few_shot=1, shot_seed=0)
+    shot = shots.shots[0]
+    assert shots.translation_prompt("Hei", "nb", "en") == (
+        f"Translate Norwegian Bokmål to English:\n{shot['source']}\n{shot['target'][0]}\n\n"
+        "Translate Norwegian Bokmål to English:\nHei\n"
+    )
     bad, _, _ = _loaded(folder, DATASETS[1], templates={"translation": "{text}"})
     with pytest.raises(ModelError, match="cannot be filled"):
         bad.translation_prompt("Hei", "nb", "en")
@@ -413,3 +419,8 @@ def test_decoding_options_are_checked(folder):
         build(max_new_tokens=0)
     with pytest.raises(ModelError, match="vote: 3 is for classification"):
         _loaded(folder, DATASETS[0], vote=3)
+    # the extractive QA encoder cannot answer without a context; the generative LM can
+    qa_encoder = build_model({"name": "e", "kind": "hf-qa", "options": {"path": "x"}})
+    assert qa_encoder.supports(get_task("qa"))
+    assert not qa_encoder.supports(get_task("abstractive_qa"))
+    assert build().supports(get_task("abstractive_qa")) and build().supports(get_task("mt"))

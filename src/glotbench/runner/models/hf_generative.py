@@ -131,6 +131,11 @@ def fill(template: str, values: dict[str, Any], model: str) -> str:
         ) from None
 
 
+def with_answer(prompt: str, answer: str) -> str:
+    """A few-shot example: the filled template, then the answer (after a space if needed)."""
+    return prompt + answer if not prompt or prompt[-1].isspace() else f"{prompt} {answer}"
+
+
 def stop_criterion(stops: Sequence[str], width: int, tokenizer: Any) -> Any:
     """A ``transformers`` stopping criterion: per row, has its new text reached a stop string?"""
     torch, transformers = _torch()
@@ -378,7 +383,9 @@ class HFGenerative(Model):
         for shot in self.shots:
             answers = shot["answers"]
             first = answers if isinstance(answers, str) else list(answers)[0]
-            parts.append(f"{one(str(shot['question']), str(shot.get('context') or ''))} {first}")
+            parts.append(
+                with_answer(one(str(shot["question"]), str(shot.get("context") or "")), first)
+            )
         parts.append(one(question, context))
         return "\n\n".join(parts)
 
@@ -400,10 +407,10 @@ class HFGenerative(Model):
         for shot in self.shots:
             target = shot["target"]
             first = target if isinstance(target, str) else list(target)[0]
-            parts.append(
-                one(str(shot["source"]), str(shot["source_language"]), str(shot["target_language"]))
-                + first
+            prompt = one(
+                str(shot["source"]), str(shot["source_language"]), str(shot["target_language"])
             )
+            parts.append(with_answer(prompt, first))
         parts.append(one(source, source_language, target_language))
         return "\n\n".join(parts)
 
