@@ -210,3 +210,45 @@ def test_translation_statistics_are_sacrebleus(tmp_path):
     chrf = stats["chrf"].metric.score(stats["chrf"].stats.sum(axis=0))
     assert np.isclose(bleu, sacrebleu.corpus_bleu(hyps, refs).score, atol=1e-9)
     assert np.isclose(chrf, sacrebleu.corpus_chrf(hyps, refs).score, atol=1e-9)
+
+
+def test_translation_job_from_a_predictions_file(tmp_path):
+    """A translation job (no neural extra): stored statistics give sacrebleu's corpus scores."""
+    sacrebleu = pytest.importorskip("sacrebleu")
+    from glotbench.runner.datasets import DatasetSpec
+    from glotbench.runner.models import ModelSpec
+    from glotbench.runner.protocol import Job, Protocol, execute_job
+
+    pairs = [
+        ("Kari bor i Oslo.", "Kari lives in Oslo.", "Kari stays in Oslo."),
+        ("Ola jobber i Bergen.", "Ola works in Bergen.", "Ola is working in Bergen."),
+        ("Siri bor i Turku.", "Siri lives in Turku.", "Siri stays in Turku."),
+        ("Nils jobber i Malmo.", "Nils works in Malmo.", "Nils is working in Malmo."),
+    ]
+    (tmp_path / "p.tsv").write_text("".join("\t".join(p) + "\n" for p in pairs), encoding="utf-8")
+    spec = DatasetSpec(
+        name="mt",
+        task="translation",
+        language="en",
+        loader="parallel",
+        paths=[str(tmp_path / "p.tsv")],
+        options={"source_language": "nb"},
+        splits={"train": 0, "validation": 0, "test": 4},
+    )
+    ds = build_dataset(spec)
+    guesses = {
+        "Kari bor i Oslo.": "Kari lives in Oslo.",
+        "Ola jobber i Bergen.": "Ola works at Bergen.",
+        "Siri bor i Turku.": "Siri is living in Turku",
+        "Nils jobber i Malmo.": "Nils works.",
+    }
+    hyps = [guesses[r["source"]] for r in ds.test]
+    (tmp_path / "hyp.txt").write_text("\n".join(hyps) + "\n", encoding="utf-8")
+    model = ModelSpec(name="file", kind="predictions", options={"path": str(tmp_path / "hyp.txt")})
+    outcome = execute_job(Job(model, spec, 0, Protocol(iterations=1, speed_iterations=0)), ds)
+    refs = [[r["target"][j] for r in ds.test] for j in range(2)]
+    scores = outcome.scores()
+    assert scores["chrf"] == pytest.approx(sacrebleu.corpus_chrf(hyps, refs).score, abs=1e-9)
+    assert scores["bleu"] == pytest.approx(sacrebleu.corpus_bleu(hyps, refs).score, abs=1e-9)
+    assert 0 < scores["bleu"] < 100
+    assert outcome.runs[0][0].model_metadata["primary_metric"] == "chrf"
