@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from glotbench.runner.datasets import build_dataset, load_parallel, load_squad
+from glotbench.runner.datasets import Dataset, build_dataset, load_parallel, load_squad
 from glotbench.runner.errors import DatasetError
 from glotbench.runner.tasks import get_task
 
@@ -204,7 +204,8 @@ def test_translation_statistics_are_sacrebleus(tmp_path):
         r["source_language"], r["target_language"] = "nb", "en"
     hyps = ["the cat is on the mat", "a dog is there", "hello there world"]
     task = get_task("translation")
-    stats = {m.name: m for m in task.statistics(hyps, rows, None)}  # type: ignore[arg-type]
+    ds = Dataset(name="mt", task="translation", language="en", train=[], validation=[], test=rows)
+    stats = {m.name: m for m in task.statistics(hyps, rows, ds)}
     refs = [[r["target"][0] for r in rows], [r["target"][1] for r in rows]]
     bleu = stats["bleu"].metric.score(stats["bleu"].stats.sum(axis=0))
     chrf = stats["chrf"].metric.score(stats["chrf"].stats.sum(axis=0))
@@ -252,3 +253,31 @@ def test_translation_job_from_a_predictions_file(tmp_path):
     assert scores["bleu"] == pytest.approx(sacrebleu.corpus_bleu(hyps, refs).score, abs=1e-9)
     assert 0 < scores["bleu"] < 100
     assert outcome.runs[0][0].model_metadata["primary_metric"] == "chrf"
+
+
+def test_bleu_into_chinese_uses_sacrebleus_zh_tokeniser(tmp_path):
+    sacrebleu = pytest.importorskip("sacrebleu")
+    rows = [
+        {"id": "1", "source": "Kari bor i Oslo.", "target": "卡丽住在奥斯陆。"},
+        {"id": "2", "source": "Ola jobber i Bergen.", "target": "奥拉在卑尔根工作。"},
+    ]
+    (tmp_path / "zh.jsonl").write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
+    ds = build_dataset(
+        {
+            "name": "zh",
+            "task": "translation",
+            "language": "zh",
+            "loader": "jsonl",
+            "paths": [str(tmp_path / "zh.jsonl")],
+            "options": {"source_language": "nb"},
+            "splits": {"train": 0, "validation": 0, "test": 2},
+        }
+    )
+    hyps = ["卡丽住在奥斯陆。" if r["id"] == "1" else "奥拉工作在卑尔根。" for r in ds.test]
+    task = get_task("translation")
+    bleu = {m.name: m for m in task.statistics(hyps, ds.test, ds)}["bleu"]
+    assert bleu.metric.config()["tokenize"] == "zh"
+    refs = [[r["target"][0] for r in ds.test]]
+    expected = sacrebleu.corpus_bleu(hyps, refs, tokenize="zh").score
+    assert bleu.score() == pytest.approx(expected, abs=1e-9)
+    assert expected != pytest.approx(sacrebleu.corpus_bleu(hyps, refs).score)  # 13a differs

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from glotbench.core import attributes as attrs
+from glotbench.metrics import Metric, get_metric
 from glotbench.runner.datasets.base import Dataset, Record
 from glotbench.runner.errors import DatasetError
 from glotbench.runner.tasks.base import Task, call_checked, require
@@ -106,6 +107,12 @@ class Translation(Task):
     def references(self, records: Sequence[Record]) -> list[Any]:
         return [list(r["target"]) for r in records]
 
+    def metric(self, name: str, dataset: Dataset) -> Metric:
+        """BLEU into Chinese uses sacrebleu's ``zh`` tokeniser (as ``sacrebleu -l xx-zh`` does)."""
+        if name == "bleu" and _base_language(dataset.language) == "zh":
+            return get_metric(name, tokenize="zh")
+        return super().metric(name, dataset)
+
     def example_attributes(self, dataset: Dataset) -> list[dict[str, Any]]:
         """source_length and reference_length (word tokens of the first reference)."""
         rows: list[dict[str, Any]] = []
@@ -142,3 +149,9 @@ class Translation(Task):
         return [
             str(t) for t in call_checked(ask, items, [r["id"] for r in records], model.name, "test")
         ]
+
+
+def _base_language(code: str) -> str:
+    """``zh`` of ``zh``, ``zh-Hans``, ``zho_Hans``-style codes' first part (lower-cased)."""
+    base = code.replace("_", "-").split("-")[0].lower()
+    return "zh" if base in ("zh", "zho", "cmn") else base
