@@ -371,12 +371,10 @@ class HFGenerative(Model):
     def qa_prompt(self, question: str, context: str) -> str:
         """Few-shot examples (``template`` + first gold answer), then the question."""
 
+        custom = "qa" in self.templates or self.task_name in self.templates
+
         def one(q: str, c: str) -> str:
-            key = (
-                "qa"
-                if c or "qa" in self.templates or self.task_name in self.templates
-                else ("qa_no_context")
-            )
+            key = "qa" if c or custom else "qa_no_context"  # a user's template always applies
             return fill(self.template(key), {"question": q, "context": c}, self.name)
 
         parts = []
