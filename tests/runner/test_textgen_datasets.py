@@ -281,3 +281,25 @@ def test_bleu_into_chinese_uses_sacrebleus_zh_tokeniser(tmp_path):
     expected = sacrebleu.corpus_bleu(hyps, refs, tokenize="zh").score
     assert bleu.score() == pytest.approx(expected, abs=1e-9)
     assert expected != pytest.approx(sacrebleu.corpus_bleu(hyps, refs).score)  # 13a differs
+
+
+def test_translation_has_a_speed_call():
+    """ScandEval's speed benchmark puts each document to a translation model once per call."""
+    from glotbench.runner.protocol import measure_speed
+    from glotbench.runner.speed import SpeedSettings
+
+    class Echo:
+        calls: list[tuple[list[str], list[str], list[str]]] = []
+
+        def supports(self, task):
+            return task.kind == "translation"
+
+        def translate(self, sources, source_languages, target_languages):
+            self.calls.append((sources, source_languages, target_languages))
+            return list(sources)
+
+    model = Echo()
+    settings = SpeedSettings(iterations=1, seconds=0.0, warmup_seconds=0.0)
+    result = measure_speed(model, get_task("translation"), settings)
+    assert result is not None and model.calls
+    assert all(len(s) == 1 and a == b == ["en"] for s, a, b in model.calls)
