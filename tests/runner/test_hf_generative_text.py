@@ -384,6 +384,10 @@ def test_prompts_templates_and_few_shot(folder):
         f"Context: {shot['context']}\nQuestion: {shot['question']}\nAnswer: {shot['answers'][0]}"
     )
     assert model.qa_prompt("Who?", "") == "\n\n".join([*blocks[:2], "Question: Who?\nAnswer:"])
+    # abstractive QA without a context: one stripped one-line answer per question
+    answers = model.answer(["Where does Kari live?", "Who?"], ["", ""])
+    assert len(answers) == 2 and all(a == a.strip() and "\n" not in a for a in answers)
+    assert model.metadata()["empty_response_rate"] in (0.0, 0.5, 1.0)
     mt, _, mt_ds = _loaded(folder, DATASETS[1], templates={"translation": "{source} => "})
     assert mt.translation_prompt("Hei", "nb", "en") == "Hei => "
     meta = mt.metadata()
