@@ -195,11 +195,13 @@ class JobOutcome:
 
 
 #: task kind -> how a speed document is put to a model (ScandEval times one
-#: document per call; QA asks one question about it, retrieval embeds it)
+#: document per call; QA asks one question about it, translation translates it,
+#: retrieval embeds it)
 SPEED_CALLS: dict[str, Any] = {
     "sequence": lambda model: lambda doc: model.predict_labels([doc]),
     "token": lambda model: lambda doc: model.predict_tags([doc.split()]),
     "qa": lambda model: lambda doc: model.answer(["What is this about?"], [doc]),
+    "translation": lambda model: lambda doc: model.translate([doc], ["en"], ["en"]),
     "retrieval": lambda model: lambda doc: model.embed([doc]),
 }
 
