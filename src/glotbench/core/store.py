@@ -42,7 +42,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 import duckdb
 import numpy as np
@@ -51,7 +51,16 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from glotbench.core.layout import (
+    _IMPORT_COLUMNS,
+    _RUN_COLUMNS,
+    EXPORT_TABLES,
+    _first,
+    new_import_id,  # noqa: F401  (importable from here, as before)
+    run_id_of_row,  # noqa: F401
+)
 from glotbench.core.lock import connect as connect_waiting
+from glotbench.core.results import ImportResult, ScoreConflictError
 from glotbench.core.schema import (
     SCHEMA_VERSION,
     SCORE_COLUMNS,
@@ -59,14 +68,10 @@ from glotbench.core.schema import (
     RunKey,
     RunRecord,
     normalise_metric_name,
-    run_id_for,
     stats_digest,
     utc_now,
 )
 from glotbench.errors import InputError, StoreError
-
-if TYPE_CHECKING:
-    from glotbench.core.ingest import ImportResult
 
 Filter = str | int | Sequence[str] | Sequence[int] | None
 #: A run to write: (record, example ids, n × k statistics[, source positions])
@@ -75,7 +80,6 @@ RunItem = (
     | tuple[RunRecord, Sequence[Any] | np.ndarray, npt.ArrayLike, npt.ArrayLike | None]
 )
 ExportTable = Literal["runs", "examples", "scores", "imports", "meta", "all"]
-EXPORT_TABLES: tuple[str, ...] = ("runs", "examples", "scores", "imports", "meta")
 
 _DDL = """
 CREATE TABLE meta (
@@ -186,37 +190,7 @@ _FAILURE_COLUMNS = (
     "resolved_at",
 )
 
-_RUN_COLUMNS = (
-    "run_id",
-    "model",
-    "dataset",
-    "task",
-    "language",
-    "seed",
-    "config_hash",
-    "metric",
-    "metric_config",
-    "stat_names",
-    "n_examples",
-    "model_metadata",
-    "seconds",
-    "examples_per_second",
-    "source",
-    "import_id",
-    "stats_sha256",
-    "created_at",
-)
 _SCORE_TABLE_COLUMNS = SCORE_COLUMNS
-_IMPORT_COLUMNS = (
-    "import_id",
-    "kind",
-    "source",
-    "sha256",
-    "rows",
-    "added",
-    "started_at",
-    "completed_at",
-)
 #: Text that a spreadsheet evaluates when a CSV cell begins with it, and the
 #: apostrophe that marks a neutralised cell (see ``Store.export``).
 _FORMULA_START = "^[=+@\t\r'-]"
@@ -250,11 +224,6 @@ BATCH_ROWS = 2_000_000
 SCORE_RTOL = 1e-9
 
 
-def new_import_id() -> str:
-    """A fresh, random import id."""
-    return uuid.uuid4().hex[:16]
-
-
 def _as_list(values: Filter) -> list[Any] | None:
     if values is None:
         return None
@@ -283,11 +252,6 @@ def _failure_where(filters: dict[str, Filter], *, open_only: bool) -> tuple[str,
     if open_only:
         where = f"{where} AND resolved_at IS NULL" if where else " WHERE resolved_at IS NULL"
     return where, params
-
-
-def _first(rows: list[Any]) -> Any:
-    """First row of a fully fetched result, or None (DuckDB needs results fetched to the end)."""
-    return rows[0] if rows else None
 
 
 def _sql_string(text: str) -> str:
@@ -338,28 +302,6 @@ def _stats_from_list(column: pa.ChunkedArray | pa.Array, n: int, k: int) -> np.n
             f"the store is inconsistent: expected {n} × {k} statistics, found {values.size} values"
         )
     return values.reshape(n, k)
-
-
-class ScoreConflictError(InputError):
-    """A score whose key is stored with a different value.
-
-    ``position`` is the record's index in the incoming frame; the importer turns
-    it into the file's line number.
-    """
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        position: int,
-        field: str,
-        existing: Any,
-        new: Any,
-    ) -> None:
-        super().__init__(message, line=position + 1, field=field)
-        self.position = position
-        self.existing = existing
-        self.new = new
 
 
 @dataclass
@@ -788,7 +730,7 @@ class Store:
             with self.transaction():
                 self._con.execute(_DDL)
                 self._con.execute(_FAILURES_DDL)
-                from glotbench import __version__
+                from glotbench._version import __version__
 
                 now = utc_now().isoformat(timespec="seconds")
                 self._con.executemany(
@@ -810,7 +752,7 @@ class Store:
         if version is None:
             raise StoreError(f"{self.path} has no valid schema_version in its 'meta' table")
         if version > SCHEMA_VERSION:
-            from glotbench import __version__
+            from glotbench._version import __version__
 
             raise StoreError(
                 f"{self.path} has schema version {version}, but glotbench {__version__} "
@@ -2086,18 +2028,3 @@ def _open_error_message(path: Path, exc: Exception) -> str:
     if "version" in lowered and "storage" in lowered:
         return f"{path} was written by an incompatible DuckDB version: {text.splitlines()[0]}"
     return f"cannot open the store {path}: {text.splitlines()[0] if text else type(exc).__name__}"
-
-
-def run_id_of_row(row: dict[str, Any]) -> str:
-    """Recompute the run id from a row holding the run-key columns."""
-    seed = row.get("seed")
-    seed_val = None if seed is None or pd.isna(seed) else int(seed)
-    return run_id_for(
-        str(row["model"]),
-        str(row["dataset"]),
-        str(row["task"]),
-        str(row["language"]),
-        seed_val,
-        str(row["config_hash"] or ""),
-        str(row["metric"]),
-    )
