@@ -28,12 +28,11 @@ from typing import Any
 import pandas as pd
 
 from glotbench.core.chunked import CHUNK_ROWS
-from glotbench.core.layout import new_import_id
 from glotbench.core.readers import TidyTable, detect_format, file_sha256, read_tidy
-from glotbench.core.results import ImportResult, ImportStatus, ScoreConflictError  # noqa: F401
+from glotbench.core.results import ImportResult, ImportStatus  # noqa: F401
 from glotbench.core.schema import ImportRecord, stats_digest
 from glotbench.core.staging import stage_examples
-from glotbench.core.store import Store
+from glotbench.core.store import ScoreConflictError, Store, new_import_id
 from glotbench.core.validate import validate_scores
 from glotbench.errors import InputError
 
