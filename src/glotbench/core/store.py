@@ -669,7 +669,7 @@ class Store(ReadsPart, FailuresPart, ImportsPart, ExportPart):
         return dict(self._con.execute("SELECT key, value FROM meta ORDER BY key").fetchall())
 
     # ------------------------------------------------------------------
-    # writing runs (reading them: store_reads.ReadsPart)
+    # runs
     # ------------------------------------------------------------------
     @_in_use
     def completed_run_ids(self) -> set[str]:
