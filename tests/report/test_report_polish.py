@@ -146,3 +146,39 @@ def test_report_note_links_land_on_their_notes(
     assert page.evaluate("location.hash") == target
     assert page.locator(f"li{target}").is_visible()
     page.close()
+
+
+def test_a_suite_store_is_titled_by_its_suite(tmp_path: Path) -> None:
+    from glotbench.core import Store
+    from glotbench.runner.executors import run_suite
+    from glotbench.runner.protocol import PROTOCOL_VERSION
+    from glotbench.runner.suite import load_suite
+
+    from ..runner.conftest import write_suite
+
+    path = write_suite(tmp_path, iterations=2)
+    text = path.read_text(encoding="utf-8").replace(
+        "name: tiny\n", "name: tiny\ntitle: Tiny sentiment & NER <benchmark>\n"
+    )
+    path.write_text(text, encoding="utf-8")
+    suite = load_suite(path).select(models=["lr", "majority"], tasks=["sentiment"])
+    store = tmp_path / "s.duckdb"
+    run_suite(suite, store=store)
+    with Store.open(store, read_only=True) as handle:
+        assert handle.suites()["tiny"]["title"] == "Tiny sentiment & NER <benchmark>"
+        assert set(handle.runs()["source"]) == {
+            f"glotbench run tiny (protocol v{PROTOCOL_VERSION})"
+        }
+    source = api.leaderboard_source(store=store, n_replicates=20)
+    assert source.title == "Tiny sentiment & NER <benchmark>"
+    page = api.write_report(tmp_path / "r.html", source, n_draws=50).path.read_text()
+    assert "<h1>Tiny sentiment &amp; NER &lt;benchmark&gt;</h1>" in page
+    # runs of another origin in the same store: the generic title again
+    write_store(store, {"outsider": 0.5}, languages=("en",), tasks=("sentiment",), n=40)
+    assert api.leaderboard_source(store=store, n_replicates=20).title.startswith(
+        "glotbench leaderboard:"
+    )
+    assert (
+        api.leaderboard_source(store=store, models=["lr", "majority"], n_replicates=20).title
+        == "Tiny sentiment & NER <benchmark>"
+    )
