@@ -122,9 +122,16 @@ def test_notes_are_marked_on_their_rows(unbalanced_report: str) -> None:
     assert "partial" in notes[k] and "✗" in notes[k]
     # the model lacking a language: the cells left out, as a table with the cells as columns
     (k,) = note_of(_row(page, "Overall: unweighted", "holey"))
-    assert "left out of the overall scores" in notes[k]
+    assert "not shared by every model" in notes[k] and "overall scores" in notes[k]
     assert ">sentiment/de</th>" in notes[k] and ">xnli/de</th>" in notes[k]
     assert note_of(_row(page, "Overall: unweighted", "alpha")) == []
+    # the per-task rows of the model lacking a language point at the same note
+    per_task = page[
+        page.index("Per task: mean over languages") : page.index("<h2>Variance components</h2>")
+    ]
+    holey_rows = [r for r in re.findall(r"<tr>.*?</tr>", per_task) if ">holey<" in r]
+    assert len(holey_rows) == 2 and all(note_of(r) == [k] for r in holey_rows)
+    assert all(not note_of(r) for r in re.findall(r"<tr>.*?</tr>", per_task) if ">alpha<" in r)
     # the same rows in the variance table point at the note on lacking cells
     lacking = note_of(_row(page, "Per model and task", "holey"))
     assert lacking and "variance components use their own languages" in notes[lacking[0]]

@@ -84,7 +84,7 @@ def html_table(
 
     ``marks`` maps a row's ``key`` value (one column: the value; several: the
     tuple of values) to the numbers of the notes about it, shown after the
-    row's first ``key`` cell as links to ``#note-N``.
+    row's ``model`` cell (else its first ``key`` cell) as links to ``#note-N``.
     """
     text = [_is_text(frame[c]) for c in frame.columns]
     columns = list(frame.columns)
@@ -93,7 +93,8 @@ def html_table(
         for c, t in zip(columns, text, strict=True)
     )
     use_marks = bool(marks) and all(k in columns for k in key)
-    at = columns.index(key[0]) if use_marks else -1
+    # the numbers go after the model's name when the key has one, else after the key's first cell
+    at = columns.index("model" if "model" in key else key[0]) if use_marks else -1
     rows = []
     for row in frame.itertuples(index=False):
         found: Sequence[int] = ()
@@ -242,15 +243,33 @@ def _row_notes(
             _grid(lacks, board.tasks, "model"),
         )
     left_out = None
-    if analysis is not None and analysis.overall.missing:
-        view = analysis.overall
-        left_out = RowNote(
-            f"{len(view.left_out)} task–language cell(s) are left out of the overall scores, "
-            "SEs, intervals, pairwise comparisons and ranks of every model, because the marked "
-            f"models lack them ({MISSING} = no score)",
-            tuple(view.missing),
-            _grid(view.missing, view.left_out, "model"),
-        )
+    if analysis is not None:
+        lacks: dict[str, list[str]] = {}
+        rows: list[Any] = []
+        for model, cells in analysis.overall.missing.items():
+            lacks.setdefault(model, []).extend(cells)
+            rows.append(model)
+        if len(analysis.tasks) > 1:  # with one task, the overall view is the task's view
+            for task, task_view in analysis.tasks.items():
+                for model, cells in task_view.missing.items():
+                    lacks.setdefault(model, []).extend(f"{task}/{c}" for c in cells)
+                    rows.append((task, model))
+        if lacks:
+            labels = list(analysis.overall.left_out) + [
+                f"{task}/{c}"
+                for task, task_view in analysis.tasks.items()
+                for c in task_view.left_out
+                if len(analysis.tasks) > 1
+            ]
+            columns = list(dict.fromkeys(labels))
+            left_out = RowNote(
+                f"{len(columns)} task–language cell(s) are not shared by every model, so each "
+                "is left out, for every model, of the tables the marked rows are in: the "
+                "overall scores, SEs, intervals, comparisons and ranks, and the per-task "
+                f"scores of its task ({MISSING} = no score)",
+                tuple(dict.fromkeys(rows)),
+                _grid({m: list(dict.fromkeys(v)) for m, v in lacks.items()}, columns, "model"),
+            )
     lacking = None
     cells = variance.per_unit
     if {"model", "task", "unit"} <= set(cells.columns):
@@ -384,7 +403,12 @@ def build_report(
         "<h3>Overall: unweighted mean of task means</h3>"
         + html_table(overall, 3, marks=report.marks(*overall_notes))
         + "<h3>Per task: mean over languages</h3>"
-        + html_table(per_task[per_task_columns], 3),
+        + html_table(
+            per_task[per_task_columns],
+            3,
+            marks=report.marks(left_out) if left_out is not None else None,
+            key=("task", "model"),
+        ),
     )
     variance_columns = [
         c
