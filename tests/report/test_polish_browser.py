@@ -15,7 +15,7 @@ import pytest
 from glotbench import api
 from glotbench.analysis.headline import Analysis, AnalysisSettings
 
-from .conftest import write_store
+from .conftest import XSS, write_store
 
 pytestmark = pytest.mark.slow
 
@@ -29,10 +29,11 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Analysis]:
     store = folder / "s.duckdb"
     write_store(store, CLOSE, metadata={m: {"parameters": p} for m, p in PARAMETERS.items()})
     write_store(store, {"partial": 0.72}, tasks=("xnli",))  # lacks a task: not ranked
+    write_store(store, {XSS: 0.71}, tasks=("xnli",))  # a hostile name in a row note
     write_store(store, {"holey": 0.74}, languages=("da", "sv", "nb"))  # lacks a language
     source = api.leaderboard_source(store=store, n_replicates=60)
     settings = AnalysisSettings(n_draws=300)
-    complete = [m for m in source.replicated.models if m != "partial"]
+    complete = [m for m in source.replicated.models if m not in ("partial", XSS)]
     analysis = api.analyze_headline(source.replicated, settings, models=complete)
     api.write_leaderboard_site(folder / "site", source, settings=settings, analysis=analysis)
     return folder / "site" / "index.html", analysis
@@ -44,6 +45,7 @@ def page(browser: Any, built: tuple[Path, Analysis]) -> Iterator[Any]:
     errors: list[str] = []
     tab = context.new_page()
     tab.on("pageerror", lambda e: errors.append(str(e)))
+    tab.on("dialog", lambda d: errors.append("dialog " + d.message))
     tab.goto(built[0].as_uri())
     tab.wait_for_selector("body[data-ready=true]", timeout=10_000)
     yield tab
@@ -111,7 +113,8 @@ def test_notes_point_at_their_rows(page: Any) -> None:
         "Array.from(r.querySelectorAll('a.note-mark')).map(a => a.getAttribute('href'))])",
     )
     marked = {model: hrefs for model, hrefs in marks if hrefs}
-    assert set(marked) == {"partial", "holey"}
+    assert set(marked) == {"partial", "holey", XSS}
+    assert page.locator("#notes img, #board img").count() == 0  # the hostile name is text
     for model, hrefs in marked.items():
         for href in hrefs:
             note = page.locator(href)

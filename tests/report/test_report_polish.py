@@ -14,7 +14,7 @@ from glotbench import api
 from glotbench.report import plots
 from glotbench.report.html import cell_grid
 
-from .conftest import write_store
+from .conftest import XSS, write_store
 
 
 def _assert_legend_outside(figure: plt.Figure) -> None:
@@ -189,3 +189,15 @@ def test_a_suite_store_is_titled_by_its_suite(tmp_path: Path) -> None:
         api.leaderboard_source(store=store, models=["lr", "majority"], n_replicates=20).title
         == "Tiny sentiment & NER <benchmark>"
     )
+
+
+def test_row_notes_escape_hostile_names(tmp_path: Path) -> None:
+    store = tmp_path / "s.duckdb"
+    write_store(store, {"alpha": 0.8, "beta": 0.7}, n=30)
+    write_store(store, {XSS: 0.75}, languages=("da", "sv", "nb"), n=30)
+    source = api.leaderboard_source(store=store, n_replicates=30)
+    page = api.write_report(tmp_path / "r.html", source, n_draws=100).path.read_text()
+    assert XSS not in page and "<script" not in page
+    escaped = "&lt;img src=x onerror=alert(1)&gt;"
+    assert f'{escaped}<sup><a class="note-mark" href="#note-' in page
+    assert f'<td class="text">{escaped}</td>' in page  # in the note's table
