@@ -33,7 +33,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.special import ndtri
 
 from glotbench.analysis.aggregate import leaderboard
 from glotbench.analysis.headline import (
@@ -135,10 +134,6 @@ class LeaderboardData:
 
     def to_dict(self) -> dict[str, Any]:
         return self.payload
-
-
-def _z(confidence_level: float) -> float:
-    return float(ndtri(0.5 + confidence_level / 2))
 
 
 def _rank_block(view: ViewAnalysis, index: Mapping[str, int]) -> dict[str, dict[str, Any]]:
@@ -475,26 +470,29 @@ def _cell_scores(source: ReplicatedScores) -> pd.DataFrame:
 
 
 def _cell_rows(source: ReplicatedScores, confidence_level: float) -> list[list[Any]]:
-    """Per (model, task, language): mean, σ_w and the normal interval mean ± z·σ_w."""
+    """Per (model, task, language): mean, σ_w and its interval, as the analysis computed them.
+
+    From :func:`glotbench.analysis.variance.components`: the mean over seeds and
+    replicates, σ_w and :meth:`~glotbench.analysis.variance.ComponentTable.cell_intervals`.
+    """
     table = components(source)
     sigma_w = table.sigma_w
-    z = _z(confidence_level)
+    low, high = table.cell_intervals(confidence_level)
     rows = []
     for i in range(len(table.models)):
         for j, unit in enumerate(table.units):
             mean = table.mean[i, j]
             if np.isnan(mean):
                 continue
-            sd = sigma_w[i, j]
             rows.append(
                 [
                     i,
                     unit.task,
                     unit.language,
                     _num(mean),
-                    _num(sd),
-                    _num(mean - z * sd),
-                    _num(mean + z * sd),
+                    _num(sigma_w[i, j]),
+                    _num(low[i, j]),
+                    _num(high[i, j]),
                     int(table.n_seeds[i, j]),
                 ]
             )
