@@ -226,80 +226,97 @@ def cell_grid(labels: Sequence[str], tasks: Sequence[str]) -> pd.DataFrame:
     )
 
 
-def _row_notes(
-    board: Leaderboard, variance: VarianceComponents, analysis: Analysis | None
-) -> tuple[RowNote | None, ...]:
-    """Notes about rows: models without every task, cells left out or lacking, one language."""
+def _partial_note(board: Leaderboard) -> RowNote | None:
+    """Models without every task: no overall score."""
     overall = board.overall
-    partial = None
     unscored = overall.loc[overall["score"].isna(), "model"].astype(str).tolist()
-    if unscored:
-        has = board.per_task.groupby("model")["task"].agg(lambda t: set(t.astype(str)))
-        lacks = {m: [t for t in board.tasks if t not in has.get(m, set())] for m in unscored}
-        partial = RowNote(
-            "no score on every task, so no overall score, SE or rank; only its task rows "
-            f"are shown ({MISSING} = the task is missing)",
-            tuple(unscored),
-            _grid(lacks, board.tasks, "model"),
-        )
-    left_out = None
-    if analysis is not None:
-        lacks: dict[str, list[str]] = {}
-        rows: list[Any] = []
-        for model, cells in analysis.overall.missing.items():
-            lacks.setdefault(model, []).extend(cells)
-            rows.append(model)
-        if len(analysis.tasks) > 1:  # with one task, the overall view is the task's view
-            for task, task_view in analysis.tasks.items():
-                for model, cells in task_view.missing.items():
-                    lacks.setdefault(model, []).extend(f"{task}/{c}" for c in cells)
-                    rows.append((task, model))
-        if lacks:
-            labels = list(analysis.overall.left_out) + [
-                f"{task}/{c}"
-                for task, task_view in analysis.tasks.items()
-                for c in task_view.left_out
-                if len(analysis.tasks) > 1
+    if not unscored:
+        return None
+    has = board.per_task.groupby("model")["task"].agg(lambda t: set(t.astype(str)))
+    lacks = {m: [t for t in board.tasks if t not in has.get(m, set())] for m in unscored}
+    return RowNote(
+        "no score on every task, so no overall score, SE or rank; only its task rows "
+        f"are shown ({MISSING} = the task is missing)",
+        tuple(unscored),
+        _grid(lacks, board.tasks, "model"),
+    )
+
+
+def _left_out_note(analysis: Analysis | None) -> RowNote | None:
+    """Cells left out of the overall view or a task's view because some models lack them."""
+    if analysis is None:
+        return None
+    several = len(analysis.tasks) > 1  # with one task, the overall view is the task's view
+    lacks: dict[str, list[str]] = {}
+    rows: list[Any] = []
+    for model, labels in analysis.overall.missing.items():
+        lacks.setdefault(model, []).extend(labels)
+        rows.append(model)
+    for task, view in analysis.tasks.items() if several else ():
+        for model, labels in view.missing.items():
+            lacks.setdefault(model, []).extend(f"{task}/{c}" for c in labels)
+            rows.append((task, model))
+    if not lacks:
+        return None
+    columns = list(
+        dict.fromkeys(
+            [
+                *analysis.overall.left_out,
+                *(
+                    f"{task}/{c}"
+                    for task, view in (analysis.tasks.items() if several else ())
+                    for c in view.left_out
+                ),
             ]
-            columns = list(dict.fromkeys(labels))
-            left_out = RowNote(
-                f"{len(columns)} task–language cell(s) are not shared by every model, so each "
-                "is left out, for every model, of the tables the marked rows are in: the "
-                "overall scores, SEs, intervals, comparisons and ranks, and the per-task "
-                f"scores of its task ({MISSING} = no score)",
-                tuple(dict.fromkeys(rows)),
-                _grid({m: list(dict.fromkeys(v)) for m, v in lacks.items()}, columns, "model"),
-            )
-    lacking = None
-    cells = variance.per_unit
-    if {"model", "task", "unit"} <= set(cells.columns):
-        units = list(dict.fromkeys(cells["unit"].astype(str)))
-        task_of = dict(zip(cells["unit"].astype(str), cells["task"].astype(str), strict=True))
-        have = set(zip(cells["model"].astype(str), cells["unit"].astype(str), strict=True))
-        lacks = {
-            m: [u for u in units if (m, u) not in have]
-            for m in dict.fromkeys(cells["model"].astype(str))
-        }
-        lacks = {m: v for m, v in lacks.items() if v}
-        if lacks:
-            columns = [u for u in units if any(u in v for v in lacks.values())]
-            lacking = RowNote(
-                "the marked models lack some task–language cells: their variance components "
-                "use their own languages, and comparisons and ranks use the cells every "
-                f"compared model has ({MISSING} = no score)",
-                tuple(dict.fromkeys((m, task_of[u]) for m, v in lacks.items() for u in v)),
-                _grid(lacks, columns, "model"),
-            )
-    single = None
+        )
+    )
+    return RowNote(
+        f"{len(columns)} task–language cell(s) are not shared by every model, so each "
+        "is left out, for every model, of the tables the marked rows are in: the "
+        "overall scores, SEs, intervals, comparisons and ranks, and the per-task "
+        f"scores of its task ({MISSING} = no score)",
+        tuple(dict.fromkeys(rows)),
+        _grid({m: list(dict.fromkeys(v)) for m, v in lacks.items()}, columns, "model"),
+    )
+
+
+def _lacking_note(variance: VarianceComponents) -> RowNote | None:
+    """Models lacking task–language cells (from the variance components' rows)."""
+    present = variance.per_unit
+    if not {"model", "task", "unit"} <= set(present.columns):
+        return None
+    units = list(dict.fromkeys(present["unit"].astype(str)))
+    task_of = dict(zip(present["unit"].astype(str), present["task"].astype(str), strict=True))
+    have = set(zip(present["model"].astype(str), present["unit"].astype(str), strict=True))
+    lacks = {
+        m: [u for u in units if (m, u) not in have]
+        for m in dict.fromkeys(present["model"].astype(str))
+    }
+    lacks = {m: v for m, v in lacks.items() if v}
+    if not lacks:
+        return None
+    columns = [u for u in units if any(u in v for v in lacks.values())]
+    return RowNote(
+        "the marked models lack some task–language cells: their variance components "
+        "use their own languages, and comparisons and ranks use the cells every "
+        f"compared model has ({MISSING} = no score)",
+        tuple(dict.fromkeys((m, task_of[u]) for m, v in lacks.items() for u in v)),
+        _grid(lacks, columns, "model"),
+    )
+
+
+def _single_language_note(variance: VarianceComponents) -> RowNote | None:
+    """Model–task rows with one language: no σ_b."""
     frame = variance.per_model
-    if {"n_languages", "model", "task"} <= set(frame.columns):
-        one = frame[frame["n_languages"] < 2]
-        if not one.empty:
-            single = RowNote(
-                "one language only: no between-language SD σ_b (shown as —)",
-                tuple(zip(one["model"].astype(str), one["task"].astype(str), strict=True)),
-            )
-    return partial, left_out, lacking, single
+    if not {"n_languages", "model", "task"} <= set(frame.columns):
+        return None
+    one = frame[frame["n_languages"] < 2]
+    if one.empty:
+        return None
+    return RowNote(
+        "one language only: no between-language SD σ_b (shown as —)",
+        tuple(zip(one["model"].astype(str), one["task"].astype(str), strict=True)),
+    )
 
 
 def _drop_covered(notes: Sequence[str], covered: Sequence[RowNote | None]) -> list[str]:
@@ -356,7 +373,8 @@ def build_report(
     curves, recommendation) and per mixed model (Q-Q plot, residual tests,
     fixed effects, ANOVA).
     """
-    partial, left_out, lacking, single = _row_notes(board, variance, analysis)
+    partial, left_out = _partial_note(board), _left_out_note(analysis)
+    lacking, single = _lacking_note(variance), _single_language_note(variance)
     report = Report(
         title,
         notes=_drop_covered(notes, (left_out, lacking, single)),
