@@ -201,3 +201,22 @@ def test_row_notes_escape_hostile_names(tmp_path: Path) -> None:
     escaped = "&lt;img src=x onerror=alert(1)&gt;"
     assert f'{escaped}<sup><a class="note-mark" href="#note-' in page
     assert f'<td class="text">{escaped}</td>' in page  # in the note's table
+
+
+def test_page_task_view_counts_the_languages_its_score_averages(tmp_path: Path) -> None:
+    from glotbench.report.leaderboard import build_leaderboard
+
+    store = tmp_path / "s.duckdb"
+    write_store(store, {"alpha": 0.8, "beta": 0.7}, n=30)
+    write_store(store, {"holey": 0.75}, languages=("da", "sv", "nb"), n=30)
+    source = api.leaderboard_source(store=store, n_replicates=30)
+    data = build_leaderboard(source.replicated, n_draws=100).to_dict()
+    view = data["views"]["task:xnli"]
+    # de is left out for every model (holey lacks it): each score averages 3 languages
+    assert {row["n_languages"] for row in view["rows"]} == {3}
+    (note,) = view["row_notes"]
+    assert note["models"] == ["holey"] and note["table"]["columns"] == ["model", "de"]
+    alpha = next(r for r in view["rows"] if r["model"] == "alpha")
+    cells = [c for c in data["cells"] if c[0] == 0 and c[1] == "xnli" and c[2] != "de"]
+    assert data["models"][0]["name"] == "alpha"
+    assert alpha["score"] == pytest.approx(sum(c[3] for c in cells) / 3, abs=1e-3)

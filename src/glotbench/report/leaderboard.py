@@ -403,6 +403,9 @@ def _task_view(
     agg = _aggregate_rows(board.per_task)
     drawn, notes = views.get(list(agg), [task], None, True)
     drawn_rows = _view_rows(drawn)
+    if drawn is not None:  # the languages the drawn score averages (cells all models share)
+        for row in drawn_rows.values():
+            row["n_languages"] = drawn.n_languages
     ranks = _rank_block(drawn, views.index) if drawn is not None else {}
     languages = sorted(scores["language"].astype(str).unique())
     row_notes, notes = _row_notes(drawn, list(notes))
