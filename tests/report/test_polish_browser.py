@@ -124,3 +124,14 @@ def test_notes_point_at_their_rows(page: Any) -> None:
             assert model in rows
     holey = page.locator(marked["holey"][0])
     assert "sentiment/de" in holey.locator("th").all_text_contents()
+
+
+def test_cell_tooltips_say_what_their_interval_counts(page: Any) -> None:
+    def title(column: str) -> str:
+        headers = page.locator("#board th").all_text_contents()
+        cells = page.locator("#board tbody tr").first.locator("td")
+        return cells.nth(headers.index(column)).get_attribute("title")
+
+    assert "seeds, test-set bootstrap and languages" in title("xnli")
+    page.select_option("#view", "task:xnli")
+    assert "seeds and test-set bootstrap replicates of this one language" in title("da")

@@ -89,6 +89,16 @@
     return c ? { score: c[3], se: null, ci: [c[5], c[6]], sd: c[4] } : null;
   }
 
+  // in words, what the interval of a sub-column cell counts (see "What the intervals contain")
+  function subContains(view) {
+    if (view.kind === "overall" || view.kind === "group") {
+      return DATA.analysis && DATA.analysis.scheme === "languages-only" ?
+        "the choice of languages only (one score per language)" :
+        "seeds, test-set bootstrap and languages (the task's own view)";
+    }
+    return "the seeds and test-set bootstrap replicates of this one language";
+  }
+
   function columns(view) {
     var cols = [
       { key: "rank", label: "#", num: true, value: function (r) { return r.rank ? r.rank.mean : null; },
@@ -129,7 +139,7 @@
           var v = subValue(view, r, column);
           if (!v) { td.textContent = "—"; td.classList.add("missing"); return; }
           td.textContent = estimate(v.score, v.se);
-          if (v.ci[0] !== null) td.title = level + "% CI " + interval(v.ci);
+          if (v.ci[0] !== null) td.title = level + "% CI " + interval(v.ci) + "; it counts " + subContains(view);
           else td.title = "no replication: no interval";
         } });
     });
