@@ -87,6 +87,8 @@ RunItem = (
     tuple[RunRecord, Sequence[Any] | np.ndarray, npt.ArrayLike]
     | tuple[RunRecord, Sequence[Any] | np.ndarray, npt.ArrayLike, npt.ArrayLike | None]
 )
+#: ``meta`` keys ``suite:NAME`` hold the JSON title and description of a suite that ran here
+SUITE_META_PREFIX = "suite:"
 
 _DDL = """
 CREATE TABLE meta (
@@ -667,6 +669,30 @@ class Store(ReadsPart, FailuresPart, ImportsPart, ExportPart):
     def meta(self) -> dict[str, str]:
         """The ``meta`` key/value pairs."""
         return dict(self._con.execute("SELECT key, value FROM meta ORDER BY key").fetchall())
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Set one ``meta`` key (e.g. ``suite:NAME``); ``schema_version`` is not writable here."""
+        if key == "schema_version":
+            raise StoreError("schema_version is set by the store itself")
+        with self.transaction() as con:
+            con.execute("DELETE FROM meta WHERE key = ?", [key])
+            con.execute("INSERT INTO meta VALUES (?, ?)", [key, value])
+
+    def suites(self) -> dict[str, dict[str, str]]:
+        """Suites that ran into this store (``suite:NAME`` meta keys): name → title, description."""
+        out: dict[str, dict[str, str]] = {}
+        for key, value in self.meta().items():
+            if key.startswith(SUITE_META_PREFIX):
+                try:
+                    info = json.loads(value)
+                except ValueError:
+                    info = {}
+                name = key.removeprefix(SUITE_META_PREFIX)
+                out[name] = {
+                    "title": str(info.get("title") or ""),
+                    "description": str(info.get("description") or ""),
+                }
+        return out
 
     # ------------------------------------------------------------------
     # runs

@@ -35,7 +35,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from glotbench.core.attribute_store import write_attributes, write_unit_stats
-from glotbench.core.schema import RunKey, RunRecord
+from glotbench.core.schema import RunKey, RunRecord, runner_source
 from glotbench.metrics import get_metric
 from glotbench.runner.datasets import Dataset, DatasetSpec, content_hash
 from glotbench.runner.errors import ModelError
@@ -103,6 +103,8 @@ class Job:
     iteration: int
     protocol: Protocol
     session: str = ""
+    #: name of the suite the job belongs to (recorded in its runs' ``source``)
+    suite: str = ""
     #: the model's one job that runs the speed benchmark (see ``Suite.jobs``)
     measure_speed: bool = False
     #: cross-lingual protocols: the datasets whose training splits this job trains
@@ -128,6 +130,11 @@ class Job:
             f"{self.model.name} on {self.dataset.name}{trained} "
             f"(iteration {self.iteration}, seed {self.seed})"
         )
+
+
+def run_source(suite: str = "") -> str:
+    """The ``source`` of a run the runner stores: ``glotbench run [SUITE ](protocol vN)``."""
+    return runner_source(suite, PROTOCOL_VERSION)
 
 
 def config_hash(job: Job, dataset: Dataset) -> str:
@@ -351,7 +358,7 @@ def execute_job(job: Job, dataset: Dataset, *, base: str | Path | None = None) -
             model_metadata=metadata,
             seconds=predict_seconds,
             examples_per_second=(n / predict_seconds) if predict_seconds > 0 else None,
-            source=f"glotbench run (protocol v{PROTOCOL_VERSION})",
+            source=run_source(job.suite),
         )
         outcome.runs.append((record, run_ids, res.stats))
         outcome.source_positions.append(
