@@ -1,0 +1,304 @@
+"""The biaffine parsing head of ``hf-encoder`` on tiny random local BERTs (skipped without torch).
+
+References outside the adapter: a toy language whose trees are a known
+function of its words (the head must learn them, and beat attaching every
+word to the word before it); the tree check of the exact decoder's tests;
+LAS/UAS counted directly from the predicted heads (CoNLL 2018: gold
+tokenisation, universal relations) against the statistics the runner
+stores.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="torch is not installed (extra 'neural')")
+transformers = pytest.importorskip(
+    "transformers", reason="transformers is not installed (extra 'neural')"
+)
+os.environ["HF_HUB_OFFLINE"] = "1"
+
+from glotbench.runner.datasets import build_dataset  # noqa: E402
+from glotbench.runner.errors import ModelError  # noqa: E402
+from glotbench.runner.models import build_model  # noqa: E402
+from glotbench.runner.models.depparse import ParseBaseline, is_single_root_tree  # noqa: E402
+from glotbench.runner.protocol import Job, Protocol, execute_job, training_sample  # noqa: E402
+from glotbench.runner.tasks import get_task  # noqa: E402
+
+from .hf_tiny import save_bert, train_tokenizer  # noqa: E402
+
+# -- a toy language with known trees ---------------------------------------------
+
+DETS, ADJS = ["the", "a", "every"], ["big", "red", "old", "tiny"]
+NOUNS = ["dog", "cat", "man", "woman", "bird", "farmer"]
+VERBS = ["sees", "likes", "chases", "feeds"]
+
+
+def _noun_phrase(rng: np.random.Generator, words: list, heads: list, rels: list) -> int:
+    """DET ADJ* NOUN: determiner and adjectives attach to the noun; returns its index."""
+    start = len(words)
+    n_adj = int(rng.integers(0, 3))
+    words.append(str(rng.choice(DETS)))
+    words.extend(str(rng.choice(ADJS)) for _ in range(n_adj))
+    words.append(str(rng.choice(NOUNS)))
+    noun = len(words)  # 1-based
+    heads.extend([noun] * (noun - 1 - start) + [-1])
+    rels.extend(["det"] + ["amod"] * n_adj + ["?"])
+    return noun
+
+
+def toy_sentence(rng: np.random.Generator) -> tuple[list[str], list[int], list[str]]:
+    """NP VERB (NP) (and NP VERB (NP)): nouns attach to their verb (nsubj/obj); the first
+    verb is the root; a second clause's verb attaches to the first (conj), ``and`` to it (cc)."""
+    words: list[str] = []
+    heads: list[int] = []
+    rels: list[str] = []
+
+    def clause() -> int:
+        subj = _noun_phrase(rng, words, heads, rels)
+        words.append(str(rng.choice(VERBS)))
+        verb = len(words)
+        heads.append(-1)
+        rels.append("?")
+        heads[subj - 1], rels[subj - 1] = verb, "nsubj"
+        if rng.random() < 0.6:
+            obj = _noun_phrase(rng, words, heads, rels)
+            heads[obj - 1], rels[obj - 1] = verb, "obj"
+        return verb
+
+    main = clause()
+    heads[main - 1], rels[main - 1] = 0, "root"
+    if rng.random() < 0.4:
+        words.append("and")
+        heads.append(-1)
+        rels.append("cc")
+        and_at = len(words)
+        second = clause()
+        heads[second - 1], rels[second - 1] = main, "conj"
+        heads[and_at - 1] = second
+    return words, heads, rels
+
+
+def write_conllu(path: Path, sentences: list[tuple[list[str], list[int], list[str]]]) -> Path:
+    upos = {**dict.fromkeys(DETS, "DET"), **dict.fromkeys(ADJS, "ADJ")}
+    upos.update({**dict.fromkeys(NOUNS, "NOUN"), **dict.fromkeys(VERBS, "VERB"), "and": "CCONJ"})
+    lines = []
+    for k, (words, heads, rels) in enumerate(sentences):
+        lines += [f"# sent_id = toy-{k}", f"# text = {' '.join(words)}"]
+        for i, (w, h, r) in enumerate(zip(words, heads, rels, strict=True), start=1):
+            lines.append(f"{i}\t{w}\t{w}\t{upos[w]}\t_\t_\t{h}\t{r}\t_\t_")
+        lines.append("")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def toy(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("biaffine")
+    rng = np.random.default_rng(2017)
+    sentences = [toy_sentence(rng) for _ in range(400)]
+    write_conllu(folder / "toy.conllu", sentences)
+    texts = [" ".join(w) for w, _, _ in sentences]
+    # a vocabulary too small for whole words: longer words split into several sub-tokens
+    save_bert(folder / "bert", train_tokenizer(texts, vocab_size=60), positions=64)
+    return folder
+
+
+def _toy_spec(folder: Path, train: int = 240, validation: int = 40, test: int = 100) -> dict:
+    return {
+        "name": "toy",
+        "task": "parsing",
+        "language": "xx",
+        "loader": "conllu",
+        "paths": [str(folder / "toy.conllu")],
+        "splits": {"train": train, "validation": validation, "test": test},
+    }
+
+
+def _bert(folder: Path, **options) -> dict:
+    return {
+        "name": "biaffine",
+        "kind": "hf-encoder",
+        "options": {
+            "path": str(folder / "bert"),
+            "max_epochs": 12,
+            "patience": 12,
+            "warmup_steps": 5,
+            "batch_size": 16,
+            "learning_rate": 2e-3,
+            "arc_mlp": 64,
+            "label_mlp": 32,
+            "mlp_dropout": 0.1,
+            **options,
+        },
+    }
+
+
+def independent_attachment(pred: list, records: list) -> tuple[np.ndarray, np.ndarray]:
+    """Per sentence (correct, words) for LAS and UAS, counted directly (CoNLL 2018)."""
+    las, uas = [], []
+    for arcs, r in zip(pred, records, strict=True):
+        u = lab = 0
+        for (h, rel), gh, grel in zip(arcs, r["heads"], r["deprels"], strict=True):
+            if int(h) == int(gh):
+                u += 1
+                lab += rel.split(":")[0] == grel.split(":")[0]
+        las.append((lab, len(arcs)))
+        uas.append((u, len(arcs)))
+    return np.array(las, dtype=float), np.array(uas, dtype=float)
+
+
+def _fit(spec: dict, ds, seed: int):
+    model = build_model(spec)
+    model.fit(get_task("parsing"), ds, ds.train, ds.validation, seed)
+    return model
+
+
+# -- tests -----------------------------------------------------------------------
+
+
+def test_biaffine_learns_the_toy_language_and_beats_attach_left(toy):
+    ds = build_dataset(_toy_spec(toy))
+    model = _fit(_bert(toy), ds, 3)
+    pred = model.parse(ds.test)
+    for arcs, r in zip(pred, ds.test, strict=True):
+        assert len(arcs) == len(r["tokens"])
+        assert is_single_root_tree([-1, *(h for h, _ in arcs)])
+        assert all((rel == "root") == (h == 0) for h, rel in arcs)
+    las, uas = (s[:, 0].sum() / s[:, 1].sum() for s in independent_attachment(pred, ds.test))
+    left = ParseBaseline("left", "left")
+    left.fit(get_task("parsing"), ds, ds.train, [], 3)
+    left_las, left_uas = (
+        s[:, 0].sum() / s[:, 1].sum() for s in independent_attachment(left.parse(ds.test), ds.test)
+    )
+    print(
+        f"biaffine LAS {las:.3f} UAS {uas:.3f}; attach-left LAS {left_las:.3f} UAS {left_uas:.3f}"
+    )
+    assert las > left_las + 0.5 and uas > left_uas + 0.5
+    assert las > 0.9 and uas > 0.9
+    meta = model.metadata()
+    assert meta["head"].startswith("biaffine") and meta["arc_mlp"] == 64
+    assert meta["relations"] == ["amod", "cc", "conj", "det", "nsubj", "obj", "root"]
+    assert meta["history"] and meta["parameters"] > 0
+
+
+def test_runner_statistics_equal_an_independent_count_and_seeds_reproduce(toy):
+    spec, ds_spec = _bert(toy, max_epochs=3), _toy_spec(toy, train=80, validation=10, test=40)
+    ds = build_dataset(ds_spec)
+    protocol = Protocol(iterations=1, seed=21, speed_iterations=0)
+
+    def job() -> Job:
+        from glotbench.runner.datasets import DatasetSpec
+        from glotbench.runner.models import ModelSpec
+
+        return Job(ModelSpec(**spec), DatasetSpec(**ds_spec), 0, protocol)
+
+    outcome = execute_job(job(), ds)
+    again = execute_job(job(), ds)
+    stats = {run.metric: s for run, _, s in outcome.runs}
+    for (run, ids, s), (_, ids2, s2) in zip(outcome.runs, again.runs, strict=True):
+        assert ids == ids2 and np.array_equal(s, s2), run.metric  # same seed, same statistics
+    # an independent fit with the job's seed and training sample: the same trees, and
+    # LAS/UAS counted from its heads equal the runner's statistics
+    seed = job().seed
+    model = build_model(spec)
+    model.fit(get_task("parsing"), ds, training_sample(ds.train, seed, True), ds.validation, seed)
+    pred = model.parse(ds.test)
+    las, uas = independent_attachment(pred, ds.test)
+    np.testing.assert_array_equal(stats["las"], las)
+    np.testing.assert_array_equal(stats["uas"], uas)
+    assert model.parse(ds.test) == pred
+    other = build_model(spec)
+    other.fit(get_task("parsing"), ds, training_sample(ds.train, 99, True), ds.validation, 99)
+    assert other.parse(ds.test) != pred  # another seed, another bootstrap and initialisation
+
+
+def test_truncated_words_still_give_trees(toy):
+    ds = build_dataset(_toy_spec(toy, train=40, validation=0, test=30))
+    model = _fit(_bert(toy, max_epochs=1, max_length=8), ds, 1)
+    assert model.max_length == 8
+    pred = model.parse(ds.test)
+    long = [
+        r
+        for r in ds.test
+        if len(model.tokenizer(r["tokens"], is_split_into_words=True)["input_ids"]) > 8
+    ]
+    assert long  # some sentences lose words to truncation
+    for arcs, r in zip(pred, ds.test, strict=True):
+        assert len(arcs) == len(r["tokens"])
+        assert is_single_root_tree([-1, *(h for h, _ in arcs)])
+
+
+def test_options_and_task_selection(toy):
+    pos, parsing = get_task("pos"), get_task("parsing")
+    auto = build_model(_bert(toy))
+    assert auto.supports(parsing) and auto.supports(pos)
+    only = build_model(_bert(toy, head="biaffine"))
+    assert only.supports(parsing) and not only.supports(pos)
+    with pytest.raises(ModelError, match="head must be one of"):
+        build_model(_bert(toy, head="mlp"))
+    with pytest.raises(ModelError, match="arc_mlp"):
+        build_model(_bert(toy, arc_mlp=0))
+    with pytest.raises(ModelError, match="mlp_dropout"):
+        build_model(_bert(toy, mlp_dropout=1.0))
+    with pytest.raises(ModelError, match="fine-tuned on a parsing task"):
+        auto.parse([{"id": "x", "tokens": ["a"]}])
+
+
+def test_head_learning_rate_makes_two_parameter_groups(toy):
+    ds = build_dataset(_toy_spec(toy, train=16, validation=0, test=4))
+    model = _fit(_bert(toy, max_epochs=1, head_learning_rate=1e-2), ds, 0)
+    groups = model._parameter_groups()
+    assert [g.get("lr") for g in groups] == [None, 1e-2]
+    n_encoder = sum(p.numel() for p in model.model.encoder.parameters())
+    assert sum(p.numel() for p in groups[0]["params"]) == n_encoder
+    assert model.metadata()["head_learning_rate"] == 1e-2
+
+
+# -- UD English through the runner into a store -----------------------------------
+
+
+def test_ud_english_end_to_end_into_a_store(shared_data: Path, tmp_path: Path):
+    from glotbench import api
+    from glotbench.core import Store
+
+    treebank = shared_data / "ud" / "UD_English-EWT"
+    files = sorted(treebank.glob("*.conllu"))
+    if not files:
+        pytest.skip(f"no CoNLL-U files of UD English-EWT under {treebank}")
+    texts = []
+    for line in files[0].read_text(encoding="utf-8").splitlines()[:3000]:
+        if line.startswith("# text = "):
+            texts.append(line.removeprefix("# text = "))
+    save_bert(tmp_path / "bert", train_tokenizer(texts, vocab_size=400), positions=128)
+    (tmp_path / "suite.yaml").write_text(
+        f"""
+name: biaffine-ud
+protocol: {{iterations: 1, seed: 5, speed_iterations: 0}}
+splits: {{train: 24, validation: 4, test: 12}}
+datasets:
+  - {{name: ud-en, task: parsing, language: en, loader: conllu,
+     paths: ["{treebank}/*.conllu"]}}
+models:
+  - {{name: biaffine, kind: hf-encoder, options: {{path: bert, max_epochs: 1,
+     batch_size: 8, arc_mlp: 32, label_mlp: 16}}}}
+""",
+        encoding="utf-8",
+    )
+    summary = api.run_benchmark(tmp_path / "suite.yaml", store=tmp_path / "s.duckdb")
+    assert summary.completed == 1 and not summary.failures
+    with Store.open(tmp_path / "s.duckdb", read_only=True) as store:
+        runs = store.runs(metrics=["las", "uas"])
+        assert sorted(runs["metric"]) == ["las", "uas"]
+        for _, run in runs.iterrows():
+            ids, stats = store.run_stats(run["run_id"])
+            assert stats.shape == (12, 2) and (stats[:, 0] <= stats[:, 1]).all()
+            assert run["model_metadata"]["head"].startswith("biaffine")
+        las_stats = store.run_stats(runs.set_index("metric").loc["las", "run_id"])[1]
+        uas_stats = store.run_stats(runs.set_index("metric").loc["uas", "run_id"])[1]
+    assert (las_stats[:, 0] <= uas_stats[:, 0]).all()
+    assert (las_stats[:, 1] == uas_stats[:, 1]).all()
