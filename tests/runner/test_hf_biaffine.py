@@ -263,6 +263,64 @@ def test_head_learning_rate_makes_two_parameter_groups(toy):
     assert model.metadata()["head_learning_rate"] == 1e-2
 
 
+def test_scores_and_loss_match_the_biaffine_formulas():
+    """s[h, d] = a_h^T U a'_d + a_h^T u and r_d^T U_l r'_h + W_l [r_d; r'_h] + b_l (Dozat &
+    Manning 2017, eq. 2-5), recomputed in float64 from the MLP outputs; the loss is the mean
+    negative log-likelihood of the gold heads over the allowed heads plus that of the gold
+    relations at the gold heads."""
+    from glotbench.runner.models.hf_biaffine import biaffine_module
+
+    torch.manual_seed(0)
+    encoder = transformers.BertModel(
+        transformers.BertConfig(
+            vocab_size=50,
+            hidden_size=16,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            intermediate_size=32,
+            max_position_embeddings=32,
+        )
+    )
+    module = biaffine_module(encoder, n_relations=3, arc_mlp=6, label_mlp=5, dropout=0.0)
+    with torch.no_grad():
+        for p in (module.arc_U, module.arc_u, module.label_U):
+            p.normal_()
+    module.eval()
+    input_ids = torch.randint(5, 50, (2, 9))
+    attention_mask = torch.tensor([[1] * 9, [1] * 6 + [0] * 3])
+    first = torch.tensor([[1, 2, 4, 6], [1, 3, 4, 0]])
+    word_mask = torch.tensor([[True] * 4, [True] * 3 + [False]])
+    heads = torch.tensor([[2, 0, 2, 3], [0, 1, 1, -100]])
+    rels = torch.tensor([[1, 0, 2, 1], [0, 2, 1, -100]])
+    with torch.no_grad():
+        out = module(input_ids, attention_mask, first, word_mask, heads=heads, rels=rels)
+        states = encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+    f64 = lambda t: t.detach().double().numpy()  # noqa: E731
+    U, u = f64(module.arc_U), f64(module.arc_u)
+    LU = f64(module.label_U)
+    LW, Lb = f64(module.label_W.weight), f64(module.label_W.bias)
+    nll, label_nll = [], []
+    for b in range(2):
+        m = int(word_mask[b].sum())
+        with torch.no_grad():
+            nodes = torch.cat([module.root[None], states[b, first[b, :m]]])
+            a, a_dep = f64(module.arc_head(nodes)), f64(module.arc_dep(nodes[1:]))
+            r, r_dep = f64(module.label_head(nodes)), f64(module.label_dep(nodes[1:]))
+        got = f64(out.arc[b])
+        for d in range(m):
+            column = np.array([a[h] @ U @ a_dep[d] + a[h] @ u for h in range(m + 1)])
+            allowed = [h for h in range(m + 1) if h != d + 1]
+            np.testing.assert_allclose(got[allowed, d], column[allowed], rtol=1e-4, atol=1e-5)
+            assert got[d + 1, d] < -1e30 and (got[m + 1 :, d] < -1e30).all()  # masked
+            log_z = np.log(np.exp(column[allowed]).sum())
+            nll.append(log_z - column[int(heads[b, d])])
+            h = int(heads[b, d])
+            pair = np.concatenate([r_dep[d], r[h]])
+            labels = np.array([r_dep[d] @ LU[k] @ r[h] + LW[k] @ pair + Lb[k] for k in range(3)])
+            label_nll.append(np.log(np.exp(labels).sum()) - labels[int(rels[b, d])])
+    assert float(out.loss) == pytest.approx(np.mean(nll) + np.mean(label_nll), rel=1e-4)
+
+
 # -- UD English through the runner into a store -----------------------------------
 
 
