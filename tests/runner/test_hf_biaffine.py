@@ -263,6 +263,33 @@ def test_head_learning_rate_makes_two_parameter_groups(toy):
     assert model.metadata()["head_learning_rate"] == 1e-2
 
 
+def test_out_of_memory_halves_the_parser_batch_with_the_same_result(toy, monkeypatch):
+    """Training forward passes of more than 4 sentences run out of memory: the steps are
+    recomputed in micro-batches of 4, and the weights and trees equal a 4 x 4 run."""
+    from glotbench.runner.models.hf_encoder import HFEncoder
+
+    ds = build_dataset(_toy_spec(toy, train=32, validation=8, test=16))
+    spec = _bert(toy, max_epochs=1, batch_size=16)
+    reference = _fit(_bert(toy, max_epochs=1, batch_size=16, gradient_accumulation=4), ds, 4)
+    original = HFEncoder._forward
+    raised = []
+
+    def forward(self, items, **kwargs):
+        if self.model.training and len(items) > 4:
+            raised.append(len(items))
+            raise RuntimeError("CUDA out of memory. Tried to allocate 1.00 GiB")
+        return original(self, items, **kwargs)
+
+    monkeypatch.setattr(HFEncoder, "_forward", forward)
+    model = _fit(spec, ds, 4)
+    assert raised == [16, 8]
+    meta = model.metadata()
+    assert meta["batch_size"] == 4 and meta["gradient_accumulation"] == 4
+    a, b = model.model.state_dict(), reference.model.state_dict()
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+    assert model.parse(ds.test) == reference.parse(ds.test)
+
+
 def test_scores_and_loss_match_the_biaffine_formulas():
     """s[h, d] = a_h^T U a'_d + a_h^T u and r_d^T U_l r'_h + W_l [r_d; r'_h] + b_l (Dozat &
     Manning 2017, eq. 2-5), recomputed in float64 from the MLP outputs; the loss is the mean
