@@ -161,6 +161,7 @@ def _fit(spec: dict, ds, seed: int):
 # -- tests -----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_biaffine_learns_the_toy_language_and_beats_neighbour_attachment(toy):
     ds = build_dataset(_toy_spec(toy, train=160, validation=20, test=80))
     model = _fit(_bert(toy, max_epochs=8, patience=8), ds, 3)
@@ -190,6 +191,7 @@ def test_biaffine_learns_the_toy_language_and_beats_neighbour_attachment(toy):
     assert meta["history"] and meta["parameters"] > 0
 
 
+@pytest.mark.slow
 def test_runner_statistics_equal_an_independent_count_and_seeds_reproduce(toy):
     spec, ds_spec = _bert(toy, max_epochs=3), _toy_spec(toy, train=80, validation=10, test=40)
     ds = build_dataset(ds_spec)
@@ -251,6 +253,31 @@ def test_options_and_task_selection(toy):
         build_model(_bert(toy, mlp_dropout=1.0))
     with pytest.raises(ModelError, match="fine-tuned on a parsing task"):
         auto.parse([{"id": "x", "tokens": ["a"]}])
+
+
+def test_suite_jobs_pick_the_head_from_the_task(toy, tmp_path):
+    from glotbench.runner.suite import load_suite
+
+    from .conftest import write_sentiment
+
+    write_sentiment(tmp_path / "sent.jsonl")
+    (tmp_path / "suite.yaml").write_text(
+        f"""
+name: heads
+protocol: {{iterations: 2, seed: 1, speed_iterations: 0}}
+datasets:
+  - {{name: sent, task: sentiment, language: en, loader: jsonl, paths: [sent.jsonl]}}
+  - {{name: toy, task: parsing, language: xx, loader: conllu, paths: ["{toy}/toy.conllu"]}}
+models:
+  - {{name: enc, kind: hf-encoder, options: {{path: "{toy}/bert"}}}}
+  - {{name: parser-only, kind: hf-encoder, options: {{path: "{toy}/bert", head: biaffine}}}}
+""",
+        encoding="utf-8",
+    )
+    jobs, _ = load_suite(tmp_path / "suite.yaml").jobs()
+    cells = sorted({(j.model.name, j.dataset.name) for j in jobs})
+    assert cells == [("enc", "sent"), ("enc", "toy"), ("parser-only", "toy")]
+    assert len(jobs) == 6  # two iterations (seeds) each
 
 
 def test_head_learning_rate_makes_two_parameter_groups(toy):
@@ -351,6 +378,7 @@ def test_scores_and_loss_match_the_biaffine_formulas():
 # -- UD English through the runner into a store -----------------------------------
 
 
+@pytest.mark.slow
 def test_ud_english_end_to_end_into_a_store(shared_data: Path, tmp_path: Path):
     from glotbench import api
     from glotbench.core import Store
