@@ -237,6 +237,18 @@ def test_truncated_words_still_give_trees(toy):
     for arcs, r in zip(pred, ds.test, strict=True):
         assert len(arcs) == len(r["tokens"])
         assert is_single_root_tree([-1, *(h for h, _ in arcs)])
+    # words without any sub-token (a lone space): not scored, attached leftwards
+    odd = [
+        {"id": "a", "tokens": [" ", "the", "dog", " ", "sees"]},
+        {"id": "b", "tokens": [" "]},
+        {"id": "c", "tokens": ["the", "old", "red", "farmer", "feeds", "every", "tiny", "bird"]},
+    ]
+    arcs = model.parse(odd)
+    assert [len(a) for a in arcs] == [5, 1, 8]
+    assert all(is_single_root_tree([-1, *(h for h, _ in a)]) for a in arcs)
+    assert arcs[1] == [(0, "root")]
+    assert arcs[0][3] == (3, model.fallback_relation)  # hangs from "dog"
+    assert arcs[0][0][0] == next(i + 1 for i, (h, _) in enumerate(arcs[0]) if h == 0)
 
 
 def test_options_and_task_selection(toy):
