@@ -385,6 +385,11 @@ def test_scores_and_loss_match_the_biaffine_formulas():
             labels = np.array([r_dep[d] @ LU[k] @ r[h] + LW[k] @ pair + Lb[k] for k in range(3)])
             label_nll.append(np.log(np.exp(labels).sum()) - labels[int(rels[b, d])])
     assert float(out.loss) == pytest.approx(np.mean(nll) + np.mean(label_nll), rel=1e-4)
+    # no scored word in the batch (every word cut off): loss 0, not NaN
+    with torch.no_grad():
+        none = torch.full_like(heads, -100)
+        empty = module(input_ids, attention_mask, first, word_mask, heads=none, rels=none)
+    assert float(empty.loss) == 0.0
 
 
 # -- UD English through the runner into a store -----------------------------------

@@ -213,16 +213,22 @@ def biaffine_module(
             label_dep, label_head = self.label_dep(words), self.label_head(nodes)
             loss = None
             if heads is not None:
+                # means over the scored words (summed, then divided: a batch without any
+                # scored word has loss 0, not NaN)
                 logits = arc.transpose(1, 2).float()  # b × dependents × heads
                 arc_loss = nn.functional.cross_entropy(
-                    logits.reshape(b * n, n + 1), heads.reshape(-1), ignore_index=-100
+                    logits.reshape(b * n, n + 1),
+                    heads.reshape(-1),
+                    ignore_index=-100,
+                    reduction="sum",
                 )
                 at = heads.clamp(min=0).unsqueeze(-1).expand(b, n, label_head.shape[-1])
                 scores = self.label_scores(label_dep, label_head.gather(1, at)).float()
                 rel_loss = nn.functional.cross_entropy(
-                    scores.reshape(b * n, -1), rels.reshape(-1), ignore_index=-100
+                    scores.reshape(b * n, -1), rels.reshape(-1), ignore_index=-100, reduction="sum"
                 )
-                loss = arc_loss + rel_loss
+                loss = arc_loss / (heads != -100).sum().clamp(min=1)
+                loss = loss + rel_loss / (rels != -100).sum().clamp(min=1)
             return SimpleNamespace(loss=loss, arc=arc, label_dep=label_dep, label_head=label_head)
 
     return BiaffineParser()
