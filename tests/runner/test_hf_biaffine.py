@@ -263,6 +263,8 @@ def test_options_and_task_selection(toy):
         build_model(_bert(toy, arc_mlp=0))
     with pytest.raises(ModelError, match="mlp_dropout"):
         build_model(_bert(toy, mlp_dropout=1.0))
+    with pytest.raises(ModelError, match="head_learning_rate"):
+        build_model(_bert(toy, head_learning_rate=0))
     with pytest.raises(ModelError, match="fine-tuned on a parsing task"):
         auto.parse([{"id": "x", "tokens": ["a"]}])
 

@@ -290,6 +290,8 @@ class HFEncoder(HFBase):
                 raise ModelError(f"model {name!r}: {option} must be a positive integer")
         if not 0 <= mlp_dropout < 1:
             raise ModelError(f"model {name!r}: mlp_dropout must be in [0, 1)")
+        if head_learning_rate is not None and not head_learning_rate > 0:
+            raise ModelError(f"model {name!r}: head_learning_rate must be positive")
         self.head = head
         self.arc_mlp = arc_mlp
         self.label_mlp = label_mlp
@@ -383,7 +385,7 @@ class HFEncoder(HFBase):
         self._start(seed)
         self.kind = task.kind
         if task.kind == "parsing":
-            self._fit_parser(task, dataset, train, validation)
+            self._fit_parser(dataset, train)
             self._train(self._encode(task, train, True), self._encode(task, validation, True), seed)
             return
         self.labels = list(dataset.labels)
@@ -401,13 +403,7 @@ class HFEncoder(HFBase):
         )
         self._train(self._encode(task, train, True), self._encode(task, validation, True), seed)
 
-    def _fit_parser(
-        self,
-        task: Task,
-        dataset: Dataset,
-        train: Sequence[Record],
-        validation: Sequence[Record],
-    ) -> None:
+    def _fit_parser(self, dataset: Dataset, train: Sequence[Record]) -> None:
         """Load the encoder and put a fresh biaffine head on it (after :meth:`_start` seeded)."""
         _, transformers = _torch()
         if not train:
