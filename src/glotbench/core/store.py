@@ -1238,6 +1238,53 @@ class Store:
         return ids, _stats_from_list(table.column("stats"), row[0], row[1])
 
     @_in_use
+    def runs_stats(self, run_ids: Sequence[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """:meth:`run_stats` of many runs in one query: run id -> (example_ids, stats).
+
+        Each run keeps its stored example order (what a seeded bootstrap of
+        its test set indexes). Raises :class:`StoreError` for an unknown run
+        id or a run whose example rows do not match ``n_examples``.
+        """
+        ids = list(dict.fromkeys(run_ids))
+        if not ids:
+            return {}
+        meta = self._con.execute(
+            "SELECT run_id, n_examples, len(stat_names) FROM runs "
+            "WHERE run_id IN (SELECT unnest(?))",
+            [ids],
+        ).fetchall()
+        shape = {run_id: (int(n), int(k)) for run_id, n, k in meta}
+        unknown = [r for r in ids if r not in shape]
+        if unknown:
+            raise StoreError(f"no run with id {unknown[0]!r} in {self.path}")
+        table = self._con.sql(
+            "SELECT run_id, position, example_id, stats FROM example_stats "
+            "WHERE run_id IN (SELECT unnest(?))",
+            params=[ids],
+        ).to_arrow_table()
+        run_pos = pc.index_in(table.column("run_id"), value_set=pa.array(ids)).to_numpy()
+        position = table.column("position").to_numpy().astype(np.int64)
+        order = np.lexsort((position, run_pos))
+        if (np.diff(order) < 0).any():  # rows come back run by run in stored order: usually a no-op
+            table = table.take(pa.array(order))
+            run_pos = run_pos[order]
+        sizes = np.bincount(run_pos, minlength=len(ids))
+        starts = np.concatenate([[0], np.cumsum(sizes)])
+        all_ids = table.column("example_id").to_numpy(zero_copy_only=False).astype(object)
+        stats_column = table.column("stats").combine_chunks()
+        out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        for i, run_id in enumerate(ids):
+            n, k = shape[run_id]
+            lo, hi = int(starts[i]), int(starts[i + 1])
+            if hi - lo != n:
+                raise StoreError(
+                    f"the store is inconsistent: run {run_id} has {hi - lo} example rows "
+                    f"but n_examples = {n}"
+                )
+            out[run_id] = (all_ids[lo:hi], _stats_from_list(stats_column.slice(lo, hi - lo), n, k))
+        return out
+
+    @_in_use
     def source_positions(
         self, run_ids: Sequence[str], example_ids: Sequence[Any] | np.ndarray
     ) -> np.ndarray:
