@@ -181,6 +181,7 @@ def write_report(
         notes,
         datasize=datasize_results,
         lmm=lmm_summaries,
+        analysis=analysis,
     )
     path = write_html(report, out)
     return SiteResult(

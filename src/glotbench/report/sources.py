@@ -103,6 +103,7 @@ def leaderboard_source(
     """
     from glotbench.analysis.speed import speed_table
     from glotbench.report.leaderboard import XTREME_R_METADATA
+    from glotbench.report.titles import store_title
 
     filters = {"model": models, "task": tasks, "language": languages}
     speed = None
@@ -119,8 +120,14 @@ def leaderboard_source(
         )
         notes += XTREME_R_CAVEATS
     elif store is not None:
-        title = f"glotbench leaderboard: {Path(store).name}"
         with Store.open(store, read_only=True) as handle:
+            title = store_title(
+                handle,
+                f"glotbench leaderboard: {Path(store).name}",
+                models=models,
+                tasks=tasks,
+                languages=languages,
+            )
             if handle.runs(models=models, tasks=tasks, languages=languages).empty and (
                 handle.scores(models=models, tasks=tasks, languages=languages).empty
             ):
