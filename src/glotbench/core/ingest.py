@@ -22,14 +22,14 @@ import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import pandas as pd
 
 from glotbench.core.chunked import CHUNK_ROWS
 from glotbench.core.readers import TidyTable, detect_format, file_sha256, read_tidy
+from glotbench.core.results import ImportResult, ImportStatus  # noqa: F401
 from glotbench.core.schema import ImportRecord, stats_digest
 from glotbench.core.staging import stage_examples
 from glotbench.core.store import ScoreConflictError, Store, new_import_id
@@ -39,40 +39,6 @@ from glotbench.errors import InputError
 Progress = Callable[[int, int], None]
 #: example rows per write transaction of a streaming import (bounds the batch's memory)
 STREAM_BATCH_ROWS = 100_000
-ImportStatus = Literal["imported", "resumed", "skipped"]
-
-
-@dataclass
-class ImportResult:
-    """What an import did.
-
-    ``status``: ``imported`` (a new import), ``resumed`` (an interrupted
-    import of the same file was completed) or ``skipped`` (this exact file was
-    already imported; nothing was done).
-    """
-
-    kind: str
-    source: str
-    store: str
-    status: ImportStatus
-    sha256: str
-    import_id: str | None
-    rows: int = 0
-    runs_added: int = 0
-    runs_skipped: int = 0
-    scores_added: int = 0
-    scores_skipped: int = 0
-    ignored_columns: list[str] = field(default_factory=list)
-    message: str = ""
-    seconds: float = 0.0
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    def to_frame(self) -> pd.DataFrame:
-        d = self.to_dict()
-        d["ignored_columns"] = ", ".join(d["ignored_columns"])
-        return pd.DataFrame([d])
 
 
 @contextmanager
