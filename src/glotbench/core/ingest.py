@@ -1,6 +1,8 @@
 """Import tidy files into a store: validate everything, then write.
 
-* :func:`import_scores_file` — one transaction per file. Re-importing a file
+* :func:`import_scores_file` — one transaction per file, validated in chunks
+  through a staging table like examples (memory does not grow with the
+  file). Re-importing a file
   with the same content (SHA-256) is a no-op; rows already stored with the same
   values are skipped; a stored key with a different value is an error naming
   the line, the field and the stored value.
@@ -18,7 +20,6 @@ before the whole file has been read and checked.
 from __future__ import annotations
 
 import hashlib
-import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -29,9 +30,9 @@ from typing import Any, Literal
 import pandas as pd
 
 from glotbench.core.chunked import CHUNK_ROWS
-from glotbench.core.readers import TidyTable, detect_format, file_sha256, read_tidy
+from glotbench.core.readers import TidyTable, detect_format, file_sha256
 from glotbench.core.schema import ImportRecord, stats_digest
-from glotbench.core.staging import stage_examples
+from glotbench.core.staging import stage_examples, stage_scores, staging_dir
 from glotbench.core.store import ScoreConflictError, Store, new_import_id
 from glotbench.core.validate import validate_scores
 from glotbench.errors import InputError
@@ -148,9 +149,22 @@ def _skipped(
 
 
 def import_scores_file(
-    store: Store, path: str | Path, *, allow_unknown_metrics: bool = False, percent: bool = False
+    store: Store,
+    path: str | Path,
+    *,
+    allow_unknown_metrics: bool = False,
+    percent: bool = False,
+    chunk_rows: int = CHUNK_ROWS,
+    batch_rows: int = STREAM_BATCH_ROWS,
 ) -> ImportResult:
-    """Validate a tidy scores file and add it to ``store`` in one transaction.
+    """Validate a tidy scores file in chunks, then add it to ``store`` in one transaction.
+
+    Streaming (``docs/store.md`` → *Streaming import*): the file is validated
+    ``chunk_rows`` records at a time into a staging table
+    (:func:`glotbench.core.staging.stage_scores`); only when the whole file is
+    valid are its rows added, ``batch_rows`` at a time, in one transaction
+    (``Store.add_score_batches``), so memory does not grow with the file and a
+    failed or killed import leaves the store as it was.
 
     ``percent``: the file reports 0–1 metrics in percent; they are divided by 100.
     """
@@ -162,19 +176,25 @@ def import_scores_file(
     done = store.find_import(sha, "scores", completed=True)
     if done is not None:
         return _skipped("scores", p, store, sha, done, t0)
-    table = read_tidy(p)
-    data = validate_scores(table, allow_unknown_metrics=allow_unknown_metrics, percent=percent)
-    record = ImportRecord(
-        import_id=new_import_id(),
-        kind="scores",
-        source=str(p.resolve()),
-        sha256=sha,
-        rows=len(table),
-    )
-    try:
-        added, skipped = store.add_scores(data.frame, record)
-    except ScoreConflictError as exc:
-        raise table.error(exc.reason, exc.position, exc.field) from None
+    with stage_scores(
+        p,
+        allow_unknown_metrics=allow_unknown_metrics,
+        percent=percent,
+        chunk_rows=chunk_rows,
+        work_dir=staging_dir(store.path),
+    ) as staged:
+        record = ImportRecord(
+            import_id=new_import_id(),
+            kind="scores",
+            source=str(p.resolve()),
+            sha256=sha,
+            rows=staged.rows,
+        )
+        try:
+            added, skipped = store.add_score_batches(staged.iter_frames(batch_rows), record)
+        except ScoreConflictError as exc:
+            raise staged.error(exc.reason, staged.loc_of(exc.position), exc.field) from None
+        rows = staged.rows
     return ImportResult(
         kind="scores",
         source=str(p),
@@ -182,7 +202,7 @@ def import_scores_file(
         status="imported",
         sha256=sha,
         import_id=record.import_id,
-        rows=len(table),
+        rows=rows,
         scores_added=added,
         scores_skipped=skipped,
         message=(
@@ -259,7 +279,7 @@ def import_examples_file(
     if done is not None:
         return _skipped("examples", p, store, sha, done, t0)
     with stage_examples(
-        p, labels=labels, chunk_rows=chunk_rows, work_dir=_staging_dir(store)
+        p, labels=labels, chunk_rows=chunk_rows, work_dir=staging_dir(store.path)
     ) as staged:
         # compare with what is stored: same content -> skip (resume); else an error
         stored = store.stored_runs(run.record.run_id for run in staged.runs)
@@ -332,12 +352,3 @@ def import_examples_file(
             message=message,
             seconds=time.perf_counter() - t0,
         )
-
-
-def _staging_dir(store: Store) -> Path | None:
-    """The store's folder (same disk, usually not a RAM-backed /tmp) if writable."""
-    try:
-        folder = Path(store.path).resolve().parent
-    except (TypeError, OSError):
-        return None
-    return folder if folder.is_dir() and os.access(folder, os.W_OK) else None

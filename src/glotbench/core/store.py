@@ -1608,6 +1608,26 @@ class Store:
             self._insert_import(record)
         return added, skipped
 
+    def add_score_batches(
+        self, frames: Iterable[pd.DataFrame], import_meta: ImportRecord
+    ) -> tuple[int, int]:
+        """:meth:`add_scores` for a file read in frames: one transaction for all of them.
+
+        The frames must not repeat a key among themselves (the importer checked
+        that); each frame's ``position`` is its rows' number in the whole file,
+        which a :class:`ScoreConflictError` reports. Returns (added, skipped).
+        """
+        added = skipped = 0
+        with self.transaction():
+            for frame in frames:
+                a, s = self._add_scores(frame, import_meta.import_id)
+                added, skipped = added + a, skipped + s
+            record = import_meta.model_copy(
+                update={"added": added, "completed_at": import_meta.completed_at or utc_now()}
+            )
+            self._insert_import(record)
+        return added, skipped
+
     def _add_scores(self, frame: pd.DataFrame, import_id: str) -> tuple[int, int]:
         """Conflict check and insert; the caller holds the transaction."""
         con = self._con
