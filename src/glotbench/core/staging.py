@@ -45,7 +45,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -143,8 +143,6 @@ class StagedExamples(StagedFile):
         self, indices: Sequence[int] | None = None, batch_rows: int = 100_000
     ) -> Iterator[ValidatedRun]:
         """Whole runs (``indices``: only these) in file order, each as a ValidatedRun."""
-        import pyarrow as pa
-
         wanted = None if indices is None else set(indices)
         if wanted is not None and not wanted:
             return
@@ -155,45 +153,144 @@ class StagedExamples(StagedFile):
             params.append(sorted(wanted))
         query += " ORDER BY run, row"
         reader = self._con.sql(query, params=params or None).to_arrow_reader(batch_rows)
-        pending: list[pa.RecordBatch] = []
-        current = -1
-        for batch in reader:
-            runs = batch.column(0).to_numpy()
-            starts = np.flatnonzero(np.diff(runs)) + 1
-            bounds = [0, *starts.tolist(), len(runs)]
-            for a, b in zip(bounds[:-1], bounds[1:], strict=True):
-                if a == b:
-                    continue
-                r = int(runs[a])
-                if r != current and pending:
-                    yield self._run(current, pending)
-                    pending = []
-                current = r
-                pending.append(batch.slice(a, b - a))
-        if pending:
-            yield self._run(current, pending)
+        for index, table in _group_runs(reader):
+            info = self.runs[index]
+            ids, stats = _ids_and_stats(table, len(info.record.stat_names))
+            source = None
+            if info.has_source_positions:
+                source = table.column("source_position").to_numpy().astype(np.int64)
+            yield ValidatedRun(
+                record=info.record.model_copy(),
+                example_ids=ids,
+                stats=stats,
+                positions=table.column("row").to_numpy().astype(np.int64),
+                source_positions=source,
+            )
 
-    def _run(self, index: int, parts: list[Any]) -> ValidatedRun:
+
+def _group_runs(reader: Any) -> Iterator[tuple[int, Any]]:
+    """(run, its rows as one Arrow table) from batches ordered by their first column ``run``."""
+    import pyarrow as pa
+
+    pending: list[pa.RecordBatch] = []
+    current = -1
+    for batch in reader:
+        runs = batch.column(0).to_numpy()
+        starts = np.flatnonzero(np.diff(runs)) + 1
+        bounds = [0, *starts.tolist(), len(runs)]
+        for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+            if a == b:
+                continue
+            r = int(runs[a])
+            if r != current and pending:
+                yield current, pa.Table.from_batches(pending)
+                pending = []
+            current = r
+            pending.append(batch.slice(a, b - a))
+    if pending:
+        yield current, pa.Table.from_batches(pending)
+
+
+def _ids_and_stats(table: Any, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``example_id`` column as an object array and ``stats`` as an (n × k) matrix."""
+    ids = np.asarray(table.column("example_id").to_pylist(), dtype=object)
+    values = table.column("stats").combine_chunks().flatten().to_numpy(zero_copy_only=False)
+    return ids, np.ascontiguousarray(values.reshape(len(ids), k), dtype=np.float64)
+
+
+def _stats_list(stats: np.ndarray) -> Any:
+    """An (n × k) matrix as an Arrow list array of n lists of k doubles."""
+    import pyarrow as pa
+
+    n, k = stats.shape
+    return pa.ListArray.from_arrays(
+        pa.array(np.arange(0, (n + 1) * k, k, dtype=np.int32)),
+        pa.array(np.ascontiguousarray(stats, dtype=np.float64).reshape(-1)),
+    )
+
+
+class RunSpool:
+    """Validated runs' example ids, statistics and lines, held in files until written.
+
+    For importers that validate a run at a time (:mod:`glotbench.importers`):
+    :meth:`add` moves a run's arrays to an Arrow IPC file in a staging folder
+    (``.glotbench-staging-<pid>-…``, next to the store) and returns its
+    number; :meth:`load` and :meth:`iter_runs` bring them back. An import then
+    holds only the runs' records in memory, not their examples. Close it when
+    done (or use it as a context manager); a killed process's spool is removed
+    by the next import (:func:`remove_stale_staging`).
+    """
+
+    def __init__(self, work_dir: str | Path | None = None) -> None:
+        self._dir = _new_staging_folder(work_dir)
+        self._widths: list[int] = []
+
+    def __len__(self) -> int:
+        return len(self._widths)
+
+    def add(self, ids: np.ndarray, stats: np.ndarray, lines: np.ndarray | None = None) -> int:
+        """Store one run's arrays (``lines``: each example's line, or None); its number."""
         import pyarrow as pa
+        import pyarrow.ipc as ipc
 
-        table = pa.Table.from_batches(parts)
-        info = self.runs[index]
-        k = len(info.record.stat_names)
+        index = len(self._widths)
+        n = len(ids)
+        matrix = np.asarray(stats, dtype=np.float64).reshape(n, -1)
+        columns = {"example_id": pa.array([str(i) for i in ids], type=pa.string())}
+        if lines is not None:
+            columns["line"] = pa.array(np.asarray(lines, dtype=np.int64))
+        for j in range(matrix.shape[1]):
+            columns[f"s{j}"] = pa.array(matrix[:, j])
+        table = pa.table(columns)
+        with ipc.new_file(self._path(index), table.schema) as writer:
+            writer.write_table(table)
+        self._widths.append(matrix.shape[1])
+        return index
+
+    def load(self, index: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """Run ``index``'s (example ids, (n × k) statistics, lines or None)."""
+        import pyarrow.ipc as ipc
+
+        with ipc.open_file(self._path(index)) as reader:
+            table = reader.read_all()
         ids = np.asarray(table.column("example_id").to_pylist(), dtype=object)
-        stats_col = table.column("stats").combine_chunks()
-        values = stats_col.flatten().to_numpy(zero_copy_only=False)
-        stats = np.ascontiguousarray(values.reshape(len(ids), k), dtype=np.float64)
-        source = None
-        if info.has_source_positions:
-            source = table.column("source_position").to_numpy().astype(np.int64)
-        rows = table.column("row").to_numpy().astype(np.int64)
-        return ValidatedRun(
-            record=info.record.model_copy(),
-            example_ids=ids,
-            stats=stats,
-            positions=rows,
-            source_positions=source,
+        k = self._widths[index]
+        stats = np.empty((len(ids), k), dtype=np.float64)
+        for j in range(k):
+            stats[:, j] = table.column(f"s{j}").to_numpy()
+        lines = (
+            table.column("line").to_numpy().astype(np.int64)
+            if "line" in table.column_names
+            else None
         )
+        return ids, stats, lines
+
+    def load_ids(self, index: int) -> np.ndarray:
+        """Run ``index``'s example ids only."""
+        import pyarrow.ipc as ipc
+
+        with ipc.open_file(self._path(index)) as reader:
+            table = reader.read_all().select(["example_id"])
+        return np.asarray(table.column(0).to_pylist(), dtype=object)
+
+    def iter_runs(
+        self, indices: Iterable[int]
+    ) -> Iterator[tuple[int, np.ndarray, np.ndarray, np.ndarray | None]]:
+        """(index, ids, statistics, lines) of the runs ``indices``, one at a time."""
+        for index in indices:
+            yield index, *self.load(index)
+
+    def _path(self, index: int) -> Path:
+        return self._dir / f"run-{index}.arrow"
+
+    def close(self) -> None:
+        shutil.rmtree(self._dir, ignore_errors=True)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def staging_dir(store_path: str | Path) -> Path | None:
@@ -258,22 +355,42 @@ def _open_staging(work_dir: str | Path | None, ddl: str) -> Iterator[tuple[Any, 
     Both are removed if the block raises; otherwise the caller's
     :class:`StagedFile` owns them (and removes them on ``close``).
     """
+    con, tmp = _connect_staging(work_dir, ddl)
+    try:
+        yield con, tmp
+    except BaseException:
+        con.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def _new_staging_folder(work_dir: str | Path | None) -> Path:
+    """A new ``.glotbench-staging-<pid>-…`` folder in ``work_dir``; stale ones removed first."""
+    remove_stale_staging(work_dir)
+    return Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-", dir=work_dir))
+
+
+def _connect_staging(work_dir: str | Path | None, ddl: str) -> tuple[Any, Path]:
+    """A new staging folder (stale ones removed first) and its DuckDB file with table ``ddl``."""
     import duckdb
 
-    remove_stale_staging(work_dir)
-    tmp = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-", dir=work_dir))
-    con = duckdb.connect(str(tmp / "staging.duckdb"))
+    tmp = _new_staging_folder(work_dir)
+    try:
+        con = duckdb.connect(str(tmp / "staging.duckdb"))
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     try:
         con.execute(f"SET memory_limit = '{STAGING_MEMORY}'")
         con.execute(f"SET temp_directory = '{tmp / 'spill'}'")
         con.execute("SET preserve_insertion_order = false")
         con.execute("SET enable_progress_bar = false")
         con.execute(ddl)
-        yield con, tmp
     except BaseException:
         con.close()
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    return con, tmp
 
 
 def _stage(
@@ -299,11 +416,7 @@ def _stage(
             info = _register(runs, order, chunk, run, chunk_no)
             pos = run.positions
             n = pos.size
-            k = run.stats.shape[1]
-            stats = pa.ListArray.from_arrays(
-                pa.array(np.arange(0, (n + 1) * k, k, dtype=np.int32)),
-                pa.array(run.stats.reshape(-1)),
-            )
+            stats = _stats_list(run.stats)
             src = (
                 pa.array(run.source_positions, type=pa.int64())
                 if run.source_positions is not None
