@@ -341,8 +341,12 @@ def _read_samples(path: Path, task: str) -> tuple[dict[tuple[str, str], _Column]
     return read_samples_files([(path, task)])[path]
 
 
+#: JSON bytes of samples files read per DuckDB query (and held in memory at once)
+SAMPLES_BATCH_BYTES = 1 << 28
+
+
 def read_samples_files(
-    files: Sequence[tuple[Path, str]], *, batch_bytes: int = 1 << 28
+    files: Sequence[tuple[Path, str]], *, batch_bytes: int | None = None
 ) -> dict[Path, tuple[dict[tuple[str, str], _Column], int]]:
     """Per-sample values of several samples files (path, task), by (metric, filter).
 
@@ -353,20 +357,22 @@ def read_samples_files(
 
 
 def iter_samples_files(
-    files: Sequence[tuple[Path, str]], *, batch_bytes: int = 1 << 28
+    files: Sequence[tuple[Path, str]], *, batch_bytes: int | None = None
 ) -> Iterator[tuple[Path, tuple[dict[tuple[str, str], _Column], int]]]:
     """(path, per-sample values by (metric, filter)) of each samples file, as they are read.
 
     The common layout — every line an object with the first line's
     ``metrics`` list and numeric per-sample values, no blank lines — is read
     by DuckDB's JSON reader, files with the same metrics together, about
-    ``batch_bytes`` of JSON per query (:func:`_read_columnar`, about 2 µs a
+    ``batch_bytes`` (default :data:`SAMPLES_BATCH_BYTES`) of JSON per query
+    (:func:`_read_columnar`, about 2 µs a
     sample); anything else, and every error message, goes through the strict
     line-by-line reader (:func:`_read_samples_strict`), so both give the same
     numbers. Each batch's files are yielded before the next batch is read, so
     memory holds one batch (or one strictly read file), whatever the number of
     files; the files come in batch order, strictly read files last.
     """
+    batch_bytes = SAMPLES_BATCH_BYTES if batch_bytes is None else batch_bytes
     groups: dict[tuple[str, ...], list[Path]] = defaultdict(list)
     done: set[Path] = set()
     for path, _task in files:
