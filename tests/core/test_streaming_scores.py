@@ -159,28 +159,27 @@ KILL_CHILD = textwrap.dedent(
     from glotbench.core import Store
     from glotbench.core import store as store_module
     from glotbench.core.ingest import import_scores_file
-    original = store_module.Store._add_scores
+    original = store_module.Store.add_score_batch
     calls = {"n": 0}
 
-    def killing(self, frame, import_id):
+    def killing(self, frame, import_id, **kwargs):
         calls["n"] += 1
-        if calls["n"] == 3:  # the third batch, inside the one transaction
+        if calls["n"] == 3:  # the third batch: two are committed
             os.kill(os.getpid(), signal.SIGKILL)
-        return original(self, frame, import_id)
+        return original(self, frame, import_id, **kwargs)
 
-    store_module.Store._add_scores = killing
+    store_module.Store.add_score_batch = killing
     with Store.open(sys.argv[2]) as s:
         import_scores_file(s, sys.argv[1], chunk_rows=50, batch_rows=40)
     """
 )
 
 
-def test_killed_scores_import_leaves_the_store_as_it_was_and_reruns(tmp_path: Path) -> None:
+def test_killed_scores_import_resumes(tmp_path: Path) -> None:
     store = tmp_path / "s.duckdb"
     with Store.open(store) as s:
         first = scores_frame(5, seed=3).assign(task="other")
         import_scores_file(s, _write(tmp_path / "first.csv", first))
-    before = store_contents(store)
     path = _write(tmp_path / "s.csv", scores_frame(400))
     proc = subprocess.run(
         [sys.executable, "-c", KILL_CHILD, str(path), str(store)],
@@ -189,12 +188,19 @@ def test_killed_scores_import_leaves_the_store_as_it_was_and_reruns(tmp_path: Pa
         env={"PYTHONPATH": str(SRC), "PATH": "/usr/bin:/bin"},
     )
     assert proc.returncode == -9, proc.stderr
-    assert store_contents(store) == before  # the open transaction was never committed
     assert list(tmp_path.glob(".glotbench-staging-*"))  # left behind by the killed process
+    with Store.open(store, read_only=True) as s:
+        assert s.summary().counts["scores"] == 5 + 80  # two batches of 40 committed
     with Store.open(store) as s:
         result = import_scores_file(s, path, chunk_rows=50)
-    assert result.status == "imported" and result.scores_added == 400
+    assert (result.status, result.scores_added, result.scores_skipped) == ("resumed", 320, 80)
     assert not list(tmp_path.glob(".glotbench-staging-*"))
+    with Store.open(tmp_path / "ref.duckdb") as s:
+        import_scores_file(s, _write(tmp_path / "first.csv", first))
+        import_scores_file(s, path)
+    assert _scores(store) == _scores(tmp_path / "ref.duckdb")
+    with Store.open(store) as s:  # complete now: a third import is a no-op
+        assert import_scores_file(s, path).status == "skipped"
 
 
 # ---------------------------------------------------------------------------

@@ -1,8 +1,9 @@
 """Import tidy files into a store: validate everything, then write.
 
-* :func:`import_scores_file` — one transaction per file, validated in chunks
-  through a staging table like examples (memory does not grow with the
-  file). Re-importing a file
+* :func:`import_scores_file` — validated in chunks through a staging table
+  like examples and checked against the store, then written in batches, one
+  transaction each (memory does not grow with the file; an interrupted import
+  is completed by running it again). Re-importing a file
   with the same content (SHA-256) is a no-op; rows already stored with the same
   values are skipped; a stored key with a different value is an error naming
   the line, the field and the stored value.
@@ -32,7 +33,7 @@ import pandas as pd
 from glotbench.core.chunked import CHUNK_ROWS
 from glotbench.core.readers import TidyTable, detect_format, file_sha256
 from glotbench.core.schema import ImportRecord, stats_digest
-from glotbench.core.staging import stage_examples, stage_scores, staging_dir
+from glotbench.core.staging import StagedScores, stage_examples, stage_scores, staging_dir
 from glotbench.core.store import ScoreConflictError, Store, new_import_id
 from glotbench.core.validate import validate_scores
 from glotbench.errors import InputError
@@ -157,14 +158,15 @@ def import_scores_file(
     chunk_rows: int = CHUNK_ROWS,
     batch_rows: int = STREAM_BATCH_ROWS,
 ) -> ImportResult:
-    """Validate a tidy scores file in chunks, then add it to ``store`` in one transaction.
+    """Validate a tidy scores file in chunks, check it against the store, then add it in batches.
 
     Streaming (``docs/store.md`` → *Streaming import*): the file is validated
     ``chunk_rows`` records at a time into a staging table
     (:func:`glotbench.core.staging.stage_scores`); only when the whole file is
-    valid are its rows added, ``batch_rows`` at a time, in one transaction
-    (``Store.add_score_batches``), so memory does not grow with the file and a
-    failed or killed import leaves the store as it was.
+    valid and no row conflicts with a stored score are its rows added,
+    ``batch_rows`` at a time, one transaction each (:func:`_write_staged_scores`),
+    so memory does not grow with the file, an invalid file leaves the store as
+    it was, and a killed import is completed by running it again.
 
     ``percent``: the file reports 0–1 metrics in percent; they are divided by 100.
     """
@@ -183,34 +185,92 @@ def import_scores_file(
         chunk_rows=chunk_rows,
         work_dir=staging_dir(store.path),
     ) as staged:
-        record = ImportRecord(
-            import_id=new_import_id(),
-            kind="scores",
-            source=str(p.resolve()),
-            sha256=sha,
-            rows=staged.rows,
-        )
         try:
-            added, skipped = store.add_score_batches(staged.iter_frames(batch_rows), record)
+            added, skipped, status, import_id = _write_staged_scores(store, staged, sha, batch_rows)
         except ScoreConflictError as exc:
             raise staged.error(exc.reason, staged.loc_of(exc.position), exc.field) from None
         rows = staged.rows
+    message = f"added {added} score(s)" + (
+        f"; {skipped} already stored with the same value(s), skipped" if skipped else ""
+    )
+    if status == "resumed":
+        message += " (resumed an interrupted import of this file)"
     return ImportResult(
         kind="scores",
         source=str(p),
         store=str(store.path),
-        status="imported",
+        status=status,  # type: ignore[arg-type]
         sha256=sha,
-        import_id=record.import_id,
+        import_id=import_id,
         rows=rows,
         scores_added=added,
         scores_skipped=skipped,
-        message=(
-            f"added {added} score(s)"
-            + (f"; {skipped} already stored with the same value(s), skipped" if skipped else "")
-        ),
+        message=message,
         seconds=time.perf_counter() - t0,
     )
+
+
+def _write_staged_scores(
+    store: Store, staged: StagedScores, sha: str, batch_rows: int
+) -> tuple[int, int, str, str]:
+    """Check every batch against the store, then add them; (added, skipped, status, id).
+
+    The check pass writes nothing, so a conflict anywhere leaves the store as
+    it was. Then the import is recorded (or an interrupted one of the same
+    file resumed) and each batch is added in its own transaction — memory does
+    not grow with the file, and a killed import is completed by running it
+    again (rows stored alike are skipped). An empty scores table needs no
+    lookups: the file's keys are unique.
+    """
+    check = check_staged_scores(store, staged, batch_rows)
+    partial = store.find_import(sha, "scores", completed=False)
+    if partial is not None:
+        import_id, status = partial.import_id, "resumed"
+    else:
+        import_id, status = new_import_id(), "imported"
+        store.start_import(
+            ImportRecord(
+                import_id=import_id,
+                kind="scores",
+                source=str(Path(staged.path).resolve()),
+                sha256=sha,
+                rows=staged.rows,
+            )
+        )
+    added = add_staged_scores(store, staged, import_id, check=check, batch_rows=batch_rows)
+    store.complete_import(import_id, added)
+    return added, staged.rows - added, status, import_id
+
+
+def check_staged_scores(
+    store: Store, staged: StagedScores, batch_rows: int = STREAM_BATCH_ROWS
+) -> bool:
+    """Compare staged scores with the store, batch by batch; write nothing.
+
+    Raises :class:`ScoreConflictError` (``position``: the file row) for a key
+    stored with another value. Returns whether the store held any score (if
+    not, :func:`add_staged_scores` needs no lookups).
+    """
+    if not store.has_scores():
+        return False
+    for frame in staged.iter_frames(batch_rows):
+        store.check_score_batch(frame)
+    return True
+
+
+def add_staged_scores(
+    store: Store,
+    staged: StagedScores,
+    import_id: str,
+    *,
+    check: bool = True,
+    batch_rows: int = STREAM_BATCH_ROWS,
+) -> int:
+    """Add staged scores in batches, one transaction each; rows stored alike are skipped."""
+    added = 0
+    for frame in staged.iter_frames(batch_rows):
+        added += store.add_score_batch(frame, import_id, check=check)
+    return added
 
 
 def add_scores_frame(

@@ -8,9 +8,9 @@ name ``STEM.parquet``.
 Everything is checked before anything is written: the snapshot's schema
 version, every run's id against its key, example counts, statistic lengths
 and finiteness, scores as in a scores import, and conflicts with what the
-store already holds. Then imports and scores are written in one transaction
-and runs in transactions of whole runs; repeating an interrupted import
-completes it.
+store already holds. Then the snapshot's ``imports`` rows and this import's
+record are written in one transaction, scores in batches and runs in
+transactions of whole runs; repeating an interrupted import completes it.
 
 Memory does not grow with the snapshot: the examples table is checked by
 DuckDB queries over the Parquet file (memory-limited, spilling to a temporary
@@ -35,7 +35,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from glotbench.core.chunked import CHUNK_ROWS
-from glotbench.core.ingest import ImportResult
+from glotbench.core.ingest import ImportResult, add_staged_scores, check_staged_scores
 from glotbench.core.readers import RowInputError, file_sha256
 from glotbench.core.schema import RUN_KEY_COLUMNS, SCHEMA_VERSION, ImportRecord
 from glotbench.core.staging import STAGING_MEMORY, StagedScores, stage_scores, staging_dir
@@ -361,6 +361,12 @@ def _check_and_write_scores(
             else:
                 skipped_runs += 1
     total_rows = len(runs) + (scores.rows if scores is not None else 0)
+    check = False
+    if scores is not None:
+        try:
+            check = check_staged_scores(store, scores)  # writes nothing
+        except ScoreConflictError as exc:
+            raise scores.error(exc.reason, scores.loc_of(exc.position), exc.field) from None
     partial = store.find_import(sha, "parquet", completed=False)
     import_id = partial.import_id if partial else new_import_id()
     scores_added = scores_skipped = 0
@@ -373,10 +379,6 @@ def _check_and_write_scores(
                     "WHERE import_id NOT IN (SELECT import_id FROM imports)",
                     [str(imports_path)],
                 )
-            if scores is not None:
-                for frame in scores.iter_frames():
-                    added, skipped = store._add_scores(frame, import_id)
-                    scores_added, scores_skipped = scores_added + added, scores_skipped + skipped
             if partial is None:
                 store._insert_import(
                     ImportRecord(
@@ -387,7 +389,10 @@ def _check_and_write_scores(
                         rows=total_rows,
                     )
                 )
-    except ScoreConflictError as exc:
+        if scores is not None:  # in batches, one transaction each (checked above)
+            scores_added = add_staged_scores(store, scores, import_id, check=check)
+            scores_skipped = scores.rows - scores_added
+    except ScoreConflictError as exc:  # a concurrent writer stored a conflicting value
         assert scores is not None
         raise scores.error(exc.reason, scores.loc_of(exc.position), exc.field) from None
     return import_id, partial, new_run_ids, skipped_runs, scores_added, scores_skipped

@@ -1608,28 +1608,39 @@ class Store:
             self._insert_import(record)
         return added, skipped
 
-    def add_score_batches(
-        self, frames: Iterable[pd.DataFrame], import_meta: ImportRecord
-    ) -> tuple[int, int]:
-        """:meth:`add_scores` for a file read in frames: one transaction for all of them.
+    def has_scores(self) -> bool:
+        """Whether the scores table holds any row."""
+        with self.held():
+            return bool(self._con.execute("SELECT count(*) FROM scores").fetchall()[0][0])
 
-        The frames must not repeat a key among themselves (the importer checked
-        that); each frame's ``position`` is its rows' number in the whole file,
-        which a :class:`ScoreConflictError` reports. Returns (added, skipped).
+    def check_score_batch(self, frame: pd.DataFrame) -> int:
+        """Compare a frame of validated scores with the stored ones; write nothing.
+
+        Raises :class:`ScoreConflictError` for the first row (by ``position``)
+        whose key is stored with another value; returns how many rows are
+        stored with the same values.
         """
-        added = skipped = 0
-        with self.transaction():
-            for frame in frames:
-                a, s = self._add_scores(frame, import_meta.import_id)
-                added, skipped = added + a, skipped + s
-            record = import_meta.model_copy(
-                update={"added": added, "completed_at": import_meta.completed_at or utc_now()}
-            )
-            self._insert_import(record)
-        return added, skipped
+        with self.held():
+            return self._add_scores(frame, "", write=False)[1]
 
-    def _add_scores(self, frame: pd.DataFrame, import_id: str) -> tuple[int, int]:
-        """Conflict check and insert; the caller holds the transaction."""
+    def add_score_batch(self, frame: pd.DataFrame, import_id: str, *, check: bool = True) -> int:
+        """Add one frame of scores in its own transaction; rows stored alike are skipped.
+
+        For an import that has checked all its frames (:meth:`check_score_batch`)
+        and recorded itself (:meth:`start_import`): ``check=False`` when no key
+        can be stored (the table was empty). Returns the number of rows added.
+        """
+        with self.transaction():
+            return self._add_scores(frame, import_id, check=check)[0]
+
+    def _add_scores(
+        self, frame: pd.DataFrame, import_id: str, *, check: bool = True, write: bool = True
+    ) -> tuple[int, int]:
+        """Conflict check and insert; the caller holds the transaction.
+
+        ``check=False``: the caller knows no key of ``frame`` is stored (insert
+        only); ``write=False``: the check only.
+        """
         con = self._con
         incoming = frame.copy()
         if "position" not in incoming:
@@ -1657,6 +1668,12 @@ class Store:
         )
         con.register(view, arrow)
         try:
+            if not check:
+                con.execute(
+                    f"INSERT INTO scores SELECT {', '.join(_SCORE_TABLE_COLUMNS)} FROM {view} "
+                    "ORDER BY position"
+                )
+                return len(incoming), 0
             matches = con.execute(
                 f"SELECT i.position, i.score, i.stderr, i.n, s.score, s.stderr, s.n, "
                 f"s.import_id, imp.source FROM {view} i JOIN scores s ON {join} "
@@ -1673,10 +1690,15 @@ class Store:
                     old_imp,
                     src,
                 )
+            if not write:
+                return 0, len(matches)
+            # the rows without a stored key: all but the matched positions (no second
+            # join against the whole scores table)
             con.execute(
                 f"INSERT INTO scores SELECT {', '.join('i.' + c for c in _SCORE_TABLE_COLUMNS)} "
-                f"FROM {view} i WHERE NOT EXISTS (SELECT 1 FROM scores s WHERE {join}) "
-                "ORDER BY i.position"
+                f"FROM {view} i WHERE i.position NOT IN (SELECT unnest(?::BIGINT[])) "
+                "ORDER BY i.position",
+                [[int(m[0]) for m in matches]],
             )
         finally:
             con.unregister(view)
