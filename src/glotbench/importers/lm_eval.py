@@ -342,7 +342,7 @@ def _read_samples(path: Path, task: str) -> tuple[dict[tuple[str, str], _Column]
 
 
 #: JSON bytes of samples files read per DuckDB query (and held in memory at once)
-SAMPLES_BATCH_BYTES = 1 << 28
+SAMPLES_BATCH_BYTES = 1 << 26
 
 
 def read_samples_files(
