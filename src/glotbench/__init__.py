@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from typing import TYPE_CHECKING, Any
 
-from typing import TYPE_CHECKING, Any  # noqa: E402
-
-from glotbench.errors import GlotbenchError, InputError  # noqa: E402
+from glotbench._version import __version__
+from glotbench.errors import GlotbenchError, InputError
 
 if TYPE_CHECKING:
     from glotbench.analysis.aso import aso, multi_aso

@@ -23,9 +23,11 @@ import pandas as pd
 
 from glotbench.analysis.compare import Aggregates, Comparison, aggregate_scores, compare_models
 from glotbench.analysis.headline import Analysis, AnalysisSettings, analyze
+from glotbench.analysis.inputs import load_replicated
 from glotbench.analysis.ranks import Ranks, rank_models
 from glotbench.analysis.replicates import ReplicatedScores
 from glotbench.analysis.results import records
+from glotbench.analysis.speed import store_speed_table
 from glotbench.analysis.variance import VarianceComponents, components, variance_components
 from glotbench.core.analysis_cache import AnalysisCache, cache_key, store_fingerprint
 from glotbench.core.store import Store, in_configs
@@ -202,7 +204,7 @@ def starter_demo(
             languages="with" if k is None else "without",
             k=k,
         )
-    from glotbench.api import run_benchmark
+    from glotbench.runner.benchmark import run_benchmark
 
     missing = missing_starter_packages()
     if missing:
@@ -223,6 +225,7 @@ def starter_demo(
         scores=False,  # computed below once, or taken from the cache
         # the jobs in worker processes when there are cores for them (docs/performance.md, Demo)
         executor=executor if executor is not None else default_executor(),
+        speed_of=store_speed_table,
     )
     configs = run.configs  # the configurations of this installation's runs
     # every number below is a function of the stored runs and the request: computed
@@ -252,7 +255,7 @@ def _analyse_starter(
     path: Path, run: Any, configs: dict[str, str], settings: AnalysisSettings
 ) -> StarterDemo:
     """The starter demo's analyses of the store at ``path`` (see :func:`starter_demo`)."""
-    from glotbench.api import benchmark_scores, load_replicated
+    from glotbench.runner.benchmark import benchmark_scores
 
     n_replicates, seed = settings.n_replicates, settings.seed
     scores = benchmark_scores(path)

@@ -11,6 +11,7 @@ import scipy.stats as sps
 from glotbench.analysis.draws import DrawSettings
 from glotbench.analysis.rank_stats import (
     draw_ranks,
+    pair_decisions,
     rank_counts,
     rank_intervals,
     rank_statistics,
@@ -58,6 +59,39 @@ def test_rank_intervals_equal_the_brute_force_definition(confidence_level: float
             best, worst = rank_intervals(draws, confidence_level, chunk_elements=chunk)
             np.testing.assert_array_equal(best, expected[0])
             np.testing.assert_array_equal(worst, expected[1])
+
+
+def brute_force_ties(aggregates: np.ndarray, confidence_level: float) -> set[tuple[int, int]]:
+    """Pairs a < b where neither lower numpy percentile, of X_a − X_b or X_b − X_a, is > 0."""
+    alpha = (1 - confidence_level) / 2
+    n_models = aggregates.shape[1]
+    out = set()
+    for a in range(n_models):
+        for b in range(a + 1, n_models):
+            a_better = np.quantile(aggregates[:, a] - aggregates[:, b], alpha) > 0
+            b_better = np.quantile(aggregates[:, b] - aggregates[:, a], alpha) > 0
+            if not a_better and not b_better:
+                out.add((a, b))
+    return out
+
+
+@pytest.mark.parametrize("confidence_level", [0.5, 0.95, 0.99])
+def test_ties_equal_the_percentile_definition(confidence_level: float) -> None:
+    """Statistical ties (the leaderboard's ≈) against every pair's numpy percentile interval."""
+    rng = np.random.default_rng(7 + int(confidence_level * 100))
+    n_tied = 0
+    for _ in range(40):
+        draws = _random_draws(rng)
+        expected = brute_force_ties(draws, confidence_level)
+        n_tied += len(expected)
+        for chunk in (1 << 23, 37):
+            _, _, ties = pair_decisions(draws, confidence_level, chunk_elements=chunk)
+            assert {tuple(p) for p in ties.tolist()} == expected
+        stats = rank_statistics(draws, confidence_level)
+        for a, b in expected:
+            assert stats.is_tied(a, b) and stats.is_tied(b, a)
+            assert b in stats.tied_with()[a] and a in stats.tied_with()[b]
+    assert n_tied > 0
 
 
 def test_rank_intervals_boundary_cases_take_the_exact_percentile() -> None:

@@ -107,6 +107,30 @@ def test_write_run_round_trip_and_resume(tmp_path: Path) -> None:
         assert len(store.example_stats()) == 4
 
 
+def test_runs_stats_reads_many_runs_in_their_stored_order(tmp_path: Path) -> None:
+    rng = np.random.default_rng(3)
+    written = {}
+    with Store.open(tmp_path / "s.duckdb") as store:
+        for i, model in enumerate(["b", "a", "c"]):
+            ids = [f"e{j}" for j in rng.permutation(5 + i)]  # each run its own order and size
+            stats = _stats(rng.integers(0, 2, size=len(ids)).tolist())
+            record = _record(model=model, seed=i)
+            store.write_run(record, ids, stats)
+            written[record.run_id] = (ids, stats)
+        order = list(written)[::-1]
+        got = store.runs_stats(order)
+        assert list(got) == order
+        for run_id, (ids, stats) in written.items():
+            assert got[run_id][0].tolist() == ids
+            np.testing.assert_array_equal(got[run_id][1], stats)
+            one_ids, one_stats = store.run_stats(run_id)
+            assert one_ids.tolist() == got[run_id][0].tolist()
+            np.testing.assert_array_equal(one_stats, got[run_id][1])
+        assert store.runs_stats([]) == {}
+        with pytest.raises(StoreError, match="no run with id 'nope'"):
+            store.runs_stats([order[0], "nope"])
+
+
 @pytest.mark.parametrize(
     ("ids", "stats", "words"),
     [

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from rich.console import Console
 
-from glotbench.report.tables import format_cell, frame_table
+from glotbench.report.tables import format_cell, format_column, frame_table
 
 
 def _render(renderable: object, width: int) -> str:
@@ -33,8 +33,8 @@ def test_numbers_are_never_cut_and_lines_fit(width: int, n_columns: int) -> None
     assert all(len(line) <= width for line in text.splitlines())
     assert "…" not in text.replace("… part", "")
     for column in frame.columns[1:-1]:
-        for value in frame[column]:
-            assert format_cell(value, 4) in text, (column, value)
+        for cell in format_column(frame[column].tolist(), 4):
+            assert cell in text, (column, cell)
     # every row keeps its key in every part
     parts = text.count("┏")
     assert text.count("model-0-large") == parts
@@ -49,3 +49,23 @@ def test_format_cell() -> None:
     assert format_cell(float("nan")) == "—"
     assert format_cell(0.000123456, 3) == "0.000123"
     assert format_cell("x") == "x" and format_cell(3) == "3"
+
+
+def test_a_column_has_one_number_of_decimals() -> None:
+    # the largest magnitude sets the decimals: 4 significant digits of 7.0 -> 3 decimals
+    assert format_column([1.329, 1.53, 7.0, 4.22]) == ["1.329", "1.530", "7.000", "4.220"]
+    assert format_column([0.78, 0.0321, float("nan")]) == ["0.7800", "0.0321", "—"]
+    # ranks and counts stored as floats are whole numbers
+    assert format_column([1.0, 7.0, 3.0]) == ["1", "7", "3"]
+    # a non-zero value that would round to zero, and huge magnitudes, go scientific
+    assert format_column([0.5, 1.234e-9]) == ["0.5000", "1.234e-09"]
+    assert format_column([2.5e9, 1.5]) == ["2.500e+09", "1.500"]
+    # numpy scalars, integers, text and booleans
+    assert format_column([np.float64(0.25), np.float64(1.0)]) == ["0.250", "1.000"]
+    assert format_column([1, 2]) == ["1", "2"] and format_column(["a", True]) == ["a", "True"]
+
+
+def test_frame_table_lines_up_decimals() -> None:
+    frame = pd.DataFrame({"model": ["a", "b"], "mean_rank": [1.53, 7.0]})
+    text = _render(frame_table(frame), 80)
+    assert "1.530" in text and "7.000" in text

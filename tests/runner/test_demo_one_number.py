@@ -36,7 +36,7 @@ def _report_rows(page: str, heading: str) -> list[list[str]]:
     section = page[start : end if end > 0 else len(page)]
     rows = []
     for row in re.findall(r"<tr>(.*?)</tr>", section):
-        rows.append([html.unescape(c) for c in re.findall(r"<t[dh]>(.*?)</t[dh]>", row)])
+        rows.append([html.unescape(c) for c in re.findall(r"<t[dh](?: [^>]*)?>(.*?)</t[dh]>", row)])
     return rows
 
 

@@ -140,6 +140,35 @@ class ViewAnalysis:
     ranks: RankStatistics | None
     settings: DrawSettings
     notes: tuple[str, ...] = ()
+    #: cells (task/language labels) left out of this view because not every
+    #: model has them, per model that lacks them (an unbalanced design)
+    missing: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: every cell left out of this view, in the source's order
+    left_out: tuple[str, ...] = ()
+
+    def tied_with(self) -> dict[str, tuple[str, ...]]:
+        """Per model, the models it is statistically tied with in this view.
+
+        Tied: the percentile interval (at the confidence level) of the paired
+        draws of the two models' difference contains 0
+        (:func:`glotbench.analysis.rank_stats.pair_decisions`), the definition
+        behind the rank intervals. Empty without ranks (one model).
+        """
+        if self.ranks is None:
+            return {m: () for m in self.models}
+        return {
+            self.models[m]: tuple(self.models[j] for j in others)
+            for m, others in enumerate(self.ranks.tied_with())
+        }
+
+    def tie_next(self) -> dict[str, bool | None]:
+        """Per model: tied with the next model down in score order (None for the last)."""
+        order = np.argsort(-self.observed, kind="stable")
+        out: dict[str, bool | None] = {self.models[m]: None for m in order}
+        if self.ranks is not None:
+            for upper, lower in zip(order[:-1], order[1:], strict=True):
+                out[self.models[upper]] = self.ranks.is_tied(int(upper), int(lower))
+        return out
 
     def frame(self) -> pd.DataFrame:
         """One row per model: score, se, ci, se_languages, rank-1 share and mean rank."""
@@ -193,6 +222,15 @@ def analyze_view(
     # SD over the draws (ddof = 1); exactly 0 when all draws are equal
     se = np.where(draws.max(axis=0) == draws.min(axis=0), 0.0, draws.std(axis=0, ddof=1))
     z = settings.z
+    table = design.table
+    labels = [u.label(table.single_task) for u in table.units]
+    lacking = ~table.present()
+    dropped = ~design.keep
+    missing = {
+        names[m]: tuple(labels[u] for u in np.flatnonzero(dropped & lacking[m]))
+        for m in range(len(names))
+        if (dropped & lacking[m]).any()
+    }
     return ViewAnalysis(
         models=tuple(names),
         observed=observed,
@@ -206,6 +244,8 @@ def analyze_view(
         ranks=rank_statistics(draws, settings.confidence_level) if len(names) > 1 else None,
         settings=draw_settings,
         notes=tuple(design.notes),
+        missing=missing,
+        left_out=tuple(labels[u] for u in np.flatnonzero(dropped)),
     )
 
 
@@ -279,8 +319,16 @@ class Analysis:
             "intervals": self.interval_text,
             "overall": records(summary),
             "per_task": records(self.leaderboard().per_task),
+            "ties": [list(pair) for pair in self.ties()],
             "notes": list(self.overall.notes),
         }
+
+    def ties(self) -> list[tuple[str, str]]:
+        """Overall view: the statistically tied pairs of models (see ``ViewAnalysis.tied_with``)."""
+        if self.overall.ranks is None:
+            return []
+        names = self.overall.models
+        return [(names[a], names[b]) for a, b in self.overall.ranks.ties.tolist()]
 
 
 def models_with_task(source: ReplicatedScores, task: str) -> list[str]:

@@ -32,7 +32,7 @@ is better.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -101,6 +101,25 @@ def rank_intervals(
     chunk_elements: int = CHUNK_ELEMENTS,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Best and worst plausible rank per model from paired draws of aggregates (R × M)."""
+    best, worst, _ = pair_decisions(aggregates, confidence_level, chunk_elements)
+    return best, worst
+
+
+def pair_decisions(
+    aggregates: np.ndarray,
+    confidence_level: float,
+    chunk_elements: int = CHUNK_ELEMENTS,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rank interval (best, worst) per model and the statistically tied pairs.
+
+    A pair (a, b) is *tied* when neither model is significantly better than
+    the other in the sense of the rank interval above: the lower (1 − α)/2
+    percentiles of X_a − X_b and of X_b − X_a are both ≤ 0, i.e. the percentile
+    interval of the paired difference contains 0 (each direction is computed
+    as its own percentile, so the relation is symmetric exactly). Pairs
+    whose trimmed ranges do not overlap are never tied. Returns ``best``,
+    ``worst`` and the tied pairs as a (K × 2) array of model indices, a < b.
+    """
     n_draws, n_models = aggregates.shape
     alpha = (1 - confidence_level) / 2
     k_low = int(np.floor((n_draws - 1) * alpha))  # order statistic below the lower percentile
@@ -113,6 +132,7 @@ def rank_intervals(
     better = n_models - np.searchsorted(np.sort(low), high, side="right")  # low_j > high_i
     worse = np.searchsorted(np.sort(high), low, side="left")  # high_j < low_i
     a, b = _overlapping_pairs(low, high)
+    tied: list[np.ndarray] = []
     by_model = np.ascontiguousarray(aggregates.T)
     step = max(1, chunk_elements // (2 * n_draws))  # two gathered rows per pair
     for start in range(0, len(a), step):
@@ -140,7 +160,14 @@ def rank_intervals(
         worse += np.bincount(pa, weights=b_worse, minlength=n_models).astype(np.int64)
         better += np.bincount(pb, weights=a_better, minlength=n_models).astype(np.int64)
         worse += np.bincount(pb, weights=a_worse, minlength=n_models).astype(np.int64)
-    return 1 + better, n_models - worse
+        # tied: neither is significantly better than the other (lower percentiles of
+        # X_a − X_b and of X_b − X_a both ≤ 0), the relation rank_best counts, both ways
+        same = (a_better == 0) & (b_better == 0)
+        if same.any():
+            pairs = np.column_stack([pa[same], pb[same]])
+            tied.append(np.sort(pairs, axis=1))
+    ties = np.concatenate(tied) if tied else np.empty((0, 2), dtype=np.int64)
+    return 1 + better, n_models - worse, ties.astype(np.int64)
 
 
 @dataclass(frozen=True)
@@ -155,6 +182,22 @@ class RankStatistics:
     best: np.ndarray
     worst: np.ndarray
     n_draws: int
+    #: statistically tied pairs (K × 2 model indices, a < b): the percentile
+    #: interval of their paired difference contains 0 (see :func:`pair_decisions`)
+    ties: np.ndarray = field(default_factory=lambda: np.empty((0, 2), dtype=np.int64))
+
+    def tied_with(self) -> list[list[int]]:
+        """Per model, the indices of the models it is statistically tied with (sorted)."""
+        out: list[list[int]] = [[] for _ in range(self.counts.shape[0])]
+        for a, b in self.ties.tolist():
+            out[a].append(b)
+            out[b].append(a)
+        return [sorted(x) for x in out]
+
+    def is_tied(self, a: int, b: int) -> bool:
+        """Whether models ``a`` and ``b`` are statistically tied."""
+        lo, hi = min(a, b), max(a, b)
+        return bool(((self.ties[:, 0] == lo) & (self.ties[:, 1] == hi)).any())
 
     @property
     def shares(self) -> np.ndarray:
@@ -173,5 +216,5 @@ class RankStatistics:
 
 def rank_statistics(aggregates: np.ndarray, confidence_level: float) -> RankStatistics:
     """Rank counts and rank intervals of draws of aggregates (R × M)."""
-    best, worst = rank_intervals(aggregates, confidence_level)
-    return RankStatistics(rank_counts(aggregates), best, worst, aggregates.shape[0])
+    best, worst, ties = pair_decisions(aggregates, confidence_level)
+    return RankStatistics(rank_counts(aggregates), best, worst, aggregates.shape[0], ties)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -138,3 +139,11 @@ def _replicates(values: dict[Any, float]) -> list[float]:
     if reps:
         return reps
     return [v for k, v in values.items() if k is None or pd.isna(k)]
+
+
+def store_speed_table(store: str | Path, models: Sequence[str] | None = None) -> SpeedTable:
+    """:func:`speed_table` of the store at the path ``store`` (opened read-only)."""
+    from glotbench.core.store import Store
+
+    with Store.open(store, read_only=True) as handle:
+        return speed_table(handle, models=models)

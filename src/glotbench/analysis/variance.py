@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.special import ndtri
 
 from glotbench.analysis.replicates import ErrorAt, ReplicatedScores, Unit, row_error
 from glotbench.analysis.results import records
@@ -115,6 +116,16 @@ class ComponentTable:
 
     def present(self) -> np.ndarray:
         return ~np.isnan(self.mean)
+
+    def cell_intervals(self, confidence_level: float) -> tuple[np.ndarray, np.ndarray]:
+        """Per (model, unit): the normal interval mean ± z·σ_w, z = Φ⁻¹(1/2 + level/2).
+
+        It counts the seeds and test-set replicates of one language (no
+        language variation); NaN where σ_w is unknown.
+        """
+        z = float(ndtri(0.5 + confidence_level / 2))
+        w = self.sigma_w
+        return self.mean - z * w, self.mean + z * w
 
 
 def _design_notes(

@@ -5,6 +5,8 @@ fill-in lists, agreement variants), test types MFT / INV / DIR, failure rates
 with paired bootstrap CIs, and storing results as runs.
 """
 
+from glotbench.checklist.cases import read_cases, write_cases
+from glotbench.checklist.engine import expand_suite, expand_test
 from glotbench.checklist.evaluate import (
     STORED_METRIC,
     ChecklistResult,
@@ -17,19 +19,9 @@ from glotbench.checklist.evaluate import (
     score_cases,
     store_results,
 )
-from glotbench.checklist.templates import (
-    TEST_TYPES,
-    Case,
-    TemplateSuite,
-    builtin_suites,
-    builtin_template_files,
-    expand_suite,
-    expand_test,
-    load_suite,
-    parse_suite_text,
-    read_cases,
-    write_cases,
-)
+from glotbench.checklist.parse import load_suite, parse_suite_text
+from glotbench.checklist.spec import TEST_TYPES, Case, TemplateSuite
+from glotbench.checklist.suites import builtin_suites, builtin_template_files
 
 __all__ = [
     "STORED_METRIC",

@@ -41,7 +41,8 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from glotbench.checklist.templates import Case, iter_texts
+from glotbench.checklist.engine import iter_texts
+from glotbench.checklist.spec import Case
 from glotbench.errors import InputError
 from glotbench.metrics.base import safe_divide
 

@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from glotbench import __version__
+from glotbench._version import __version__
 
 if TYPE_CHECKING:
     from glotbench.core.store import Store

@@ -24,16 +24,23 @@ import hashlib
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import pandas as pd
 
 from glotbench.core.chunked import CHUNK_ROWS
 from glotbench.core.readers import TidyTable, detect_format, file_sha256
+from glotbench.core.results import ImportResult, ImportStatus  # noqa: F401
 from glotbench.core.schema import ImportRecord, stats_digest
-from glotbench.core.staging import StagedScores, stage_examples, stage_scores, staging_dir
+from glotbench.core.staging import (
+    StagedScores,
+    add_staged_scores,
+    check_staged_scores,
+    stage_examples,
+    stage_scores,
+    staging_dir,
+)
 from glotbench.core.store import ScoreConflictError, Store, new_import_id
 from glotbench.core.validate import validate_scores
 from glotbench.errors import InputError
@@ -41,40 +48,6 @@ from glotbench.errors import InputError
 Progress = Callable[[int, int], None]
 #: example rows per write transaction of a streaming import (bounds the batch's memory)
 STREAM_BATCH_ROWS = 100_000
-ImportStatus = Literal["imported", "resumed", "skipped"]
-
-
-@dataclass
-class ImportResult:
-    """What an import did.
-
-    ``status``: ``imported`` (a new import), ``resumed`` (an interrupted
-    import of the same file was completed) or ``skipped`` (this exact file was
-    already imported; nothing was done).
-    """
-
-    kind: str
-    source: str
-    store: str
-    status: ImportStatus
-    sha256: str
-    import_id: str | None
-    rows: int = 0
-    runs_added: int = 0
-    runs_skipped: int = 0
-    scores_added: int = 0
-    scores_skipped: int = 0
-    ignored_columns: list[str] = field(default_factory=list)
-    message: str = ""
-    seconds: float = 0.0
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    def to_frame(self) -> pd.DataFrame:
-        d = self.to_dict()
-        d["ignored_columns"] = ", ".join(d["ignored_columns"])
-        return pd.DataFrame([d])
 
 
 @contextmanager
@@ -240,37 +213,6 @@ def _write_staged_scores(
     added = add_staged_scores(store, staged, import_id, check=check, batch_rows=batch_rows)
     store.complete_import(import_id, added)
     return added, staged.rows - added, status, import_id
-
-
-def check_staged_scores(
-    store: Store, staged: StagedScores, batch_rows: int = STREAM_BATCH_ROWS
-) -> bool:
-    """Compare staged scores with the store, batch by batch; write nothing.
-
-    Raises :class:`ScoreConflictError` (``position``: the file row) for a key
-    stored with another value. Returns whether the store held any score (if
-    not, :func:`add_staged_scores` needs no lookups).
-    """
-    if not store.has_scores():
-        return False
-    for frame in staged.iter_frames(batch_rows):
-        store.check_score_batch(frame)
-    return True
-
-
-def add_staged_scores(
-    store: Store,
-    staged: StagedScores,
-    import_id: str,
-    *,
-    check: bool = True,
-    batch_rows: int = STREAM_BATCH_ROWS,
-) -> int:
-    """Add staged scores in batches, one transaction each; rows stored alike are skipped."""
-    added = 0
-    for frame in staged.iter_frames(batch_rows):
-        added += store.add_score_batch(frame, import_id, check=check)
-    return added
 
 
 def add_scores_frame(

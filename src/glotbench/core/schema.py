@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
@@ -213,3 +214,18 @@ def stats_digest(
     h.update(b"\x1e")
     h.update(np.ascontiguousarray(stats, dtype="<f8").tobytes())
     return h.hexdigest()
+
+
+_RUNNER_SOURCE = re.compile(r"^glotbench run (\S+) \(protocol v\d+\)$")
+
+
+def runner_source(suite: str, protocol_version: int) -> str:
+    """A run's ``source`` as the runner writes it: ``glotbench run [SUITE ](protocol vN)``."""
+    named = f"{suite} " if suite else ""
+    return f"glotbench run {named}(protocol v{protocol_version})"
+
+
+def suite_of_source(source: object) -> str | None:
+    """The suite a run came from, read from its ``source`` (:func:`runner_source`), or None."""
+    match = _RUNNER_SOURCE.match(source) if isinstance(source, str) else None
+    return match.group(1) if match else None

@@ -28,6 +28,7 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
 import numpy as np
@@ -35,21 +36,29 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from glotbench.core.chunked import CHUNK_ROWS
-from glotbench.core.ingest import ImportResult, add_staged_scores, check_staged_scores
-from glotbench.core.readers import RowInputError, file_sha256
-from glotbench.core.schema import RUN_KEY_COLUMNS, SCHEMA_VERSION, ImportRecord
-from glotbench.core.staging import STAGING_MEMORY, StagedScores, stage_scores, staging_dir
-from glotbench.core.store import (
+from glotbench.core.layout import (
     _IMPORT_COLUMNS,
     _RUN_COLUMNS,
     EXPORT_TABLES,
-    ScoreConflictError,
-    Store,
     _first,
     new_import_id,
     run_id_of_row,
 )
+from glotbench.core.readers import RowInputError, file_sha256
+from glotbench.core.results import ImportResult, ScoreConflictError
+from glotbench.core.schema import RUN_KEY_COLUMNS, SCHEMA_VERSION, ImportRecord
+from glotbench.core.staging import (
+    STAGING_MEMORY,
+    StagedScores,
+    add_staged_scores,
+    check_staged_scores,
+    stage_scores,
+    staging_dir,
+)
 from glotbench.errors import InputError, StoreError
+
+if TYPE_CHECKING:  # the store calls this module (Store.import_parquet), not the reverse
+    from glotbench.core.store import Store
 
 #: examples per write transaction when merging runs
 _CHUNK_EXAMPLES = 500_000

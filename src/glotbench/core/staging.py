@@ -724,3 +724,32 @@ def _check_score_keys(staged: StagedScores) -> None:
         loc,
         None,
     )
+
+
+def check_staged_scores(store: Any, staged: StagedScores, batch_rows: int = 100_000) -> bool:
+    """Compare staged scores with the store, batch by batch; write nothing.
+
+    Raises :class:`ScoreConflictError` (``position``: the file row) for a key
+    stored with another value. Returns whether the store held any score (if
+    not, :func:`add_staged_scores` needs no lookups).
+    """
+    if not store.has_scores():
+        return False
+    for frame in staged.iter_frames(batch_rows):
+        store.check_score_batch(frame)
+    return True
+
+
+def add_staged_scores(
+    store: Any,
+    staged: StagedScores,
+    import_id: str,
+    *,
+    check: bool = True,
+    batch_rows: int = 100_000,
+) -> int:
+    """Add staged scores in batches, one transaction each; rows stored alike are skipped."""
+    added = 0
+    for frame in staged.iter_frames(batch_rows):
+        added += store.add_score_batch(frame, import_id, check=check)
+    return added

@@ -10,6 +10,15 @@ Tables (see ``docs/store.md`` for every column):
 ``imports``        one row per imported file (kind, source, sha256, rows, completed_at)
 ``failures``       one row per failed benchmark job (key, error, traceback, resolved_at)
 
+:class:`Store` is assembled from parts, one module per responsibility: this
+module opens, creates and migrates the file (schema), writes runs and scores
+and summarises; :mod:`~glotbench.core.store_reads` reads runs and statistics,
+:mod:`~glotbench.core.store_failures` records and resolves job failures,
+:mod:`~glotbench.core.store_imports` tracks imported files and
+:mod:`~glotbench.core.store_export` exports tables and merges snapshots. Shared
+helpers are in :mod:`~glotbench.core.store_sql` and :mod:`~glotbench.core.layout`.
+The names importable from here before the split still are.
+
 Guarantees:
 
 * a run is written in **one transaction** together with all its example
@@ -35,47 +44,51 @@ Guarantees:
 
 from __future__ import annotations
 
-import functools
 import json
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import Any
 
 import duckdb
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from glotbench.core.layout import (
+    _RUN_COLUMNS,
+    _first,
+    new_import_id,  # noqa: F401  (importable from here, as before)
+    run_id_of_row,  # noqa: F401
+)
 from glotbench.core.lock import connect as connect_waiting
+from glotbench.core.results import ScoreConflictError
 from glotbench.core.schema import (
     SCHEMA_VERSION,
     SCORE_COLUMNS,
     ImportRecord,
     RunKey,
     RunRecord,
-    normalise_metric_name,
-    run_id_for,
     stats_digest,
     utc_now,
 )
+from glotbench.core.store_export import ExportPart, ExportResult, ExportTable  # noqa: F401
+from glotbench.core.store_failures import FailureList, FailuresPart  # noqa: F401
+from glotbench.core.store_imports import ImportsPart
+from glotbench.core.store_reads import ReadsPart, StatsMatrix, in_configs  # noqa: F401
+from glotbench.core.store_sql import Filter, _in_use, _sql_ident, _where  # noqa: F401
 from glotbench.errors import InputError, StoreError
 
-if TYPE_CHECKING:
-    from glotbench.core.ingest import ImportResult
-
-Filter = str | int | Sequence[str] | Sequence[int] | None
 #: A run to write: (record, example ids, n × k statistics[, source positions])
 RunItem = (
     tuple[RunRecord, Sequence[Any] | np.ndarray, npt.ArrayLike]
     | tuple[RunRecord, Sequence[Any] | np.ndarray, npt.ArrayLike, npt.ArrayLike | None]
 )
-ExportTable = Literal["runs", "examples", "scores", "imports", "meta", "all"]
-EXPORT_TABLES: tuple[str, ...] = ("runs", "examples", "scores", "imports", "meta")
+#: ``meta`` keys ``suite:NAME`` hold the JSON title and description of a suite that ran here
+SUITE_META_PREFIX = "suite:"
 
 _DDL = """
 CREATE TABLE meta (
@@ -169,57 +182,8 @@ _MIGRATIONS: dict[int, str] = {
 #: Tables every store has (a store without one of them is damaged).
 _TABLES = ("meta", "runs", "example_stats", "scores", "imports")
 
-_FAILURE_COLUMNS = (
-    "failure_id",
-    "model",
-    "dataset",
-    "task",
-    "language",
-    "seed",
-    "config_hash",
-    "iteration",
-    "error_type",
-    "message",
-    "traceback",
-    "source",
-    "created_at",
-    "resolved_at",
-)
 
-_RUN_COLUMNS = (
-    "run_id",
-    "model",
-    "dataset",
-    "task",
-    "language",
-    "seed",
-    "config_hash",
-    "metric",
-    "metric_config",
-    "stat_names",
-    "n_examples",
-    "model_metadata",
-    "seconds",
-    "examples_per_second",
-    "source",
-    "import_id",
-    "stats_sha256",
-    "created_at",
-)
 _SCORE_TABLE_COLUMNS = SCORE_COLUMNS
-_IMPORT_COLUMNS = (
-    "import_id",
-    "kind",
-    "source",
-    "sha256",
-    "rows",
-    "added",
-    "started_at",
-    "completed_at",
-)
-#: Text that a spreadsheet evaluates when a CSV cell begins with it, and the
-#: apostrophe that marks a neutralised cell (see ``Store.export``).
-_FORMULA_START = "^[=+@\t\r'-]"
 
 _EXAMPLE_COLUMNS = ("run_id", "position", "example_id", "stats", "source_position")
 
@@ -248,54 +212,6 @@ BATCH_ROWS = 2_000_000
 
 #: relative tolerance under which a re-imported score equals the stored one
 SCORE_RTOL = 1e-9
-
-
-def new_import_id() -> str:
-    """A fresh, random import id."""
-    return uuid.uuid4().hex[:16]
-
-
-def _as_list(values: Filter) -> list[Any] | None:
-    if values is None:
-        return None
-    if isinstance(values, str | int):
-        return [values]
-    return list(values)
-
-
-def _where(filters: dict[str, Filter], alias: str = "") -> tuple[str, list[Any]]:
-    clauses: list[str] = []
-    params: list[Any] = []
-    prefix = f"{alias}." if alias else ""
-    for column, values in filters.items():
-        items = _as_list(values)
-        if items is None:
-            continue
-        if column == "metric":
-            items = [normalise_metric_name(str(v)) for v in items]
-        clauses.append(f"list_contains(?, {prefix}{column})")
-        params.append(items)
-    return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
-
-
-def _failure_where(filters: dict[str, Filter], *, open_only: bool) -> tuple[str, list[Any]]:
-    where, params = _where(filters)
-    if open_only:
-        where = f"{where} AND resolved_at IS NULL" if where else " WHERE resolved_at IS NULL"
-    return where, params
-
-
-def _first(rows: list[Any]) -> Any:
-    """First row of a fully fetched result, or None (DuckDB needs results fetched to the end)."""
-    return rows[0] if rows else None
-
-
-def _sql_string(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
-def _sql_ident(text: str) -> str:
-    return '"' + text.replace('"', '""') + '"'
 
 
 def _list_array(stats: npt.NDArray[np.float64]) -> pa.ListArray:
@@ -328,108 +244,6 @@ def _source_position_array(
         dup = int(unique[counts > 1][0])
         raise InputError(f"{where}: source position {dup} is given to more than one example")
     return pa.array(ints, type=pa.int64())
-
-
-def _stats_from_list(column: pa.ChunkedArray | pa.Array, n: int, k: int) -> np.ndarray:
-    arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-    values = np.asarray(arr.flatten(), dtype=np.float64)
-    if values.size != n * k:
-        raise StoreError(
-            f"the store is inconsistent: expected {n} × {k} statistics, found {values.size} values"
-        )
-    return values.reshape(n, k)
-
-
-class ScoreConflictError(InputError):
-    """A score whose key is stored with a different value.
-
-    ``position`` is the record's index in the incoming frame; the importer turns
-    it into the file's line number.
-    """
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        position: int,
-        field: str,
-        existing: Any,
-        new: Any,
-    ) -> None:
-        super().__init__(message, line=position + 1, field=field)
-        self.position = position
-        self.existing = existing
-        self.new = new
-
-
-@dataclass
-class StatsMatrix:
-    """Per-example statistics of several runs, aligned by example_id.
-
-    ``stats[i, j, :]`` are the statistics of example ``example_ids[j]`` in run
-    ``run_ids[i]`` (model ``models[i]``, seed ``seeds[i]``).
-    """
-
-    dataset: str
-    task: str
-    language: str
-    metric: str
-    metric_config: dict[str, Any]
-    stat_names: tuple[str, ...]
-    run_ids: list[str]
-    models: list[str]
-    seeds: list[int | None]
-    config_hashes: list[str]
-    example_ids: np.ndarray
-    stats: np.ndarray  # (m, n, k)
-
-    def get_metric(self) -> Any:
-        """The metric, configured as stored (``get_metric(metric, **metric_config)``)."""
-        from glotbench.metrics import get_metric
-
-        return get_metric(self.metric, **self.metric_config)
-
-    def scores(self) -> np.ndarray:
-        """Score of each run on the whole test set: ``score(stats.sum(axis=1))``."""
-        return np.asarray(self.get_metric().score(self.stats.sum(axis=1)), dtype=np.float64)
-
-    def to_frame(self) -> pd.DataFrame:
-        """One row per run: run_id, model, seed, config_hash, n_examples, score."""
-        return pd.DataFrame(
-            {
-                "run_id": self.run_ids,
-                "model": self.models,
-                "seed": pd.array(self.seeds, dtype="Int64"),
-                "config_hash": self.config_hashes,
-                "n_examples": len(self.example_ids),
-                "score": self.scores(),
-            }
-        )
-
-
-@dataclass
-class ExportResult:
-    """Files written by an export."""
-
-    store: str
-    table: str
-    files: list[str]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"store": self.store, "table": self.table, "files": list(self.files)}
-
-    def to_frame(self) -> pd.DataFrame:
-        return pd.DataFrame({"table": self.table, "file": self.files})
-
-
-def in_configs(runs: pd.DataFrame, configs: Mapping[str, str]) -> pd.Series:
-    """Rows (runs or scores) of the configuration ``configs`` names for their model.
-
-    ``configs`` maps model -> config hash; models it does not name keep every
-    configuration.
-    """
-    wanted = runs["model"].map(dict(configs)).fillna(runs["config_hash"])
-    return runs["config_hash"] == wanted
 
 
 @dataclass
@@ -589,62 +403,7 @@ def _registered(con: duckdb.DuckDBPyConnection, prefix: str, table: pa.Table) ->
             con.unregister(view)
 
 
-@dataclass
-class FailureList:
-    """Recorded job failures (``glotbench failures``)."""
-
-    store: str
-    include_resolved: bool
-    frame: pd.DataFrame
-    resolved_now: int = 0
-
-    def to_frame(self) -> pd.DataFrame:
-        return self.frame.copy()
-
-    def to_dict(self) -> dict[str, Any]:
-        rows = []
-        for rec in self.frame.to_dict("records"):
-            out: dict[str, Any] = {}
-            for key, value in rec.items():
-                if value is None or (not isinstance(value, str) and pd.isna(value)):
-                    out[key] = None
-                elif isinstance(value, pd.Timestamp):
-                    out[key] = value.isoformat()
-                elif isinstance(value, np.generic):
-                    out[key] = value.item()
-                else:
-                    out[key] = value
-            rows.append(out)
-        return {
-            "store": self.store,
-            "include_resolved": self.include_resolved,
-            "count": len(rows),
-            "open": int(self.frame["resolved_at"].isna().sum()) if len(self.frame) else 0,
-            "resolved_now": self.resolved_now,
-            "failures": rows,
-        }
-
-
-_Method = TypeVar("_Method", bound=Callable[..., Any])
-
-
-def _in_use(method: _Method) -> _Method:
-    """Run a read of :class:`Store` inside :meth:`Store.held`.
-
-    For a ``hold=False`` store the file is opened for the read and released
-    after it (the result is fully fetched), so a writer between transactions
-    never keeps other processes out while it parses or computes.
-    """
-
-    @functools.wraps(method)
-    def wrapper(self: Store, *args: Any, **kwargs: Any) -> Any:
-        with self.held():
-            return method(self, *args, **kwargs)
-
-    return wrapper  # type: ignore[return-value]
-
-
-class Store:
+class Store(ReadsPart, FailuresPart, ImportsPart, ExportPart):
     """A glotbench results store in a DuckDB file.
 
     Open with :meth:`Store.open` (creates the file unless ``read_only``) and
@@ -788,7 +547,7 @@ class Store:
             with self.transaction():
                 self._con.execute(_DDL)
                 self._con.execute(_FAILURES_DDL)
-                from glotbench import __version__
+                from glotbench._version import __version__
 
                 now = utc_now().isoformat(timespec="seconds")
                 self._con.executemany(
@@ -810,7 +569,7 @@ class Store:
         if version is None:
             raise StoreError(f"{self.path} has no valid schema_version in its 'meta' table")
         if version > SCHEMA_VERSION:
-            from glotbench import __version__
+            from glotbench._version import __version__
 
             raise StoreError(
                 f"{self.path} has schema version {version}, but glotbench {__version__} "
@@ -910,6 +669,30 @@ class Store:
     def meta(self) -> dict[str, str]:
         """The ``meta`` key/value pairs."""
         return dict(self._con.execute("SELECT key, value FROM meta ORDER BY key").fetchall())
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Set one ``meta`` key (e.g. ``suite:NAME``); ``schema_version`` is not writable here."""
+        if key == "schema_version":
+            raise StoreError("schema_version is set by the store itself")
+        with self.transaction() as con:
+            con.execute("DELETE FROM meta WHERE key = ?", [key])
+            con.execute("INSERT INTO meta VALUES (?, ?)", [key, value])
+
+    def suites(self) -> dict[str, dict[str, str]]:
+        """Suites that ran into this store (``suite:NAME`` meta keys): name → title, description."""
+        out: dict[str, dict[str, str]] = {}
+        for key, value in self.meta().items():
+            if key.startswith(SUITE_META_PREFIX):
+                try:
+                    info = json.loads(value)
+                except ValueError:
+                    info = {}
+                name = key.removeprefix(SUITE_META_PREFIX)
+                out[name] = {
+                    "title": str(info.get("title") or ""),
+                    "description": str(info.get("description") or ""),
+                }
+        return out
 
     # ------------------------------------------------------------------
     # runs
@@ -1176,417 +959,6 @@ class Store:
             con.execute(f"INSERT INTO runs ({cols}) SELECT {cols} FROM {view}")
             self._resolve_failures_of(con, view)
 
-    @_in_use
-    def runs(
-        self,
-        *,
-        models: Filter = None,
-        datasets: Filter = None,
-        tasks: Filter = None,
-        languages: Filter = None,
-        metrics: Filter = None,
-        seeds: Filter = None,
-        run_ids: Filter = None,
-    ) -> pd.DataFrame:
-        """Complete runs as a tidy DataFrame (one row per run), filtered by lists of values.
-
-        JSON columns (``metric_config``, ``model_metadata``) are parsed into
-        dicts and ``stat_names`` is a tuple.
-        """
-        where, params = _where(
-            {
-                "model": models,
-                "dataset": datasets,
-                "task": tasks,
-                "language": languages,
-                "metric": metrics,
-                "seed": seeds,
-                "run_id": run_ids,
-            }
-        )
-        frame = self._con.sql(
-            f"SELECT {', '.join(_RUN_COLUMNS)} FROM runs{where} "
-            "ORDER BY model, dataset, task, language, metric, seed NULLS FIRST, config_hash",
-            params=params,
-        ).df()
-        for col in ("metric_config", "model_metadata"):
-            frame[col] = [json.loads(v) for v in frame[col]]
-        frame["stat_names"] = [tuple(v) for v in frame["stat_names"]]
-        frame["seed"] = frame["seed"].astype("Int64")
-        return frame.reset_index(drop=True)
-
-    @_in_use
-    def run_stats(self, run_id: str) -> tuple[np.ndarray, np.ndarray]:
-        """(example_ids, stats) of one run, in stored order; stats is (n × k)."""
-        row = _first(
-            self._con.execute(
-                "SELECT n_examples, len(stat_names) FROM runs WHERE run_id = ?", [run_id]
-            ).fetchall()
-        )
-        if row is None:
-            raise StoreError(f"no run with id {run_id!r} in {self.path}")
-        table = self._con.sql(
-            "SELECT example_id, stats FROM example_stats WHERE run_id = ? ORDER BY position",
-            params=[run_id],
-        ).to_arrow_table()
-        if table.num_rows != row[0]:
-            raise StoreError(
-                f"the store is inconsistent: run {run_id} has {table.num_rows} example rows "
-                f"but n_examples = {row[0]}"
-            )
-        ids = table.column("example_id").to_numpy(zero_copy_only=False).astype(object)
-        return ids, _stats_from_list(table.column("stats"), row[0], row[1])
-
-    @_in_use
-    def source_positions(
-        self, run_ids: Sequence[str], example_ids: Sequence[Any] | np.ndarray
-    ) -> np.ndarray:
-        """Source position of each example of each run: (runs × examples), NaN where unknown.
-
-        Row ``i`` belongs to ``run_ids[i]``, column ``j`` to ``example_ids[j]``
-        (e.g. a :class:`StatsMatrix`'s run ids and example ids). NaN: the run
-        stored no source position for it, the run lacks the example, or the
-        store predates the column (schema version 1, opened read-only).
-        """
-        ids = pd.Index([str(e) for e in example_ids])
-        out = np.full((len(run_ids), ids.size), np.nan)
-        if not self._has_source_positions() or not len(run_ids):
-            return out
-        frame = self._con.sql(
-            "SELECT run_id, example_id, source_position FROM example_stats "
-            "WHERE run_id IN (SELECT unnest(?)) AND source_position IS NOT NULL",
-            params=[list(run_ids)],
-        ).df()
-        row_of = {rid: i for i, rid in enumerate(run_ids)}
-        rows = frame["run_id"].map(row_of).to_numpy(dtype=np.int64)
-        cols = ids.get_indexer(pd.Index(frame["example_id"].astype(str)))
-        keep = cols >= 0
-        out[rows[keep], cols[keep]] = frame["source_position"].to_numpy(np.float64)[keep]
-        return out
-
-    @_in_use
-    def example_stats(
-        self,
-        run_ids: Filter = None,
-        *,
-        models: Filter = None,
-        datasets: Filter = None,
-        tasks: Filter = None,
-        languages: Filter = None,
-        metrics: Filter = None,
-        seeds: Filter = None,
-    ) -> pd.DataFrame:
-        """Per-example statistics, tidy: one row per (run, example).
-
-        Columns: run_id, model, dataset, task, language, seed, config_hash,
-        metric, position, example_id, stats (a float array per row),
-        source_position (nullable integer).
-        For analysis prefer :meth:`stats_matrix`, which aligns runs by example id.
-        """
-        where, params = _where(
-            {
-                "run_id": run_ids,
-                "model": models,
-                "dataset": datasets,
-                "task": tasks,
-                "language": languages,
-                "metric": metrics,
-                "seed": seeds,
-            },
-            alias="r",
-        )
-        frame = self._con.sql(
-            "SELECT e.run_id, r.model, r.dataset, r.task, r.language, r.seed, r.config_hash, "
-            f"r.metric, e.position, e.example_id, e.stats, {self._source_position_sql('e')} "
-            f"FROM example_stats e JOIN runs r USING (run_id){where} "
-            "ORDER BY r.model, r.dataset, r.task, r.language, r.metric, r.seed NULLS FIRST, "
-            "r.config_hash, e.position",
-            params=params,
-        ).df()
-        frame["seed"] = frame["seed"].astype("Int64")
-        frame["stats"] = [np.asarray(v, dtype=np.float64) for v in frame["stats"]]
-        frame["source_position"] = frame["source_position"].astype("Int64")
-        return frame
-
-    def _source_position_sql(self, alias: str) -> str:
-        """``alias.source_position``, or a typed NULL in a version-1 store opened read-only."""
-        if self._has_source_positions():
-            return f"{alias}.source_position"
-        return "NULL::BIGINT AS source_position"
-
-    @_in_use
-    def stats_matrix(
-        self,
-        dataset: str,
-        task: str,
-        language: str,
-        metric: str,
-        *,
-        models: Sequence[str] | None = None,
-        seeds: Sequence[int] | None = None,
-        config_hash: str | None = None,
-        configs: Mapping[str, str] | None = None,
-    ) -> StatsMatrix:
-        """Statistics of all matching runs as one (m × n × k) array aligned by example_id.
-
-        Runs are ordered by ``models`` (as given, else alphabetically), then
-        seed and config hash; examples follow the first run's order. Raises
-        :class:`StoreError` when no run matches, when a requested model has no
-        run, when the runs' statistic layouts differ, or when they do not
-        cover the same example ids. ``configs`` (model -> config hash) keeps only
-        that configuration of the models it names.
-        """
-        metric = normalise_metric_name(metric)
-        runs = self.runs(
-            models=models,
-            datasets=[dataset],
-            tasks=[task],
-            languages=[language],
-            metrics=[metric],
-            seeds=seeds,
-        )
-        if config_hash is not None:
-            runs = runs[runs["config_hash"] == config_hash]
-        if configs is not None:
-            runs = runs[in_configs(runs, configs)]
-        what = f"dataset={dataset!r}, task={task!r}, language={language!r}, metric={metric!r}"
-        if runs.empty:
-            raise StoreError(
-                f"no runs for {what} in {self.path}; 'glotbench show' lists what the store holds"
-            )
-        if models is not None:
-            absent = [m for m in models if m not in set(runs["model"])]
-            if absent:
-                raise StoreError(f"no runs of model(s) {', '.join(map(repr, absent))} for {what}")
-            order = {m: i for i, m in enumerate(models)}
-            runs = runs.assign(_order=runs["model"].map(order)).sort_values(
-                ["_order", "seed", "config_hash"], na_position="first", kind="stable"
-            )
-        runs = runs.reset_index(drop=True)
-        layouts = runs["stat_names"].drop_duplicates().tolist()
-        if len(layouts) > 1:
-            raise StoreError(
-                f"runs for {what} have different statistics "
-                f"({' vs '.join(map(str, layouts[:2]))}); "
-                "re-import them with the same label set (--labels) so they can be compared"
-            )
-        metric_configs = {json.dumps(c, sort_keys=True) for c in runs["metric_config"]}
-        if len(metric_configs) > 1:
-            raise StoreError(
-                f"runs for {what} were scored with different metric configurations "
-                f"({', '.join(sorted(metric_configs))})"
-            )
-        stat_names = tuple(layouts[0])
-        run_ids = runs["run_id"].tolist()
-        table = self._con.sql(
-            "SELECT run_id, position, example_id, stats FROM example_stats "
-            "WHERE run_id IN (SELECT unnest(?))",
-            params=[run_ids],
-        ).to_arrow_table()
-        # order by (run in run_ids order, position) in numpy: cheaper than an SQL sort
-        # of the stats lists, and a no-op for rows already stored run by run
-        run_pos = pc.index_in(table.column("run_id"), value_set=pa.array(run_ids)).to_numpy()
-        position = table.column("position").to_numpy().astype(np.int64)
-        sort_key = run_pos.astype(np.int64) * (int(position.max(initial=0)) + 1) + position
-        if (np.diff(sort_key) < 0).any():
-            table = table.take(pa.array(np.argsort(sort_key, kind="stable")))
-        sizes = np.bincount(run_pos, minlength=len(run_ids))
-        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-        all_ids = table.column("example_id").to_numpy(zero_copy_only=False).astype(object)
-        k = len(stat_names)
-        flat = _stats_from_list(table.column("stats"), table.num_rows, k)
-        reference_ids: np.ndarray | None = None
-        reference_index: pd.Index | None = None
-        blocks: list[np.ndarray] = []
-        for i in range(len(run_ids)):
-            lo = int(starts[i])
-            hi = lo + int(sizes[i])
-            ids = all_ids[lo:hi]
-            block = flat[lo:hi]
-            if reference_index is None:
-                reference_ids = ids
-                reference_index = pd.Index(ids)
-                blocks.append(block)
-                continue
-            if ids.size == reference_index.size and np.array_equal(ids, reference_index):
-                blocks.append(block)  # same examples in the same order: nothing to align
-                continue
-            idx = reference_index.get_indexer(pd.Index(ids))
-            if ids.size != reference_index.size or (idx < 0).any():
-                missing = reference_index.difference(pd.Index(ids))
-                extra = pd.Index(ids).difference(reference_index)
-                first = runs.iloc[0]
-                this = runs.iloc[i]
-                raise StoreError(
-                    f"runs for {what} cover different examples: model {this['model']!r} "
-                    f"(seed {this['seed']}) lacks {len(missing)} example id(s) that model "
-                    f"{first['model']!r} (seed {first['seed']}) has"
-                    + (f", e.g. {list(missing[:3])}" if len(missing) else "")
-                    + f", and has {len(extra)} it lacks"
-                    + (f", e.g. {list(extra[:3])}" if len(extra) else "")
-                    + "; paired analyses need the same test examples for every model"
-                )
-            aligned = np.empty_like(block)
-            aligned[idx] = block
-            blocks.append(aligned)
-        assert reference_ids is not None
-        return StatsMatrix(
-            dataset=dataset,
-            task=task,
-            language=language,
-            metric=metric,
-            metric_config=runs["metric_config"].iloc[0],
-            stat_names=stat_names,
-            run_ids=run_ids,
-            models=runs["model"].tolist(),
-            seeds=[None if pd.isna(s) else int(s) for s in runs["seed"]],
-            config_hashes=runs["config_hash"].tolist(),
-            example_ids=reference_ids,
-            stats=np.stack(blocks),
-        )
-
-    # ------------------------------------------------------------------
-    # failures of benchmark jobs
-    # ------------------------------------------------------------------
-    def record_failure(
-        self,
-        *,
-        model: str,
-        dataset: str,
-        task: str,
-        language: str,
-        seed: int | None,
-        config_hash: str,
-        error_type: str,
-        message: str,
-        iteration: int | None = None,
-        traceback: str | None = None,
-        source: str | None = None,
-    ) -> str:
-        """Record a failed job (one transaction); returns its ``failure_id``.
-
-        Every attempt that fails gets its own row. The row stays *open*
-        (``resolved_at`` NULL) until a run with the same (model, dataset,
-        seed, config_hash) is stored — :meth:`write_run` / :meth:`write_runs`
-        then set ``resolved_at`` in the transaction that stores it — or until
-        :meth:`resolve_failures` is called.
-        """
-        failure_id = uuid.uuid4().hex[:16]
-        values = {
-            "failure_id": failure_id,
-            "model": model,
-            "dataset": dataset,
-            "task": task,
-            "language": language,
-            "seed": None if seed is None else int(seed),
-            "config_hash": config_hash or "",
-            "iteration": None if iteration is None else int(iteration),
-            "error_type": error_type,
-            "message": message,
-            "traceback": traceback,
-            "source": source,
-            "created_at": utc_now(),
-            "resolved_at": None,
-        }
-        with self.transaction() as con:
-            con.execute(
-                f"INSERT INTO failures ({', '.join(_FAILURE_COLUMNS)}) VALUES "
-                f"({', '.join('?' for _ in _FAILURE_COLUMNS)})",
-                [values[c] for c in _FAILURE_COLUMNS],
-            )
-        return failure_id
-
-    @_in_use
-    def failures(
-        self,
-        *,
-        models: Filter = None,
-        datasets: Filter = None,
-        tasks: Filter = None,
-        languages: Filter = None,
-        seeds: Filter = None,
-        failure_ids: Filter = None,
-        include_resolved: bool = False,
-    ) -> pd.DataFrame:
-        """Recorded job failures, oldest first, filtered like :meth:`runs`.
-
-        Only open failures unless ``include_resolved``. Columns:
-        ``failure_id, model, dataset, task, language, seed, config_hash,
-        iteration, error_type, message, traceback, source, created_at,
-        resolved_at``. An older store opened read-only, which has no
-        ``failures`` table yet, gives an empty frame.
-        """
-        if not self._has_failures_table():
-            frame = pd.DataFrame({c: pd.Series(dtype=object) for c in _FAILURE_COLUMNS})
-        else:
-            where, params = _failure_where(
-                {
-                    "model": models,
-                    "dataset": datasets,
-                    "task": tasks,
-                    "language": languages,
-                    "seed": seeds,
-                    "failure_id": failure_ids,
-                },
-                open_only=not include_resolved,
-            )
-            frame = self._con.sql(
-                f"SELECT {', '.join(_FAILURE_COLUMNS)} FROM failures{where} "
-                "ORDER BY created_at, model, dataset, seed NULLS FIRST, failure_id",
-                params=params,
-            ).df()
-        for col in ("seed", "iteration"):
-            frame[col] = frame[col].astype("Int64")
-        for col in ("created_at", "resolved_at"):
-            frame[col] = pd.to_datetime(frame[col])
-        return frame.reset_index(drop=True)
-
-    def resolve_failures(
-        self,
-        *,
-        models: Filter = None,
-        datasets: Filter = None,
-        tasks: Filter = None,
-        languages: Filter = None,
-        seeds: Filter = None,
-        failure_ids: Filter = None,
-    ) -> int:
-        """Mark the matching open failures resolved (e.g. of a model dropped from the suite).
-
-        Returns how many were marked. Nothing is deleted.
-        """
-        where, params = _failure_where(
-            {
-                "model": models,
-                "dataset": datasets,
-                "task": tasks,
-                "language": languages,
-                "seed": seeds,
-                "failure_id": failure_ids,
-            },
-            open_only=True,
-        )
-        with self.transaction() as con:
-            row = _first(con.execute(f"SELECT count(*) FROM failures{where}", params).fetchall())
-            con.execute(f"UPDATE failures SET resolved_at = ?{where}", [utc_now(), *params])
-        return int(row[0]) if row else 0
-
-    def _resolve_failures_of(self, con: duckdb.DuckDBPyConnection, runs_view: str) -> None:
-        """Resolve open failures of the (model, dataset, seed, config_hash) of ``runs_view``.
-
-        ``runs_view`` names the registered ``runs`` rows being stored; the
-        caller holds their transaction. One ``UPDATE ... FROM`` joined to the
-        distinct keys.
-        """
-        con.execute(
-            "UPDATE failures SET resolved_at = ? FROM (SELECT DISTINCT model, dataset, seed, "
-            f"config_hash FROM {runs_view}) k "
-            "WHERE failures.resolved_at IS NULL AND failures.model = k.model "
-            "AND failures.dataset = k.dataset AND failures.seed IS NOT DISTINCT FROM k.seed "
-            "AND failures.config_hash = k.config_hash",
-            [utc_now()],
-        )
-
     # ------------------------------------------------------------------
     # scores
     # ------------------------------------------------------------------
@@ -1737,76 +1109,6 @@ class Store:
             frame[col] = frame[col].astype("Int64")
         return frame.reset_index(drop=True)
 
-    # ------------------------------------------------------------------
-    # imports
-    # ------------------------------------------------------------------
-    def _insert_import(self, record: ImportRecord) -> None:
-        self._con.execute(
-            f"INSERT INTO imports ({', '.join(_IMPORT_COLUMNS)}) VALUES "
-            f"({', '.join('?' for _ in _IMPORT_COLUMNS)})",
-            [getattr(record, c) for c in _IMPORT_COLUMNS],
-        )
-
-    def start_import(self, record: ImportRecord) -> None:
-        """Record an import that is about to write runs (``completed_at`` stays NULL)."""
-        with self.transaction():
-            self._insert_import(record)
-
-    def complete_import(self, import_id: str, added: int) -> None:
-        """Mark an import complete with the number of items it added."""
-        with self.transaction() as con:
-            con.execute(
-                "UPDATE imports SET completed_at = ?, added = ? WHERE import_id = ?",
-                [utc_now(), added, import_id],
-            )
-
-    @_in_use
-    def find_import(
-        self, sha256: str, kind: str, *, completed: bool | None = None
-    ) -> ImportRecord | None:
-        """The latest import of a file with this content hash and kind."""
-        cond = ""
-        if completed is True:
-            cond = " AND completed_at IS NOT NULL"
-        elif completed is False:
-            cond = " AND completed_at IS NULL"
-        row = _first(
-            self._con.execute(
-                f"SELECT {', '.join(_IMPORT_COLUMNS)} FROM imports "
-                f"WHERE sha256 = ? AND kind = ?{cond} "
-                "ORDER BY started_at DESC LIMIT 1",
-                [sha256, kind],
-            ).fetchall()
-        )
-        return ImportRecord(**dict(zip(_IMPORT_COLUMNS, row, strict=True))) if row else None
-
-    @_in_use
-    def imports(self) -> pd.DataFrame:
-        """All imports, oldest first."""
-        return self._con.sql(
-            f"SELECT {', '.join(_IMPORT_COLUMNS)} FROM imports ORDER BY started_at, import_id"
-        ).df()
-
-    @_in_use
-    def count_runs_of_import(self, import_id: str) -> int:
-        row = _first(
-            self._con.execute(
-                "SELECT count(*) FROM runs WHERE import_id = ?", [import_id]
-            ).fetchall()
-        )
-        return int(row[0]) if row else 0
-
-    # ------------------------------------------------------------------
-    # summary
-    # ------------------------------------------------------------------
-    def _open_failure_count(self) -> int:
-        if not self._has_failures_table():
-            return 0
-        row = _first(
-            self._con.execute("SELECT count(*) FROM failures WHERE resolved_at IS NULL").fetchall()
-        )
-        return int(row[0]) if row else 0
-
     @_in_use
     def summary(self) -> StoreSummary:
         """Counts and a per (model, task, language) table of what the store holds."""
@@ -1890,195 +1192,6 @@ class Store:
             incomplete_imports=incomplete,
         )
 
-    # ------------------------------------------------------------------
-    # export / import of whole tables
-    # ------------------------------------------------------------------
-    def _export_query(self, table: str, fmt: str) -> str:
-        if table == "runs":
-            if fmt == "csv":
-                return (
-                    "SELECT * REPLACE (to_json(stat_names)::VARCHAR AS stat_names) "
-                    "FROM runs ORDER BY run_id"
-                )
-            return "SELECT * FROM runs ORDER BY run_id"
-        if table == "examples":
-            keys = "r.model, r.dataset, r.task, r.language, r.seed, r.config_hash, r.metric"
-            if fmt != "csv":
-                return (
-                    f"SELECT e.run_id, {keys}, e.position, e.example_id, e.stats, "
-                    f"{self._source_position_sql('e')} "
-                    "FROM example_stats e JOIN runs r USING (run_id) ORDER BY e.run_id, e.position"
-                )
-            layouts = [
-                list(row[0])
-                for row in self._con.execute(
-                    "SELECT DISTINCT stat_names FROM runs ORDER BY stat_names"
-                ).fetchall()
-            ]
-            if not layouts:
-                return (
-                    "SELECT NULL::VARCHAR AS run_id, NULL::VARCHAR AS model, "
-                    "NULL::VARCHAR AS dataset, NULL::VARCHAR AS task, NULL::VARCHAR AS language, "
-                    "NULL::BIGINT AS seed, NULL::VARCHAR AS config_hash, NULL::VARCHAR AS metric, "
-                    "NULL::VARCHAR AS example_id WHERE false"
-                )
-            parts = []
-            for names in layouts:
-                stat_cols = ", ".join(
-                    f"e.stats[{i + 1}] AS {_sql_ident(name)}" for i, name in enumerate(names)
-                )
-                literal = "[" + ", ".join(_sql_string(n) for n in names) + "]::VARCHAR[]"
-                parts.append(
-                    f"SELECT e.run_id, {keys}, e.position, e.example_id, "
-                    f"{self._source_position_sql('e')}, {stat_cols} "
-                    "FROM example_stats e JOIN runs r USING (run_id) "
-                    f"WHERE r.stat_names = {literal}"
-                )
-            union = " UNION ALL BY NAME ".join(f"({p})" for p in parts)
-            return (
-                f"SELECT * EXCLUDE (position) FROM ({union}) "
-                "ORDER BY model, dataset, task, language, metric, seed NULLS FIRST, "
-                "config_hash, position"
-            )
-        if table == "scores":
-            return (
-                "SELECT * FROM scores ORDER BY model, task, language, dataset, metric, "
-                "seed NULLS FIRST, replicate NULLS FIRST"
-            )
-        if table == "imports":
-            return "SELECT * FROM imports ORDER BY started_at, import_id"
-        if table == "meta":
-            return "SELECT * FROM meta ORDER BY key"
-        raise InputError(
-            f"unknown table {table!r}; choose one of {', '.join(EXPORT_TABLES)} or all",
-            field="table",
-        )
-
-    def _neutralised_csv_query(self, query: str) -> str:
-        """Wrap ``query`` so that no text cell starts a spreadsheet formula.
-
-        A cell that begins with ``=``, ``+``, ``-``, ``@``, a tab or a carriage
-        return is evaluated as a formula by spreadsheet programs (CSV
-        injection, OWASP "CSV Injection"). Such text cells, and text cells that
-        begin with an apostrophe (so the change can be undone unambiguously),
-        get a leading apostrophe; numeric columns are untouched.
-        """
-        columns = self._con.execute(f"DESCRIBE ({query})").fetchall()
-        text = [name for name, kind, *_ in columns if str(kind).upper() == "VARCHAR"]
-        if not text:
-            return query
-        pattern = _sql_string(_FORMULA_START)
-        replaced = ", ".join(
-            f"CASE WHEN regexp_matches({_sql_ident(n)}, {pattern}) "
-            f"THEN {_sql_string(chr(39))} || {_sql_ident(n)} ELSE {_sql_ident(n)} END "
-            f"AS {_sql_ident(n)}"
-            for n in text
-        )
-        return f"SELECT * REPLACE ({replaced}) FROM ({query})"
-
-    @_in_use
-    def export(
-        self, out: str | Path, table: str = "all", *, keep_formulas: bool = False
-    ) -> list[Path]:
-        """Write table(s) to CSV or Parquet; returns the files written.
-
-        * ``out`` ending in ``.csv``, ``.csv.gz`` or ``.parquet`` and one table:
-          that file;
-        * such a name and ``table="all"``: one file per table next to it,
-          ``STEM_runs.EXT``, ``STEM_examples.EXT``, ``STEM_scores.EXT``,
-          ``STEM_imports.EXT`` and ``STEM_meta.EXT``;
-        * any other name (no such suffix, or an existing directory): a
-          directory of Parquet files ``runs.parquet``, ``examples.parquet``, ...
-          — a snapshot of the whole store that :meth:`import_parquet` reads back.
-
-        In CSV, examples are *wide* (one column per statistic name, the format
-        ``glotbench import examples`` reads); in Parquet they keep the stats list.
-
-        In CSV, text cells that a spreadsheet would evaluate as a formula (they
-        begin with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return) and
-        text cells that begin with an apostrophe get a leading apostrophe,
-        unless ``keep_formulas`` is true. Parquet is written as stored.
-        """
-        out = Path(out)
-        if table != "all" and table not in EXPORT_TABLES:
-            raise InputError(
-                f"unknown table {table!r}; choose one of {', '.join(EXPORT_TABLES)} or all",
-                field="table",
-            )
-        tables = list(EXPORT_TABLES) if table == "all" else [table]
-        name = out.name.lower()
-        suffix = next((s for s in (".csv.gz", ".csv", ".parquet") if name.endswith(s)), None)
-        targets: list[tuple[str, Path, str]] = []
-        if suffix is None or out.is_dir():
-            try:
-                out.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise InputError(f"cannot create the directory: {exc}", path=str(out)) from None
-            targets = [(t, out / f"{t}.parquet", "parquet") for t in tables]
-        else:
-            fmt = "parquet" if suffix == ".parquet" else "csv"
-            stem = out.name[: len(out.name) - len(suffix)]
-            if not out.parent.exists():
-                raise InputError("the directory to write into does not exist", path=str(out.parent))
-            if len(tables) == 1:
-                targets = [(tables[0], out, fmt)]
-            else:
-                targets = [(t, out.with_name(f"{stem}_{t}{suffix}"), fmt) for t in tables]
-        for tbl, path, fmt in targets:
-            query = self._export_query(tbl, fmt)
-            if fmt == "csv" and not keep_formulas:
-                query = self._neutralised_csv_query(query)
-            if fmt == "parquet":
-                options = "FORMAT parquet, COMPRESSION zstd"
-            else:
-                options = "FORMAT csv, HEADER true"
-                if path.name.lower().endswith(".gz"):
-                    options += ", COMPRESSION gzip"
-            try:
-                self._con.execute(f"COPY ({query}) TO {_sql_string(str(path))} ({options})")
-            except duckdb.Error as exc:
-                raise StoreError(f"could not write {path}: {exc}") from None
-        return [p for _, p, _ in targets]
-
-    def import_parquet(self, path: str | Path) -> ImportResult:
-        """Merge a Parquet snapshot (written by :meth:`export`) into this store.
-
-        ``path`` is a snapshot directory (``runs.parquet``, ``examples.parquet``,
-        ``scores.parquet``, ``imports.parquet``, ``meta.parquet``, any subset)
-        or a name ``STEM.parquet`` whose siblings ``STEM_runs.parquet`` ... exist.
-        Everything is validated before anything is written. Imports and scores
-        are added in one transaction; runs in transactions of whole runs, so an
-        interrupted import resumes when repeated. Runs and scores already
-        stored with the same content are skipped; different content is an error.
-        """
-        from glotbench.core.snapshot import import_snapshot
-
-        return import_snapshot(self, Path(path))
-
-    # internal helpers used by the snapshot importer
-    def _insert_runs_from_parquet(
-        self, runs_path: Path, examples_path: Path, run_ids: list[str], *, has_source: bool
-    ) -> None:
-        cols = ", ".join(_RUN_COLUMNS)
-        casts = ", ".join(
-            f"{c}::JSON AS {c}" if c in ("metric_config", "model_metadata") else c
-            for c in _RUN_COLUMNS
-        )
-        with self.transaction() as con:
-            con.execute(
-                f"INSERT INTO runs ({cols}) SELECT {casts} FROM read_parquet(?) "
-                "WHERE run_id IN (SELECT unnest(?))",
-                [str(runs_path), run_ids],
-            )
-            source = "source_position::BIGINT" if has_source else "NULL::BIGINT"
-            con.execute(
-                "INSERT INTO example_stats (run_id, position, example_id, stats, source_position) "
-                "SELECT run_id, position::INTEGER, example_id, stats::DOUBLE[], "
-                f"{source} FROM read_parquet(?) WHERE run_id IN (SELECT unnest(?)) "
-                "ORDER BY run_id, position",
-                [str(examples_path), run_ids],
-            )
-
 
 def _check_same_score(
     position: int,
@@ -2128,18 +1241,3 @@ def _open_error_message(path: Path, exc: Exception) -> str:
     if "version" in lowered and "storage" in lowered:
         return f"{path} was written by an incompatible DuckDB version: {text.splitlines()[0]}"
     return f"cannot open the store {path}: {text.splitlines()[0] if text else type(exc).__name__}"
-
-
-def run_id_of_row(row: dict[str, Any]) -> str:
-    """Recompute the run id from a row holding the run-key columns."""
-    seed = row.get("seed")
-    seed_val = None if seed is None or pd.isna(seed) else int(seed)
-    return run_id_for(
-        str(row["model"]),
-        str(row["dataset"]),
-        str(row["task"]),
-        str(row["language"]),
-        seed_val,
-        str(row["config_hash"] or ""),
-        str(row["metric"]),
-    )

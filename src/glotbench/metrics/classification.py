@@ -28,7 +28,7 @@ import numpy.typing as npt
 
 from glotbench.metrics.base import FloatArray, MeanMetric, Metric, as_float_array, safe_divide
 from glotbench.metrics.constraints import StatConstraints
-from glotbench.metrics.registry import register_metric
+from glotbench.metrics.registration import register_metric
 
 
 @register_metric("accuracy", aliases=("acc",))

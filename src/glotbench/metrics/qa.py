@@ -27,7 +27,7 @@ from typing import Any
 
 from glotbench.errors import InputError
 from glotbench.metrics.base import MeanMetric
-from glotbench.metrics.registry import register_metric
+from glotbench.metrics.registration import register_metric
 
 _PUNCTUATION = frozenset(string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the)\b")

@@ -7,32 +7,22 @@ A name of the form ``map@20`` is shorthand for ``get_metric("map@k", k=20)``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from glotbench.errors import UnknownMetricError
+
+# Importing the metric modules registers the built-in metrics (in this order).
+from glotbench.metrics import classification  # noqa: F401  isort: skip
+from glotbench.metrics import binary  # noqa: F401  isort: skip
+from glotbench.metrics import tagging  # noqa: F401  isort: skip
+from glotbench.metrics import qa  # noqa: F401  isort: skip
+from glotbench.metrics import translation  # noqa: F401  isort: skip
+from glotbench.metrics import parsing  # noqa: F401  isort: skip
+from glotbench.metrics import retrieval  # noqa: F401  isort: skip
 from glotbench.metrics.base import Metric
+from glotbench.metrics.registration import _ALIASES, _REGISTRY, MetricFactory, register_metric
 
-MetricFactory = Callable[..., Metric]
-
-_REGISTRY: dict[str, MetricFactory] = {}
-_ALIASES: dict[str, str] = {}
-
-
-def register_metric(
-    name: str, *, aliases: tuple[str, ...] = ()
-) -> Callable[[MetricFactory], MetricFactory]:
-    """Class decorator: register a metric factory under ``name`` (and aliases)."""
-
-    def decorator(factory: MetricFactory) -> MetricFactory:
-        if name in _REGISTRY:
-            raise ValueError(f"metric {name!r} registered twice")
-        _REGISTRY[name] = factory
-        for alias in aliases:
-            _ALIASES[alias] = name
-        return factory
-
-    return decorator
+__all__ = ["MetricFactory", "get_metric", "metric_names", "register_metric"]
 
 
 def _resolve(name: str) -> tuple[str, dict[str, Any]]:
@@ -53,17 +43,10 @@ def _resolve(name: str) -> tuple[str, dict[str, Any]]:
 
 def get_metric(name: str, **config: Any) -> Metric:
     """Instantiate the metric registered as ``name`` with ``config``."""
-    _ensure_builtins()
     key, implied = _resolve(name)
     return _REGISTRY[key](**{**implied, **config})
 
 
 def metric_names() -> list[str]:
     """Sorted names of all registered metrics."""
-    _ensure_builtins()
     return sorted(_REGISTRY)
-
-
-def _ensure_builtins() -> None:
-    # Importing the package registers the built-in metrics.
-    import glotbench.metrics  # noqa: F401

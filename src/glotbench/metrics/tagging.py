@@ -51,7 +51,7 @@ import numpy.typing as npt
 from glotbench.errors import InputError
 from glotbench.metrics.base import FloatArray, Metric, as_float_array, safe_divide
 from glotbench.metrics.constraints import StatConstraints
-from glotbench.metrics.registry import register_metric
+from glotbench.metrics.registration import register_metric
 
 Span = tuple[str, int, int]
 

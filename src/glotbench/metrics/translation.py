@@ -59,7 +59,7 @@ import numpy.typing as npt
 from glotbench.errors import InputError
 from glotbench.metrics.base import FloatArray, Metric, as_float_array
 from glotbench.metrics.constraints import StatConstraints
-from glotbench.metrics.registry import register_metric
+from glotbench.metrics.registration import register_metric
 
 #: sacrebleu's floor for log(0) (``sacrebleu.utils.my_log``)
 _LOG_ZERO = -9999999999.0

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ import pandas as pd
 from glotbench.analysis.aggregate import Leaderboard
 from glotbench.analysis.compare import Comparison
 from glotbench.analysis.datasize import DataSizeResult
+from glotbench.analysis.headline import Analysis
 from glotbench.analysis.ranks import Ranks
 from glotbench.analysis.variance import VarianceComponents
 from glotbench.report import plots
@@ -28,14 +29,24 @@ STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 70rem; color: #1d232a; }
 h1 { font-size: 1.6rem; }
 h2 { font-size: 1.25rem; margin-top: 2rem; border-bottom: 1px solid #dde3e8; }
+h3 { font-size: 1.02rem; margin: 1.2rem 0 .4rem; }
 table { border-collapse: collapse; font-size: .85rem; font-variant-numeric: tabular-nums; }
 th, td { padding: .2rem .5rem; border-bottom: 1px solid #eef1f4; text-align: right; }
-th:first-child, td:first-child { text-align: left; }
+th:first-child, td:first-child, th.text, td.text { text-align: left; }
 th { background: #f5f7f9; } .notes { color: #4a5560; font-size: .9rem; }
 figure { margin: 1rem 0; } figcaption { color: #4a5560; font-size: .9rem; }
 .scroll { overflow-x: auto; }
+.legend { color: #4a5560; font-size: .9rem; display: grid; grid-template-columns: max-content 1fr;
+  gap: .2rem .8rem; } .legend dt { font-weight: 600; } .legend dd { margin: 0; }
+a.note-mark { color: #1f4e89; font-weight: 600; text-decoration: none; margin-left: .15rem; }
+ol.row-notes { list-style: none; padding-left: 1rem; } ol.row-notes > li { margin-bottom: .6rem; }
+ol.row-notes table { margin-top: .3rem; } ol.row-notes td { text-align: center; }
+li:target { background: #fff6d6; }
 """
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+
+#: the mark of a cell a row note's table lists as missing / present
+MISSING, PRESENT = "✗", "✓"
 
 
 def _cell(value: Any, digits: int) -> str:
@@ -48,29 +59,99 @@ def _cell(value: Any, digits: int) -> str:
     return str(value)
 
 
-def html_table(frame: pd.DataFrame, digits: int = 2) -> str:
-    """An escaped HTML table of a frame (NaN as —)."""
-    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(_cell(v, digits))}</td>" for v in row) + "</tr>"
-        for row in frame.itertuples(index=False)
+TEXT_TH, TEXT_TD = '<th class="text">', '<td class="text">'
+
+
+def _is_text(column: pd.Series) -> bool:
+    return column.dtype == object or isinstance(column.dtype, pd.StringDtype)
+
+
+def _marks_html(numbers: Sequence[int]) -> str:
+    return "".join(
+        f'<sup><a class="note-mark" href="#note-{k}" title="note {k}">{k}</a></sup>'
+        for k in numbers
     )
-    table = f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def html_table(
+    frame: pd.DataFrame,
+    digits: int = 2,
+    *,
+    marks: Mapping[Any, Sequence[int]] | None = None,
+    key: Sequence[str] = ("model",),
+) -> str:
+    """An escaped HTML table of a frame (NaN as —); text columns left-aligned.
+
+    ``marks`` maps a row's ``key`` value (one column: the value; several: the
+    tuple of values) to the numbers of the notes about it, shown after the
+    row's ``model`` cell (else its first ``key`` cell) as links to ``#note-N``.
+    """
+    text = [_is_text(frame[c]) for c in frame.columns]
+    columns = list(frame.columns)
+    head = "".join(
+        (TEXT_TH if t else "<th>") + f"{html.escape(str(c))}</th>"
+        for c, t in zip(columns, text, strict=True)
+    )
+    use_marks = bool(marks) and all(k in columns for k in key)
+    # the numbers go after the model's name when the key has one, else after the key's first cell
+    at = columns.index("model" if "model" in key else key[0]) if use_marks else -1
+    rows = []
+    for row in frame.itertuples(index=False):
+        found: Sequence[int] = ()
+        if use_marks and marks is not None:
+            values = tuple(row[columns.index(k)] for k in key)
+            found = marks.get(values[0] if len(values) == 1 else values, ())
+        cells = []
+        for i, (value, is_text) in enumerate(zip(row, text, strict=True)):
+            body = html.escape(_cell(value, digits)) + (_marks_html(found) if i == at else "")
+            cells.append((TEXT_TD if is_text else "<td>") + f"{body}</td>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    table = f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
     return f'<div class="scroll">{table}</div>'
+
+
+@dataclass(frozen=True)
+class RowNote:
+    """A note about particular rows: numbered in the notes, its number marked on the rows.
+
+    ``rows`` are the keys of the rows it concerns (a model, or (model, task)),
+    ``table`` an optional table shown with it (e.g. model × cell, ✗ = missing).
+    """
+
+    text: str
+    rows: tuple[Any, ...]
+    table: pd.DataFrame | None = None
 
 
 @dataclass
 class Report:
-    """Sections of a report, rendered by :meth:`render`."""
+    """Sections of a report, rendered by :meth:`render`.
+
+    ``row_notes`` are numbered (1, 2, …) in the order given; tables built with
+    :meth:`marks` show those numbers on the rows each note concerns.
+    """
 
     title: str
     sections: list[tuple[str, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    row_notes: list[RowNote] = field(default_factory=list)
 
     def add(self, heading: str, body: str) -> None:
         self.sections.append((heading, body))
 
+    def marks(self, *notes: RowNote) -> dict[Any, list[int]]:
+        """Row key → numbers of ``notes`` (each one of :attr:`row_notes`) that concern it."""
+        out: dict[Any, list[int]] = {}
+        for note in notes:
+            number = self.row_notes.index(note) + 1
+            for row in note.rows:
+                out.setdefault(row, []).append(number)
+        return out
+
     def render(self) -> str:
+        sections = [*self.sections]
+        if self.notes or self.row_notes:
+            sections.append(("Notes", self._notes()))
         parts = [
             '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',
             f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
@@ -79,24 +160,192 @@ class Report:
             "<nav><ul>"
             + "".join(
                 f'<li><a href="#s{i}">{html.escape(h)}</a></li>'
-                for i, (h, _) in enumerate(self.sections)
+                for i, (h, _) in enumerate(sections)
             )
             + "</ul></nav>",
         ]
-        for i, (heading, body) in enumerate(self.sections):
+        for i, (heading, body) in enumerate(sections):
             parts.append(f'<section id="s{i}"><h2>{html.escape(heading)}</h2>{body}</section>')
+        parts.append('<p class="notes">Made with glotbench.</p></body></html>')
+        return "".join(parts)
+
+    def _notes(self) -> str:
+        out = ""
+        if self.row_notes:
+            items = []
+            for k, note in enumerate(self.row_notes, start=1):
+                table = html_table(note.table) if note.table is not None else ""
+                items.append(
+                    f'<li id="note-{k}"><sup>{k}</sup> {html.escape(note.text)}{table}</li>'
+                )
+            out += '<ol class="notes row-notes">' + "".join(items) + "</ol>"
         if self.notes:
-            parts.append(
-                '<h2>Notes</h2><ul class="notes">'
+            out += (
+                '<ul class="notes">'
                 + "".join(f"<li>{html.escape(n)}</li>" for n in self.notes)
                 + "</ul>"
             )
-        parts.append('<p class="notes">Made with glotbench.</p></body></html>')
-        return "".join(parts)
+        return out
 
 
 def _figure(svg: str, caption: str) -> str:
     return f"<figure>{svg}<figcaption>{html.escape(caption)}</figcaption></figure>"
+
+
+def _grid(rows: Mapping[str, Sequence[str]], columns: Sequence[str], first: str) -> pd.DataFrame:
+    """A ✗/✓ table: one row per key of ``rows``, ✗ in the columns its value lists."""
+    return pd.DataFrame(
+        [
+            [name, *(MISSING if c in lacks else PRESENT for c in columns)]
+            for name, lacks in rows.items()
+        ],
+        columns=[first, *columns],
+    )
+
+
+def cell_grid(labels: Sequence[str], tasks: Sequence[str]) -> pd.DataFrame:
+    """Task–language cells (``task/language`` labels, or languages of one task) as a table.
+
+    One row per task, one column per language, ✓ where the cell is listed.
+    """
+    cells: dict[str, list[str]] = {}
+    for label in labels:
+        task = next((t for t in tasks if label.startswith(f"{t}/")), None)
+        if task is None:  # one task: labels are languages
+            task, language = (tasks[0] if len(tasks) == 1 else ""), label
+        else:
+            language = label[len(task) + 1 :]
+        cells.setdefault(task, []).append(language)
+    languages = sorted({lang for langs in cells.values() for lang in langs})
+    return pd.DataFrame(
+        [
+            [task, *(PRESENT if lang in langs else "" for lang in languages)]
+            for task, langs in cells.items()
+        ],
+        columns=["task", *languages],
+    )
+
+
+def _partial_note(board: Leaderboard) -> RowNote | None:
+    """Models without every task: no overall score."""
+    overall = board.overall
+    unscored = overall.loc[overall["score"].isna(), "model"].astype(str).tolist()
+    if not unscored:
+        return None
+    has = board.per_task.groupby("model")["task"].agg(lambda t: set(t.astype(str)))
+    lacks = {m: [t for t in board.tasks if t not in has.get(m, set())] for m in unscored}
+    return RowNote(
+        "no score on every task, so no overall score, SE or rank; only its task rows "
+        f"are shown ({MISSING} = the task is missing)",
+        tuple(unscored),
+        _grid(lacks, board.tasks, "model"),
+    )
+
+
+def _left_out_note(analysis: Analysis | None) -> RowNote | None:
+    """Cells left out of the overall view or a task's view because some models lack them."""
+    if analysis is None:
+        return None
+    several = len(analysis.tasks) > 1  # with one task, the overall view is the task's view
+    lacks: dict[str, list[str]] = {}
+    rows: list[Any] = []
+    for model, labels in analysis.overall.missing.items():
+        lacks.setdefault(model, []).extend(labels)
+        rows.append(model)
+    for task, view in analysis.tasks.items() if several else ():
+        for model, labels in view.missing.items():
+            lacks.setdefault(model, []).extend(f"{task}/{c}" for c in labels)
+            rows.append((task, model))
+    if not lacks:
+        return None
+    columns = list(
+        dict.fromkeys(
+            [
+                *analysis.overall.left_out,
+                *(
+                    f"{task}/{c}"
+                    for task, view in (analysis.tasks.items() if several else ())
+                    for c in view.left_out
+                ),
+            ]
+        )
+    )
+    return RowNote(
+        f"{len(columns)} task–language cell(s) are not shared by every model, so each "
+        "is left out, for every model, of the tables the marked rows are in: the "
+        "overall scores, SEs, intervals, comparisons and ranks, and the per-task "
+        f"scores of its task ({MISSING} = no score)",
+        tuple(dict.fromkeys(rows)),
+        _grid({m: list(dict.fromkeys(v)) for m, v in lacks.items()}, columns, "model"),
+    )
+
+
+def _lacking_note(variance: VarianceComponents) -> RowNote | None:
+    """Models lacking task–language cells (from the variance components' rows)."""
+    present = variance.per_unit
+    if not {"model", "task", "unit"} <= set(present.columns):
+        return None
+    units = list(dict.fromkeys(present["unit"].astype(str)))
+    task_of = dict(zip(present["unit"].astype(str), present["task"].astype(str), strict=True))
+    have = set(zip(present["model"].astype(str), present["unit"].astype(str), strict=True))
+    lacks = {
+        m: [u for u in units if (m, u) not in have]
+        for m in dict.fromkeys(present["model"].astype(str))
+    }
+    lacks = {m: v for m, v in lacks.items() if v}
+    if not lacks:
+        return None
+    columns = [u for u in units if any(u in v for v in lacks.values())]
+    return RowNote(
+        "the marked models lack some task–language cells: their variance components "
+        "use their own languages, and comparisons and ranks use the cells every "
+        f"compared model has ({MISSING} = no score)",
+        tuple(dict.fromkeys((m, task_of[u]) for m, v in lacks.items() for u in v)),
+        _grid(lacks, columns, "model"),
+    )
+
+
+def _single_language_note(variance: VarianceComponents) -> RowNote | None:
+    """Model–task rows with one language: no σ_b."""
+    frame = variance.per_model
+    if not {"n_languages", "model", "task"} <= set(frame.columns):
+        return None
+    one = frame[frame["n_languages"] < 2]
+    if one.empty:
+        return None
+    return RowNote(
+        "one language only: no between-language SD σ_b (shown as —)",
+        tuple(zip(one["model"].astype(str), one["task"].astype(str), strict=True)),
+    )
+
+
+def _drop_covered(notes: Sequence[str], covered: Sequence[RowNote | None]) -> list[str]:
+    """Text notes without those a row note (with its table) says better."""
+    left_out, lacking, single = covered
+    out = []
+    for note in notes:
+        if left_out is not None and note.startswith("unbalanced design:") and "left out" in note:
+            continue
+        if lacking is not None and note.startswith("unbalanced design:") and "no scores" in note:
+            continue
+        if single is not None and note.endswith(": one language only, so no between-language SD"):
+            continue
+        out.append(note)
+    return out
+
+
+RANK_LEGEND = (
+    '<dl class="legend">'
+    "<dt>mean_rank, modal_rank</dt><dd>the mean and the most frequent rank over the draws.</dd>"
+    "<dt>rank_best, rank_worst</dt><dd>the {level}% rank interval (Chatbot Arena's, Chiang et "
+    "al. 2024): rank_best = 1 + the number of models significantly better, rank_worst = the "
+    "number of ranked models − the number of models significantly worse; <i>significantly</i>: "
+    "the {level}% percentile interval of the paired draws of the two models' difference excludes "
+    "0.</dd>"
+    "<dt>euroeval_rank_*</dt><dd>EuroEval's rank score (1 = best) with its bootstrap interval "
+    "(low, high).</dd>"
+    "</dl>"
+)
 
 
 def build_report(
@@ -110,24 +359,36 @@ def build_report(
     *,
     datasize: Sequence[DataSizeResult] = (),
     lmm: Sequence[LmmSummary] = (),
+    analysis: Analysis | None = None,
 ) -> Report:
     """A report of the leaderboard, variance components, comparisons and ranks.
 
     ``board`` holds the request's computed aggregates
     (:meth:`glotbench.analysis.headline.Analysis.leaderboard`); ``intervals``
-    says in words what their SEs and intervals contain.
+    says in words what their SEs and intervals contain; ``analysis`` (that
+    result) names the cells left out for models that lack them, shown as a
+    numbered note with a table and marked on those models' rows.
 
     ``datasize`` and ``lmm`` add a section per evaluation-size analysis (τ
     curves, recommendation) and per mixed model (Q-Q plot, residual tests,
     fixed effects, ANOVA).
     """
-    report = Report(title, notes=list(notes))
-    level = round(board.confidence_level * 100)
+    partial, left_out = _partial_note(board), _left_out_note(analysis)
+    lacking, single = _lacking_note(variance), _single_language_note(variance)
+    report = Report(
+        title,
+        notes=_drop_covered(notes, (left_out, lacking, single)),
+        row_notes=[n for n in (partial, left_out, lacking, single) if n is not None],
+    )
+    overall_notes = [n for n in (partial, left_out) if n is not None]
+    level = f"{board.confidence_level * 100:g}"
+    said = html.escape(intervals[:1].upper() + intervals[1:])
     overall = board.overall.rename(
         columns={
             "standard_error": "SE",
             "ci_low": f"{level}% CI low",
             "ci_high": f"{level}% CI high",
+            "se_languages": "SE (languages only)",
         }
     )
     per_task = board.per_task.rename(
@@ -138,77 +399,94 @@ def build_report(
             "ci_high": f"{level}% CI high",
         }
     )
-    overall = overall.rename(columns={"se_languages": "SE (languages only)"})
+    per_task_columns = [
+        c
+        for c in (
+            "task",
+            "model",
+            "score",
+            "SE",
+            f"{level}% CI low",
+            f"{level}% CI high",
+            "SE (languages only)",
+            "n_languages",
+        )
+        if c in per_task
+    ]
     report.add(
         "Aggregates",
-        "<p>Overall = unweighted mean of task means. "
-        + html.escape(intervals[:1].upper() + intervals[1:])
-        + ". SE (languages only) = between-language SD/√L (√(Σ SE_t²)/T over tasks): it "
-        "leaves out seed and test-set variance.</p>"
-        + html_table(overall, 3)
+        f"<p><b>What the intervals contain.</b> {said}. SE (languages only) = "
+        "between-language SD/√L (√(Σ SE_t²)/T over tasks): it leaves out seed and test-set "
+        "variance.</p>"
+        "<h3>Overall: unweighted mean of task means</h3>"
+        + html_table(overall, 3, marks=report.marks(*overall_notes))
+        + "<h3>Per task: mean over languages</h3>"
         + html_table(
-            per_task[
-                [
-                    c
-                    for c in (
-                        "task",
-                        "model",
-                        "score",
-                        "SE",
-                        f"{level}% CI low",
-                        f"{level}% CI high",
-                        "SE (languages only)",
-                        "n_languages",
-                    )
-                    if c in per_task
-                ]
-            ],
+            per_task[per_task_columns],
             3,
+            marks=report.marks(left_out) if left_out is not None else None,
+            key=("task", "model"),
         ),
     )
+    variance_columns = [
+        c
+        for c in (
+            "model",
+            "task",
+            "n_languages",
+            "mean",
+            "sigma_b",
+            "se_sigma_b",
+            "sigma_seed_mean",
+            "sigma_boot_mean",
+            "sigma_w_mean",
+        )
+        if c in variance.per_model
+    ]
     report.add(
         "Variance components",
-        _figure(
+        "<p>Standard deviations of a score: σ_b between languages (with its SE), and the "
+        "means over languages of σ_seed between seeds, σ_boot between test-set bootstrap "
+        "replicates and σ_w within a language (seeds and replicates together).</p>"
+        + _figure(
             plots.variance_bars(variance.per_model), "σ_b, σ_seed and σ_boot per model and task"
         )
+        + "<h3>Per model and task</h3>"
         + html_table(
-            variance.per_model[
-                [
-                    c
-                    for c in (
-                        "model",
-                        "task",
-                        "n_languages",
-                        "mean",
-                        "sigma_b",
-                        "se_sigma_b",
-                        "sigma_seed_mean",
-                        "sigma_boot_mean",
-                        "sigma_w_mean",
-                    )
-                    if c in variance.per_model
-                ]
-            ],
+            variance.per_model[variance_columns],
             3,
+            marks=report.marks(*(n for n in (lacking, single) if n is not None)),
+            key=("model", "task"),
         ),
     )
     if comparison is not None and not comparison.aggregates.empty:
         report.add(
             "Pairwise comparisons",
-            f"<p>{html.escape(comparison.settings.describe())}; languages: "
-            f"{html.escape(', '.join(comparison.languages))}.</p>"
+            f"<p>{html.escape(comparison.settings.describe())}. ci_low–ci_high: the {level}% "
+            "percentile interval of the difference A − B over the same paired draws as the "
+            "aggregates, so it contains the same sources of variation; sd: the SD of the "
+            "difference over the draws; effect_size = difference / sd, flagged at "
+            f"|effect| ≥ 2; share_a_better: the share of draws with A ahead.</p>"
             + _figure(plots.forest_plot(comparison.aggregates), "differences A − B of the mean")
-            + html_table(comparison.aggregates.drop(columns=["aggregator"]), 3),
+            + "<h3>Differences A − B</h3>"
+            + html_table(comparison.aggregates.drop(columns=["aggregator"]), 3)
+            + f"<h3>Task–language cells compared ({len(comparison.languages)})</h3>"
+            + html_table(cell_grid(comparison.languages, board.tasks), key=()),
         )
     if ranks is not None and not ranks.distribution.empty:
         report.add(
             "Rank distributions",
-            f"<p>{html.escape(ranks.settings.describe())}.</p>"
+            f"<p>{html.escape(ranks.settings.describe())}: the same paired draws as the "
+            "aggregates, so ranks vary with the same sources.</p>"
             + _figure(
                 plots.rank_heatmap(ranks.distribution.drop(columns=["aggregator"])),
                 "% of draws at each rank",
             )
-            + html_table(ranks.summary.drop(columns=["aggregator"]), 2)
+            + "<h3>Rank summary</h3>"
+            + html_table(
+                ranks.summary.drop(columns=["aggregator"]), 2, marks=report.marks(*overall_notes)
+            )
+            + RANK_LEGEND.format(level=level)
             + "<h3>% of draws at each rank</h3>"
             + html_table(ranks.distribution.drop(columns=["aggregator"]), 1),
         )

@@ -33,7 +33,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.special import ndtri
 
 from glotbench.analysis.aggregate import leaderboard
 from glotbench.analysis.headline import (
@@ -43,7 +42,6 @@ from glotbench.analysis.headline import (
     analyze_view,
     is_replicated,
 )
-from glotbench.analysis.pairs import pair_quantiles
 from glotbench.analysis.replicates import ReplicatedScores
 from glotbench.analysis.speed import SpeedTable
 from glotbench.analysis.variance import components
@@ -138,38 +136,37 @@ class LeaderboardData:
         return self.payload
 
 
-def _z(confidence_level: float) -> float:
-    return float(ndtri(0.5 + confidence_level / 2))
+def _rank_block(view: ViewAnalysis, index: Mapping[str, int]) -> dict[str, dict[str, Any]]:
+    """Rank summary per model: interval, mean rank, distribution and statistical ties.
 
-
-def _rank_block(view: ViewAnalysis, confidence_level: float) -> dict[str, dict[str, Any]]:
-    """Rank summary per model: interval, mean rank, distribution, tie with the next model."""
+    ``ties`` lists the models (by their index in the page's model list) the
+    model is statistically tied with in this view, ``tie_next`` whether it is
+    tied with the next model down in score order; both from the analysis
+    (:meth:`~glotbench.analysis.headline.ViewAnalysis.tied_with`), so the page
+    can mark ties with the row above in any order it sorts the rows.
+    """
     stats = view.ranks
     if stats is None:
         return {}
-    observed, draws, models = view.observed, view.draws, view.models
+    models = view.models
     shares, mean_rank = stats.shares, stats.mean_rank
-    alpha = (1 - confidence_level) / 2
-    order = np.argsort(-observed, kind="stable")
-    # each model against the next one down: percentile interval of the paired difference
-    tie_low, tie_high, _ = pair_quantiles(draws, order[:-1], order[1:], (alpha, 1 - alpha))
+    tie_next = view.tie_next()
+    tied_with = view.tied_with()
     out: dict[str, dict[str, Any]] = {}
-    for position, m in enumerate(order):
-        tie_next = None
-        if position + 1 < len(order):
-            tie_next = bool(tie_low[position] <= 0 <= tie_high[position])
+    for m, model in enumerate(models):
         nonzero = np.flatnonzero(shares[m] > 0)
         # shares are finite: round() as _num does, without its per-value checks
         dist = [
             [r + 1, round(v, 1)]
             for r, v in zip(nonzero.tolist(), shares[m, nonzero].tolist(), strict=True)
         ]
-        out[models[m]] = {
+        out[model] = {
             "best": int(stats.best[m]),
             "worst": int(stats.worst[m]),
             "mean": _num(mean_rank[m], 2),
             "dist": dist,
-            "tie_next": tie_next,
+            "tie_next": tie_next[model],
+            "ties": sorted(index[other] for other in tied_with[model]),
             "n_ranked": len(models),
         }
     return out
@@ -191,6 +188,8 @@ class _Views:
         self.source = source
         self.settings = settings
         self.cache: ViewCache = {}
+        #: each model's position in the page's model list (``payload["models"]``)
+        self.index = {m: i for i, m in enumerate(source.models)}
         if analysis is not None:  # the request's computed result: reuse, never recompute
             self._seed(analysis.overall, None, None, True)
             for task, view in analysis.tasks.items():
@@ -282,6 +281,72 @@ def _task_models(scores: pd.DataFrame, task: str) -> list[str]:
     return [str(m) for m in scores.loc[scores["task"] == task, "model"].unique()]
 
 
+#: the analysis' text note on cells left out (``analysis/draws.common_units``): the page
+#: shows it as a numbered note with a table and markers on the rows it concerns instead
+UNBALANCED = "unbalanced design:"
+
+
+def _row_notes(
+    drawn: ViewAnalysis | None,
+    notes: list[str],
+    partial: Mapping[str, Sequence[str]] | None = None,
+    columns: Sequence[str] = (),
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """Notes about particular models (numbered on the page, marked on their rows), other notes.
+
+    ``drawn.missing``: cells left out of the view because not every model has
+    them; ``partial``: per model without every task of the view, the tasks it
+    lacks (of ``columns``). Each note carries a table (model × cell, ✗ = no
+    score) instead of a list of cells.
+    """
+    row_notes: list[dict[str, Any]] = []
+    if partial:  # tables are lists of cells: ✓ has a score, ✗ has none
+        row_notes.append(
+            {
+                "text": "no score on every task of this view, so no mean of task means, SE or "
+                "rank (✗ = the task is missing)",
+                "models": list(partial),
+                "table": {
+                    "columns": ["model", *columns],
+                    "rows": [
+                        [m, *("✗" if c in lacks else "✓" for c in columns)]
+                        for m, lacks in partial.items()
+                    ],
+                },
+            }
+        )
+    if drawn is not None and drawn.missing:
+        row_notes.append(
+            {
+                "text": f"{len(drawn.left_out)} cell(s) left out of this view's scores, SEs, "
+                "intervals and ranks for every model, because these models lack them "
+                "(✗ = no score)",
+                "models": list(drawn.missing),
+                "table": {
+                    "columns": ["model", *drawn.left_out],
+                    "rows": [
+                        [m, *("✗" if c in lacks else "✓" for c in drawn.left_out)]
+                        for m, lacks in drawn.missing.items()
+                    ],
+                },
+            }
+        )
+        notes = [n for n in notes if not n.startswith(UNBALANCED)]
+    return row_notes, notes
+
+
+def _partial(
+    scores: pd.DataFrame, tasks: Sequence[str], models: Sequence[str]
+) -> dict[str, list[str]]:
+    """Per model of ``models`` lacking a task of ``tasks`` in ``scores``: the tasks it lacks."""
+    have = scores.groupby("model")["task"].agg(lambda t: set(t.astype(str)))
+    return {
+        m: [t for t in tasks if t not in have.get(m, set())]
+        for m in models
+        if any(t not in have.get(m, set()) for t in tasks)
+    }
+
+
 def _multi_task_view(
     kind: str,
     label: str,
@@ -300,6 +365,7 @@ def _multi_task_view(
     overall = _aggregate_rows(board.overall)
     complete = [m for m, row in overall.items() if row["score"] is not None]
     drawn, notes = views.get(complete, list(board.tasks), languages, True)
+    notes = list(notes)
     drawn_rows = _view_rows(drawn)
     per_task: dict[str, dict[str, Any]] = {}
     for task in board.tasks:
@@ -310,19 +376,22 @@ def _multi_task_view(
             notes += [n for n in task_notes if n not in notes]
         for model, row in _view_rows(task_view).items():
             per_task.setdefault(model, {})[task] = [row["score"], row["se"], *row["ci"]]
-    ranks = _rank_block(drawn, confidence_level) if drawn is not None else {}
+    ranks = _rank_block(drawn, views.index) if drawn is not None else {}
     rows = []
     for model, row in overall.items():
         row = row | drawn_rows.get(model, {"se_languages": row["se"]})
         rows.append(
             row | {"model": model, "sub": per_task.get(model, {}), "rank": ranks.get(model)}
         )
+    partial = _partial(scores, board.tasks, [m for m in overall if m not in complete])
+    row_notes, notes = _row_notes(drawn, notes, partial, board.tasks)
     return {
         "kind": kind,
         "label": label,
         "score_label": "mean of task means",
         "sub_columns": list(board.tasks),
         "rows": rows,
+        "row_notes": row_notes,
         "notes": notes,
     }
 
@@ -334,8 +403,12 @@ def _task_view(
     agg = _aggregate_rows(board.per_task)
     drawn, notes = views.get(list(agg), [task], None, True)
     drawn_rows = _view_rows(drawn)
-    ranks = _rank_block(drawn, confidence_level) if drawn is not None else {}
+    if drawn is not None:  # the languages the drawn score averages (cells all models share)
+        for row in drawn_rows.values():
+            row["n_languages"] = drawn.n_languages
+    ranks = _rank_block(drawn, views.index) if drawn is not None else {}
     languages = sorted(scores["language"].astype(str).unique())
+    row_notes, notes = _row_notes(drawn, list(notes))
     return {
         "kind": "task",
         "label": task,
@@ -348,6 +421,7 @@ def _task_view(
             | {"model": m, "rank": ranks.get(m)}
             for m, row in agg.items()
         ],
+        "row_notes": row_notes,
         "notes": notes,
     }
 
@@ -359,7 +433,9 @@ def _language_view(
     overall = _aggregate_rows(board.overall)
     complete = [m for m, row in overall.items() if row["score"] is not None]
     drawn, notes = views.get(complete, None, [language], False)
-    ranks = _rank_block(drawn, confidence_level) if drawn is not None else {}
+    ranks = _rank_block(drawn, views.index) if drawn is not None else {}
+    partial = _partial(scores, board.tasks, [m for m in overall if m not in complete])
+    row_notes, notes = _row_notes(drawn, list(notes), partial, board.tasks)
     return {
         "kind": "language",
         "label": language,
@@ -370,6 +446,7 @@ def _language_view(
             row | {"model": m, "se": None, "ci": [None, None], "rank": ranks.get(m)}
             for m, row in overall.items()
         ],
+        "row_notes": row_notes,
         "notes": notes,
     }
 
@@ -396,26 +473,29 @@ def _cell_scores(source: ReplicatedScores) -> pd.DataFrame:
 
 
 def _cell_rows(source: ReplicatedScores, confidence_level: float) -> list[list[Any]]:
-    """Per (model, task, language): mean, σ_w and the normal interval mean ± z·σ_w."""
+    """Per (model, task, language): mean, σ_w and its interval, as the analysis computed them.
+
+    From :func:`glotbench.analysis.variance.components`: the mean over seeds and
+    replicates, σ_w and :meth:`~glotbench.analysis.variance.ComponentTable.cell_intervals`.
+    """
     table = components(source)
     sigma_w = table.sigma_w
-    z = _z(confidence_level)
+    low, high = table.cell_intervals(confidence_level)
     rows = []
     for i in range(len(table.models)):
         for j, unit in enumerate(table.units):
             mean = table.mean[i, j]
             if np.isnan(mean):
                 continue
-            sd = sigma_w[i, j]
             rows.append(
                 [
                     i,
                     unit.task,
                     unit.language,
                     _num(mean),
-                    _num(sd),
-                    _num(mean - z * sd),
-                    _num(mean + z * sd),
+                    _num(sigma_w[i, j]),
+                    _num(low[i, j]),
+                    _num(high[i, j]),
                     int(table.n_seeds[i, j]),
                 ]
             )
@@ -436,7 +516,10 @@ def interval_notes(source: ReplicatedScores, settings: AnalysisSettings) -> dict
         "aggregates": settings.interval_text(source)
         + "; se_languages is the languages-only SE σ_b/√L (√(Σ SE_t²)/T over tasks)",
         "cells": cells,
-        "ranks": f"ranks: % of the same draws at each rank, {level} rank intervals",
+        "ranks": f"ranks: from the same draws as the SEs, so they vary with the same sources; "
+        f"# is the {level} rank interval rank_best–rank_worst, the bar chart the % of draws at "
+        f"each rank, ≈ a {level} percentile interval of the paired difference with the row "
+        "above that contains 0",
         "language_views": "language views: mean over tasks of one language (no SE: languages "
         "cannot be resampled within one language)",
     }

@@ -84,8 +84,26 @@ def rank_heatmap(distribution: pd.DataFrame) -> str:
     return _svg(figure)
 
 
+def legend_below(figure: plt.Figure, axis: plt.Axes, n_columns: int) -> None:
+    """The figure's legend in a row under the axes (and their tick labels), never over data."""
+    handles, labels = axis.get_legend_handles_labels()
+    figure.legend(
+        handles,
+        labels,
+        loc="outside lower center",
+        ncol=max(1, min(n_columns, len(labels))),
+        fontsize=8,
+        frameon=False,
+    )
+
+
 def variance_bars(per_model: pd.DataFrame) -> str:
     """σ_b, mean σ_seed and mean σ_boot per model and task (grouped bars)."""
+    return _svg(variance_figure(per_model))
+
+
+def variance_figure(per_model: pd.DataFrame) -> plt.Figure:
+    """The figure of :func:`variance_bars`: grouped bars, the legend below the axes."""
     rows = per_model.reset_index(drop=True)
     parts = [
         ("sigma_b", "σ_b between languages"),
@@ -93,7 +111,9 @@ def variance_bars(per_model: pd.DataFrame) -> str:
         ("sigma_boot_mean", "σ_boot (mean)"),
     ]
     labels = [f"{m} · {t}" for m, t in zip(rows["model"], rows["task"], strict=True)]
-    figure, axis = plt.subplots(figsize=(7, max(2.0, 0.3 * len(rows) * 1.5 + 1)))
+    figure, axis = plt.subplots(
+        figsize=(7, max(2.0, 0.3 * len(rows) * 1.5 + 1) + 0.4), layout="constrained"
+    )
     y = np.arange(len(rows))[::-1]
     for k, (column, label) in enumerate(parts):
         values = (
@@ -102,8 +122,8 @@ def variance_bars(per_model: pd.DataFrame) -> str:
         axis.barh(y + (1 - k) * 0.27, np.nan_to_num(values), height=0.27, label=label)
     axis.set_yticks(y, labels)
     axis.set_xlabel("standard deviation (score points)")
-    axis.legend(loc="lower right", fontsize=8)
-    return _svg(figure)
+    legend_below(figure, axis, 3)
+    return figure
 
 
 def tau_curves(table: pd.DataFrame, level: float, token_unit: str = "tokens") -> str:
@@ -112,9 +132,19 @@ def tau_curves(table: pd.DataFrame, level: float, token_unit: str = "tokens") ->
     ``table`` is :attr:`glotbench.analysis.datasize.DataSizeResult.table`: solid
     lines for models (mean over seeds), dashed for runs (every seed a system).
     """
+    return _svg(tau_figure(table, level, token_unit))
+
+
+def tau_figure(table: pd.DataFrame, level: float, token_unit: str = "tokens") -> plt.Figure:
+    """The figure of :func:`tau_curves`, its legend below the panels."""
     strategies = list(dict.fromkeys(table["strategy"].astype(str)))
     figure, axes = plt.subplots(
-        1, len(strategies), figsize=(3.2 * len(strategies) + 0.8, 3.4), sharey=True, squeeze=False
+        1,
+        len(strategies),
+        figsize=(3.2 * len(strategies) + 0.8, 3.8),
+        sharey=True,
+        squeeze=False,
+        layout="constrained",
     )
     for axis, strategy in zip(axes[0], strategies, strict=True):
         part = table[table["strategy"].astype(str) == strategy]
@@ -149,8 +179,8 @@ def tau_curves(table: pd.DataFrame, level: float, token_unit: str = "tokens") ->
         axis.set_xlabel(f"size ({token_unit})")
         axis.grid(True, which="both", alpha=0.3)
     axes[0][0].set_ylabel(f"weighted τ vs full set (dotted: {level:g})")
-    axes[0][0].legend(loc="lower right", fontsize=8)
-    return _svg(figure)
+    legend_below(figure, axes[0][0], 2)
+    return figure
 
 
 def qq_plot(expected: np.ndarray, observed: np.ndarray) -> str:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
@@ -211,20 +213,73 @@ def format_cell(value: object, digits: int = 4) -> str:
     return str(value)
 
 
+#: magnitudes at or above this are written in scientific notation
+_SCIENTIFIC_FROM = 1e7
+
+
+def format_column(values: Sequence[object], digits: int = 4) -> list[str]:
+    """One column's cells with the same number of decimals, so that they line up.
+
+    A column of floats that are all whole numbers (ranks, counts) is written
+    as integers; otherwise every float gets the decimals that show the
+    column's largest magnitude to ``digits`` significant digits
+    (``1.329``, ``1.530``, ``7.000``, never ``1.53`` beside ``1.329``). A
+    non-zero value that these decimals would round to zero, and magnitudes of
+    10⁷ or more, are written in scientific notation with ``digits``
+    significant digits. Missing values are a dash; other cells are ``str``.
+    """
+    floats = [
+        float(v) for v in values if isinstance(v, (float, np.floating)) and math.isfinite(float(v))
+    ]
+    if not floats:
+        return [format_cell(_plain(v), digits) for v in values]
+    if all(x.is_integer() and abs(x) < _SCIENTIFIC_FROM for x in floats):
+        decimals = -1  # whole numbers
+    else:
+        # scientific cells do not set the decimals of the others
+        largest = max((abs(x) for x in floats if abs(x) < _SCIENTIFIC_FROM), default=0.0)
+        exponent = math.floor(math.log10(largest)) if largest > 0 else 0
+        decimals = min(max(digits - 1 - exponent, 0), 12)
+
+    def cell(value: object) -> str:
+        value = _plain(value)
+        if not isinstance(value, float):
+            return str(value)
+        if math.isnan(value):
+            return "—"
+        if math.isinf(value):
+            return "∞" if value > 0 else "−∞"
+        if decimals < 0:
+            return str(int(value))
+        if abs(value) >= _SCIENTIFIC_FROM or (value != 0 and round(value, decimals) == 0):
+            return f"{value:.{digits - 1}e}"
+        return f"{value:.{decimals}f}"
+
+    return [cell(v) for v in values]
+
+
+def _plain(value: object) -> object:
+    """numpy scalars as Python ones (``np.float64`` → ``float``)."""
+    if isinstance(value, np.floating):
+        return float(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    return value
+
+
 def frame_table(
     frame: pd.DataFrame, title: str | None = None, digits: int = 4, caption: str | None = None
 ) -> FittedTable:
     """Any tidy frame as a terminal table that fits the width without cutting numbers.
 
-    Floats are shown to ``digits`` significant digits.
+    Floats are shown with one number of decimals per column (:func:`format_column`).
     """
     numeric = tuple(
         bool(pd.api.types.is_numeric_dtype(frame[c])) and not pd.api.types.is_bool_dtype(frame[c])
         for c in frame.columns
     )
-    rows = tuple(
-        tuple(format_cell(v, digits) for v in row) for row in frame.itertuples(index=False)
-    )
+    columns = [format_column(frame[c].tolist(), digits) for c in frame.columns]
+    rows = tuple(zip(*columns, strict=True)) if columns else ()
     return FittedTable(
         headers=tuple(str(c) for c in frame.columns),
         numeric=numeric,

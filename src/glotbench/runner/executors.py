@@ -18,6 +18,7 @@ succeeds, the transaction that stores its runs marks the failure resolved.
 from __future__ import annotations
 
 import dataclasses
+import json
 import time
 import traceback
 import uuid
@@ -445,13 +446,13 @@ def run_suite(
     not run again. With ``merge=False`` the shards are left for a later
     ``glotbench import shards`` (:func:`~glotbench.core.shards.merge_shards`).
     """
-    from glotbench.core.store import Store
+    from glotbench.core.store import SUITE_META_PREFIX, Store
     from glotbench.runner.protocol import scandeval_scores
 
     started = time.perf_counter()
     jobs, notes = suite.jobs()
     session = uuid.uuid4().hex  # adapters / deterministic predictions are reused within it
-    jobs = [dataclasses.replace(job, session=session) for job in jobs]
+    jobs = [dataclasses.replace(job, session=session, suite=suite.name) for job in jobs]
     datasets = build_datasets(suite, jobs)
     own = [datasets[d.name] for d in suite.datasets]  # without the derived transfer datasets
     for ds in own:
@@ -476,6 +477,11 @@ def run_suite(
     # so `glotbench show` / analyses can read the store during a run
     with Store.open(store, hold=False) as handle:
         with handle.held():
+            # the suite's own title and description, for leaderboards and reports of the store
+            handle.set_meta(
+                f"{SUITE_META_PREFIX}{suite.name}",
+                json.dumps({"title": suite.title, "description": suite.description}),
+            )
             if shard_folder is not None:
                 Path(shard_folder).mkdir(parents=True, exist_ok=True)
                 if merge:  # shards of an interrupted run: merge them, their jobs are done

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,7 +35,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from glotbench.core.attribute_store import write_attributes, write_unit_stats
-from glotbench.core.schema import RunKey, RunRecord
+from glotbench.core.schema import RunKey, RunRecord, runner_source
 from glotbench.metrics import get_metric
 from glotbench.runner.datasets import Dataset, DatasetSpec, content_hash
 from glotbench.runner.errors import ModelError
@@ -103,6 +103,8 @@ class Job:
     iteration: int
     protocol: Protocol
     session: str = ""
+    #: name of the suite the job belongs to (recorded in its runs' ``source``)
+    suite: str = ""
     #: the model's one job that runs the speed benchmark (see ``Suite.jobs``)
     measure_speed: bool = False
     #: cross-lingual protocols: the datasets whose training splits this job trains
@@ -128,6 +130,11 @@ class Job:
             f"{self.model.name} on {self.dataset.name}{trained} "
             f"(iteration {self.iteration}, seed {self.seed})"
         )
+
+
+def run_source(suite: str = "") -> str:
+    """The ``source`` of a run the runner stores: ``glotbench run [SUITE ](protocol vN)``."""
+    return runner_source(suite, PROTOCOL_VERSION)
 
 
 def config_hash(job: Job, dataset: Dataset) -> str:
@@ -195,11 +202,13 @@ class JobOutcome:
 
 
 #: task kind -> how a speed document is put to a model (ScandEval times one
-#: document per call; QA asks one question about it, retrieval embeds it)
+#: document per call; QA asks one question about it, translation translates it,
+#: retrieval embeds it)
 SPEED_CALLS: dict[str, Any] = {
     "sequence": lambda model: lambda doc: model.predict_labels([doc]),
     "token": lambda model: lambda doc: model.predict_tags([doc.split()]),
     "qa": lambda model: lambda doc: model.answer(["What is this about?"], [doc]),
+    "translation": lambda model: lambda doc: model.translate([doc], ["en"], ["en"]),
     "retrieval": lambda model: lambda doc: model.embed([doc]),
 }
 
@@ -349,7 +358,7 @@ def execute_job(job: Job, dataset: Dataset, *, base: str | Path | None = None) -
             model_metadata=metadata,
             seconds=predict_seconds,
             examples_per_second=(n / predict_seconds) if predict_seconds > 0 else None,
-            source=f"glotbench run (protocol v{PROTOCOL_VERSION})",
+            source=run_source(job.suite),
         )
         outcome.runs.append((record, run_ids, res.stats))
         outcome.source_positions.append(
@@ -416,27 +425,39 @@ def scandeval_scores(
     runs = runs[runs["seed"].notna()]
     rows = []
     keys = ["model", "dataset", "task", "language", "metric", "config_hash"]
-    for key, group in runs.groupby(keys, sort=True):
-        boot, full = [], []
-        for _, run in group.sort_values("seed").iterrows():
-            metric = get_metric(run["metric"], **run["metric_config"])
-            _, stats = store.run_stats(run["run_id"])
-            weights = bootstrap_test_counts(int(run["seed"]), stats.shape[0])
-            boot.append(float(metric.score(weights @ stats)))
-            full.append(float(metric.score(stats.sum(axis=0))))
-        arr = np.asarray(boot)
-        half = float(1.96 * arr.std(ddof=1) / np.sqrt(arr.size)) if arr.size > 1 else float("nan")
-        rows.append(
-            {
-                **dict(zip(keys, key, strict=True)),
-                "iterations": int(arr.size),
-                "score": float(arr.mean()),
-                "ci_half_width": half,
-                "full_test_mean": float(np.mean(full)),
-                "n_examples": int(group["n_examples"].iloc[0]),
-            }
-        )
-    return pd.DataFrame(
+    # one read per (dataset, task, language, metric): all models' runs of one test set at once
+    slices = ["dataset", "task", "language", "metric"]
+    for _, test_set in runs.groupby(slices, sort=False):
+        stats_of = store.runs_stats(test_set["run_id"].tolist())
+        for key, group in test_set.groupby(keys, sort=False):
+            rows.append(_scandeval_row(dict(zip(keys, key, strict=True)), group, stats_of))
+    frame = pd.DataFrame(
         rows,
         columns=[*keys, "iterations", "score", "ci_half_width", "full_test_mean", "n_examples"],
     )
+    return frame.sort_values(keys, kind="stable").reset_index(drop=True)
+
+
+def _scandeval_row(
+    key: dict[str, Any],
+    group: pd.DataFrame,
+    stats_of: Mapping[str, tuple[np.ndarray, np.ndarray]],
+) -> dict[str, Any]:
+    """One (model, test set, configuration): ScandEval's mean ± 1.96·SD/√N over iterations."""
+    boot, full = [], []
+    for run in group.sort_values("seed").itertuples(index=False):
+        metric = get_metric(run.metric, **run.metric_config)
+        _, stats = stats_of[run.run_id]
+        weights = bootstrap_test_counts(int(run.seed), stats.shape[0])
+        boot.append(float(metric.score(weights @ stats)))
+        full.append(float(metric.score(stats.sum(axis=0))))
+    arr = np.asarray(boot)
+    half = float(1.96 * arr.std(ddof=1) / np.sqrt(arr.size)) if arr.size > 1 else float("nan")
+    return {
+        **key,
+        "iterations": int(arr.size),
+        "score": float(arr.mean()),
+        "ci_half_width": half,
+        "full_test_mean": float(np.mean(full)),
+        "n_examples": int(group["n_examples"].iloc[0]),
+    }

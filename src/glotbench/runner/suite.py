@@ -27,6 +27,8 @@ class Suite(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str
+    #: the suite's title, shown as the title of leaderboards and reports of its runs
+    title: str = ""
     description: str = ""
     #: whether dataset paths are relative to a --data-dir (else to the suite file)
     needs_data_dir: bool = False

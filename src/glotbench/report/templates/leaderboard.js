@@ -36,6 +36,15 @@
     if (!ci || ci[0] === null || ci[1] === null) return "—";
     return "[" + fmt(ci[0]) + ", " + fmt(ci[1]) + "]";
   }
+  var RANK_HELP = "rank_best–rank_worst: the " + level + "% rank interval. rank_best = 1 + the number of " +
+    "models significantly better, rank_worst = the number of ranked models − the number significantly " +
+    "worse (significantly: the " + level + "% percentile interval of the paired difference excludes 0)";
+  // statistical ties come from the analysis (row.rank.ties: indices into DATA.models); the page
+  // only looks them up, for whichever row is above after sorting and filtering
+  function tiedWith(row, other) {
+    if (!row.rank || !other.rank || !row.rank.ties) return false;
+    return row.rank.ties.indexOf(modelIndex[other.model]) >= 0;
+  }
   function cell(model, task, language) {
     return cellIndex.get(modelIndex[model] + "\u0000" + task + "\u0000" + language);
   }
@@ -80,17 +89,28 @@
     return c ? { score: c[3], se: null, ci: [c[5], c[6]], sd: c[4] } : null;
   }
 
+  // in words, what the interval of a sub-column cell counts (see "What the intervals contain")
+  function subContains(view) {
+    if (view.kind === "overall" || view.kind === "group") {
+      return DATA.analysis && DATA.analysis.scheme === "languages-only" ?
+        "the choice of languages only (one score per language)" :
+        "seeds, test-set bootstrap and languages (the task's own view)";
+    }
+    return "the seeds and test-set bootstrap replicates of this one language";
+  }
+
   function columns(view) {
     var cols = [
       { key: "rank", label: "#", num: true, value: function (r) { return r.rank ? r.rank.mean : null; },
-        render: function (td, r) {
+        help: RANK_HELP,
+        render: function (td, r, above) {
           if (!r.rank) { td.textContent = "—"; td.classList.add("missing"); return; }
           td.textContent = r.rank.best === r.rank.worst ? String(r.rank.best) : r.rank.best + "–" + r.rank.worst;
-          td.title = "rank interval (" + level + "%); mean rank " + fmt(r.rank.mean, 2);
-          if (r.rank.tie_next) {
+          td.title = "rank_best–rank_worst, the " + level + "% rank interval; mean rank " + fmt(r.rank.mean, 2);
+          if (above && tiedWith(r, above)) {
             var tie = el("span", " ≈", "tie");
-            tie.title = "statistically indistinguishable from the next model (the " + level +
-              "% interval of the difference contains 0)";
+            tie.title = "statistically tied with the row above (" + above.model + "): the " + level +
+              "% percentile interval of their paired difference contains 0";
             td.appendChild(tie);
           }
         } },
@@ -119,7 +139,7 @@
           var v = subValue(view, r, column);
           if (!v) { td.textContent = "—"; td.classList.add("missing"); return; }
           td.textContent = estimate(v.score, v.se);
-          if (v.ci[0] !== null) td.title = level + "% CI " + interval(v.ci);
+          if (v.ci[0] !== null) td.title = level + "% CI " + interval(v.ci) + "; it counts " + subContains(view);
           else td.title = "no replication: no interval";
         } });
     });
@@ -238,6 +258,7 @@
     cols.forEach(function (col) {
       var th = el("th", col.label, col.text ? "text" : "");
       th.setAttribute("data-key", col.key);
+      if (col.help) th.title = col.help;
       th.setAttribute("scope", "col");
       if (state.sortKey === col.key) th.setAttribute("aria-sort", state.sortDir > 0 ? "ascending" : "descending");
       th.addEventListener("click", function () {
@@ -257,23 +278,76 @@
       rows = keyed.map(function (k) { return k.r; });
     }
     var fragment = document.createDocumentFragment();
-    rows.forEach(function (row) {
+    var marks = noteMarks(view);
+    rows.forEach(function (row, i) {
       var tr = document.createElement("tr");
       tr.setAttribute("data-model", row.model);
+      var above = i > 0 ? rows[i - 1] : null;
+      if (above && tiedWith(row, above)) tr.setAttribute("data-tie-above", "true");
       cols.forEach(function (col) {
         var td = el("td", null, col.text ? "text" : "");
-        col.render(td, row);
+        col.render(td, row, above);
+        if (col.key === "model" && marks[row.model]) {
+          marks[row.model].forEach(function (k) {
+            var link = el("a", String(k), "note-mark");
+            link.href = "#note-" + k;
+            link.title = "note " + k;
+            var sup = el("sup");
+            sup.appendChild(link);
+            td.appendChild(sup);
+          });
+        }
         tr.appendChild(td);
       });
       fragment.appendChild(tr);
     });
     tbody.replaceChildren(fragment);
     document.getElementById("count").textContent = rows.length + " of " + view.rows.length + " models";
+    var contains = document.getElementById("intervals");
+    contains.replaceChildren();
+    var intervals = DATA.intervals || {};
+    Object.keys(intervals).forEach(function (k) { contains.appendChild(el("li", intervals[k])); });
+    renderNotes(view);
+  }
+
+  // notes about particular rows carry a number; their rows link to them
+  function rowNotes(view) {
+    return (view.row_notes || []).map(function (n, i) { return { key: i + 1, note: n }; });
+  }
+  function noteMarks(view) {
+    var marks = {};
+    rowNotes(view).forEach(function (item) {
+      item.note.models.forEach(function (m) { (marks[m] = marks[m] || []).push(item.key); });
+    });
+    return marks;
+  }
+  function renderNotes(view) {
     var notes = document.getElementById("notes");
     notes.replaceChildren();
-    var intervals = DATA.intervals || {};
-    var said = Object.keys(intervals).map(function (k) { return intervals[k]; });
-    said.concat(DATA.notes, view.notes || []).forEach(function (n) { notes.appendChild(el("li", n)); });
+    rowNotes(view).forEach(function (item) {
+      var li = el("li", null, "row-note");
+      li.id = "note-" + item.key;
+      li.appendChild(el("sup", String(item.key)));
+      li.appendChild(document.createTextNode(" " + item.note.text));
+      if (item.note.table) li.appendChild(noteTable(item.note.table));
+      notes.appendChild(li);
+    });
+    DATA.notes.concat(view.notes || []).forEach(function (n) { notes.appendChild(el("li", n)); });
+    document.getElementById("notes-heading").hidden = !notes.children.length;
+  }
+  function noteTable(table) {
+    var t = el("table", null, "note-table");
+    var head = document.createElement("tr");
+    table.columns.forEach(function (c, i) { head.appendChild(el("th", c, i === 0 ? "text" : "")); });
+    t.appendChild(el("thead")).appendChild(head);
+    var body = el("tbody");
+    table.rows.forEach(function (r) {
+      var tr = document.createElement("tr");
+      r.forEach(function (v, i) { tr.appendChild(el("td", v, i === 0 ? "text" : "")); });
+      body.appendChild(tr);
+    });
+    t.appendChild(body);
+    return t;
   }
 
   // ---- pairwise -------------------------------------------------------------

@@ -27,12 +27,13 @@ from glotbench.runner.datasets.conllu import expand_paths, join_words, load_conl
 from glotbench.runner.datasets.hf import load_hf
 from glotbench.runner.datasets.scala import build_scala
 from glotbench.runner.datasets.tabular import load_table
+from glotbench.runner.datasets.textgen import load_parallel, load_squad
 from glotbench.runner.errors import DatasetError, UnknownNameError
 
-LOADERS = ("conllu", "scala", "jsonl", "csv", "table", "hf", "cldr")
+LOADERS = ("conllu", "scala", "jsonl", "csv", "table", "hf", "cldr", "squad", "parallel")
 #: loaders that read records in the source's order (their index is a source position);
 #: scala and cldr generate and shuffle records, so they have none
-ORDERED_LOADERS = ("conllu", "jsonl", "csv", "table", "hf")
+ORDERED_LOADERS = ("conllu", "jsonl", "csv", "table", "hf", "squad", "parallel")
 
 
 class DatasetSpec(BaseModel):
@@ -60,7 +61,8 @@ class DatasetSpec(BaseModel):
     k: int = 10
     #: check that every validation/test label occurs in train (classification)
     check_labels: bool = True
-    #: loader options (loader cldr: languages, phrases_per_item, max_items_per_language)
+    #: loader options (loader cldr: languages, phrases_per_item, max_items_per_language);
+    #: task translation: source_language, target_language (default: language)
     options: dict[str, Any] = Field(default_factory=dict)
     description: str = ""
 
@@ -118,6 +120,10 @@ def _records(spec: DatasetSpec, base: Path | None) -> list[Record]:
         )
     if not spec.paths:
         raise DatasetError(f"dataset {spec.name!r}: loader {spec.loader} needs 'paths'")
+    if spec.loader == "squad":
+        return load_squad(spec.paths, base=base)
+    if spec.loader == "parallel":
+        return load_parallel(spec.paths, base=base)
     return load_table(spec.paths, base=base, fields=spec.fields)
 
 
@@ -135,6 +141,7 @@ def build_dataset(
     records = _records(spec, base)
     check_unique_ids(records, where)
     for r in records:
+        task.prepare(r, spec.language, spec.options)
         task.validate(r, where)
     notes: list[str] = []
     if spec.splits == "predefined":
@@ -228,6 +235,8 @@ __all__ = [
     "join_words",
     "load_conllu",
     "load_hf",
+    "load_parallel",
+    "load_squad",
     "load_table",
     "read_conllu",
     "uniform_splits",

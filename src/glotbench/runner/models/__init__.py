@@ -10,9 +10,10 @@ Kinds (``ModelSpec.kind``):
 ``hashing-embed``   character n-gram hashing vectors (retrieval baseline)
 ``callable``        any ``predict(list[str]) -> list[label]`` (``options.target: module:function``)
 ``predictions``     a predictions file (``options.path``), evaluation only
-``hf-encoder``      Hugging Face encoder fine-tuned ScandEval-style (extra ``neural``)
-``hf-generative``   Hugging Face causal LM, zero/few-shot, one sampled answer per iteration
-                    (extra ``neural``)
+``hf-encoder``      Hugging Face encoder fine-tuned ScandEval-style; on parsing a deep biaffine
+                    head decoded with Chu-Liu/Edmonds (extra ``neural``)
+``hf-generative``   Hugging Face causal LM, zero/few-shot classification, QA and translation,
+                    one sampled answer per iteration (extra ``neural``)
 ``hf-qa``           Hugging Face encoder fine-tuned for extractive QA (extra ``neural``)
 ``hf-embed``        Hugging Face encoder, mean-pooled sentence vectors for retrieval
                     (extra ``neural``)
@@ -41,8 +42,10 @@ MODEL_KINDS: dict[str, str] = {
     "hashing-embed": "character n-gram hashing vectors (retrieval)",
     "callable": "a Python callable predict(list[str]) -> list[label]",
     "predictions": "a predictions file (evaluation only)",
-    "hf-encoder": "Hugging Face encoder, fine-tuned (needs torch, transformers)",
-    "hf-generative": "Hugging Face causal LM, zero/few-shot (needs torch, transformers)",
+    "hf-encoder": "Hugging Face encoder, fine-tuned; biaffine head on parsing "
+    "(needs torch, transformers)",
+    "hf-generative": "Hugging Face causal LM, zero/few-shot classification, QA, translation "
+    "(needs torch, transformers)",
     "hf-qa": "Hugging Face encoder, fine-tuned for extractive QA (needs torch, transformers)",
     "hf-embed": "Hugging Face encoder, mean-pooled vectors for retrieval "
     "(needs torch, transformers)",

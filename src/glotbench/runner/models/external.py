@@ -186,7 +186,7 @@ class PredictionsFile(Model):
         self._task = task
 
     def supports(self, task: Task) -> bool:
-        return task.kind in ("sequence", "token", "parsing", "qa")
+        return task.kind in ("sequence", "token", "parsing", "qa", "translation")
 
     def _load(self, n_expected: int) -> list[Any]:
         if not self.path.exists():
@@ -264,6 +264,11 @@ class PredictionsFile(Model):
 
     def answer(self, questions: list[str], contexts: list[str]) -> list[str]:
         return self._answers(len(questions))
+
+    def translate(
+        self, sources: list[str], source_languages: list[str], target_languages: list[str]
+    ) -> list[str]:
+        return self._answers(len(sources))
 
     def metadata(self) -> dict[str, Any]:
         return {"family": "predictions file", "path": str(self.path)}

@@ -19,6 +19,13 @@ and the learning-rate schedule is unchanged. Evaluation batches shrink the
 same way. A micro-batch of one that still runs out of memory is a
 :class:`ModelError`. The final micro-batch and accumulation, and every
 halving, are in :meth:`HFEncoder.metadata`.
+
+Dependency parsing (task kind ``parsing``) fine-tunes the encoder with a
+deep biaffine head (Dozat & Manning 2017) and decodes every sentence with the
+exact single-root maximum spanning arborescence: :mod:`.hf_biaffine`. Its
+options are ``arc_mlp`` (500), ``label_mlp`` (100), ``mlp_dropout`` (0.33) and
+``head_learning_rate`` (the head's AdamW learning rate; by default
+``learning_rate``); ``head: biaffine`` restricts the model to parsing.
 """
 
 from __future__ import annotations
@@ -31,6 +38,15 @@ from typing import TYPE_CHECKING, Any
 
 from glotbench.runner.errors import ModelError
 from glotbench.runner.models.base import Model
+from glotbench.runner.models.hf_biaffine import (
+    WORD_FIELDS,
+    biaffine_module,
+    collate_words,
+    decode_batch,
+    encode_sentences,
+    relation_inventory,
+    to_arcs,
+)
 from glotbench.runner.models.hf_runtime import (
     autocast,
     check_precision,
@@ -222,8 +238,12 @@ class HFBase(Model):
         return meta
 
 
+#: values of the ``head`` option: ``auto`` picks the head from the task kind
+ENCODER_HEADS = ("auto", "biaffine")
+
+
 class HFEncoder(HFBase):
-    """An encoder fine-tuned on a sequence or token classification task."""
+    """An encoder fine-tuned on a sequence or token classification task, or a biaffine parser."""
 
     trains = True
     family = "hf-encoder"
@@ -243,6 +263,11 @@ class HFEncoder(HFBase):
         trust_remote_code: bool = False,
         device: str = "auto",
         precision: str = "fp32",
+        head: str = "auto",
+        arc_mlp: int = 500,
+        label_mlp: int = 100,
+        mlp_dropout: float = 0.33,
+        head_learning_rate: float | None = None,
     ) -> None:
         super().__init__(
             name,
@@ -256,6 +281,25 @@ class HFEncoder(HFBase):
         )
         if not isinstance(gradient_accumulation, int) or gradient_accumulation < 1:
             raise ModelError(f"model {name!r}: gradient_accumulation must be a positive integer")
+        if head not in ENCODER_HEADS:
+            raise ModelError(
+                f"model {name!r}: head must be one of {', '.join(ENCODER_HEADS)}, got {head!r}"
+            )
+        for option, value in (("arc_mlp", arc_mlp), ("label_mlp", label_mlp)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ModelError(f"model {name!r}: {option} must be a positive integer")
+        if not 0 <= mlp_dropout < 1:
+            raise ModelError(f"model {name!r}: mlp_dropout must be in [0, 1)")
+        if head_learning_rate is not None and not head_learning_rate > 0:
+            raise ModelError(f"model {name!r}: head_learning_rate must be positive")
+        self.head = head
+        self.arc_mlp = arc_mlp
+        self.label_mlp = label_mlp
+        self.mlp_dropout = mlp_dropout
+        self.head_learning_rate = head_learning_rate
+        #: universal relations of the parsing head, and the label of words it cannot see
+        self.relations: list[str] = []
+        self.fallback_relation = "dep"
         self.learning_rate = learning_rate
         self.warmup_steps = warmup_steps
         self.gradient_accumulation = gradient_accumulation
@@ -267,12 +311,17 @@ class HFEncoder(HFBase):
         self.micro_batch = max(1, math.ceil(batch_size / gradient_accumulation))
 
     def supports(self, task: Task) -> bool:
-        return task.kind in ("sequence", "token")
+        if self.head == "biaffine":
+            return task.kind == "parsing"
+        return task.kind in ("sequence", "token", "parsing")
 
     # -- encoding ------------------------------------------------------------
     def _encode(
         self, task: Task, records: Sequence[Record], with_labels: bool
     ) -> list[dict[str, Any]]:
+        if task.kind == "parsing":
+            relations = {r: i for i, r in enumerate(self.relations)} if with_labels else None
+            return encode_sentences(self.tokenizer, records, self.max_length, relations, self.name)
         index = {label: i for i, label in enumerate(self.labels)}
         out = []
         item: dict[str, Any]
@@ -335,6 +384,10 @@ class HFEncoder(HFBase):
         _, transformers = _torch()
         self._start(seed)
         self.kind = task.kind
+        if task.kind == "parsing":
+            self._fit_parser(dataset, train)
+            self._train(self._encode(task, train, True), self._encode(task, validation, True), seed)
+            return
         self.labels = list(dataset.labels)
         auto = (
             transformers.AutoModelForSequenceClassification
@@ -349,6 +402,36 @@ class HFEncoder(HFBase):
             ignore_mismatched_sizes=True,
         )
         self._train(self._encode(task, train, True), self._encode(task, validation, True), seed)
+
+    def _fit_parser(self, dataset: Dataset, train: Sequence[Record]) -> None:
+        """Load the encoder and put a fresh biaffine head on it (after :meth:`_start` seeded)."""
+        _, transformers = _torch()
+        if not train:
+            raise ModelError(
+                f"model {self.name!r}: the training split of {dataset.name!r} is empty"
+            )
+        # the relation inventory of the whole training split: the same head for every seed
+        self.relations, self.fallback_relation = relation_inventory([*dataset.train, *train])
+        self.labels = list(self.relations)
+        self._load(transformers.AutoModel)
+        self.model = biaffine_module(
+            self.model, len(self.relations), self.arc_mlp, self.label_mlp, self.mlp_dropout
+        ).to(self.device)
+
+    def _collate(self, items: list[dict[str, Any]]) -> dict[str, Any]:
+        if self.kind != "parsing":
+            return super()._collate(items)
+        torch, _ = _torch()
+        subwords = [{k: v for k, v in i.items() if k not in WORD_FIELDS} for i in items]
+        return {**super()._collate(subwords), **collate_words(items, torch, self.device)}
+
+    def _parameter_groups(self) -> list[dict[str, Any]]:
+        """AdamW parameter groups: the parsing head may have its own learning rate."""
+        if self.kind != "parsing" or self.head_learning_rate is None:
+            return [{"params": list(self.model.parameters())}]
+        encoder = [p for n, p in self.model.named_parameters() if n.startswith("encoder.")]
+        head = [p for n, p in self.model.named_parameters() if not n.startswith("encoder.")]
+        return [{"params": encoder}, {"params": head, "lr": self.head_learning_rate}]
 
     def _accumulate(self, step_items: list[dict[str, Any]], optimizer: Any) -> None:
         """Forward and backward passes of one optimizer step, restarted on out-of-memory.
@@ -388,7 +471,7 @@ class HFEncoder(HFBase):
         torch, transformers = _torch()
         generator = torch.Generator().manual_seed(seed)
         steps_per_epoch = math.ceil(len(train_items) / self.batch_size)
-        optimizer = torch.optim.AdamW(self.model.parameters(), lr=self.learning_rate)
+        optimizer = torch.optim.AdamW(self._parameter_groups(), lr=self.learning_rate)
         scheduler = transformers.get_linear_schedule_with_warmup(
             optimizer,
             self.warmup_steps,
@@ -482,8 +565,29 @@ class HFEncoder(HFBase):
             out.append(tags)
         return out
 
+    def parse(self, records: list[Record]) -> list[list[tuple[int, str]]]:
+        """(head, relation) per word: biaffine scores decoded as single-root trees."""
+        if self.model is None or self.kind != "parsing":
+            raise ModelError(f"model {self.name!r} must be fine-tuned on a parsing task first")
+        from glotbench.runner.tasks import get_task
+
+        torch, _ = _torch()
+        items = self._encode(get_task("parsing"), records, False)
+        root = self.relations.index("root")
+        self.model.eval()
+        decoded: list[tuple[list[int], list[int]]] = []
+        for part in self._map_batches(
+            items,
+            lambda chunk: decode_batch(self.model, self._forward(chunk), chunk, root, torch),
+        ):
+            decoded.extend(part)
+        return [
+            to_arcs(item, heads, labels, self.relations, self.fallback_relation)
+            for item, (heads, labels) in zip(items, decoded, strict=True)
+        ]
+
     def metadata(self) -> dict[str, Any]:
-        return {
+        meta = {
             **super().metadata(),
             "effective_batch_size": self.batch_size,
             "gradient_accumulation": self.accumulation,
@@ -491,3 +595,16 @@ class HFEncoder(HFBase):
             "warmup_steps": self.warmup_steps,
             "history": list(self.history),
         }
+        if self.kind == "parsing":
+            meta.update(
+                {
+                    "head": "biaffine (Dozat & Manning 2017)",
+                    "decoder": "Chu-Liu/Edmonds, single root",
+                    "arc_mlp": self.arc_mlp,
+                    "label_mlp": self.label_mlp,
+                    "mlp_dropout": self.mlp_dropout,
+                    "head_learning_rate": self.head_learning_rate or self.learning_rate,
+                    "relations": list(self.relations),
+                }
+            )
+        return meta

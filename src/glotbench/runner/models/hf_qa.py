@@ -111,7 +111,8 @@ class HFQuestionAnswering(HFEncoder):
         self.unlocated_answers = 0
 
     def supports(self, task: Task) -> bool:
-        return task.kind == "qa"
+        """Extractive QA only: the answer is a span of a context every record has."""
+        return task.kind == "qa" and "context" in task.fields
 
     # -- features ----------------------------------------------------------------
     def _windows(

@@ -18,6 +18,7 @@ from glotbench.runner.tasks.builtin import (
     Sentiment,
     SequenceClassification,
 )
+from glotbench.runner.tasks.generation import AbstractiveQA, Translation
 
 TASKS: dict[str, type[Task]] = {
     cls.name: cls
@@ -30,6 +31,8 @@ TASKS: dict[str, type[Task]] = {
         NER,
         POS,
         ExtractiveQA,
+        AbstractiveQA,
+        Translation,
         Retrieval,
         Parsing,
     )
@@ -38,6 +41,8 @@ ALIASES = {
     "la": "linguistic_acceptability",
     "scala": "linguistic_acceptability",
     "langid": "language_id",
+    "generative_qa": "abstractive_qa",
+    "mt": "translation",
 }
 
 

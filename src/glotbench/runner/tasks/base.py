@@ -8,15 +8,16 @@ per-example (n × k) statistics the store keeps.
 
 Model adapters answer through one method per task *kind*:
 
-=============  ==========================================  ===========================
-kind           adapter method                              answer per record
-=============  ==========================================  ===========================
-sequence       ``predict_labels(texts)``                   a label
-token          ``predict_tags(token_lists)``               one tag per token
-qa             ``answer(questions, contexts)``             an answer string
-retrieval      ``embed(texts)``                            a vector (cosine NN here)
-parsing        ``parse(records)``                          (head, deprel) per word
-=============  ==========================================  ===========================
+=============  ============================================  ===========================
+kind           adapter method                                answer per record
+=============  ============================================  ===========================
+sequence       ``predict_labels(texts)``                     a label
+token          ``predict_tags(token_lists)``                 one tag per token
+qa             ``answer(questions, contexts)``               an answer string
+translation    ``translate(sources, src_langs, tgt_langs)``  a translation string
+retrieval      ``embed(texts)``                              a vector (cosine NN here)
+parsing        ``parse(records)``                            (head, deprel) per word
+=============  ============================================  ===========================
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ KIND_METHODS: dict[str, str] = {
     "sequence": "predict_labels",
     "token": "predict_tags",
     "qa": "answer",
+    "translation": "translate",
     "retrieval": "embed",
     "parsing": "parse",
 }
@@ -115,6 +117,9 @@ class Task:
     labelled_metrics: frozenset[str] = frozenset({"mcc", "f1_macro"})
 
     # -- data ------------------------------------------------------------
+    def prepare(self, record: Record, language: str, options: dict[str, Any]) -> None:
+        """Complete a loaded record from its dataset (language, spec options); default: no-op."""
+
     def from_conllu(self, record: Record) -> Record:
         raise DatasetError(f"task {self.name!r} cannot be built from CoNLL-U sentences")
 

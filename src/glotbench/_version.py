@@ -1,0 +1,7 @@
+"""The version of glotbench (also ``glotbench.__version__``; keep equal to pyproject.toml).
+
+A module of its own at the bottom of the layers, so that the store can record
+the version that wrote it without importing the package's public names.
+"""
+
+__version__ = "0.1.0"

@@ -1,0 +1,212 @@
+"""What the analyses read: tidy files or a store, filtered to models, tasks and languages.
+
+:func:`load_replicated` (replicated scores or ready SDs), :func:`load_lmm_frame`
+(a tidy table for a mixed model) and :func:`read_attributes_file` (per-example
+attributes for buckets). Problems are :class:`~glotbench.errors.InputError`
+naming the file, line and field where there is one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from glotbench.analysis.replicates import ReplicatedScores
+from glotbench.analysis.selection import (
+    MetricChoice,
+    replicates_from_store_selection,
+    replicates_from_table,
+    select_score_rows,
+)
+from glotbench.analysis.variance import ComponentTable, components_from_summary
+from glotbench.core.layout import DEFAULT_STORE_PATH
+from glotbench.core.store import Store
+from glotbench.errors import InputError
+
+#: columns of a file that holds ready SDs (one row per model and language), not scores
+SUMMARY_COLUMNS = ("sigma_seed", "sigma_boot", "sigma_w")
+
+
+def filter_frame(frame: pd.DataFrame, filters: dict[str, Sequence[str] | None]) -> pd.DataFrame:
+    """The rows whose ``column`` is one of the wanted values, for each filter given.
+
+    A filter on a missing column, or filters that leave no row, are an
+    :class:`InputError`.
+    """
+    out = frame
+    for column, wanted in filters.items():
+        if wanted:
+            if column not in out.columns:
+                raise InputError(
+                    f"cannot filter on {column!r}: the input has no such column", field=column
+                )
+            out = out[out[column].astype(str).isin([str(w) for w in wanted])]
+    if out.empty:
+        described = ", ".join(f"{k}={list(v)}" for k, v in filters.items() if v)
+        raise InputError(f"no rows match the filters ({described})")
+    return out
+
+
+def load_replicated(
+    *,
+    input: str | Path | None = None,
+    store: str | Path | None = None,
+    metric: str | Sequence[str] | None = None,
+    models: Sequence[str] | None = None,
+    tasks: Sequence[str] | None = None,
+    languages: Sequence[str] | None = None,
+    n_replicates: int = 1000,
+    seed: int = 0,
+    configs: Mapping[str, str] | None = None,
+) -> ReplicatedScores | ComponentTable:
+    """The replicated scores an analysis works on, from a file or a store.
+
+    * ``input``: a tidy CSV / JSONL / Parquet file — either scores with
+      optional ``seed`` and ``replicate`` columns, or ready SDs
+      (``sigma_seed``/``sigma_boot`` or ``sigma_w``, one row per model and
+      language);
+    * ``store``: per-example statistics (bootstrapped here, paired across
+      models, ``n_replicates`` per seed) or, when the store holds no such
+      runs, its scores table; ``configs`` (model -> config hash) keeps only
+      that configuration of the models it names.
+
+    ``metric``: ``"m"`` (every task on ``m``), ``"task=m"`` entries (per task),
+    or None: each task on its primary metric (see
+    :mod:`glotbench.analysis.selection`).
+    """
+    choice = MetricChoice.parse(metric)
+    filters = {"model": models, "task": tasks, "language": languages}
+    if input is not None:
+        from glotbench.core.readers import read_tidy
+
+        table = read_tidy(input)
+        frame = filter_frame(table.frame, filters)
+        if set(SUMMARY_COLUMNS) & set(frame.columns):
+            selected, _ = select_score_rows(frame, choice)
+            positions = selected.index.to_numpy()
+
+            def error(message: str, position: int | None, field: str | None) -> InputError:
+                return table.error(
+                    message, None if position is None else int(positions[position]), field
+                )
+
+            return components_from_summary(selected.reset_index(drop=True), error=error)
+        return replicates_from_table(frame, choice, error=table.error)
+    if store is None:
+        raise InputError("give --input FILE or --store PATH")
+    with Store.open(store, read_only=True) as handle:
+        return replicates_from_store_selection(
+            handle,
+            choice,
+            models=models,
+            tasks=tasks,
+            languages=languages,
+            n_replicates=n_replicates,
+            seed=seed,
+            configs=configs,
+        )
+
+
+def load_lmm_frame(
+    input: str | Path | None = None,
+    store: str | Path | None = None,
+    *,
+    metric: str | None = None,
+    models: Sequence[str] | None = None,
+    tasks: Sequence[str] | None = None,
+    languages: Sequence[str] | None = None,
+) -> tuple[pd.DataFrame, Callable[..., InputError]]:
+    """A tidy table for a mixed model: a scores file, or the store's run scores or scores table.
+
+    From a store: one score per stored run of ``metric``, computed from its
+    per-example statistics (the metric's score of the summed statistics; see
+    :func:`glotbench.analysis.run_scores.run_scores_from_store`) — the runner's
+    stores hold only these; when no run matches, the store's scores table.
+    Returns the frame and an error factory ``(message, position, field)`` that
+    locates problems in the file (line / row) when the data came from a file.
+    """
+    from glotbench.core.readers import TidyTable, read_tidy
+
+    if input is not None:
+        table = read_tidy(input)
+        frame = table.frame
+        if models or tasks or languages or metric:
+            mask = pd.Series(True, index=frame.index)
+            for col, wanted in (
+                ("model", models),
+                ("task", tasks),
+                ("language", languages),
+                ("metric", [metric] if metric else None),
+            ):
+                if wanted and col in frame.columns:
+                    mask &= frame[col].astype(str).isin([str(w) for w in wanted])
+            positions = mask.to_numpy().nonzero()[0]
+            frame = frame.iloc[positions].reset_index(drop=True)
+            base = table
+
+            def located(message: str, position: int | None = None, field: str | None = None):
+                pos = None if position is None else int(positions[position])
+                return base.error(message, pos, field)
+
+            return frame, located
+        return frame, table.error
+    from glotbench.analysis.run_scores import run_scores_from_store
+
+    path = store if store is not None else DEFAULT_STORE_PATH
+    with Store.open(path, read_only=True) as handle:
+        run_scores = run_scores_from_store(
+            handle,
+            metric=metric,
+            models=list(models) if models else None,
+            tasks=list(tasks) if tasks else None,
+            languages=list(languages) if languages else None,
+        )
+        if not run_scores.empty:
+            return run_scores, TidyTable.from_frame(run_scores, f"store {path} (runs)").error
+        scores = handle.scores(
+            models=list(models) if models else None,
+            tasks=list(tasks) if tasks else None,
+            languages=list(languages) if languages else None,
+            metrics=[metric] if metric else None,
+        )
+    if scores.empty:
+        raise InputError(
+            f"the store {path} holds no runs or scores matching the filters; run a suite "
+            "(glotbench run), import results (glotbench import) or give --input FILE"
+        )
+    if metric is None and "metric" in scores.columns and scores["metric"].nunique() > 1:
+        raise InputError(
+            "the store holds scores of several metrics "
+            f"({', '.join(sorted(map(str, scores['metric'].unique())))}); choose one with --metric",
+            field="metric",
+        )
+    if "metadata" in scores.columns:
+        scores = scores.drop(columns=["metadata"])
+    return scores.reset_index(drop=True), TidyTable.from_frame(scores, f"store {path}").error
+
+
+def read_attributes_file(path: str | Path) -> pd.DataFrame:
+    """Per-example attributes (CSV, TSV, JSONL or Parquet with an ``example_id`` column)."""
+    from glotbench.analysis.buckets import example_attributes
+
+    file = Path(path)
+    if not file.is_file():
+        raise InputError(f"attributes file {file} not found")
+    suffix = file.suffix.lower()
+    try:
+        if suffix in (".jsonl", ".ndjson"):
+            frame = pd.read_json(file, lines=True, dtype=False)
+        elif suffix == ".parquet":
+            frame = pd.read_parquet(file)
+        else:
+            frame = pd.read_csv(
+                file, sep="\t" if suffix == ".tsv" else ",", dtype={"example_id": str}
+            )
+    except ValueError as exc:
+        raise InputError(f"cannot read the attributes: {exc}", path=str(file)) from None
+    try:
+        return example_attributes(frame)
+    except InputError as exc:
+        raise InputError(exc.reason, path=str(file), field=exc.field) from None

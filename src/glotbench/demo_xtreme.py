@@ -1,0 +1,229 @@
+"""The demo on the embedded XTREME-R baselines, and the demo's pages.
+
+:func:`demo` analyses the published per-language scores (uncertainty from the
+choice of languages only); :func:`write_demo_pages` writes the leaderboard
+folders and HTML reports of the demo: the starter suite's
+(:mod:`glotbench.demo_starter`) and the XTREME-R baselines'. The facade
+:mod:`glotbench.api` calls these; they never import it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from glotbench.analysis.aggregate import Leaderboard, leaderboard
+from glotbench.analysis.compare import Comparison, compare_models
+from glotbench.analysis.headline import Analysis, AnalysisSettings
+from glotbench.analysis.headline import analyze as analyze_headline
+from glotbench.analysis.ranks import Ranks, rank_models
+from glotbench.analysis.replicates import replicates_from_frame
+from glotbench.analysis.results import records
+from glotbench.core.analysis_cache import cache_key
+from glotbench.data import XTREME_R_CAVEATS, xtreme_r_baselines
+from glotbench.demo_starter import STARTER_METRIC, StarterDemo
+from glotbench.report.sites import write_leaderboard_site, write_report
+from glotbench.report.sources import LeaderboardSource, leaderboard_source, store_metadata
+
+
+def demo_leaderboard(confidence_level: float = 0.95) -> Leaderboard:
+    """Leaderboard of the embedded XTREME-R baselines (published per-language scores)."""
+    return leaderboard(xtreme_r_baselines(), confidence_level=confidence_level)
+
+
+@dataclass(frozen=True)
+class Demo:
+    """What ``glotbench demo`` shows: leaderboard, between-language SDs, comparisons, ranks."""
+
+    leaderboard: Leaderboard
+    comparison: Comparison
+    ranks: Ranks
+    notes: tuple[str, ...] = XTREME_R_CAVEATS
+    #: the request's headline analysis (its pages render the same numbers)
+    analysis: Analysis | None = None
+
+    def between_language_sd(self) -> pd.DataFrame:
+        """σ_b per model and task: the SD (ddof = 1) of the per-language scores."""
+        return self.leaderboard.per_task[["model", "task", "between_language_sd", "n_languages"]]
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {
+            "leaderboard": self.leaderboard.to_dict(),
+            "between_language_sd": records(self.between_language_sd()),
+            "comparison": self.comparison.to_dict(),
+            "ranks": self.ranks.to_dict(),
+            "notes": list(self.notes),
+        }
+        if self.analysis is not None:
+            out["analysis"] = self.analysis.to_dict()
+        return out
+
+
+def demo(
+    n_draws: int = 10_000,
+    seed: int = 0,
+    k: int | None = None,
+    *,
+    settings: AnalysisSettings | None = None,
+) -> Demo:
+    """The demo on the embedded XTREME-R baselines.
+
+    The published table has one score per model, task and language (no seeds
+    or replicates), so uncertainty comes from the languages (scheme
+    languages-only). One :class:`AnalysisSettings` (default: ``n_draws``,
+    ``seed``; each task's languages resampled with replacement, or subsampled
+    to ``k`` without replacement when ``k`` is given) decides the SEs, the
+    pairwise effect sizes and the rank distributions, all from the same draws
+    of the models with every task — the numbers the demo's XTREME-R pages show.
+    """
+    if settings is None:
+        settings = AnalysisSettings(
+            n_draws=n_draws, seed=seed, languages="with" if k is None else "without", k=k
+        )
+    scores = xtreme_r_baselines()
+    analytic = leaderboard(scores, confidence_level=settings.confidence_level)
+    replicated = replicates_from_frame(scores)
+    analysis = analyze_headline(replicated, settings)
+    complete = replicated.select_models(list(analysis.overall.models))
+    draws = settings.draws(replicated)
+    level = settings.confidence_level
+    comparison = compare_models(complete, draws, aggregators=("mean",), confidence_level=level)
+    ranks = rank_models(complete, draws, aggregators=("mean",), confidence_level=level)
+    return Demo(analysis.leaderboard(analytic), comparison, ranks, analysis=analysis)
+
+
+def write_demo_pages(
+    out: str | Path,
+    seed: int = 0,
+    *,
+    starter_store: str | Path | None = None,
+    starter: StarterDemo | None = None,
+    settings: AnalysisSettings | None = None,
+    xtreme: Demo | None = None,
+) -> list[Path]:
+    """Write the demo's leaderboard folders and HTML reports into ``out``.
+
+    With ``starter`` (the demo's computed :class:`StarterDemo`): its analysed
+    scores and its headline analysis go to ``out/leaderboard`` and
+    ``out/report.html`` — the very numbers the terminal shows — and the
+    XTREME-R baselines to ``out/xtreme-r/``. ``starter_store`` (older form):
+    the starter store, read with ``settings``. Without either, the XTREME-R
+    pages go to ``out`` itself. ``settings`` (default: the starter's, else
+    ``seed`` and 10,000 draws) decide the draws of every page; ``xtreme``: the
+    computed XTREME-R :class:`Demo`, whose analysis its pages render.
+    """
+    if settings is None:
+        settings = starter.settings if starter is not None else AnalysisSettings(seed=seed)
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    # the pages are a function of the analysis (keyed by the store's content, see
+    # starter_demo) and the settings: unchanged pages are not written again
+    pages_key = None
+    if starter_store is None and (starter is None or starter.cache_key):
+        pages_key = cache_key(
+            starter.cache_key if starter is not None else "",
+            {"pages": "demo", "settings": settings.to_dict(), "folder": str(folder.resolve())},
+        )
+        kept = _unchanged_pages(folder, pages_key)
+        if kept is not None:
+            return kept
+    written = _write_demo_pages(folder, settings, starter, starter_store, xtreme)
+    if pages_key is not None:
+        _stamp_pages(folder, pages_key, written)
+    return written
+
+
+#: the file in a demo's output folder naming the analysis its pages show
+_PAGES_STAMP = ".glotbench-pages.json"
+
+
+def _unchanged_pages(folder: Path, key: str) -> list[Path] | None:
+    """The pages written for ``key`` when they are all still there, else None."""
+    try:
+        stamp = json.loads((folder / _PAGES_STAMP).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(stamp, dict) or stamp.get("key") != key:
+        return None
+    paths = [folder / str(p) for p in stamp.get("pages") or []]
+    return paths if paths and all(p.exists() for p in paths) else None
+
+
+def _stamp_pages(folder: Path, key: str, written: Sequence[Path]) -> None:
+    try:
+        pages = [str(Path(p).resolve().relative_to(folder.resolve())) for p in written]
+        (folder / _PAGES_STAMP).write_text(
+            json.dumps({"key": key, "pages": pages}), encoding="utf-8"
+        )
+    except (OSError, ValueError):
+        pass  # without a stamp the pages are only written again next time
+
+
+def _write_demo_pages(
+    folder: Path,
+    settings: AnalysisSettings,
+    starter: StarterDemo | None,
+    starter_store: str | Path | None,
+    xtreme: Demo | None,
+) -> list[Path]:
+    written: list[Path] = []
+    xtreme_folder = folder
+    title = "glotbench starter: language identification over 39 languages"
+    if starter is not None and starter.replicated is not None:
+        n_languages = len({u.language for u in starter.replicated.units})
+        title = f"glotbench starter: language identification over {n_languages} languages"
+        metadata = store_metadata(starter.store, starter.replicated.models)
+        source = LeaderboardSource(
+            starter.replicated,
+            metadata,
+            title,
+            (
+                f"per-example statistics bootstrapped with {settings.n_replicates} paired "
+                "replicates per run",
+            ),
+        )
+        analysis = starter.analysis
+        if analysis is None or analysis.settings != settings:
+            analysis = analyze_headline(starter.replicated, settings)
+        site = write_leaderboard_site(
+            folder / "leaderboard", source, settings=settings, analysis=analysis
+        )
+        report = write_report(folder / "report.html", source, settings=settings, analysis=analysis)
+        written += [site.path, report.path]
+        xtreme_folder = folder / "xtreme-r"
+    elif starter_store is not None:
+        source = leaderboard_source(
+            store=starter_store,
+            metric=STARTER_METRIC,
+            seed=settings.seed,
+            n_replicates=settings.n_replicates,
+        )
+        analysis = analyze_headline(source.replicated, settings)
+        site = write_leaderboard_site(
+            folder / "leaderboard", source, title=title, settings=settings, analysis=analysis
+        )
+        report = write_report(
+            folder / "report.html", source, title=title, settings=settings, analysis=analysis
+        )
+        written += [site.path, report.path]
+        xtreme_folder = folder / "xtreme-r"
+    source = leaderboard_source(demo=True, seed=settings.seed)
+    analysis = (
+        xtreme.analysis
+        if xtreme is not None
+        and xtreme.analysis is not None
+        and xtreme.analysis.settings == settings
+        else analyze_headline(source.replicated, settings)
+    )
+    site = write_leaderboard_site(
+        xtreme_folder / "leaderboard", source, settings=settings, analysis=analysis
+    )
+    report = write_report(
+        xtreme_folder / "report.html", source, settings=settings, analysis=analysis
+    )
+    return [*written, site.path, report.path]

@@ -1,0 +1,189 @@
+"""Write the static leaderboard folder and the HTML report of a :class:`LeaderboardSource`.
+
+Both render a request's headline analysis (:mod:`glotbench.analysis.headline`)
+as it is; see ``docs/leaderboard.md`` and ``docs/report.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from glotbench.analysis.aggregate import leaderboard
+from glotbench.analysis.compare import compare_models
+from glotbench.analysis.datasize import DataSizeResult
+from glotbench.analysis.headline import Analysis, AnalysisSettings
+from glotbench.analysis.headline import analyze as analyze_headline
+from glotbench.analysis.mixed.model import LmmResult
+from glotbench.analysis.ranks import rank_models
+from glotbench.analysis.variance import components, variance_components
+from glotbench.errors import InputError
+from glotbench.report.sources import LeaderboardSource
+
+
+@dataclass(frozen=True)
+class SiteResult:
+    """Where a leaderboard or report was written, and what it holds."""
+
+    path: Path
+    kind: str
+    models: tuple[str, ...]
+    views: tuple[str, ...]
+    notes: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "path": str(self.path),
+            "models": list(self.models),
+            "views": list(self.views),
+            "notes": list(self.notes),
+        }
+
+
+def write_leaderboard_site(
+    out: str | Path,
+    source: LeaderboardSource,
+    *,
+    title: str | None = None,
+    language_groups: dict[str, Sequence[str]] | None = None,
+    n_draws: int = 1000,
+    seed: int = 0,
+    confidence_level: float = 0.95,
+    settings: AnalysisSettings | None = None,
+    analysis: Analysis | None = None,
+) -> SiteResult:
+    """Write the static interactive leaderboard folder ``out`` (``out/index.html``).
+
+    ``settings`` (default: from ``n_draws``, ``seed``, ``confidence_level``)
+    decide every view's draws; ``analysis``: the request's computed result
+    (:func:`analyze_headline` of ``source.replicated``), shown as is.
+    """
+    from glotbench.report.leaderboard import build_leaderboard, write_leaderboard
+
+    data = build_leaderboard(
+        source.replicated,
+        title=title or source.title,
+        metadata=source.metadata,
+        language_groups=language_groups,
+        notes=source.notes,
+        n_draws=n_draws,
+        seed=seed,
+        confidence_level=confidence_level,
+        settings=settings,
+        analysis=analysis,
+        speed=source.speed,
+    )
+    path = write_leaderboard(data, out)
+    return SiteResult(
+        path, "leaderboard", source.replicated.models, tuple(data.payload["views"]), source.notes
+    )
+
+
+def parse_language_groups(specs: Sequence[str]) -> dict[str, list[str]]:
+    """``NAME=lang,lang`` strings to a dict (the built-in groups are added by the caller)."""
+    groups: dict[str, list[str]] = {}
+    for spec in specs:
+        name, sep, langs = spec.partition("=")
+        members = [x.strip() for x in langs.split(",") if x.strip()]
+        if not sep or not name.strip() or not members:
+            raise InputError(
+                f"language group {spec!r} is not NAME=lang,lang (e.g. 'Nordic=da,sv,nb')",
+                field="group",
+            )
+        groups[name.strip()] = members
+    return groups
+
+
+def write_report(
+    out: str | Path,
+    source: LeaderboardSource,
+    *,
+    title: str | None = None,
+    n_draws: int = 1000,
+    seed: int = 0,
+    max_models: int = 10,
+    datasize: Sequence[DataSizeResult | str | Path] = (),
+    lmm: Sequence[LmmResult | str | Path] = (),
+    settings: AnalysisSettings | None = None,
+    analysis: Analysis | None = None,
+) -> SiteResult:
+    """Write the HTML report (one self-contained file) of a leaderboard source.
+
+    Variance components, the leaderboard's aggregates, pairwise comparisons
+    (forest plot) and rank distributions (heatmap) of the ``max_models`` best
+    models; draws are non-parametric when the scores are replicated, else
+    languages-only with languages resampled with replacement.
+
+    ``datasize`` adds evaluation-size analyses (results of :func:`analyze_datasize`
+    or files of ``glotbench analyze datasize --json``: τ-vs-size curves and the
+    recommendation); ``lmm`` adds mixed models (results of
+    :func:`analyze_mixed_model`, best with ``residuals=True``, or files of
+    ``glotbench analyze lmm --residuals --json``: Q-Q plot of the simulated
+    residuals, their tests, fixed effects and ANOVA). Files are read first, so
+    a bad one fails before anything is computed.
+
+    ``settings`` (default: ``n_draws`` and ``seed``, languages resampled with
+    replacement) decide the draws of the aggregates, comparisons and ranks;
+    ``analysis``: the request's computed result (:func:`analyze_headline`),
+    whose aggregates the report shows as is.
+    """
+    from glotbench.report.analyses import lmm_summary, read_datasize, read_lmm
+    from glotbench.report.html import build_report
+    from glotbench.report.html import write_report as write_html
+
+    datasize_results = [
+        item if isinstance(item, DataSizeResult) else read_datasize(item) for item in datasize
+    ]
+    lmm_summaries = [
+        lmm_summary(item) if isinstance(item, LmmResult) else read_lmm(item) for item in lmm
+    ]
+    replicated = source.replicated
+    notes = list(source.notes)
+    if settings is None:
+        settings = (
+            analysis.settings
+            if analysis is not None
+            else AnalysisSettings(n_draws=n_draws, seed=seed)
+        )
+    if analysis is None:
+        analysis = analyze_headline(replicated, settings)
+    elif analysis.settings != settings:
+        raise InputError("the analysis was computed with other settings than the report's")
+    board = analysis.leaderboard(
+        leaderboard(replicated.to_frame(), confidence_level=settings.confidence_level)
+    )
+    variance = variance_components(components(replicated))
+    notes += list(variance.notes)
+    complete = set(analysis.overall.models)
+    ranked = [m for m in board.overall["model"] if m in complete]
+    if len(ranked) > max_models:
+        notes.append(f"comparisons and ranks show the {max_models} best of {len(ranked)} models")
+        ranked = ranked[:max_models]
+    draw_settings = settings.draws(replicated)
+    comparison = ranks = None
+    if len(ranked) > 1:
+        subset = replicated.select_models(ranked)
+        comparison = compare_models(subset, draw_settings, aggregators=("mean",))
+        ranks = rank_models(
+            subset, draw_settings, aggregators=("mean",), confidence_level=settings.confidence_level
+        )
+        notes += [n for n in comparison.notes if n not in notes]
+    report = build_report(
+        title or source.title,
+        board,
+        analysis.interval_text,
+        variance,
+        comparison,
+        ranks,
+        notes,
+        datasize=datasize_results,
+        lmm=lmm_summaries,
+        analysis=analysis,
+    )
+    path = write_html(report, out)
+    return SiteResult(
+        path, "report", replicated.models, tuple(h for h, _ in report.sections), tuple(notes)
+    )

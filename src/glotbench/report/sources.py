@@ -1,0 +1,167 @@
+"""What the leaderboard and the report are built from: replicated scores, metadata, provenance.
+
+:func:`leaderboard_source` reads the embedded XTREME-R baselines or a store
+(its runs bootstrapped per example, else its scores table) into a
+:class:`LeaderboardSource`; the renderers (:mod:`glotbench.report.sites`)
+take it as it is.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from glotbench.analysis.inputs import filter_frame
+from glotbench.analysis.replicates import ReplicatedScores, replicates_from_frame
+from glotbench.analysis.selection import replicates_from_store_selection
+from glotbench.core.store import Store
+from glotbench.data import XTREME_R_CAVEATS, xtreme_r_baselines
+from glotbench.errors import InputError
+
+
+def store_metadata(store: str | Path, models: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """Model metadata recorded with the runs of ``models`` in ``store``."""
+    metadata: dict[str, dict[str, Any]] = {}
+    with Store.open(store, read_only=True) as handle:
+        runs = handle.runs(models=list(models))
+        for model, values in zip(runs["model"], runs["model_metadata"], strict=True):
+            merge_metadata(metadata, str(model), values)
+    return metadata
+
+
+@dataclass(frozen=True)
+class LeaderboardSource:
+    """What the leaderboard and the report are built from: scores, metadata and provenance."""
+
+    replicated: ReplicatedScores
+    metadata: dict[str, dict[str, Any]]
+    title: str
+    notes: tuple[str, ...]
+    #: inference speed per model (ScandEval's benchmark), when the store has it
+    speed: Any = None
+
+
+#: per-run bookkeeping the runner stores in ``model_metadata``: not a property
+#: of the model, so not a leaderboard column or filter
+RUN_BOOKKEEPING = frozenset(
+    {
+        "kind", "options", "iteration", "trains", "bootstrap_train", "train_examples",
+        "dataset_sha256", "dataset_sizes", "fit_seconds", "predict_seconds", "speed",
+        "test_tokens", "deterministic", "predictions_of_iteration", "factory_seed", "target",
+        "sampling_seed", "sample_agreement", "unparsed_rate", "oom_events",
+        "primary_metric", "source_metric", "target_language", "trained_on",
+    }
+)  # fmt: skip
+
+
+def merge_metadata(target: dict[str, dict[str, Any]], model: str, values: Any) -> None:
+    """Model metadata from a run: scalar values, without the runner's per-run bookkeeping."""
+    if isinstance(values, dict):
+        for key, value in values.items():
+            if str(key) in RUN_BOOKKEEPING or isinstance(value, dict | list):
+                continue
+            target.setdefault(model, {}).setdefault(str(key), value)
+
+
+def read_model_metadata(path: str | Path) -> dict[str, dict[str, Any]]:
+    """Model metadata from a CSV/JSONL/Parquet file with a ``model`` column (one row per model)."""
+    from glotbench.core.readers import read_tidy
+
+    frame = read_tidy(path).frame
+    if "model" not in frame.columns:
+        raise InputError("the metadata file needs a 'model' column", path=str(path), field="model")
+    out: dict[str, dict[str, Any]] = {}
+    for row in frame.to_dict(orient="records"):
+        model = str(row.pop("model"))
+        out[model] = {k: (None if pd.isna(v) else v) for k, v in row.items()}
+    return out
+
+
+def leaderboard_source(
+    *,
+    store: str | Path | None = None,
+    demo: bool = False,
+    metric: str | None = None,
+    models: Sequence[str] | None = None,
+    tasks: Sequence[str] | None = None,
+    languages: Sequence[str] | None = None,
+    metadata_file: str | Path | None = None,
+    n_replicates: int = 200,
+    seed: int = 0,
+) -> LeaderboardSource:
+    """Replicated scores and model metadata for the leaderboard / report.
+
+    ``demo``: the embedded XTREME-R baselines. ``store``: its runs (per-example
+    statistics, bootstrapped by the engine with ``n_replicates`` paired
+    replicates per run, one metric per task) or, if it holds no runs, its
+    scores table. ``metadata_file`` adds or overrides model metadata.
+    """
+    from glotbench.analysis.speed import speed_table
+    from glotbench.report.leaderboard import XTREME_R_METADATA
+    from glotbench.report.titles import store_title
+
+    filters = {"model": models, "task": tasks, "language": languages}
+    speed = None
+    metadata: dict[str, dict[str, Any]] = {}
+    notes: list[str] = []
+    if demo:
+        frame = filter_frame(xtreme_r_baselines(), filters).reset_index(drop=True)
+        replicated = replicates_from_frame(frame)
+        metadata = {k: dict(v) for k, v in XTREME_R_METADATA.items()}
+        title = "XTREME-R baselines (Ruder et al. 2021)"
+        notes.append(
+            "published per-language test scores: one score per model and language, so intervals "
+            "and ranks reflect the choice of languages only"
+        )
+        notes += XTREME_R_CAVEATS
+    elif store is not None:
+        with Store.open(store, read_only=True) as handle:
+            title = store_title(
+                handle,
+                f"glotbench leaderboard: {Path(store).name}",
+                models=models,
+                tasks=tasks,
+                languages=languages,
+            )
+            if handle.runs(models=models, tasks=tasks, languages=languages).empty and (
+                handle.scores(models=models, tasks=tasks, languages=languages).empty
+            ):
+                raise InputError(f"the store {store} holds no runs or scores to show")
+            selected = replicates_from_store_selection(
+                handle,
+                metric,
+                models=models,
+                tasks=tasks,
+                languages=languages,
+                n_replicates=n_replicates,
+                seed=seed,
+                ambiguous="most_results",
+            )
+            # selection notes go with the leaderboard's notes, not into every view's notes
+            notes += selected.notes
+            replicated = dataclasses.replace(selected, notes=())
+            kept = sorted({str(t) for t, _ in selected.task_metrics}) or None
+            if selected.source == "examples":
+                runs = handle.runs(models=models, tasks=tasks, languages=languages)
+                for model, values in zip(runs["model"], runs["model_metadata"], strict=True):
+                    merge_metadata(metadata, str(model), values)
+                notes.append(
+                    f"per-example statistics bootstrapped with {n_replicates} paired replicates "
+                    "per run"
+                )
+            else:
+                scores = handle.scores(models=models, tasks=kept, languages=languages)
+                for model, values in zip(scores["model"], scores["metadata"], strict=True):
+                    merge_metadata(metadata, str(model), values)
+            speed = speed_table(handle, models=models) or None
+    else:
+        raise InputError("give --store PATH or --demo")
+    if metadata_file is not None:
+        for model, values in read_model_metadata(metadata_file).items():
+            metadata.setdefault(model, {}).update(values)
+    return LeaderboardSource(replicated, metadata, title, tuple(notes), speed)

@@ -1,0 +1,117 @@
+"""Run a benchmark suite into a store: select the jobs, run them, report.
+
+:func:`run_benchmark` is what ``glotbench run`` does (the facade
+:func:`glotbench.api.run_benchmark` adds the speed table of the analysis
+layer through ``speed_of``); :func:`list_suites` names the built-in suites.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from glotbench.core.layout import DEFAULT_STORE_PATH
+
+if TYPE_CHECKING:  # the runner's modules load on first use (the facade imports this module)
+    import pandas as pd
+
+    from glotbench.runner.executors import RunSummary
+
+
+def list_suites() -> dict[str, str]:
+    """Built-in suites: name -> description."""
+    import yaml
+
+    from glotbench.runner.suite import builtin_suites
+
+    out = {}
+    for name, path in sorted(builtin_suites().items()):
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        out[name] = str(raw.get("description", ""))
+    return out
+
+
+def run_benchmark(
+    suite: str | Path,
+    *,
+    store: str | Path = DEFAULT_STORE_PATH,
+    data_dir: str | Path | None = None,
+    models: list[str] | None = None,
+    languages: list[str] | None = None,
+    tasks: list[str] | None = None,
+    datasets: list[str] | None = None,
+    iterations: int | None = None,
+    executor: str = "local",
+    force: bool = False,
+    num_cpus: int | None = None,
+    ray_address: str | None = None,
+    on_event: Any = None,
+    split_sizes: dict[str, int] | str | None = None,
+    shards: str | Path | None = None,
+    merge: bool = True,
+    speed_seconds: float | None = None,
+    speed: bool = True,
+    scores: bool = True,
+    speed_of: Callable[[str | Path, list[str]], Any] | None = None,
+) -> RunSummary:
+    """Run (or resume) a benchmark suite — a built-in name or a YAML file — into ``store``.
+
+    ``shards`` (a folder all workers can write to): each job's statistics are
+    written as a Parquet shard and merged by this process; ``merge=False``
+    leaves them for :func:`import_shards` (``docs/runner.md``, Several machines).
+
+    ``split_sizes`` (``{"train": 128, "test": 256}`` or ``"train=128,test=256"``)
+    replaces those split sizes of every dataset (a smaller run, e.g. for CI).
+    ``speed_seconds`` / ``speed`` set or turn off ScandEval's speed benchmark
+    (one per model; ``docs/runner.md``, Inference speed).
+
+    Returns a :class:`~glotbench.runner.executors.RunSummary` (``.to_dict()``,
+    ``.to_frame()`` = ScandEval scores per model, dataset and metric;
+    ``.speed`` = ``speed_of(store, the suite's models)`` when given).
+    """
+    from glotbench.runner.executors import run_suite
+    from glotbench.runner.suite import load_suite, parse_split_sizes
+
+    if isinstance(split_sizes, str):
+        split_sizes = parse_split_sizes(split_sizes)
+    selected = load_suite(suite, data_dir=data_dir).select(
+        models=models,
+        languages=languages,
+        tasks=tasks,
+        datasets=datasets,
+        iterations=iterations,
+        split_sizes=split_sizes,
+        speed_seconds=speed_seconds,
+        speed=speed,
+    )
+    summary = run_suite(
+        selected,
+        store=store,
+        executor=executor,
+        force=force,
+        on_event=on_event,
+        num_cpus=num_cpus,
+        ray_address=ray_address,
+        shards=shards,
+        merge=merge,
+        scores=scores,
+    )
+    if speed_of is not None:
+        summary.speed = speed_of(store, [m.name for m in selected.models])
+    return summary
+
+
+def benchmark_scores(
+    store: str | Path,
+    *,
+    models: list[str] | None = None,
+    datasets: list[str] | None = None,
+    metrics: list[str] | None = None,
+) -> pd.DataFrame:
+    """ScandEval scores (mean of bootstrapped-test scores over iterations ± 1.96·SD/√N)."""
+    from glotbench.core.store import Store
+    from glotbench.runner.protocol import scandeval_scores
+
+    with Store.open(store, read_only=True) as handle:
+        return scandeval_scores(handle, models=models, datasets=datasets, metrics=metrics)

@@ -1,0 +1,257 @@
+"""The import rules of docs/architecture.md, checked on the source.
+
+Every module's imports are read with :mod:`ast` — at the top, inside
+functions and under ``if TYPE_CHECKING:`` — and resolved to modules of
+``glotbench``. Two rules:
+
+* **no cycles** between modules among the imports that run (top-level and
+  inside functions); an import under ``if TYPE_CHECKING:`` only names a type
+  for an annotation and never runs, so it may point back (the store calls the
+  snapshot importer, which annotates its argument as ``Store``);
+* **layers**: a module imports (type-only imports included) only from its own
+  layer or below, per the table "What each layer may import".
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+PACKAGE = SRC / "glotbench"
+
+#: layers from the bottom (0) to the top; a module may import from its own rank or below
+LAYERS: dict[str, int] = {
+    "statistics": 0,
+    "store": 1,
+    "producers": 2,
+    "analysis": 2,
+    "rendering": 3,
+    "facade": 4,
+    "command line": 5,
+}
+
+#: first part below ``glotbench`` -> layer (docs/architecture.md, "What each layer may import")
+TOP_LEVEL: dict[str, str] = {
+    "metrics": "statistics",
+    "resample": "statistics",
+    "errors": "statistics",
+    "_version": "statistics",
+    "data": "statistics",
+    "core": "store",
+    "runner": "producers",
+    "importers": "producers",
+    "checklist": "producers",
+    "suites": "producers",
+    "analysis": "analysis",
+    "report": "rendering",
+    "api": "facade",
+    "demo_xtreme": "facade",
+    "demo_starter": "facade",
+    "cli": "command line",  # cli.py, or the package glotbench/cli/
+    "cli_progress": "command line",
+    "__main__": "command line",
+}
+
+
+@dataclass(frozen=True)
+class Import:
+    source: str
+    target: str
+    line: int
+    type_only: bool
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = list(path.relative_to(SRC).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _resolve(name: str) -> str | None:
+    """The module of ``glotbench`` that an imported dotted name lives in."""
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _walk(node: ast.AST, type_only: bool = False) -> Iterator[tuple[ast.AST, bool]]:
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.If) and _is_type_checking(child.test):
+            for stmt in child.body:
+                yield stmt, True
+                yield from _walk(stmt, True)
+            for stmt in child.orelse:
+                yield stmt, type_only
+                yield from _walk(stmt, type_only)
+            continue
+        yield child, type_only
+        yield from _walk(child, type_only)
+
+
+def _imports(module: str) -> list[Import]:
+    path = MODULES[module]
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    out = []
+    for node, type_only in _walk(ast.parse(path.read_text(encoding="utf-8"))):
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                name = ".".join(base + ([node.module] if node.module else []))
+            else:
+                name = node.module or ""
+            # `from glotbench.metrics import tagging` imports the module metrics.tagging
+            targets = [
+                f"{name}.{alias.name}" if f"{name}.{alias.name}" in MODULES else name
+                for alias in node.names
+            ]
+        for target in targets:
+            if target != "glotbench" and not target.startswith("glotbench."):
+                continue
+            resolved = _resolve(target)
+            if resolved is not None and resolved != module:
+                out.append(Import(module, resolved, node.lineno, type_only))  # type: ignore[attr-defined]
+    return out
+
+
+IMPORTS = [imp for module in MODULES for imp in _imports(module)]
+
+
+def layer_of(module: str) -> str:
+    """The layer of a module; the root package ``glotbench`` is the facade."""
+    parts = module.split(".")
+    if len(parts) == 1:
+        return "facade"
+    if parts[1] not in TOP_LEVEL:
+        raise AssertionError(
+            f"{module} is in no layer: add its folder to TOP_LEVEL here and to the table in "
+            "docs/architecture.md"
+        )
+    return TOP_LEVEL[parts[1]]
+
+
+def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_the_import_graph_is_read() -> None:
+    # a parser that found nothing would pass everything: check known edges
+    edges = {(i.source, i.target) for i in IMPORTS}
+    assert ("glotbench.core.store", "glotbench.core.schema") in edges
+    assert ("glotbench.__main__", "glotbench.cli") in edges
+    assert ("glotbench.core.store_export", "glotbench.core.snapshot") in edges  # in a function
+    assert any(i.type_only for i in IMPORTS)
+
+
+def test_no_import_cycles() -> None:
+    edges: dict[str, set[str]] = {}
+    for imp in IMPORTS:
+        if not imp.type_only:
+            edges.setdefault(imp.source, set()).add(imp.target)
+    cycles = _cycles(edges)
+    detail = sorted(
+        {
+            f"{imp.source}:{imp.line} -> {imp.target}"
+            for cycle in cycles
+            for imp in IMPORTS
+            if not imp.type_only and imp.source in cycle and imp.target in cycle
+        }
+    )
+    assert not cycles, "import cycles:\n" + "\n".join(detail)
+
+
+@pytest.mark.parametrize(
+    ("module", "layer"),
+    [
+        ("glotbench.cli", "command line"),
+        ("glotbench.cli.store", "command line"),
+        ("glotbench.cli_progress", "command line"),
+        ("glotbench.api", "facade"),
+        ("glotbench.core.store", "store"),
+        ("glotbench.metrics.registry", "statistics"),
+    ],
+)
+def test_layer_names(module: str, layer: str) -> None:
+    parts = module.split(".")
+    assert TOP_LEVEL[parts[1]] == layer
+
+
+def test_each_layer_imports_only_its_own_or_lower_layers() -> None:
+    wrong = [
+        f"{imp.source}:{imp.line} ({layer_of(imp.source)}) imports {imp.target} "
+        f"({layer_of(imp.target)})"
+        for imp in IMPORTS
+        if LAYERS[layer_of(imp.target)] > LAYERS[layer_of(imp.source)]
+    ]
+    assert not wrong, "imports from a higher layer:\n" + "\n".join(wrong)
+
+
+def test_producers_and_analysis_do_not_import_each_other() -> None:
+    # both sit on the store; neither may reach into the other
+    producers = {"producers"}
+    wrong = [
+        f"{imp.source}:{imp.line} imports {imp.target}"
+        for imp in IMPORTS
+        if {layer_of(imp.source), layer_of(imp.target)} == producers | {"analysis"}
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_version_module_matches_pyproject() -> None:
+    import tomllib
+
+    from glotbench._version import __version__
+
+    project = tomllib.loads((SRC.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    assert project["project"]["version"] == __version__
