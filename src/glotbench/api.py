@@ -206,9 +206,12 @@ def import_scores(
     allow_unknown_metrics: bool = False,
     percent: bool = False,
 ) -> ImportResult:
-    """Import a tidy scores file (CSV / JSONL / Parquet) in one transaction.
+    """Import a tidy scores file (CSV / JSONL / Parquet), streamed in chunks.
 
-    Re-importing the same file is a no-op (``status == "skipped"``); rows
+    Every row is validated and compared with the store before anything is
+    written; then rows are added in batches (an interrupted import is
+    completed by running it again). Re-importing the same file is a no-op
+    (``status == "skipped"``); rows
     already stored with the same values are skipped; a stored key with a
     different value raises :class:`~glotbench.errors.InputError` and nothing
     is written. ``percent``: the file gives 0–1 metrics in percent (divided

@@ -1,6 +1,9 @@
 """Import tidy files into a store: validate everything, then write.
 
-* :func:`import_scores_file` — one transaction per file. Re-importing a file
+* :func:`import_scores_file` — validated in chunks through a staging table
+  like examples and checked against the store, then written in batches, one
+  transaction each (memory does not grow with the file; an interrupted import
+  is completed by running it again). Re-importing a file
   with the same content (SHA-256) is a no-op; rows already stored with the same
   values are skipped; a stored key with a different value is an error naming
   the line, the field and the stored value.
@@ -18,7 +21,6 @@ before the whole file has been read and checked.
 from __future__ import annotations
 
 import hashlib
-import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -28,10 +30,17 @@ from typing import Any
 import pandas as pd
 
 from glotbench.core.chunked import CHUNK_ROWS
-from glotbench.core.readers import TidyTable, detect_format, file_sha256, read_tidy
+from glotbench.core.readers import TidyTable, detect_format, file_sha256
 from glotbench.core.results import ImportResult, ImportStatus  # noqa: F401
 from glotbench.core.schema import ImportRecord, stats_digest
-from glotbench.core.staging import stage_examples
+from glotbench.core.staging import (
+    StagedScores,
+    add_staged_scores,
+    check_staged_scores,
+    stage_examples,
+    stage_scores,
+    staging_dir,
+)
 from glotbench.core.store import ScoreConflictError, Store, new_import_id
 from glotbench.core.validate import validate_scores
 from glotbench.errors import InputError
@@ -114,9 +123,23 @@ def _skipped(
 
 
 def import_scores_file(
-    store: Store, path: str | Path, *, allow_unknown_metrics: bool = False, percent: bool = False
+    store: Store,
+    path: str | Path,
+    *,
+    allow_unknown_metrics: bool = False,
+    percent: bool = False,
+    chunk_rows: int = CHUNK_ROWS,
+    batch_rows: int = STREAM_BATCH_ROWS,
 ) -> ImportResult:
-    """Validate a tidy scores file and add it to ``store`` in one transaction.
+    """Validate a tidy scores file in chunks, check it against the store, then add it in batches.
+
+    Streaming (``docs/store.md`` → *Streaming import*): the file is validated
+    ``chunk_rows`` records at a time into a staging table
+    (:func:`glotbench.core.staging.stage_scores`); only when the whole file is
+    valid and no row conflicts with a stored score are its rows added,
+    ``batch_rows`` at a time, one transaction each (:func:`_write_staged_scores`),
+    so memory does not grow with the file, an invalid file leaves the store as
+    it was, and a killed import is completed by running it again.
 
     ``percent``: the file reports 0–1 metrics in percent; they are divided by 100.
     """
@@ -128,35 +151,68 @@ def import_scores_file(
     done = store.find_import(sha, "scores", completed=True)
     if done is not None:
         return _skipped("scores", p, store, sha, done, t0)
-    table = read_tidy(p)
-    data = validate_scores(table, allow_unknown_metrics=allow_unknown_metrics, percent=percent)
-    record = ImportRecord(
-        import_id=new_import_id(),
-        kind="scores",
-        source=str(p.resolve()),
-        sha256=sha,
-        rows=len(table),
+    with stage_scores(
+        p,
+        allow_unknown_metrics=allow_unknown_metrics,
+        percent=percent,
+        chunk_rows=chunk_rows,
+        work_dir=staging_dir(store.path),
+    ) as staged:
+        try:
+            added, skipped, status, import_id = _write_staged_scores(store, staged, sha, batch_rows)
+        except ScoreConflictError as exc:
+            raise staged.error(exc.reason, staged.loc_of(exc.position), exc.field) from None
+        rows = staged.rows
+    message = f"added {added} score(s)" + (
+        f"; {skipped} already stored with the same value(s), skipped" if skipped else ""
     )
-    try:
-        added, skipped = store.add_scores(data.frame, record)
-    except ScoreConflictError as exc:
-        raise table.error(exc.reason, exc.position, exc.field) from None
+    if status == "resumed":
+        message += " (resumed an interrupted import of this file)"
     return ImportResult(
         kind="scores",
         source=str(p),
         store=str(store.path),
-        status="imported",
+        status=status,  # type: ignore[arg-type]
         sha256=sha,
-        import_id=record.import_id,
-        rows=len(table),
+        import_id=import_id,
+        rows=rows,
         scores_added=added,
         scores_skipped=skipped,
-        message=(
-            f"added {added} score(s)"
-            + (f"; {skipped} already stored with the same value(s), skipped" if skipped else "")
-        ),
+        message=message,
         seconds=time.perf_counter() - t0,
     )
+
+
+def _write_staged_scores(
+    store: Store, staged: StagedScores, sha: str, batch_rows: int
+) -> tuple[int, int, str, str]:
+    """Check every batch against the store, then add them; (added, skipped, status, id).
+
+    The check pass writes nothing, so a conflict anywhere leaves the store as
+    it was. Then the import is recorded (or an interrupted one of the same
+    file resumed) and each batch is added in its own transaction — memory does
+    not grow with the file, and a killed import is completed by running it
+    again (rows stored alike are skipped). An empty scores table needs no
+    lookups: the file's keys are unique.
+    """
+    check = check_staged_scores(store, staged, batch_rows)
+    partial = store.find_import(sha, "scores", completed=False)
+    if partial is not None:
+        import_id, status = partial.import_id, "resumed"
+    else:
+        import_id, status = new_import_id(), "imported"
+        store.start_import(
+            ImportRecord(
+                import_id=import_id,
+                kind="scores",
+                source=str(Path(staged.path).resolve()),
+                sha256=sha,
+                rows=staged.rows,
+            )
+        )
+    added = add_staged_scores(store, staged, import_id, check=check, batch_rows=batch_rows)
+    store.complete_import(import_id, added)
+    return added, staged.rows - added, status, import_id
 
 
 def add_scores_frame(
@@ -225,7 +281,7 @@ def import_examples_file(
     if done is not None:
         return _skipped("examples", p, store, sha, done, t0)
     with stage_examples(
-        p, labels=labels, chunk_rows=chunk_rows, work_dir=_staging_dir(store)
+        p, labels=labels, chunk_rows=chunk_rows, work_dir=staging_dir(store.path)
     ) as staged:
         # compare with what is stored: same content -> skip (resume); else an error
         stored = store.stored_runs(run.record.run_id for run in staged.runs)
@@ -298,12 +354,3 @@ def import_examples_file(
             message=message,
             seconds=time.perf_counter() - t0,
         )
-
-
-def _staging_dir(store: Store) -> Path | None:
-    """The store's folder (same disk, usually not a RAM-backed /tmp) if writable."""
-    try:
-        folder = Path(store.path).resolve().parent
-    except (TypeError, OSError):
-        return None
-    return folder if folder.is_dir() and os.access(folder, os.W_OK) else None

@@ -8,15 +8,24 @@ name ``STEM.parquet``.
 Everything is checked before anything is written: the snapshot's schema
 version, every run's id against its key, example counts, statistic lengths
 and finiteness, scores as in a scores import, and conflicts with what the
-store already holds. Then imports and scores are written in one transaction
-and runs in transactions of whole runs; repeating an interrupted import
-completes it.
+store already holds. Then the snapshot's ``imports`` rows and this import's
+record are written in one transaction, scores in batches and runs in
+transactions of whole runs; repeating an interrupted import completes it.
+
+Memory does not grow with the snapshot: the examples table is checked by
+DuckDB queries over the Parquet file (memory-limited, spilling to a temporary
+folder next to the store), the scores table is validated in chunks through a
+staging table (:func:`glotbench.core.staging.stage_scores`) and added in
+batches, and runs are copied file-to-store by DuckDB in groups of whole runs.
+Only the runs table (one row per run) is read whole.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import shutil
+import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,6 +35,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
+from glotbench.core.chunked import CHUNK_ROWS
 from glotbench.core.layout import (
     _IMPORT_COLUMNS,
     _RUN_COLUMNS,
@@ -34,10 +44,17 @@ from glotbench.core.layout import (
     new_import_id,
     run_id_of_row,
 )
-from glotbench.core.readers import RowInputError, file_sha256, read_tidy
+from glotbench.core.readers import RowInputError, file_sha256
 from glotbench.core.results import ImportResult, ScoreConflictError
 from glotbench.core.schema import RUN_KEY_COLUMNS, SCHEMA_VERSION, ImportRecord
-from glotbench.core.validate import validate_scores
+from glotbench.core.staging import (
+    STAGING_MEMORY,
+    StagedScores,
+    add_staged_scores,
+    check_staged_scores,
+    stage_scores,
+    staging_dir,
+)
 from glotbench.errors import InputError, StoreError
 
 if TYPE_CHECKING:  # the store calls this module (Store.import_parquet), not the reverse
@@ -109,7 +126,9 @@ def _check_meta(path: Path) -> None:
         )
 
 
-def _validate_runs(runs_path: Path, examples_path: Path) -> pd.DataFrame:
+def _validate_runs(
+    runs_path: Path, examples_path: Path, work_dir: Path | None = None
+) -> pd.DataFrame:
     _require(runs_path, _parquet_columns(runs_path), _RUN_COLUMNS)
     _require(
         examples_path,
@@ -155,8 +174,13 @@ def _validate_runs(runs_path: Path, examples_path: Path) -> pd.DataFrame:
         if has_source
         else ""
     )
+    spill = Path(tempfile.mkdtemp(prefix=".glotbench-spill-", dir=work_dir))
     con = duckdb.connect()
     try:
+        # a bounded memory, spilling to disk: the checks' aggregates grow with the examples
+        con.execute(f"SET memory_limit = '{STAGING_MEMORY}'")
+        con.execute(f"SET temp_directory = '{spill}'")
+        con.execute("SET preserve_insertion_order = false")
         orphan = _first(
             con.execute(
                 "SELECT run_id FROM read_parquet(?) "
@@ -187,6 +211,7 @@ def _validate_runs(runs_path: Path, examples_path: Path) -> pd.DataFrame:
         raise InputError(f"cannot read the snapshot: {exc}", path=str(examples_path)) from None
     finally:
         con.close()
+        shutil.rmtree(spill, ignore_errors=True)
     checks = checks.set_index("run_id")
     for i, row in enumerate(runs.to_dict("records")):
         rid = row["run_id"]
@@ -219,8 +244,11 @@ def _validate_runs(runs_path: Path, examples_path: Path) -> pd.DataFrame:
     return runs
 
 
-def import_snapshot(store: Store, path: Path) -> ImportResult:
-    """Merge the snapshot at ``path`` into ``store`` (see the module docstring)."""
+def import_snapshot(store: Store, path: Path, *, chunk_rows: int = CHUNK_ROWS) -> ImportResult:
+    """Merge the snapshot at ``path`` into ``store`` (see the module docstring).
+
+    ``chunk_rows``: scores validated per chunk (:func:`glotbench.core.staging.stage_scores`).
+    """
     t0 = time.perf_counter()
     files = snapshot_files(path)
     h = hashlib.sha256()
@@ -241,71 +269,36 @@ def import_snapshot(store: Store, path: Path) -> ImportResult:
         )
 
     # ---- validate everything -------------------------------------------
+    work_dir = staging_dir(store.path)
     if "meta" in files:
         _check_meta(files["meta"])
-    runs = _validate_runs(files["runs"], files["examples"]) if "runs" in files else pd.DataFrame()
+    runs = (
+        _validate_runs(files["runs"], files["examples"], work_dir)
+        if "runs" in files
+        else pd.DataFrame()
+    )
     imports_path = files.get("imports")
     if imports_path is not None:
         cols = _parquet_columns(imports_path)
         _require(imports_path, cols, _IMPORT_COLUMNS)
-    scores_data = None
-    scores_table = None
-    if "scores" in files:
-        if pq.read_metadata(files["scores"]).num_rows:
-            scores_table = read_tidy(files["scores"])
-        if scores_table is not None:
-            scores_data = validate_scores(
-                scores_table, allow_unknown_metrics=True, keep_import_id=True
-            )
     has_source = "runs" in files and "source_position" in _parquet_columns(files["examples"])
-    new_run_ids: list[str] = []
-    skipped_runs = 0
-    if not runs.empty:
-        stored = store.stored_runs(runs["run_id"])
-        for i, row in enumerate(runs.to_dict("records")):
-            existing = stored.get(row["run_id"])
-            if existing is None:
-                new_run_ids.append(row["run_id"])
-            elif existing["stats_sha256"] != row["stats_sha256"]:
-                raise RowInputError(
-                    f"run {row['run_id']} is already stored with different statistics "
-                    f"(from {existing['source']}); import into another store",
-                    path=str(files["runs"]),
-                    row=i + 1,
-                    field="stats_sha256",
-                )
-            else:
-                skipped_runs += 1
-    total_rows = len(runs) + (len(scores_table) if scores_table is not None else 0)
-
-    # ---- write -----------------------------------------------------------
-    partial = store.find_import(sha, "parquet", completed=False)
-    import_id = partial.import_id if partial else new_import_id()
-    scores_added = scores_skipped = 0
+    scores: StagedScores | None = None
     try:
-        with store.transaction() as con:
-            if imports_path is not None:
-                con.execute(
-                    f"INSERT INTO imports ({', '.join(_IMPORT_COLUMNS)}) "
-                    f"SELECT {', '.join(_IMPORT_COLUMNS)} FROM read_parquet(?) "
-                    "WHERE import_id NOT IN (SELECT import_id FROM imports)",
-                    [str(imports_path)],
-                )
-            if scores_data is not None:
-                scores_added, scores_skipped = store._add_scores(scores_data.frame, import_id)
-            if partial is None:
-                store._insert_import(
-                    ImportRecord(
-                        import_id=import_id,
-                        kind="parquet",
-                        source=str(path.resolve()),
-                        sha256=sha,
-                        rows=total_rows,
-                    )
-                )
-    except ScoreConflictError as exc:
-        assert scores_table is not None
-        raise scores_table.error(exc.reason, exc.position, exc.field) from None
+        if "scores" in files and pq.read_metadata(files["scores"]).num_rows:
+            scores = stage_scores(
+                files["scores"],
+                allow_unknown_metrics=True,
+                keep_import_id=True,
+                chunk_rows=chunk_rows,
+                work_dir=work_dir,
+            )
+        import_id, partial, new_run_ids, skipped_runs, scores_added, scores_skipped = (
+            _check_and_write_scores(store, path, files, sha, runs, imports_path, scores)
+        )
+        total_rows = len(runs) + (scores.rows if scores is not None else 0)
+    finally:
+        if scores is not None:
+            scores.close()
 
     if new_run_ids:
         sizes = dict(zip(runs["run_id"], runs["n_examples"], strict=True))
@@ -342,3 +335,73 @@ def import_snapshot(store: Store, path: Path) -> ImportResult:
         message="; ".join(parts),
         seconds=time.perf_counter() - t0,
     )
+
+
+def _check_and_write_scores(
+    store: Store,
+    path: Path,
+    files: dict[str, Path],
+    sha: str,
+    runs: pd.DataFrame,
+    imports_path: Path | None,
+    scores: StagedScores | None,
+) -> tuple[str, ImportRecord | None, list[str], int, int, int]:
+    """Compare runs with the store; write imports, scores and the import record (one transaction).
+
+    Returns (import id, the interrupted import resumed or None, run ids to
+    write, runs skipped, scores added, scores skipped).
+    """
+    new_run_ids: list[str] = []
+    skipped_runs = 0
+    if not runs.empty:
+        stored = store.stored_runs(runs["run_id"])
+        for i, row in enumerate(runs.to_dict("records")):
+            existing = stored.get(row["run_id"])
+            if existing is None:
+                new_run_ids.append(row["run_id"])
+            elif existing["stats_sha256"] != row["stats_sha256"]:
+                raise RowInputError(
+                    f"run {row['run_id']} is already stored with different statistics "
+                    f"(from {existing['source']}); import into another store",
+                    path=str(files["runs"]),
+                    row=i + 1,
+                    field="stats_sha256",
+                )
+            else:
+                skipped_runs += 1
+    total_rows = len(runs) + (scores.rows if scores is not None else 0)
+    check = False
+    if scores is not None:
+        try:
+            check = check_staged_scores(store, scores)  # writes nothing
+        except ScoreConflictError as exc:
+            raise scores.error(exc.reason, scores.loc_of(exc.position), exc.field) from None
+    partial = store.find_import(sha, "parquet", completed=False)
+    import_id = partial.import_id if partial else new_import_id()
+    scores_added = scores_skipped = 0
+    try:
+        with store.transaction() as con:
+            if imports_path is not None:
+                con.execute(
+                    f"INSERT INTO imports ({', '.join(_IMPORT_COLUMNS)}) "
+                    f"SELECT {', '.join(_IMPORT_COLUMNS)} FROM read_parquet(?) "
+                    "WHERE import_id NOT IN (SELECT import_id FROM imports)",
+                    [str(imports_path)],
+                )
+            if partial is None:
+                store._insert_import(
+                    ImportRecord(
+                        import_id=import_id,
+                        kind="parquet",
+                        source=str(path.resolve()),
+                        sha256=sha,
+                        rows=total_rows,
+                    )
+                )
+        if scores is not None:  # in batches, one transaction each (checked above)
+            scores_added = add_staged_scores(store, scores, import_id, check=check)
+            scores_skipped = scores.rows - scores_added
+    except ScoreConflictError as exc:  # a concurrent writer stored a conflicting value
+        assert scores is not None
+        raise scores.error(exc.reason, scores.loc_of(exc.position), exc.field) from None
+    return import_id, partial, new_run_ids, skipped_runs, scores_added, scores_skipped

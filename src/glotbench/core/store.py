@@ -980,8 +980,39 @@ class Store(ReadsPart, FailuresPart, ImportsPart, ExportPart):
             self._insert_import(record)
         return added, skipped
 
-    def _add_scores(self, frame: pd.DataFrame, import_id: str) -> tuple[int, int]:
-        """Conflict check and insert; the caller holds the transaction."""
+    def has_scores(self) -> bool:
+        """Whether the scores table holds any row."""
+        with self.held():
+            return bool(self._con.execute("SELECT count(*) FROM scores").fetchall()[0][0])
+
+    def check_score_batch(self, frame: pd.DataFrame) -> int:
+        """Compare a frame of validated scores with the stored ones; write nothing.
+
+        Raises :class:`ScoreConflictError` for the first row (by ``position``)
+        whose key is stored with another value; returns how many rows are
+        stored with the same values.
+        """
+        with self.held():
+            return self._add_scores(frame, "", write=False)[1]
+
+    def add_score_batch(self, frame: pd.DataFrame, import_id: str, *, check: bool = True) -> int:
+        """Add one frame of scores in its own transaction; rows stored alike are skipped.
+
+        For an import that has checked all its frames (:meth:`check_score_batch`)
+        and recorded itself (:meth:`start_import`): ``check=False`` when no key
+        can be stored (the table was empty). Returns the number of rows added.
+        """
+        with self.transaction():
+            return self._add_scores(frame, import_id, check=check)[0]
+
+    def _add_scores(
+        self, frame: pd.DataFrame, import_id: str, *, check: bool = True, write: bool = True
+    ) -> tuple[int, int]:
+        """Conflict check and insert; the caller holds the transaction.
+
+        ``check=False``: the caller knows no key of ``frame`` is stored (insert
+        only); ``write=False``: the check only.
+        """
         con = self._con
         incoming = frame.copy()
         if "position" not in incoming:
@@ -1009,6 +1040,12 @@ class Store(ReadsPart, FailuresPart, ImportsPart, ExportPart):
         )
         con.register(view, arrow)
         try:
+            if not check:
+                con.execute(
+                    f"INSERT INTO scores SELECT {', '.join(_SCORE_TABLE_COLUMNS)} FROM {view} "
+                    "ORDER BY position"
+                )
+                return len(incoming), 0
             matches = con.execute(
                 f"SELECT i.position, i.score, i.stderr, i.n, s.score, s.stderr, s.n, "
                 f"s.import_id, imp.source FROM {view} i JOIN scores s ON {join} "
@@ -1025,10 +1062,15 @@ class Store(ReadsPart, FailuresPart, ImportsPart, ExportPart):
                     old_imp,
                     src,
                 )
+            if not write:
+                return 0, len(matches)
+            # the rows without a stored key: all but the matched positions (no second
+            # join against the whole scores table)
             con.execute(
                 f"INSERT INTO scores SELECT {', '.join('i.' + c for c in _SCORE_TABLE_COLUMNS)} "
-                f"FROM {view} i WHERE NOT EXISTS (SELECT 1 FROM scores s WHERE {join}) "
-                "ORDER BY i.position"
+                f"FROM {view} i WHERE i.position NOT IN (SELECT unnest(?::BIGINT[])) "
+                "ORDER BY i.position",
+                [[int(m[0]) for m in matches]],
             )
         finally:
             con.unregister(view)

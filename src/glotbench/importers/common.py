@@ -44,6 +44,7 @@ try:  # a C JSON parser, about 3x the standard library's with a duplicate-key ho
 except ImportError:  # pragma: no cover - orjson is a dependency; the stdlib path is exact too
     _orjson = None
 from glotbench.core.schema import ImportRecord, RunRecord, stats_digest
+from glotbench.core.staging import RunSpool
 from glotbench.core.store import ScoreConflictError, Store, new_import_id
 from glotbench.core.validate import has_control_chars, metric_score_range, score_range_message
 from glotbench.errors import InputError, UnknownMetricError
@@ -187,6 +188,50 @@ class PendingRun:
     field: str | None = None
     #: line of each example (row of ``stats``) in ``path``, when known
     lines: np.ndarray | None = None
+    #: where the arrays went after :meth:`spill` (``example_ids``/``stats`` are then empty)
+    spool: RunSpool | None = None
+    spool_index: int = -1
+    #: number of examples (kept after :meth:`spill`)
+    n_examples: int = -1
+    #: column sums of ``stats`` (kept after :meth:`spill`)
+    totals: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if self.n_examples < 0:
+            self.n_examples = len(self.example_ids)
+
+    def spill(self, spool: RunSpool) -> None:
+        """Move the run's ids, statistics and lines to ``spool``; keep only the record.
+
+        The run must be checked (:func:`check_runs`) before: errors that name
+        an example's line need the lines, which are not kept.
+        """
+        if self.spool is not None:
+            return
+        stats = np.asarray(self.stats, dtype=np.float64)
+        self.totals = stats.sum(axis=0)
+        self.spool_index = spool.add(self.example_ids, stats, None)
+        self.spool = spool
+        self.example_ids = np.empty(0, dtype=object)
+        self.stats = np.empty((0, stats.shape[1]), dtype=np.float64)
+        self.lines = None
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """(example ids, statistics), read back from the spool if spilled."""
+        if self.spool is None:
+            return self.example_ids, self.stats
+        ids, stats, _ = self.spool.load(self.spool_index)
+        return ids, stats
+
+    def ids(self) -> np.ndarray:
+        """The example ids, read back from the spool if spilled."""
+        return self.example_ids if self.spool is None else self.spool.load_ids(self.spool_index)
+
+    def stat_totals(self) -> np.ndarray:
+        """Column sums of the statistics (what a metric's score is computed from)."""
+        if self.totals is not None:
+            return self.totals
+        return np.asarray(self.stats, dtype=np.float64).sum(axis=0)
 
     def error(
         self, message: str, *, field: str | None = None, row: int | None = None
@@ -376,10 +421,15 @@ def split_nan_scores(rows: Sequence[ScoreRow]) -> tuple[list[ScoreRow], list[str
 
 
 def check_runs(runs: Sequence[PendingRun]) -> None:
-    """Names are printable; statistics satisfy the metric's declared constraints."""
+    """Names are printable; statistics satisfy the metric's declared constraints.
+
+    Spilled runs (:meth:`PendingRun.spill`) are skipped: check them before spilling.
+    """
     from glotbench.metrics import get_metric
 
     for run in runs:
+        if run.spool is not None:  # checked before it was spilled
+            continue
         r = run.record
         for what in ("model", "task", "language", "dataset", "metric"):
             _check_name(getattr(r, what), what, path=run.path, line=run.line, field=what)
@@ -659,7 +709,8 @@ def check_against_store(store: Store, runs: Sequence[PendingRun]) -> list[Pendin
         if existing is None:
             todo.append(run)
             continue
-        digest = stats_digest(run.example_ids, run.stats, tuple(run.record.stat_names))
+        ids, stats = run.arrays()
+        digest = stats_digest(ids, stats, tuple(run.record.stat_names))
         if digest != existing["stats_sha256"]:
             raise run.error(
                 f"the run {run.record.describe()} is already stored with different statistics "
@@ -694,7 +745,7 @@ def _check_ids_against_store(store: Store, runs: Sequence[PendingRun]) -> None:
         if ref is None:
             continue
         other_model, ref_ids = ref
-        new_ids = set(run.example_ids.tolist())
+        new_ids = set(run.ids().tolist())
         if new_ids != ref_ids:
             missing = sorted(ref_ids - new_ids)[:3]
             extra = sorted(new_ids - ref_ids)[:3]
@@ -711,19 +762,26 @@ def _check_ids_against_store(store: Store, runs: Sequence[PendingRun]) -> None:
 
 
 def check_same_examples(runs: Sequence[PendingRun]) -> None:
-    """All runs of one (dataset, task, language, metric, config) cover the same ids."""
-    first: dict[tuple[str, ...], PendingRun] = {}
+    """All runs of one (dataset, task, language, metric, config) cover the same ids.
+
+    Runs are compared by a digest of their sorted ids (one run's ids in memory
+    at a time, so spilled runs stay on disk); the ids are read back only to
+    describe a disagreement.
+    """
+    first: dict[tuple[str, ...], tuple[PendingRun, str]] = {}
     for run in runs:
         r = run.record
         key = (r.dataset, r.task, r.language, r.metric, r.config_hash)
-        ref = first.setdefault(key, run)
-        if ref is run:
+        if key not in first:
+            first[key] = (run, "")
             continue
-        if ref.example_ids.size == run.example_ids.size and np.array_equal(
-            np.sort(ref.example_ids.astype(str)), np.sort(run.example_ids.astype(str))
-        ):
+        ref, ref_digest = first[key]
+        if not ref_digest:
+            ref_digest = _ids_digest(ref.ids())
+            first[key] = (ref, ref_digest)
+        if ref.n_examples == run.n_examples and _ids_digest(run.ids()) == ref_digest:
             continue
-        ref_ids, new_ids = set(ref.example_ids.tolist()), set(run.example_ids.tolist())
+        ref_ids, new_ids = set(ref.ids().tolist()), set(run.ids().tolist())
         missing = sorted(ref_ids - new_ids)[:3]
         extra = sorted(new_ids - ref_ids)[:3]
         raise run.error(
@@ -735,6 +793,12 @@ def check_same_examples(runs: Sequence[PendingRun]) -> None:
             + "; paired analyses need the same test examples for every model and seed",
             field=run.field or "doc_id",
         )
+
+
+def _ids_digest(ids: np.ndarray) -> str:
+    """SHA-256 of the sorted ids (as text), each followed by a NUL."""
+    text = "\0".join(np.sort(ids.astype(str)).tolist()) + "\0"
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def write_import(
@@ -835,7 +899,7 @@ def write_import(
                 kind="examples",
                 source=str(source.resolve()),
                 sha256=sha,
-                rows=int(sum(r.example_ids.size for r in runs)),
+                rows=int(sum(r.n_examples for r in runs)),
             )
         )
     total = len(todo)
@@ -844,7 +908,7 @@ def write_import(
     for run in todo:
         run.record.import_id = import_id
     written = store.write_run_batches(
-        ((run.record, run.example_ids, run.stats) for run in todo),
+        ((run.record, *run.arrays()) for run in todo),  # spilled runs read back one at a time
         progress=None if progress is None else (lambda done: progress(done, total)),
     )
     examples = written.examples

@@ -51,7 +51,7 @@ import math
 import re
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -61,6 +61,7 @@ import numpy as np
 import pandas as pd
 
 from glotbench.core.schema import RunRecord
+from glotbench.core.staging import RunSpool, staging_dir
 from glotbench.core.store import Store
 from glotbench.errors import InputError
 from glotbench.importers.common import (
@@ -340,21 +341,40 @@ def _read_samples(path: Path, task: str) -> tuple[dict[tuple[str, str], _Column]
     return read_samples_files([(path, task)])[path]
 
 
+#: JSON bytes of samples files read per DuckDB query (and held in memory at once)
+SAMPLES_BATCH_BYTES = 1 << 26
+
+
 def read_samples_files(
-    files: Sequence[tuple[Path, str]], *, batch_bytes: int = 1 << 28
+    files: Sequence[tuple[Path, str]], *, batch_bytes: int | None = None
 ) -> dict[Path, tuple[dict[tuple[str, str], _Column], int]]:
     """Per-sample values of several samples files (path, task), by (metric, filter).
+
+    All files at once (memory grows with them); :func:`iter_samples_files`
+    yields them a batch at a time.
+    """
+    return dict(iter_samples_files(files, batch_bytes=batch_bytes))
+
+
+def iter_samples_files(
+    files: Sequence[tuple[Path, str]], *, batch_bytes: int | None = None
+) -> Iterator[tuple[Path, tuple[dict[tuple[str, str], _Column], int]]]:
+    """(path, per-sample values by (metric, filter)) of each samples file, as they are read.
 
     The common layout — every line an object with the first line's
     ``metrics`` list and numeric per-sample values, no blank lines — is read
     by DuckDB's JSON reader, files with the same metrics together, about
-    ``batch_bytes`` of JSON per query (:func:`_read_columnar`, about 2 µs a
+    ``batch_bytes`` (default :data:`SAMPLES_BATCH_BYTES`) of JSON per query
+    (:func:`_read_columnar`, about 2 µs a
     sample); anything else, and every error message, goes through the strict
     line-by-line reader (:func:`_read_samples_strict`), so both give the same
-    numbers.
+    numbers. Each batch's files are yielded before the next batch is read, so
+    memory holds one batch (or one strictly read file), whatever the number of
+    files; the files come in batch order, strictly read files last.
     """
-    out: dict[Path, tuple[dict[tuple[str, str], _Column], int]] = {}
+    batch_bytes = SAMPLES_BATCH_BYTES if batch_bytes is None else batch_bytes
     groups: dict[tuple[str, ...], list[Path]] = defaultdict(list)
+    done: set[Path] = set()
     for path, _task in files:
         names = _first_metrics(path)
         if names is not None:
@@ -368,12 +388,17 @@ def read_samples_files(
                     batch.append(path)
                     size += path.stat().st_size
                 if batch and (path is None or size >= batch_bytes):
-                    out.update(_read_columnar(con, batch, list(names)))
+                    read = _read_columnar(con, batch, list(names))
                     batch, size = [], 0
+                    for p, columns in read.items():
+                        if columns is not None and p not in done:
+                            done.add(p)
+                            yield p, columns
+                    del read
     for path, task in files:
-        if out.get(path) is None:
-            out[path] = _read_samples_strict(path, task)
-    return out
+        if path not in done:
+            done.add(path)
+            yield path, _read_samples_strict(path, task)
 
 
 def _line_count(path: Path) -> tuple[int, bool]:
@@ -669,8 +694,17 @@ def read_lm_eval(
     tasks: Sequence[str] | None = None,
     seed_from: Literal["config", "order"] = "config",
     samples: bool = True,
+    spool: RunSpool | None = None,
 ) -> LmEvalData:
-    """Read and validate an lm-eval output folder (or one results file)."""
+    """Read and validate an lm-eval output folder (or one results file).
+
+    Samples files are read one batch at a time (:func:`iter_samples_files`).
+    With a ``spool`` each run is checked (:func:`check_runs`) and its example
+    ids and statistics moved to the spool as soon as its file is read
+    (:meth:`PendingRun.spill`), so memory holds one batch of samples plus the
+    runs' records, not every sample of the folder; without one, the runs keep
+    their arrays (``LmEvalData.runs[i].example_ids`` …).
+    """
     root = Path(path)
     mapping = mapping or TaskLanguageMap.build()
     found = _find_runs(root)
@@ -720,72 +754,105 @@ def read_lm_eval(
                 path=str(root),
                 field="task",
             )
-    read = read_samples_files([(item[4], item[3]) for item in to_read])
-    columns_by_run = [(*item, read[item[4]][0]) for item in to_read]
-    # label sets shared by all runs of a task, so their statistics line up
+    # one samples file (or one batch of files) at a time: its runs are built, checked
+    # and, with a spool, moved to disk before the next file is read. MCC runs wait
+    # until all files are read: their label set is shared by all runs of a task,
+    # so their statistics line up
+    index_of = {item[4]: i for i, item in enumerate(to_read)}
+    built: dict[tuple[int, int], tuple[PendingRun, tuple[PendingRun, str, str, str]]] = {}
+    deferred: list[tuple[int, int, _Column]] = []
     labels_by_task: dict[str, dict[str, list[Any]]] = defaultdict(dict)
-    for _run, _m, _s, task, _p, columns in columns_by_run:
+    files_read = iter_samples_files([(item[4], item[3]) for item in to_read])
+    for sample_path, (columns, _count) in files_read:
+        i = index_of[sample_path]
+        task = to_read[i][3]
         for key, values in _labels_for(columns.values()).items():
             merged = set(labels_by_task[task].get(key, [])) | set(values)
             if all(isinstance(v, int) for v in merged):
                 labels_by_task[task][key] = list(range(min(0, min(merged)), max(merged) + 1))
             else:
                 labels_by_task[task][key] = sorted(merged, key=lambda v: (str(type(v)), v))
-    for run, model_name, seed, task, sample_path, columns in columns_by_run:
-        aggregations = _aggregations(run.data, task)
-        name, language = mapping.split(task)
-        for (metric, filt), col in columns.items():
-            built = _column_stats(
-                col, sample_path, aggregations.get(metric), labels_by_task[task].get(metric)
-            )
-            if built is None:
-                notes.append(
-                    f"{sample_path.name}: metric {metric!r} (aggregation "
-                    f"{aggregations.get(metric)!r}) has no per-example statistics in glotbench; "
-                    "only its aggregate score was imported"
-                )
+        for j, col in enumerate(columns.values()):
+            if CORPUS_METRICS.get(col.metric) == "mcc":
+                deferred.append((i, j, col))
                 continue
-            stored_metric, metric_config, stat_names, stats = built
-            config = (
-                [] if metric in MEAN_METRICS or metric in CORPUS_METRICS else [f"lm_eval={metric}"]
-            )
-            if filt != "none":
-                config.append(f"filter={filt}")
-            record = RunRecord(
-                model=model_name,
-                dataset=name,
-                task=name,
-                language=language,
-                seed=seed,
-                config_hash=";".join(config),
-                metric=stored_metric,
-                metric_config=metric_config,
-                stat_names=stat_names,
-                model_metadata={
-                    **_model_metadata(run.data),
-                    "lm_eval_task": task,
-                    "lm_eval_metric": f"{metric},{filt}",
-                    # the name users type (--metric acc_norm) and the task's primary metric
-                    "source_metric": _score_name(metric, filt),
-                    "primary_metric": primary_metric(run.data, task),
-                },
-                source=str(sample_path),
-            )
-            pending.append(
-                PendingRun(
-                    record=record,
-                    example_ids=np.asarray(col.ids, dtype=object),
-                    stats=np.ascontiguousarray(stats, dtype=np.float64),
-                    path=str(sample_path),
-                    line=col.first_line,
-                    field="doc_id",
-                    lines=np.asarray(col.lines, dtype=np.int64),
-                )
-            )
-            checks.append((pending[-1], run.results_path.name, task, f"{metric},{filt}"))
+            made = _run_of_column(to_read[i], col, None, mapping, notes)
+            if made is not None:
+                if spool is not None:
+                    check_runs([made[0]])
+                    made[0].spill(spool)
+                built[(i, j)] = made
+        del columns
+    for i, j, col in deferred:
+        task = to_read[i][3]
+        made = _run_of_column(to_read[i], col, labels_by_task[task].get(col.metric), mapping, notes)
+        if made is not None:
+            if spool is not None:
+                check_runs([made[0]])
+                made[0].spill(spool)
+            built[(i, j)] = made
+    for key in sorted(built):  # the order of the files and their columns
+        pending.append(built[key][0])
+        checks.append(built[key][1])
     check_runs(pending)
     check_samples_agree(checks, scores)
     return LmEvalData(root=root, files=files, runs=pending, scores=scores, notes=notes)
+
+
+def _run_of_column(
+    item: tuple[LmEvalRun, str, int | None, str, Path],
+    col: _Column,
+    labels: Sequence[Any] | None,
+    mapping: TaskLanguageMap,
+    notes: list[str],
+) -> tuple[PendingRun, tuple[PendingRun, str, str, str]] | None:
+    """One (metric, filter) column of a samples file as a run (None: not importable, noted)."""
+    run, model_name, seed, task, sample_path = item
+    metric, filt = col.metric, col.filt
+    aggregations = _aggregations(run.data, task)
+    name, language = mapping.split(task)
+    built = _column_stats(col, sample_path, aggregations.get(metric), labels)
+    if built is None:
+        notes.append(
+            f"{sample_path.name}: metric {metric!r} (aggregation "
+            f"{aggregations.get(metric)!r}) has no per-example statistics in glotbench; "
+            "only its aggregate score was imported"
+        )
+        return None
+    stored_metric, metric_config, stat_names, stats = built
+    config = [] if metric in MEAN_METRICS or metric in CORPUS_METRICS else [f"lm_eval={metric}"]
+    if filt != "none":
+        config.append(f"filter={filt}")
+    record = RunRecord(
+        model=model_name,
+        dataset=name,
+        task=name,
+        language=language,
+        seed=seed,
+        config_hash=";".join(config),
+        metric=stored_metric,
+        metric_config=metric_config,
+        stat_names=stat_names,
+        model_metadata={
+            **_model_metadata(run.data),
+            "lm_eval_task": task,
+            "lm_eval_metric": f"{metric},{filt}",
+            # the name users type (--metric acc_norm) and the task's primary metric
+            "source_metric": _score_name(metric, filt),
+            "primary_metric": primary_metric(run.data, task),
+        },
+        source=str(sample_path),
+    )
+    pending = PendingRun(
+        record=record,
+        example_ids=np.asarray(col.ids, dtype=object),
+        stats=np.ascontiguousarray(stats, dtype=np.float64),
+        path=str(sample_path),
+        line=col.first_line,
+        field="doc_id",
+        lines=np.asarray(col.lines, dtype=np.int64),
+    )
+    return pending, (pending, run.results_path.name, task, f"{metric},{filt}")
 
 
 def rounding_tolerance(reported: float, width: float) -> float:
@@ -823,11 +890,11 @@ def check_samples_agree(
             continue
         r = run.record
         metric = get_metric(r.metric, **(r.metric_config or {}))
-        value = float(metric.score(np.asarray(run.stats, dtype=np.float64).sum(axis=0)))
+        value = float(metric.score(run.stat_totals()))
         lo, hi = metric.score_range
         if abs(value - row.score) > rounding_tolerance(row.score, hi - lo):
             raise InputError(
-                f"task {task!r}: metric {lm_metric!r} recomputed from the {run.stats.shape[0]} "
+                f"task {task!r}: metric {lm_metric!r} recomputed from the {run.n_examples} "
                 f"samples is {value:.10g}, but {results_file} reports {row.score:.10g}; the "
                 "samples file and the results file disagree (were they written by the same "
                 "run, and are the per-sample values what the harness aggregated?)",
@@ -877,9 +944,32 @@ def import_lm_eval(
         default_language,
         auto_suffix=auto_language,
     )
-    data = read_lm_eval(
-        path, model=model, mapping=mapping, tasks=tasks, seed_from=seed_from, samples=samples
-    )
+    # the runs' examples wait on disk (next to the store) until they are written
+    with RunSpool(staging_dir(store.path)) as spool:
+        data = read_lm_eval(
+            path,
+            model=model,
+            mapping=mapping,
+            tasks=tasks,
+            seed_from=seed_from,
+            samples=samples,
+            spool=spool,
+        )
+        return _write(store, data, model, mapping, tasks, seed_from, samples, progress, t0)
+
+
+def _write(
+    store: Store,
+    data: LmEvalData,
+    model: str | None,
+    mapping: TaskLanguageMap,
+    tasks: Sequence[str] | None,
+    seed_from: str,
+    samples: bool,
+    progress: Progress | None,
+    t0: float,
+) -> HarnessImportResult:
+    """Write what :func:`read_lm_eval` read (the import's hash covers files and options)."""
     options = repr(
         (
             model,
