@@ -57,8 +57,10 @@ def test_a_column_has_one_number_of_decimals() -> None:
     assert format_column([0.78, 0.0321, float("nan")]) == ["0.7800", "0.0321", "—"]
     # ranks and counts stored as floats are whole numbers
     assert format_column([1.0, 7.0, 3.0]) == ["1", "7", "3"]
-    # a non-zero value that would round to zero, and huge magnitudes, go scientific
-    assert format_column([0.5, 1.234e-9]) == ["0.5000", "1.234e-09"]
+    # a non-zero value that would round to zero is a bound, not a misleading zero
+    assert format_column([60.6, 34.1, 0.03, 0.0], 3) == ["60.6", "34.1", "<0.1", "0.0"]
+    assert format_column([0.5, 0.25, -1.234e-9]) == ["0.5000", "0.2500", ">-0.0001"]
+    # huge magnitudes go scientific and do not set the decimals of the others
     assert format_column([2.5e9, 1.5]) == ["2.500e+09", "1.500"]
     # numpy scalars, integers, text and booleans
     assert format_column([np.float64(0.25), np.float64(1.0)]) == ["0.250", "1.000"]

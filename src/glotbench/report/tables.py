@@ -224,9 +224,10 @@ def format_column(values: Sequence[object], digits: int = 4) -> list[str]:
     as integers; otherwise every float gets the decimals that show the
     column's largest magnitude to ``digits`` significant digits
     (``1.329``, ``1.530``, ``7.000``, never ``1.53`` beside ``1.329``). A
-    non-zero value that these decimals would round to zero, and magnitudes of
-    10⁷ or more, are written in scientific notation with ``digits``
-    significant digits. Missing values are a dash; other cells are ``str``.
+    non-zero value that these decimals would round to zero is written as a
+    bound (``<0.001``, ``>-0.001``; the exact value is in ``--json``);
+    magnitudes of 10⁷ or more in scientific notation. Missing values are a
+    dash; other cells are ``str``.
     """
     floats = [
         float(v) for v in values if isinstance(v, (float, np.floating)) and math.isfinite(float(v))
@@ -236,10 +237,11 @@ def format_column(values: Sequence[object], digits: int = 4) -> list[str]:
     if all(x.is_integer() and abs(x) < _SCIENTIFIC_FROM for x in floats):
         decimals = -1  # whole numbers
     else:
-        # scientific cells do not set the decimals of the others
+        # the largest magnitude sets the decimals; scientific cells do not count
         largest = max((abs(x) for x in floats if abs(x) < _SCIENTIFIC_FROM), default=0.0)
         exponent = math.floor(math.log10(largest)) if largest > 0 else 0
         decimals = min(max(digits - 1 - exponent, 0), 12)
+        unit = f"{10.0**-decimals:.{decimals}f}"
 
     def cell(value: object) -> str:
         value = _plain(value)
@@ -251,8 +253,10 @@ def format_column(values: Sequence[object], digits: int = 4) -> list[str]:
             return "∞" if value > 0 else "−∞"
         if decimals < 0:
             return str(int(value))
-        if abs(value) >= _SCIENTIFIC_FROM or (value != 0 and round(value, decimals) == 0):
+        if abs(value) >= _SCIENTIFIC_FROM:
             return f"{value:.{digits - 1}e}"
+        if value != 0 and round(value, decimals) == 0:
+            return f"<{unit}" if value > 0 else f">-{unit}"
         return f"{value:.{decimals}f}"
 
     return [cell(v) for v in values]
