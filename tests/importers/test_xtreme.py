@@ -6,6 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from glotbench.core import Store
@@ -120,3 +121,31 @@ def test_missing_labels_and_bucc(store: Store, submission: tuple[Path, Path]) ->
     (pred / "bucc2018").mkdir()
     with pytest.raises(InputError, match="BUCC"):
         import_xtreme(store, pred, gold)
+
+
+def test_runs_wait_on_disk_and_store_the_same_as_in_memory(tmp_path: Path, store: Store) -> None:
+    """With a spool, each (task, language) run leaves memory once scored; the store is the same."""
+    from glotbench.core.staging import RunSpool
+    from glotbench.importers.xtreme import read_xtreme
+
+    in_memory, _ = read_xtreme(XT / "predictions", XT / "labels", model="sub")
+    with RunSpool(tmp_path) as spool:
+        spooled, _ = read_xtreme(XT / "predictions", XT / "labels", model="sub", spool=spool)
+        assert all(run.spool is spool and run.example_ids.size == 0 for run in spooled)
+        for kept, spilled in zip(in_memory, spooled, strict=True):
+            ids, stats = spilled.arrays()
+            assert ids.tolist() == kept.example_ids.tolist()
+            np.testing.assert_array_equal(stats, kept.stats)
+            np.testing.assert_array_equal(spilled.stat_totals(), kept.stats.sum(axis=0))
+    # the import (which spools next to the store) stores exactly what was scored in memory
+    import_xtreme(store, XT / "predictions", XT / "labels", model="sub")
+    for kept in in_memory:
+        r = kept.record
+        ids, stats = store.run_stats(
+            store.runs(models=["sub"], tasks=[r.task], languages=[r.language], metrics=[r.metric])[
+                "run_id"
+            ].iloc[0]
+        )
+        assert ids.tolist() == kept.example_ids.tolist()
+        np.testing.assert_array_equal(stats, kept.stats)
+    assert not any(p.name.startswith(".glotbench") for p in Path(store.path).parent.iterdir())

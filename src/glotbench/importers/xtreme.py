@@ -41,12 +41,14 @@ import numpy as np
 import pandas as pd
 
 from glotbench.core.schema import RunRecord
+from glotbench.core.staging import RunSpool, staging_dir
 from glotbench.core.store import Store
 from glotbench.errors import InputError
 from glotbench.importers.common import (
     HarnessImportResult,
     PendingRun,
     Progress,
+    check_runs,
     files_sha256,
     iter_jsonl,
     read_json_file,
@@ -286,8 +288,15 @@ def read_xtreme(
     model: str | None = None,
     tasks: Sequence[str] | None = None,
     seed: int | None = None,
+    spool: RunSpool | None = None,
 ) -> tuple[list[PendingRun], list[Path]]:
-    """Score a predictions folder against a labels folder, per example (nothing written)."""
+    """Score a predictions folder against a labels folder, per example (nothing written).
+
+    With a ``spool`` each run is checked (:func:`check_runs`) and its example
+    ids and statistics moved to the spool as soon as its (task, language)
+    files are scored (:meth:`PendingRun.spill`), so memory holds one pair of
+    files at a time, not the folder.
+    """
     pred_root, label_root = Path(predictions), Path(labels)
     for root, what in ((pred_root, "predictions"), (label_root, "labels")):
         if not root.is_dir():
@@ -357,26 +366,28 @@ def read_xtreme(
                     raise InputError(
                         f"cannot score with {metric_name}: {exc}", path=str(pred_path), line=line
                     ) from None
-                runs.append(
-                    PendingRun(
-                        record=RunRecord(
-                            model=model_name,
-                            dataset=task,
-                            task=task,
-                            language=lang,
-                            seed=seed,
-                            metric=metric.name,
-                            metric_config=metric.config(),
-                            stat_names=tuple(metric.stat_names()),
-                            model_metadata={"harness": "xtreme", "predictions": str(pred_root)},
-                            source=str(pred_path),
-                        ),
-                        example_ids=ids,
-                        stats=np.ascontiguousarray(stats, dtype=np.float64),
-                        path=str(pred_path),
-                        line=line,
-                    )
+                run = PendingRun(
+                    record=RunRecord(
+                        model=model_name,
+                        dataset=task,
+                        task=task,
+                        language=lang,
+                        seed=seed,
+                        metric=metric.name,
+                        metric_config=metric.config(),
+                        stat_names=tuple(metric.stat_names()),
+                        model_metadata={"harness": "xtreme", "predictions": str(pred_root)},
+                        source=str(pred_path),
+                    ),
+                    example_ids=ids,
+                    stats=np.ascontiguousarray(stats, dtype=np.float64),
+                    path=str(pred_path),
+                    line=line,
                 )
+                if spool is not None:
+                    check_runs([run])
+                    run.spill(spool)
+                runs.append(run)
     if not runs:
         raise InputError(
             "no task folders with predictions (expected PREDICTIONS/<task>/test-<lang>.<ext>)",
@@ -458,7 +469,7 @@ def _run_scores(runs: Sequence[PendingRun]) -> pd.DataFrame:
                 "task": run.record.task,
                 "language": run.record.language,
                 "metric": run.record.metric,
-                "score": float(metric.score(run.stats.sum(axis=0))),
+                "score": float(metric.score(run.stat_totals())),
             }
         )
     return pd.DataFrame(rows)
@@ -476,7 +487,25 @@ def import_xtreme(
 ) -> HarnessImportResult:
     """Score an XTREME(-R) predictions folder per example and store the runs."""
     t0 = time.perf_counter()
-    runs, files = read_xtreme(predictions, labels, model=model, tasks=tasks, seed=seed)
+    # the runs' examples wait on disk (next to the store) until they are written
+    with RunSpool(staging_dir(store.path)) as spool:
+        runs, files = read_xtreme(
+            predictions, labels, model=model, tasks=tasks, seed=seed, spool=spool
+        )
+        return _write(store, predictions, runs, files, seed, tasks, progress, t0)
+
+
+def _write(
+    store: Store,
+    predictions: str | Path,
+    runs: list[PendingRun],
+    files: list[Path],
+    seed: int | None,
+    tasks: Sequence[str] | None,
+    progress: Progress | None,
+    t0: float,
+) -> HarnessImportResult:
+    """Write what :func:`read_xtreme` read; the import's hash covers the files and options."""
     pred_root = Path(predictions)
     common_root = Path(*Path(predictions).resolve().parts[:1])
     sha = files_sha256(
