@@ -86,6 +86,27 @@ class StatsMatrix:
         )
 
 
+def _example_rows(con: Any, run_ids: Sequence[str]) -> tuple[pa.Table, np.ndarray]:
+    """Example rows (run_id, position, example_id, stats) of ``run_ids`` in one query.
+
+    Rows are ordered by (the run's place in ``run_ids``, position) — each run in
+    its stored order — and ``sizes[i]`` is the number of rows of ``run_ids[i]``.
+    The order is made in numpy: cheaper than an SQL sort of the stats lists, and
+    a no-op for rows already stored run by run.
+    """
+    table = con.sql(
+        "SELECT run_id, position, example_id, stats FROM example_stats "
+        "WHERE run_id IN (SELECT unnest(?))",
+        params=[list(run_ids)],
+    ).to_arrow_table()
+    run_pos = pc.index_in(table.column("run_id"), value_set=pa.array(list(run_ids))).to_numpy()
+    position = table.column("position").to_numpy().astype(np.int64)
+    sort_key = run_pos.astype(np.int64) * (int(position.max(initial=0)) + 1) + position
+    if (np.diff(sort_key) < 0).any():
+        table = table.take(pa.array(np.argsort(sort_key, kind="stable")))
+    return table, np.bincount(run_pos, minlength=len(run_ids))
+
+
 class ReadsPart(StorePart):
     """Reading runs: the ``runs`` table, one run's statistics, matrices of paired runs."""
 
@@ -170,18 +191,7 @@ class ReadsPart(StorePart):
         unknown = [r for r in ids if r not in shape]
         if unknown:
             raise StoreError(f"no run with id {unknown[0]!r} in {self.path}")
-        table = self._con.sql(
-            "SELECT run_id, position, example_id, stats FROM example_stats "
-            "WHERE run_id IN (SELECT unnest(?))",
-            params=[ids],
-        ).to_arrow_table()
-        run_pos = pc.index_in(table.column("run_id"), value_set=pa.array(ids)).to_numpy()
-        position = table.column("position").to_numpy().astype(np.int64)
-        order = np.lexsort((position, run_pos))
-        if (np.diff(order) < 0).any():  # rows come back run by run in stored order: usually a no-op
-            table = table.take(pa.array(order))
-            run_pos = run_pos[order]
-        sizes = np.bincount(run_pos, minlength=len(ids))
+        table, sizes = _example_rows(self._con, ids)
         starts = np.concatenate([[0], np.cumsum(sizes)])
         all_ids = table.column("example_id").to_numpy(zero_copy_only=False).astype(object)
         stats_column = table.column("stats").combine_chunks()
@@ -338,19 +348,7 @@ class ReadsPart(StorePart):
             )
         stat_names = tuple(layouts[0])
         run_ids = runs["run_id"].tolist()
-        table = self._con.sql(
-            "SELECT run_id, position, example_id, stats FROM example_stats "
-            "WHERE run_id IN (SELECT unnest(?))",
-            params=[run_ids],
-        ).to_arrow_table()
-        # order by (run in run_ids order, position) in numpy: cheaper than an SQL sort
-        # of the stats lists, and a no-op for rows already stored run by run
-        run_pos = pc.index_in(table.column("run_id"), value_set=pa.array(run_ids)).to_numpy()
-        position = table.column("position").to_numpy().astype(np.int64)
-        sort_key = run_pos.astype(np.int64) * (int(position.max(initial=0)) + 1) + position
-        if (np.diff(sort_key) < 0).any():
-            table = table.take(pa.array(np.argsort(sort_key, kind="stable")))
-        sizes = np.bincount(run_pos, minlength=len(run_ids))
+        table, sizes = _example_rows(self._con, run_ids)
         starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
         all_ids = table.column("example_id").to_numpy(zero_copy_only=False).astype(object)
         k = len(stat_names)
