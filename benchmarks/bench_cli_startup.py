@@ -23,6 +23,7 @@ CASES: dict[str, list[str]] = {
     "floor: import typer + rich": ["-c", "import typer; from rich.console import Console"],
     "glotbench --version": ["-m", "glotbench", "--version"],
     "glotbench --help": ["-m", "glotbench", "--help"],
+    "glotbench analyze --help": ["-m", "glotbench", "analyze", "--help"],
     "glotbench analyze ranks --help": ["-m", "glotbench", "analyze", "ranks", "--help"],
     "glotbench metrics (imports the metrics)": ["-m", "glotbench", "metrics", "--json"],
 }

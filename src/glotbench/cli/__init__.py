@@ -37,6 +37,7 @@ from typing import Annotated, Any
 import typer
 
 from glotbench.cli import demo, metrics, report, run, store
+from glotbench.cli._help import FastHelpGroup
 from glotbench.cli._lazy import api
 from glotbench.cli._options import DEFAULT_STORE, JsonOption, StoreOption
 from glotbench.cli._output import (
@@ -81,6 +82,7 @@ __all__ = [
 
 app = typer.Typer(
     name="glotbench",
+    cls=FastHelpGroup,
     help="Uncertainty-aware multilingual, multitask NLP evaluation.",
     no_args_is_help=True,
     add_completion=False,
@@ -91,11 +93,11 @@ app = typer.Typer(
 # >= 0.15 would merge an unnamed add_typer; registered_commands works from 0.12 on.)
 for _module in (demo, metrics, store, report, run):
     app.registered_commands.extend(_module.commands.registered_commands)
-app.add_typer(import_app, name="import")
-app.add_typer(analyze_app, name="analyze")
-app.add_typer(significance_app, name="significance")
-app.add_typer(build_app, name="build")
-app.add_typer(checklist_app, name="checklist")
+app.add_typer(import_app, name="import", cls=FastHelpGroup)
+app.add_typer(analyze_app, name="analyze", cls=FastHelpGroup)
+app.add_typer(significance_app, name="significance", cls=FastHelpGroup)
+app.add_typer(build_app, name="build", cls=FastHelpGroup)
+app.add_typer(checklist_app, name="checklist", cls=FastHelpGroup)
 
 
 def _print_json_error(error: dict[str, Any]) -> None:
