@@ -172,8 +172,10 @@ def run_command(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
     json_output: JsonOption = False,
 ) -> None:
-    """Run a benchmark suite (resumable: stored runs are skipped) and show ScandEval scores
-    and each model's inference speed."""
+    """Run a benchmark suite (resumable), then show ScandEval scores and inference speed.
+
+    Runs already in the store are skipped, so a re-run resumes where a crash stopped.
+    """
     on_event, close = _run_reporter(quiet or json_output)
     try:
         result = api.run_benchmark(
