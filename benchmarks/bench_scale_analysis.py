@@ -20,7 +20,9 @@ process, so that its peak RSS is its own):
   languages), 200 replicates, R = 10,000, aggregator mean (rank counts and
   rank intervals; run it once, it is the large case);
 * ``leaderboard``: ``build_leaderboard`` + the HTML page for 200 models × 50
-  languages (ISO codes, so language-group views exist), R = 1,000.
+  languages (ISO codes, so language-group views exist), R = 1,000; the detail
+  gives the page size and how many top models' pairs the pairwise view holds;
+* ``leaderboard-1000``: the same for the 1,000 × 100 design of ``ranks-1000``.
 
 Run: PYTHONPATH=src python benchmarks/bench_scale_analysis.py [--cases compare ranks ...]
          [--json results.json]
@@ -46,7 +48,7 @@ LANGUAGES = (
     "af am ar az be bg bn ca cs da de en es et fi fo fr gl gu he hi hr hu id is it "
     "jv kk kn ky lb mk ml mr ms mt nb ne nl nn pa pl pt ro ru sk sl sv sw ta"
 ).split()
-CASES = ("compare", "compare-pairs", "ranks", "leaderboard", "ranks-1000")
+CASES = ("compare", "compare-pairs", "ranks", "leaderboard", "ranks-1000", "leaderboard-1000")
 
 
 def peak_rss_mib() -> float:
@@ -78,7 +80,7 @@ def run_case(case: str, draws: int) -> dict[str, Any]:
     from glotbench.report.leaderboard import build_leaderboard, write_leaderboard
     from glotbench.report.table_files import write_table
 
-    if case == "ranks-1000":
+    if case in ("ranks-1000", "leaderboard-1000"):
         source = synthetic(1000, 2, 200)
     else:
         source = synthetic(200, 1, 1000)
@@ -99,11 +101,15 @@ def run_case(case: str, draws: int) -> dict[str, Any]:
         result = rank_models(source, DrawSettings(n_draws=draws), aggregators=aggregators)
         widths = (result.summary["rank_worst"] - result.summary["rank_best"]).describe()
         detail = f"rank interval width: median {widths['50%']:.0f}, max {widths['max']:.0f}"
-    elif case == "leaderboard":
+    elif case in ("leaderboard", "leaderboard-1000"):
         data = build_leaderboard(source, n_draws=1000)
         with tempfile.TemporaryDirectory() as folder:
-            write_leaderboard(data, folder)
-        detail = f"{len(data.payload['views'])} views"
+            size = write_leaderboard(data, folder).stat().st_size / 2**20
+        pairs = data.payload["pairwise"]
+        detail = (
+            f"{len(data.payload['views'])} views, {size:.1f} MiB page, pairs of the top "
+            f"{len(pairs['models'])} models ({len(pairs['pairs'])} pairs)"
+        )
     else:
         raise SystemExit(f"unknown case {case}")
     return {

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import json
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -162,20 +163,81 @@ def test_sorting_search_filters_and_views(site: Path, watch: PageWatch) -> None:
     assert watch.errors == [] and watch.dialogs == []
 
 
+def _page_pairwise(site: Path) -> tuple[dict[str, Any], int]:
+    """The pairwise data and the difference digits the page was written with (the analysis')."""
+    text = site.read_text(encoding="utf-8")
+    marker = '<script type="application/json" id="glotbench-data">'
+    start = text.index(marker) + len(marker)
+    data = json.loads(text[start : text.index("</script>", start)])
+    digits = data["score_digits"]
+    return data["pairwise"], 2 if digits == 1 else digits
+
+
 def test_pairwise_view(site: Path, watch: PageWatch, artifacts_dir: Path) -> None:
+    """The table and summary show the analysis' paired comparison (compare_models), as computed."""
+    from glotbench.analysis.compare import compare_models
+    from glotbench.analysis.headline import AnalysisSettings
+
     page = watch.open(site.as_uri())
-    page.select_option("#model-a", XSS)
-    page.select_option("#model-b", SCRIPT_NAME)
+    # chosen lower-ranked first: the page shows the higher-ranked model minus the lower
+    page.select_option("#model-a", SCRIPT_NAME)
+    page.select_option("#model-b", XSS)
     rows = page.locator("#pair tbody tr")
     assert rows.count() == 8  # 2 tasks x 4 languages
-    flagged = page.locator("#pair tbody td.flag").count()
-    assert flagged >= 1  # 0.82 vs 0.6 on 120 examples per cell is clear
-    summary = page.locator("#pair-summary").text_content()
-    assert summary.startswith(f"{XSS} − {SCRIPT_NAME}: mean difference")
     headers = page.locator("#pair th").all_text_contents()
-    assert XSS in headers
+    assert headers[2:4] == [XSS, SCRIPT_NAME]
+    # the reference: compare_models on the page's source and settings, these two models alone
+    source = api.leaderboard_source(store=site.parent.parent / "s.duckdb", n_replicates=100)
+    replicated = source.replicated
+    pairwise, digits = _page_pairwise(site)
+    settings = AnalysisSettings(n_draws=300)
+    rows_of = [replicated.models.index(m) for m in (XSS, SCRIPT_NAME)]
+    from glotbench.analysis.replicates import ReplicatedScores
+
+    two = ReplicatedScores(
+        (XSS, SCRIPT_NAME), replicated.units, replicated.values[rows_of], replicated.source
+    )
+    reference = compare_models(two, settings.draws(two), aggregators=("mean",))
+    per_cell = reference.per_language
+    table = [r.locator("td").all_text_contents() for r in rows.all()]
+    for k, (task, language) in enumerate(pairwise["units"]):
+        cell = per_cell[per_cell["language"] == f"{task}/{language}"].iloc[0]
+        shown = table[k]
+        assert shown[:2] == [task, language]
+        assert shown[4] == f"{cell['difference']:.{digits}f}"
+        assert shown[5] == f"{cell['sd']:.{digits}f}"
+        assert shown[6] == f"{cell['effect_size']:.2f}"
+        assert (shown[7] == "yes") == bool(cell["flagged"])
+    assert page.locator("#pair tbody td.flag").count() >= 1  # 0.82 vs 0.6 on 60 examples
+    summary = page.locator("#pair-summary").text_content()
+    mean = reference.aggregates.iloc[0]
+    assert summary.startswith(f"{XSS} − {SCRIPT_NAME} (overall score, 8 task-language cells)")
+    assert f"difference {mean['difference']:.{digits}f}" in summary
+    assert f"SD over paired draws {mean['sd']:.{digits}f}" in summary
+    assert f"[{mean['ci_low']:.{digits}f}, {mean['ci_high']:.{digits}f}]" in summary
+    assert "Every pair of the 4 ranked models" in page.locator("#pair-scope").text_content()
     assert watch.dialogs == [] and watch.errors == []
     page.locator("#pairwise").screenshot(path=str(artifacts_dir / "leaderboard_pairwise.png"))
+
+
+def test_pairwise_view_names_the_command_for_a_pair_not_on_the_page(
+    site: Path, watch: PageWatch, tmp_path: Path
+) -> None:
+    source = api.leaderboard_source(store=site.parent.parent / "s.duckdb", n_replicates=100)
+    data = build_leaderboard(source.replicated, n_draws=300, pair_models=2)
+    pairwise = data.payload["pairwise"]
+    top, third = pairwise["models"][0], data.payload["views"]["overall"]["rows"][2]["model"]
+    assert third not in pairwise["models"]
+    page = watch.open(write_leaderboard(data, tmp_path / "two").as_uri())
+    page.select_option("#model-a", top)
+    page.select_option("#model-b", third)
+    assert page.locator("#pair tbody tr").count() == 0
+    summary = page.locator("#pair-summary").text_content()
+    assert "This pair is not on the page" in summary
+    assert "glotbench analyze compare --per-language --pairs-out pairs.parquet" in summary
+    assert "--draws 300 --seed 0 --resample-languages with" in summary
+    assert "top 2 of the 4 ranked models" in page.locator("#pair-scope").text_content()
+    assert watch.dialogs == [] and watch.errors == []
 
 
 def test_200_models_50_languages_load_and_sort(tmp_path: Path, watch: PageWatch) -> None:

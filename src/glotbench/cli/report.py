@@ -73,6 +73,15 @@ def leaderboard_command(
         int, typer.Option("--replicates", help="Bootstrap replicates per stored run.")
     ] = 200,
     seed: Annotated[int, typer.Option("--seed", help="Seed of draws and replicates.")] = 0,
+    pair_models: Annotated[
+        int | None,
+        typer.Option(
+            "--pair-models",
+            min=2,
+            help="The pairwise view holds every pair of this many top models. Default: as many "
+            "as keep pairs × task-language cells within 50,000 (about 2 MB).",
+        ),
+    ] = None,
     json_output: JsonOption = False,
 ) -> None:
     """Write a static interactive leaderboard folder (index.html; works offline, from disk)."""
@@ -83,7 +92,13 @@ def leaderboard_command(
     )
     groups = {**LANGUAGE_GROUPS, **api.parse_language_groups(group or [])}
     result = api.write_leaderboard_site(
-        out, source, title=title, language_groups=groups, n_draws=draws, seed=seed
+        out,
+        source,
+        title=title,
+        language_groups=groups,
+        n_draws=draws,
+        seed=seed,
+        pair_models=pair_models,
     )
     if json_output:
         print_json(result.to_dict())

@@ -42,6 +42,7 @@ from glotbench.analysis.headline import (
     analyze_view,
     is_replicated,
 )
+from glotbench.analysis.pair_view import MAX_PAIR_CELLS, pair_comparisons
 from glotbench.analysis.replicates import ReplicatedScores
 from glotbench.analysis.speed import SpeedTable
 from glotbench.analysis.variance import components
@@ -538,6 +539,8 @@ def build_leaderboard(
     settings: AnalysisSettings | None = None,
     analysis: Analysis | None = None,
     speed: SpeedTable | None = None,
+    pair_models: int | None = None,
+    max_pair_cells: int = MAX_PAIR_CELLS,
 ) -> LeaderboardData:
     """Assemble every view of the leaderboard from replicated scores.
 
@@ -549,7 +552,10 @@ def build_leaderboard(
     …); ``language_groups`` maps a group name to its languages (default:
     :data:`LANGUAGE_GROUPS`, those with two or more languages present).
     ``speed`` (:func:`glotbench.analysis.speed.speed_table`) adds a tokens-per-second
-    column, shown as computed.
+    column, shown as computed. The pairwise view holds every pair of the top
+    ``pair_models`` models of the overall ranking (default: as many as keep
+    pairs × cells within ``max_pair_cells``), compared by
+    :func:`glotbench.analysis.pair_view.pair_comparisons` on the overall view's draws.
     """
     if settings is None:
         settings = (
@@ -592,6 +598,9 @@ def build_leaderboard(
         views[f"language:{language}"] = _language_view(
             language, scores[scores["language"] == language], views_cache, confidence_level
         )
+    pairwise = _pairwise(
+        source, views["overall"], views_cache, settings, pair_models, max_pair_cells
+    )
     meta = {str(k): dict(v) for k, v in (metadata or {}).items()}
     keys = sorted({k for m in source.models for k in meta.get(m, {})})
     payload = {
@@ -612,9 +621,50 @@ def build_leaderboard(
         "groups": present_groups,
         "cells": _cell_rows(source, confidence_level),
         "views": views,
+        "pairwise": pairwise,
         "notes": list(notes),
     }
     return LeaderboardData(payload)
+
+
+def compare_command(settings: AnalysisSettings, source: ReplicatedScores) -> str:
+    """The ``glotbench analyze compare`` command that gives every pair's numbers as the page's.
+
+    It loads every model of the store, as the page does: the bootstrap replicates of a cell
+    are paired across the models loaded together, and their realisation depends on that set
+    (docs/resampling.md, exact support compression), so a command restricted with ``--model``
+    agrees with the page in distribution, not digit for digit.
+    """
+    draws = settings.draws(source)
+    languages = f"--resample-languages {draws.languages}"
+    if draws.languages == "without":
+        languages += f" --k {draws.k}"
+    return (
+        f"glotbench analyze compare --per-language --pairs-out pairs.parquet "
+        f"--scheme {draws.scheme} --draws {draws.n_draws} --seed {draws.seed} {languages} "
+        f"--confidence-level {settings.confidence_level:g}"
+    )
+
+
+def _pairwise(
+    source: ReplicatedScores,
+    overall: Mapping[str, Any],
+    views: _Views,
+    settings: AnalysisSettings,
+    pair_models: int | None,
+    max_pair_cells: int,
+) -> dict[str, Any] | None:
+    """The pairwise view's data: the analysis' comparisons of the top models' pairs."""
+    complete = [row["model"] for row in overall["rows"] if row["score"] is not None]
+    if len(complete) < 2:
+        return None
+    drawn, _ = views.get(complete, None, None, True)
+    if drawn is None:
+        return None
+    pairs = pair_comparisons(
+        source, drawn, settings, max_cells=max_pair_cells, n_models=pair_models
+    )
+    return pairs.to_dict() | {"command": compare_command(settings, source)}
 
 
 def embed_json(payload: Any) -> str:

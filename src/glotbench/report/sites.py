@@ -32,15 +32,20 @@ class SiteResult:
     models: tuple[str, ...]
     views: tuple[str, ...]
     notes: tuple[str, ...]
+    #: leaderboard: the models whose every pair the pairwise view holds (best first)
+    pair_models: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "kind": self.kind,
             "path": str(self.path),
             "models": list(self.models),
             "views": list(self.views),
             "notes": list(self.notes),
         }
+        if self.kind == "leaderboard":
+            out["pair_models"] = list(self.pair_models)
+        return out
 
 
 def write_leaderboard_site(
@@ -54,12 +59,15 @@ def write_leaderboard_site(
     confidence_level: float = 0.95,
     settings: AnalysisSettings | None = None,
     analysis: Analysis | None = None,
+    pair_models: int | None = None,
 ) -> SiteResult:
     """Write the static interactive leaderboard folder ``out`` (``out/index.html``).
 
     ``settings`` (default: from ``n_draws``, ``seed``, ``confidence_level``)
     decide every view's draws; ``analysis``: the request's computed result
     (:func:`analyze_headline` of ``source.replicated``), shown as is.
+    ``pair_models``: how many top models' pairs the pairwise view holds
+    (default: as many as fit :data:`glotbench.analysis.pair_view.MAX_PAIR_CELLS`).
     """
     from glotbench.report.leaderboard import build_leaderboard, write_leaderboard
 
@@ -75,10 +83,17 @@ def write_leaderboard_site(
         settings=settings,
         analysis=analysis,
         speed=source.speed,
+        pair_models=pair_models,
     )
     path = write_leaderboard(data, out)
+    pairwise = data.payload["pairwise"]
     return SiteResult(
-        path, "leaderboard", source.replicated.models, tuple(data.payload["views"]), source.notes
+        path,
+        "leaderboard",
+        source.replicated.models,
+        tuple(data.payload["views"]),
+        source.notes,
+        tuple(pairwise["models"]) if pairwise else (),
     )
 
 

@@ -363,46 +363,70 @@
     b.addEventListener("change", renderPair);
   }
 
+  function pairNumber(v, digits) {
+    if (v === "inf") return "∞";
+    if (v === "-inf") return "−∞";
+    return fmt(v, digits);
+  }
+
+  function pairScope() {
+    var P = DATA.pairwise, scope = document.getElementById("pair-scope");
+    if (!P) { scope.textContent = ""; return; }
+    scope.textContent = (P.complete
+      ? "Every pair of the " + P.n_ranked + " ranked models is on this page"
+      : "This page holds every pair of the top " + P.models.length + " of the " + P.n_ranked +
+        " ranked models (at most " + P.max_cells + " pair × cell comparisons keep the page small)") +
+      "; draws: " + P.draws + ". " + P.notes.join(" ");
+  }
+
   function renderPair() {
     var a = document.getElementById("model-a").value, b = document.getElementById("model-b").value;
     var table = document.getElementById("pair");
-    var headers = ["task", "language", a, b, "difference", "SD", "effect size", "|effect| ≥ 2"];
+    var summary = document.getElementById("pair-summary");
+    var P = DATA.pairwise;
+    table.tBodies[0].replaceChildren();
+    table.tHead.replaceChildren();
+    if (!P) { summary.textContent = "Fewer than two models are ranked: there are no pairs to compare."; return; }
+    if (a === b) { summary.textContent = "Pick two different models."; return; }
+    var ia = P.models.indexOf(a), ib = P.models.indexOf(b);
+    if (ia < 0 || ib < 0) {
+      summary.replaceChildren(
+        el("span", "This pair is not on the page (it holds the pairs of the top " + P.models.length +
+          " models). Every pair's numbers, these included, come from "),
+        el("code", P.command),
+        el("span", " run on the same store with the --replicates and --metric this page was made with" +
+          " (see the notes): look up " + a + " and " + b + " as model_a and model_b, in either order, in pairs.parquet."));
+      return;
+    }
+    if (ia > ib) { var t = a; a = b; b = t; var ti = ia; ia = ib; ib = ti; }
+    var pair = P.pairs[ia + "," + ib];
+    var headers = ["task", "language", a, b, "difference", "SD", "effect size", "|effect| ≥ " + P.effect_threshold];
     var headRow = document.createElement("tr");
     headers.forEach(function (h, i) { headRow.appendChild(el("th", h, i < 2 ? "text" : "")); });
     table.tHead.replaceChildren(headRow);
     var fragment = document.createDocumentFragment();
-    var diffs = [], wins = 0;
-    DATA.tasks.forEach(function (task) {
-      DATA.languages.forEach(function (language) {
-        var ca = cell(a, task, language), cb = cell(b, task, language);
-        if (!ca || !cb) return;
-        var d = ca[3] - cb[3];
-        var sd = ca[4] !== null && cb[4] !== null ? Math.sqrt(ca[4] * ca[4] + cb[4] * cb[4]) : null;
-        var effect = sd === null ? null : sd > 0 ? d / sd : d === 0 ? 0 : (d > 0 ? Infinity : -Infinity);
-        diffs.push(d);
-        if (d > 0) wins += 1;
-        var tr = document.createElement("tr");
-        tr.setAttribute("data-unit", task + "/" + language);
-        [task, language, fmt(ca[3]), fmt(cb[3]), fmt(d, DIFF_DIGITS), fmt(sd, DIFF_DIGITS),
-          effect === null ? "—" : isFinite(effect) ? fmt(effect, 2) : (effect > 0 ? "∞" : "−∞")].forEach(function (t, i) {
-          tr.appendChild(el("td", t, i < 2 ? "text" : ""));
-        });
-        var flagged = effect !== null && Math.abs(effect) >= 2;
-        tr.appendChild(el("td", flagged ? "yes" : "", flagged ? "flag" : ""));
-        fragment.appendChild(tr);
+    P.units.forEach(function (unit, k) {
+      var ca = cell(a, unit[0], unit[1]), cb = cell(b, unit[0], unit[1]);
+      var tr = document.createElement("tr");
+      tr.setAttribute("data-unit", unit[0] + "/" + unit[1]);
+      [unit[0], unit[1], fmt(ca ? ca[3] : null), fmt(cb ? cb[3] : null),
+        pairNumber(pair.difference[k], DIFF_DIGITS),
+        pair.sd ? pairNumber(pair.sd[k], DIFF_DIGITS) : "—",
+        pair.effect ? pairNumber(pair.effect[k], 2) : "—"].forEach(function (text, i) {
+        tr.appendChild(el("td", text, i < 2 ? "text" : ""));
       });
+      var flagged = pair.flagged ? pair.flagged[k] : false;
+      tr.appendChild(el("td", flagged ? "yes" : "", flagged ? "flag" : ""));
+      fragment.appendChild(tr);
     });
     table.tBodies[0].replaceChildren(fragment);
-    var summary = document.getElementById("pair-summary");
-    if (!diffs.length) { summary.textContent = "The two models share no task and language."; return; }
-    var mean = diffs.reduce(function (s, x) { return s + x; }, 0) / diffs.length;
-    var text = a + " − " + b + ": mean difference " + fmt(mean, DIFF_DIGITS) + " over " + diffs.length +
-      " task-language cells; " + a + " is better in " + wins + " of them";
-    if (diffs.length > 1) {
-      var sd = Math.sqrt(diffs.reduce(function (s, x) { return s + (x - mean) * (x - mean); }, 0) / (diffs.length - 1));
-      text += " (SE over cells " + fmt(sd / Math.sqrt(diffs.length), DIFF_DIGITS) + ")";
-    }
-    summary.textContent = text + ".";
+    var o = pair.overall;
+    summary.textContent = a + " − " + b + " (overall score, " + P.units.length + " task-language cells): difference " +
+      pairNumber(o.difference, DIFF_DIGITS) + ", SD over paired draws " + pairNumber(o.sd, DIFF_DIGITS) +
+      ", effect size " + pairNumber(o.effect, 2) + (o.flagged ? " (flagged)" : "") + ", " + level +
+      "% interval [" + pairNumber(o.ci[0], DIFF_DIGITS) + ", " + pairNumber(o.ci[1], DIFF_DIGITS) + "]; " +
+      a + " is ahead in " + pairNumber(o.share_a_better * 100, 1) + "% of the draws and has the higher mean in " +
+      pair.n_a_better + " of the " + P.units.length + " cells" + (pair.sd ? "" : " (one score per cell: no per-cell SD)") + ".";
   }
 
   document.getElementById("title").textContent = DATA.title;
@@ -410,6 +434,7 @@
   fillViewSelect();
   fillFilters();
   fillPairSelects();
+  pairScope();
   render();
   renderPair();
   document.body.setAttribute("data-ready-ms", String(Math.round(performance.now())));

@@ -1,0 +1,174 @@
+"""Pairwise comparisons for a leaderboard page: every pair of its top models, per cell and overall.
+
+The page's pairwise view shows, for two models A and B, the difference per task
+and language and over all cells with its SD over paired draws, effect size and
+interval — the numbers :func:`glotbench.analysis.compare.compare_models`
+computes (Sälevä, Ataman & Lignos 2025), never a recomputation in the browser.
+
+Every pair of M models is M(M − 1)/2 pairs × cells: at 1,000 models and 40
+cells, 20 million rows. :func:`pair_comparisons` therefore takes the top
+models of the overall ranking, as many as keep pairs × cells within a budget
+(``max_cells``), and computes only their pairs. Any other pair is one
+``glotbench analyze compare --model A --model B --per-language`` away.
+
+The comparisons use the overall view's draws: the same draw settings and the
+same cells (those every ranked model has), and the draw stream does not depend
+on which models are drawn, so each pair's overall difference has exactly the
+SD, interval and share of the draws behind the ranks and the ``≈`` ties.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from glotbench.analysis.compare import EFFECT_THRESHOLD, Comparison, compare_models
+from glotbench.analysis.headline import AnalysisSettings, ViewAnalysis, is_replicated
+from glotbench.analysis.replicates import ReplicatedScores
+
+#: default budget of embedded pair × cell comparisons (about 2 MB of page data)
+MAX_PAIR_CELLS = 50_000
+
+
+def models_within_budget(n_models: int, n_cells: int, max_cells: int) -> int:
+    """The largest K ≤ ``n_models`` with K(K − 1)/2 · ``n_cells`` ≤ ``max_cells`` (at least 2)."""
+    if n_models < 2:
+        return n_models
+    per_pair = max(n_cells, 1)
+    k = int((1 + np.sqrt(1 + 8 * max_cells / per_pair)) / 2)
+    while k > 2 and k * (k - 1) // 2 * per_pair > max_cells:
+        k -= 1
+    while k < n_models and (k + 1) * k // 2 * per_pair <= max_cells:
+        k += 1
+    return max(2, min(k, n_models))
+
+
+@dataclass(frozen=True)
+class PairComparisons:
+    """Pairs of the top ``models`` (best first): per cell and over all cells.
+
+    ``comparison`` is :func:`compare_models`' result for those models (pairs
+    with ``model_a`` ranked above ``model_b``; aggregator ``mean`` only), on
+    the cells ``units`` of the overall view. ``n_ranked`` is the number of
+    ranked models, of which ``models`` are the first.
+    """
+
+    models: tuple[str, ...]
+    units: tuple[tuple[str, str], ...]
+    comparison: Comparison
+    n_ranked: int
+    replicated: bool
+    max_cells: int
+
+    @property
+    def complete(self) -> bool:
+        """Whether every pair of ranked models is here."""
+        return len(self.models) == self.n_ranked
+
+    def to_dict(self) -> dict[str, Any]:
+        """Page data: per pair (``"i,j"``, i < j in ``models``), per-cell and overall numbers.
+
+        Numbers are rounded to 6 significant digits; infinite effects (no
+        replication variance) are the strings ``"inf"`` / ``"-inf"``. For
+        unreplicated scores per-cell SDs and effects are None: with one score
+        per cell there is no replication variance to compare against.
+        """
+        index = {m: i for i, m in enumerate(self.models)}
+        per_cell = self.comparison.per_language
+        assert per_cell is not None
+        n_units = len(self.units)
+        aggregates = self.comparison.aggregates
+        pairs: dict[str, Any] = {}
+        rows = aggregates[aggregates["aggregator"] == "mean"]
+        for position, row in enumerate(rows.itertuples(index=False)):
+            cells = per_cell.iloc[position * n_units : (position + 1) * n_units]
+            difference = cells["difference"].to_numpy()
+            pairs[f"{index[row.model_a]},{index[row.model_b]}"] = {
+                "difference": [_number(v) for v in difference],
+                "sd": [_number(v) for v in cells["sd"]] if self.replicated else None,
+                "effect": [_number(v) for v in cells["effect_size"]] if self.replicated else None,
+                "flagged": [bool(v) for v in cells["flagged"]] if self.replicated else None,
+                "n_a_better": int((difference > 0).sum()),
+                "overall": {
+                    "difference": _number(row.difference),
+                    "sd": _number(row.sd),
+                    "effect": _number(row.effect_size),
+                    "flagged": bool(row.flagged),
+                    "ci": [_number(row.ci_low), _number(row.ci_high)],
+                    "share_a_better": _number(row.share_a_better),
+                },
+            }
+        return {
+            "models": list(self.models),
+            "units": [list(u) for u in self.units],
+            "n_ranked": self.n_ranked,
+            "complete": self.complete,
+            "max_cells": self.max_cells,
+            "replicated": self.replicated,
+            "effect_threshold": EFFECT_THRESHOLD,
+            "draws": self.comparison.settings.describe(),
+            "pairs": pairs,
+            "notes": list(self.comparison.notes),
+        }
+
+
+def _number(value: Any) -> float | str | None:
+    """6 significant digits (no double rounding when shown at 2–4); ±inf as a string; NaN: None."""
+    value = float(value)
+    if np.isnan(value):
+        return None
+    if np.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return float(f"{value:.6g}")
+
+
+def pair_comparisons(
+    source: ReplicatedScores,
+    overall: ViewAnalysis,
+    settings: AnalysisSettings,
+    *,
+    max_cells: int = MAX_PAIR_CELLS,
+    n_models: int | None = None,
+) -> PairComparisons:
+    """Compare every pair of the top models of ``overall`` (the page's overall view).
+
+    ``n_models`` (default: as many as ``max_cells`` allows) top models by
+    overall score are compared, on the cells the overall view used. Cells the
+    view left out (not every ranked model has them) are left out here too, so
+    that the draw stream, and with it every pair's overall numbers, is the
+    view's.
+    """
+    order = [overall.models[m] for m in np.argsort(-overall.observed, kind="stable")]
+    left_out = set(overall.left_out)
+    single = len({u.task for u in source.units}) == 1
+    kept = [u for u in source.units if u.label(single) not in left_out]
+    k = (
+        min(max(n_models, 2), len(order))
+        if n_models is not None
+        else models_within_budget(len(order), len(kept), max_cells)
+    )
+    chosen = order[:k]
+    rows = [source.models.index(m) for m in chosen]
+    values = source.values[rows].copy()
+    # cells outside the view: absent for every chosen model, so the draws keep the view's units
+    outside = [i for i, u in enumerate(source.units) if u.label(single) in left_out]
+    values[:, outside] = np.nan
+    sub = ReplicatedScores(tuple(chosen), source.units, values, source.source, source.metric)
+    comparison = compare_models(
+        sub,
+        settings.draws(sub),
+        aggregators=("mean",),
+        confidence_level=settings.confidence_level,
+        per_language=True,
+    )
+    cells = {u.label(single): (u.task, u.language) for u in kept}
+    return PairComparisons(
+        models=tuple(chosen),
+        units=tuple(cells[label] for label in comparison.languages),
+        comparison=comparison,
+        n_ranked=len(order),
+        replicated=is_replicated(source),
+        max_cells=max_cells,
+    )
