@@ -21,10 +21,11 @@ from typing import Any
 
 import pandas as pd
 
-from glotbench.analysis.compare import Aggregates, Comparison, aggregate_scores, compare_models
+from glotbench.analysis.compare import Aggregates, Comparison, aggregate_scores
 from glotbench.analysis.headline import Analysis, AnalysisSettings, analyze
 from glotbench.analysis.inputs import load_replicated
-from glotbench.analysis.ranks import Ranks, rank_models
+from glotbench.analysis.pair_view import RankedComparisons, ranked_comparisons
+from glotbench.analysis.ranks import Ranks
 from glotbench.analysis.replicates import ReplicatedScores
 from glotbench.analysis.results import records
 from glotbench.analysis.speed import store_speed_table
@@ -76,6 +77,12 @@ class StarterDemo:
     analysis: Analysis | None = None
     #: the key of this result in the store's analysis cache (store content + request)
     cache_key: str = ""
+    #: the compared and ranked models, best first (the pairs' orientation)
+    ranked_models: tuple[str, ...] = ()
+
+    def comparisons(self) -> RankedComparisons:
+        """The comparison and ranks as one result, to hand to the report."""
+        return RankedComparisons(self.ranked_models, self.comparison, self.ranks)
 
     def summary(self) -> pd.DataFrame:
         """Per model: macro-F1 over all items and mean per-language accuracy ± SE (ScandEval).
@@ -283,17 +290,19 @@ def _analyse_starter(
         raise GlotbenchError(f"{path} holds no per-example runs of {STARTER_METRIC}")
     table = components(replicated)
     draws = settings.draws(replicated)
-    level = settings.confidence_level
+    analysis = analyze(replicated, settings)
+    ranked = ranked_comparisons(replicated, analysis)
     return StarterDemo(
         store=path,
         run=run,
         scores=scores,
         variance=variance_components(table),
         aggregates=aggregate_scores(replicated, draws),
-        comparison=compare_models(replicated, draws, aggregators=("mean",), confidence_level=level),
-        ranks=rank_models(replicated, draws, aggregators=("mean",), confidence_level=level),
+        comparison=ranked.comparison,
+        ranks=ranked.ranks,
         notes=notes,
         replicated=replicated,
         settings=settings,
-        analysis=analyze(replicated, settings),
+        analysis=analysis,
+        ranked_models=ranked.models,
     )

@@ -18,15 +18,17 @@ from typing import Any
 import pandas as pd
 
 from glotbench.analysis.aggregate import Leaderboard, leaderboard
-from glotbench.analysis.compare import Comparison, compare_models
+from glotbench.analysis.compare import Comparison
 from glotbench.analysis.headline import Analysis, AnalysisSettings
 from glotbench.analysis.headline import analyze as analyze_headline
-from glotbench.analysis.ranks import Ranks, rank_models
+from glotbench.analysis.pair_view import RankedComparisons, ranked_comparisons
+from glotbench.analysis.ranks import Ranks
 from glotbench.analysis.replicates import replicates_from_frame
 from glotbench.analysis.results import records
 from glotbench.core.analysis_cache import cache_key
 from glotbench.data import XTREME_R_CAVEATS, xtreme_r_baselines
 from glotbench.demo_starter import STARTER_METRIC, StarterDemo
+from glotbench.errors import GlotbenchError
 from glotbench.report.sites import write_leaderboard_site, write_report
 from glotbench.report.sources import LeaderboardSource, leaderboard_source, store_metadata
 
@@ -46,6 +48,12 @@ class Demo:
     notes: tuple[str, ...] = XTREME_R_CAVEATS
     #: the request's headline analysis (its pages render the same numbers)
     analysis: Analysis | None = None
+    #: the compared and ranked models, best first (the pairs' orientation)
+    ranked_models: tuple[str, ...] = ()
+
+    def comparisons(self) -> RankedComparisons:
+        """The comparison and ranks as one result, to hand to the report."""
+        return RankedComparisons(self.ranked_models, self.comparison, self.ranks)
 
     def between_language_sd(self) -> pd.DataFrame:
         """σ_b per model and task: the SD (ddof = 1) of the per-language scores."""
@@ -89,12 +97,16 @@ def demo(
     analytic = leaderboard(scores, confidence_level=settings.confidence_level)
     replicated = replicates_from_frame(scores)
     analysis = analyze_headline(replicated, settings)
-    complete = replicated.select_models(list(analysis.overall.models))
-    draws = settings.draws(replicated)
-    level = settings.confidence_level
-    comparison = compare_models(complete, draws, aggregators=("mean",), confidence_level=level)
-    ranks = rank_models(complete, draws, aggregators=("mean",), confidence_level=level)
-    return Demo(analysis.leaderboard(analytic), comparison, ranks, analysis=analysis)
+    ranked = ranked_comparisons(replicated, analysis)
+    if ranked.comparison is None or ranked.ranks is None:
+        raise GlotbenchError("the XTREME-R demo needs two models with every task")
+    return Demo(
+        analysis.leaderboard(analytic),
+        ranked.comparison,
+        ranked.ranks,
+        analysis=analysis,
+        ranked_models=ranked.models,
+    )
 
 
 def write_demo_pages(
@@ -188,12 +200,25 @@ def _write_demo_pages(
             ),
         )
         analysis = starter.analysis
+        comparisons = None
         if analysis is None or analysis.settings != settings:
             analysis = analyze_headline(starter.replicated, settings)
+        else:
+            comparisons = starter.comparisons()
         site = write_leaderboard_site(
-            folder / "leaderboard", source, settings=settings, analysis=analysis
+            folder / "leaderboard",
+            source,
+            settings=settings,
+            analysis=analysis,
+            comparisons=comparisons,
         )
-        report = write_report(folder / "report.html", source, settings=settings, analysis=analysis)
+        report = write_report(
+            folder / "report.html",
+            source,
+            settings=settings,
+            analysis=analysis,
+            comparisons=comparisons,
+        )
         written += [site.path, report.path]
         xtreme_folder = folder / "xtreme-r"
     elif starter_store is not None:
@@ -213,17 +238,23 @@ def _write_demo_pages(
         written += [site.path, report.path]
         xtreme_folder = folder / "xtreme-r"
     source = leaderboard_source(demo=True, seed=settings.seed)
-    analysis = (
-        xtreme.analysis
-        if xtreme is not None
-        and xtreme.analysis is not None
-        and xtreme.analysis.settings == settings
-        else analyze_headline(source.replicated, settings)
+    reuse = (
+        xtreme is not None and xtreme.analysis is not None and xtreme.analysis.settings == settings
     )
+    analysis = xtreme.analysis if reuse else analyze_headline(source.replicated, settings)
+    computed = xtreme.comparisons() if reuse and xtreme is not None else None
     site = write_leaderboard_site(
-        xtreme_folder / "leaderboard", source, settings=settings, analysis=analysis
+        xtreme_folder / "leaderboard",
+        source,
+        settings=settings,
+        analysis=analysis,
+        comparisons=computed,
     )
     report = write_report(
-        xtreme_folder / "report.html", source, settings=settings, analysis=analysis
+        xtreme_folder / "report.html",
+        source,
+        settings=settings,
+        analysis=analysis,
+        comparisons=computed,
     )
     return [*written, site.path, report.path]

@@ -146,6 +146,10 @@ class ViewAnalysis:
     #: every cell left out of this view, in the source's order
     left_out: tuple[str, ...] = ()
 
+    def order(self) -> list[str]:
+        """The models best first (by observed score; ties keep the models' order)."""
+        return [self.models[m] for m in np.argsort(-self.observed, kind="stable")]
+
     def tied_with(self) -> dict[str, tuple[str, ...]]:
         """Per model, the models it is statistically tied with in this view.
 

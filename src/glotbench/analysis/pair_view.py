@@ -1,4 +1,9 @@
-"""Pairwise comparisons for a leaderboard page: every pair of its top models, per cell and overall.
+"""Pairwise comparisons for the outputs: the page's pairs per cell, and the ranked comparisons.
+
+:func:`ranked_comparisons` gives the comparisons and rank distributions of the
+best models in ranking order, computed once per request and rendered by the
+terminal, the JSON and the report. :func:`pair_comparisons` gives the
+leaderboard page's pairwise view:
 
 The page's pairwise view shows, for two models A and B, the difference per task
 and language and over all cells with its SD over paired draws, effect size and
@@ -19,13 +24,16 @@ SD, interval and share of the draws behind the ranks and the ``≈`` ties.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from glotbench.analysis.compare import EFFECT_THRESHOLD, Comparison, compare_models
-from glotbench.analysis.headline import AnalysisSettings, ViewAnalysis, is_replicated
+from glotbench.analysis.draws import DrawSettings
+from glotbench.analysis.headline import Analysis, AnalysisSettings, ViewAnalysis, is_replicated
+from glotbench.analysis.ranks import Ranks, rank_models
 from glotbench.analysis.replicates import ReplicatedScores
 
 #: default budget of embedded pair × cell comparisons (about 2 MB of page data)
@@ -131,6 +139,7 @@ def pair_comparisons(
     *,
     max_cells: int = MAX_PAIR_CELLS,
     n_models: int | None = None,
+    computed: RankedComparisons | None = None,
 ) -> PairComparisons:
     """Compare every pair of the top models of ``overall`` (the page's overall view).
 
@@ -138,9 +147,10 @@ def pair_comparisons(
     overall score are compared, on the cells the overall view used. Cells the
     view left out (not every ranked model has them) are left out here too, so
     that the draw stream, and with it every pair's overall numbers, is the
-    view's.
+    view's. ``computed``: the request's :func:`ranked_comparisons`, used as is
+    when it compares the same models with the same draws (no second computation).
     """
-    order = [overall.models[m] for m in np.argsort(-overall.observed, kind="stable")]
+    order = overall.order()
     left_out = set(overall.left_out)
     single = len({u.task for u in source.units}) == 1
     kept = [u for u in source.units if u.label(single) not in left_out]
@@ -150,19 +160,28 @@ def pair_comparisons(
         else models_within_budget(len(order), len(kept), max_cells)
     )
     chosen = order[:k]
-    rows = [source.models.index(m) for m in chosen]
-    values = source.values[rows].copy()
-    # cells outside the view: absent for every chosen model, so the draws keep the view's units
-    outside = [i for i, u in enumerate(source.units) if u.label(single) in left_out]
-    values[:, outside] = np.nan
-    sub = ReplicatedScores(tuple(chosen), source.units, values, source.source, source.metric)
-    comparison = compare_models(
-        sub,
-        settings.draws(sub),
-        aggregators=("mean",),
-        confidence_level=settings.confidence_level,
-        per_language=True,
-    )
+    draws = settings.draws(source)
+    if (
+        computed is not None
+        and computed.comparison is not None
+        and computed.comparison.per_language is not None
+        and computed.covers(chosen, draws)
+    ):
+        comparison = computed.comparison
+    else:
+        rows = [source.models.index(m) for m in chosen]
+        values = source.values[rows].copy()
+        # cells outside the view: absent for every chosen model, so the draws keep its units
+        outside = [i for i, u in enumerate(source.units) if u.label(single) in left_out]
+        values[:, outside] = np.nan
+        sub = ReplicatedScores(tuple(chosen), source.units, values, source.source, source.metric)
+        comparison = compare_models(
+            sub,
+            draws,
+            aggregators=("mean",),
+            confidence_level=settings.confidence_level,
+            per_language=True,
+        )
     cells = {u.label(single): (u.task, u.language) for u in kept}
     return PairComparisons(
         models=tuple(chosen),
@@ -171,4 +190,53 @@ def pair_comparisons(
         n_ranked=len(order),
         replicated=is_replicated(source),
         max_cells=max_cells,
+    )
+
+
+@dataclass(frozen=True)
+class RankedComparisons:
+    """Comparisons and rank distributions of the best ``models`` (best first).
+
+    Pairs run in ranking order (``model_a`` above ``model_b``), so every output
+    shows a difference as the better model minus the worse. Computed once per
+    request (:func:`ranked_comparisons`) and handed to the terminal, the JSON
+    and the report alike.
+    """
+
+    models: tuple[str, ...]
+    comparison: Comparison | None
+    ranks: Ranks | None
+
+    def covers(self, models: Sequence[str], settings: DrawSettings) -> bool:
+        """Whether this result is the one asked for: the same models in order, same draws."""
+        return tuple(models) == self.models and all(
+            result is None or result.settings == settings
+            for result in (self.comparison, self.ranks)
+        )
+
+
+def ranked_comparisons(
+    source: ReplicatedScores,
+    analysis: Analysis,
+    *,
+    max_models: int | None = None,
+) -> RankedComparisons:
+    """Paired comparisons and rank distributions of the overall view's best models.
+
+    The models with every task (the overall view's), best first, at most
+    ``max_models`` of them; the draws are ``analysis.settings``' (aggregator
+    ``mean``). With fewer than two models there is nothing to compare (None).
+    """
+    ranked = analysis.overall.order()
+    if max_models is not None:
+        ranked = ranked[:max_models]
+    if len(ranked) < 2:
+        return RankedComparisons(tuple(ranked), None, None)
+    subset = source.select_models(ranked)
+    draws = analysis.settings.draws(source)
+    level = analysis.settings.confidence_level
+    return RankedComparisons(
+        tuple(ranked),
+        compare_models(subset, draws, aggregators=("mean",), confidence_level=level),
+        rank_models(subset, draws, aggregators=("mean",), confidence_level=level),
     )

@@ -10,7 +10,7 @@ rich's ``Panel`` and ``Table`` directly, in the layout and styles of Typer's
 own renderer. Commands (leaves) keep Typer's renderer: their help is shown
 only when asked for, and it may use every feature Typer supports.
 
-``tests/cli/test_fast_help.py`` holds the output to Typer's own rendering of
+``tests/test_cli_help.py`` holds the output to Typer's own rendering of
 the same groups, byte for byte, at several widths, with and without colour;
 a Typer upgrade that changes its layout fails that test rather than drifting
 apart silently. With ``TYPER_USE_RICH=0`` (or ``rich_markup_mode=None``) the

@@ -42,7 +42,7 @@ from glotbench.analysis.headline import (
     analyze_view,
     is_replicated,
 )
-from glotbench.analysis.pair_view import MAX_PAIR_CELLS, pair_comparisons
+from glotbench.analysis.pair_view import MAX_PAIR_CELLS, RankedComparisons, pair_comparisons
 from glotbench.analysis.replicates import ReplicatedScores
 from glotbench.analysis.speed import SpeedTable
 from glotbench.analysis.variance import components
@@ -218,7 +218,8 @@ class _Views:
         languages: Sequence[str] | None,
         resample: bool,
     ) -> None:
-        self.cache[self._key(view.models, tasks, languages, resample)] = (view, [])
+        key = self._key(view.models, tasks, languages, resample)
+        self.cache[key] = (view, list(view.notes))  # as computed in get(): the same page
 
     def get(
         self,
@@ -541,6 +542,7 @@ def build_leaderboard(
     speed: SpeedTable | None = None,
     pair_models: int | None = None,
     max_pair_cells: int = MAX_PAIR_CELLS,
+    comparisons: RankedComparisons | None = None,
 ) -> LeaderboardData:
     """Assemble every view of the leaderboard from replicated scores.
 
@@ -555,7 +557,8 @@ def build_leaderboard(
     column, shown as computed. The pairwise view holds every pair of the top
     ``pair_models`` models of the overall ranking (default: as many as keep
     pairs × cells within ``max_pair_cells``), compared by
-    :func:`glotbench.analysis.pair_view.pair_comparisons` on the overall view's draws.
+    :func:`glotbench.analysis.pair_view.pair_comparisons` on the overall view's draws
+    (``comparisons``, the request's ranked comparisons, are used when they are those pairs).
     """
     if settings is None:
         settings = (
@@ -599,7 +602,7 @@ def build_leaderboard(
             language, scores[scores["language"] == language], views_cache, confidence_level
         )
     pairwise = _pairwise(
-        source, views["overall"], views_cache, settings, pair_models, max_pair_cells
+        source, views["overall"], views_cache, settings, pair_models, max_pair_cells, comparisons
     )
     meta = {str(k): dict(v) for k, v in (metadata or {}).items()}
     keys = sorted({k for m in source.models for k in meta.get(m, {})})
@@ -653,6 +656,7 @@ def _pairwise(
     settings: AnalysisSettings,
     pair_models: int | None,
     max_pair_cells: int,
+    comparisons: RankedComparisons | None,
 ) -> dict[str, Any] | None:
     """The pairwise view's data: the analysis' comparisons of the top models' pairs."""
     complete = [row["model"] for row in overall["rows"] if row["score"] is not None]
@@ -662,7 +666,12 @@ def _pairwise(
     if drawn is None:
         return None
     pairs = pair_comparisons(
-        source, drawn, settings, max_cells=max_pair_cells, n_models=pair_models
+        source,
+        drawn,
+        settings,
+        max_cells=max_pair_cells,
+        n_models=pair_models,
+        computed=comparisons,
     )
     return pairs.to_dict() | {"command": compare_command(settings, source)}
 

@@ -12,12 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from glotbench.analysis.aggregate import leaderboard
-from glotbench.analysis.compare import compare_models
 from glotbench.analysis.datasize import DataSizeResult
 from glotbench.analysis.headline import Analysis, AnalysisSettings
 from glotbench.analysis.headline import analyze as analyze_headline
 from glotbench.analysis.mixed.model import LmmResult
-from glotbench.analysis.ranks import rank_models
+from glotbench.analysis.pair_view import RankedComparisons, ranked_comparisons
 from glotbench.analysis.variance import components, variance_components
 from glotbench.errors import InputError
 from glotbench.report.sources import LeaderboardSource
@@ -60,6 +59,7 @@ def write_leaderboard_site(
     settings: AnalysisSettings | None = None,
     analysis: Analysis | None = None,
     pair_models: int | None = None,
+    comparisons: RankedComparisons | None = None,
 ) -> SiteResult:
     """Write the static interactive leaderboard folder ``out`` (``out/index.html``).
 
@@ -67,7 +67,8 @@ def write_leaderboard_site(
     decide every view's draws; ``analysis``: the request's computed result
     (:func:`analyze_headline` of ``source.replicated``), shown as is.
     ``pair_models``: how many top models' pairs the pairwise view holds
-    (default: as many as fit :data:`glotbench.analysis.pair_view.MAX_PAIR_CELLS`).
+    (default: as many as fit :data:`glotbench.analysis.pair_view.MAX_PAIR_CELLS`);
+    ``comparisons``: the request's ranked comparisons, reused for those pairs.
     """
     from glotbench.report.leaderboard import build_leaderboard, write_leaderboard
 
@@ -84,6 +85,7 @@ def write_leaderboard_site(
         analysis=analysis,
         speed=source.speed,
         pair_models=pair_models,
+        comparisons=comparisons,
     )
     path = write_leaderboard(data, out)
     pairwise = data.payload["pairwise"]
@@ -124,6 +126,7 @@ def write_report(
     lmm: Sequence[LmmResult | str | Path] = (),
     settings: AnalysisSettings | None = None,
     analysis: Analysis | None = None,
+    comparisons: RankedComparisons | None = None,
 ) -> SiteResult:
     """Write the HTML report (one self-contained file) of a leaderboard source.
 
@@ -143,7 +146,9 @@ def write_report(
     ``settings`` (default: ``n_draws`` and ``seed``, languages resampled with
     replacement) decide the draws of the aggregates, comparisons and ranks;
     ``analysis``: the request's computed result (:func:`analyze_headline`),
-    whose aggregates the report shows as is.
+    whose aggregates the report shows as is; ``comparisons``: its
+    :func:`~glotbench.analysis.pair_view.ranked_comparisons`, shown as is when
+    they cover the report's models (else computed here).
     """
     from glotbench.report.analyses import lmm_summary, read_datasize, read_lmm
     from glotbench.report.html import build_report
@@ -172,19 +177,14 @@ def write_report(
     )
     variance = variance_components(components(replicated))
     notes += list(variance.notes)
-    complete = set(analysis.overall.models)
-    ranked = [m for m in board.overall["model"] if m in complete]
+    ranked = analysis.overall.order()
     if len(ranked) > max_models:
         notes.append(f"comparisons and ranks show the {max_models} best of {len(ranked)} models")
         ranked = ranked[:max_models]
-    draw_settings = settings.draws(replicated)
-    comparison = ranks = None
-    if len(ranked) > 1:
-        subset = replicated.select_models(ranked)
-        comparison = compare_models(subset, draw_settings, aggregators=("mean",))
-        ranks = rank_models(
-            subset, draw_settings, aggregators=("mean",), confidence_level=settings.confidence_level
-        )
+    if comparisons is None or not comparisons.covers(ranked, settings.draws(replicated)):
+        comparisons = ranked_comparisons(replicated, analysis, max_models=max_models)
+    comparison, ranks = comparisons.comparison, comparisons.ranks
+    if comparison is not None:
         notes += [n for n in comparison.notes if n not in notes]
     report = build_report(
         title or source.title,
