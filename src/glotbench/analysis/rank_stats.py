@@ -32,6 +32,7 @@ is better.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -79,15 +80,54 @@ def rank_counts(aggregates: np.ndarray, chunk_elements: int = CHUNK_ELEMENTS) ->
     return counts.reshape(n_models, n_models)
 
 
-def _overlapping_pairs(low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Pairs (a, b) whose ranges [low, high] over the draws overlap, each pair once."""
-    order = np.argsort(low, kind="stable")
-    # in order of low, b after a overlaps a exactly when low_b ≤ high_a
-    end = np.searchsorted(low[order], high[order], side="right")
-    counts = np.maximum(end - np.arange(1, len(low) + 1), 0)
-    first = np.repeat(np.arange(len(low)), counts)
-    step = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
-    return order[first], order[first + 1 + step]
+class _OverlappingPairs:
+    """Pairs (a, b) whose ranges [low, high] over the draws overlap, each pair once.
+
+    In order of ``low``, the models after a that overlap it are exactly those
+    with ``low_b ≤ high_a``: a contiguous run of the rows sorted by ``low``.
+    Pairs are listed by a (sorted position ``i``), then b; ``rows`` holds the
+    draws of the models in that order (M × R, contiguous), so each model's
+    partners are one slice of it and their comparisons need no gathered copy.
+    """
+
+    def __init__(self, by_model: np.ndarray, low: np.ndarray, high: np.ndarray) -> None:
+        self.order = np.argsort(low, kind="stable")
+        end = np.searchsorted(low[self.order], high[self.order], side="right")
+        self.counts = np.maximum(end - np.arange(1, len(low) + 1), 0)
+        self.offsets = np.concatenate([[0], np.cumsum(self.counts)])
+        self.rows = np.ascontiguousarray(by_model[self.order])
+
+    def blocks(self, max_pairs: int) -> Iterator[tuple[int, int]]:
+        """Ranges [i0, i1) of sorted positions, each with at most ``max_pairs`` pairs
+        (or one position with more)."""
+        n = len(self.counts)
+        i0 = 0
+        while i0 < n:
+            limit = self.offsets[i0] + max_pairs
+            i1 = max(int(np.searchsorted(self.offsets, limit, side="right")) - 1, i0 + 1)
+            yield i0, min(i1, n)
+            i0 = min(i1, n)
+
+    def pairs(self, i0: int, i1: int) -> tuple[np.ndarray, np.ndarray]:
+        """Model indices (a, b) of the pairs of sorted positions i0 ≤ i < i1."""
+        counts = self.counts[i0:i1]
+        first = np.repeat(np.arange(i0, i1), counts)
+        step = np.arange(counts.sum()) - np.repeat(self.offsets[i0:i1] - self.offsets[i0], counts)
+        return self.order[first], self.order[first + 1 + step]
+
+    def sign_counts(self, i0: int, i1: int) -> tuple[np.ndarray, np.ndarray]:
+        """Per pair of positions i0 ≤ i < i1: draws with X_b > X_a, and with X_b < X_a."""
+        size = int(self.offsets[i1] - self.offsets[i0])
+        positive = np.empty(size, dtype=np.int64)
+        negative = np.empty(size, dtype=np.int64)
+        for i in range(i0, i1):
+            count = int(self.counts[i])
+            if count:
+                start = int(self.offsets[i] - self.offsets[i0])
+                x_a, x_b = self.rows[i], self.rows[i + 1 : i + 1 + count]
+                positive[start : start + count] = np.count_nonzero(x_b > x_a, axis=1)
+                negative[start : start + count] = np.count_nonzero(x_b < x_a, axis=1)
+        return positive, negative
 
 
 def _above_zero(n_not_positive: np.ndarray, k: int) -> np.ndarray:
@@ -131,15 +171,12 @@ def pair_decisions(
     # pairs whose trimmed ranges are apart: decided without their differences
     better = n_models - np.searchsorted(np.sort(low), high, side="right")  # low_j > high_i
     worse = np.searchsorted(np.sort(high), low, side="left")  # high_j < low_i
-    a, b = _overlapping_pairs(low, high)
-    tied: list[np.ndarray] = []
     by_model = np.ascontiguousarray(aggregates.T)
-    step = max(1, chunk_elements // (2 * n_draws))  # two gathered rows per pair
-    for start in range(0, len(a), step):
-        pa, pb = a[start : start + step], b[start : start + step]
-        x_a, x_b = by_model[pa], by_model[pb]  # (pairs, R)
-        positive = np.count_nonzero(x_b > x_a, axis=1)  # X_b − X_a > 0
-        negative = np.count_nonzero(x_b < x_a, axis=1)
+    overlapping = _OverlappingPairs(by_model, low, high)
+    tied: list[np.ndarray] = []
+    for i0, i1 in overlapping.blocks(max(1, chunk_elements // (2 * n_draws))):
+        pa, pb = overlapping.pairs(i0, i1)
+        positive, negative = overlapping.sign_counts(i0, i1)  # X_b − X_a > 0, < 0
         # lower percentile of X_b − X_a > 0 (b better than a) and of X_a − X_b > 0 (a better)
         b_better = _above_zero(n_draws - positive, k_low)
         a_better = _above_zero(n_draws - negative, k_low)
@@ -149,7 +186,7 @@ def pair_decisions(
         a_worse = _above_zero(n_draws - positive, k_low)
         unsure = (b_better < 0) | (a_better < 0) | (b_worse < 0) | (a_worse < 0)
         if unsure.any():
-            d = x_b[unsure] - x_a[unsure]
+            d = by_model[pb[unsure]] - by_model[pa[unsure]]
             lo_ba, hi_ba = np.quantile(d, [alpha, 1 - alpha], axis=1)  # of X_b − X_a
             lo_ab, hi_ab = np.quantile(-d, [alpha, 1 - alpha], axis=1)  # of X_a − X_b
             b_better[unsure] = lo_ba > 0

@@ -26,6 +26,10 @@ ModelsOption = Annotated[
 ListOption = Annotated[list[str] | None, typer.Option(help="Repeatable filter.")]
 
 
+#: default evaluation sizes of the data-size analyses; spaces let the help wrap at 80 columns
+DEFAULT_SIZES = "100, 200, 500, 1000, 2000, 5000, 10000, 20000, all"
+
+
 def parse_sizes(text: str) -> list[int | None]:
     """``--sizes`` / ``--datasize-sizes``: comma-separated positive sizes, ``all`` = None."""
     sizes: list[int | None] = []

@@ -14,6 +14,7 @@ import typer
 
 from glotbench.cli._lazy import api
 from glotbench.cli._options import (
+    DEFAULT_SIZES,
     DEFAULT_STORE,
     DatasetOption,
     JsonOption,
@@ -577,7 +578,7 @@ def analyze_datasize_command(
     ] = 3,
     sizes: Annotated[
         str, typer.Option("--sizes", help="Comma-separated sizes in tokens; 'all' = full set.")
-    ] = "100,200,500,1000,2000,5000,10000,20000,all",
+    ] = DEFAULT_SIZES,
     strategy: Annotated[
         list[str] | None, typer.Option("--strategy", help="SEQ, RAND, RAND_SEQ (repeatable).")
     ] = None,

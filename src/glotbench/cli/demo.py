@@ -26,7 +26,7 @@ def demo(
         typer.Option(
             "--out",
             help="Folder for the starter store (OUT/starter.duckdb; a re-run resumes it), the "
-            "interactive leaderboard (OUT/leaderboard/index.html) and the HTML report "
+            "interactive leaderboard (index.html in OUT/leaderboard) and the HTML report "
             "(OUT/report.html); the XTREME-R pages go to OUT/xtreme-r/.",
         ),
     ] = Path("glotbench-demo"),

@@ -191,18 +191,22 @@ def import_lm_eval_command(
         list[str] | None,
         typer.Option(
             "--family",
-            help="Extra task family named <family>_<language> (repeatable); xnli, belebele, "
-            "xquad, xcopa, ... are known.",
+            help="Extra task family: tasks named family_language, e.g. xnli_de (repeatable); "
+            "xnli, belebele, xquad, xcopa, ... are known.",
         ),
     ] = None,
     task_map: Annotated[
         list[str] | None,
         typer.Option(
             "--task-language",
-            "--map",
-            help="TASK=LANGUAGE (or TASK=NAME:LANGUAGE) for one task, e.g. xnli_de=de "
-            "(repeatable; wins over --map-file).",
+            help="TASK=LANGUAGE for one task, e.g. xnli_de=de, or TASK=NAME:LANG to store it "
+            "under another task name (repeatable; wins over --map-file).",
         ),
+    ] = None,
+    map_alias: Annotated[
+        list[str] | None,
+        # the short alias, kept out of the help so that the option column fits 80 columns
+        typer.Option("--map", hidden=True, help="Alias of --task-language."),
     ] = None,
     map_file: Annotated[
         Path | None,
@@ -246,7 +250,7 @@ def import_lm_eval_command(
             store=store,
             model=model,
             families=family,
-            task_map=task_map,
+            task_map=[*(task_map or ()), *(map_alias or ())] or None,
             default_language=language,
             tasks=tasks,
             seed_from=seed_from,

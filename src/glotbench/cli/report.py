@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from glotbench.cli._lazy import api
-from glotbench.cli._options import JsonOption, ListOption, parse_sizes
+from glotbench.cli._options import DEFAULT_SIZES, JsonOption, ListOption, parse_sizes
 from glotbench.cli._output import console, print_json
 
 commands = typer.Typer()
@@ -168,7 +168,7 @@ def report_command(
         typer.Option(
             "--datasize-sizes", help="Sizes of --datasize-task, comma-separated; 'all' = full set."
         ),
-    ] = "100,200,500,1000,2000,5000,10000,20000,all",
+    ] = DEFAULT_SIZES,
     datasize_draws: Annotated[
         int, typer.Option("--datasize-draws", help="Draws per size and strategy.")
     ] = 100,
