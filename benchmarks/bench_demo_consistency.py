@@ -30,15 +30,19 @@ def _demo(out: Path, *extra: str) -> str:
     return subprocess.run(command, capture_output=True, text=True, check=True).stdout
 
 
-def _report_rows(page: str, heading: str) -> dict[str, list[str]]:
-    """First cell → cell texts of every row in the report section ``heading``."""
+def _report_rows(page: str, heading: str, column: str | None = None) -> dict[str, list[str]]:
+    """First cell → cell texts of the rows in the report section ``heading``
+    (only of the table whose header has ``column``, when given)."""
     start = page.index(f"<h2>{heading}</h2>")
     end = page.find("<h2>", start + 1)
     section = page[start : end if end > 0 else len(page)]
-    rows = {}
+    rows: dict[str, list[str]] = {}
+    header: list[str] = []
     for row in re.findall(r"<tr>(.*?)</tr>", section, flags=re.S):
         cells = [html.unescape(c) for c in re.findall(r"<t[dh](?: [^>]*)?>(.*?)</t[dh]>", row)]
-        if cells:
+        if "<th" in row:
+            header = cells
+        elif cells and (column is None or column in header):
             rows.setdefault(cells[0], cells)
     return rows
 
@@ -55,7 +59,8 @@ def main() -> None:
     overall = {row["model"]: row for row in board["views"]["overall"]["rows"]}
     page = (out / "report.html").read_text(encoding="utf-8")
     aggregates = _report_rows(page, "Aggregates")
-    ranks = _report_rows(page, "Rank distributions")
+    # the distribution table: the model, then one column per rank
+    ranks = _report_rows(page, "Rank distributions", column="rank_1")
     flat = " ".join(text.split())
     header = f"{'model':<12} {'output':<12} {'mean ± SE':<14} {'95% interval':<16} rank 1 %"
     print(header)

@@ -170,8 +170,9 @@ class ViewAnalysis:
         order = np.argsort(-self.observed, kind="stable")
         out: dict[str, bool | None] = {self.models[m]: None for m in order}
         if self.ranks is not None:
-            for upper, lower in zip(order[:-1], order[1:], strict=True):
-                out[self.models[upper]] = self.ranks.is_tied(int(upper), int(lower))
+            tied = self.ranks.are_tied(order[:-1], order[1:]).tolist()
+            for upper, is_tied in zip(order[:-1].tolist(), tied, strict=True):
+                out[self.models[upper]] = is_tied
         return out
 
     def frame(self) -> pd.DataFrame:

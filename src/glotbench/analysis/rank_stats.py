@@ -225,16 +225,23 @@ class RankStatistics:
 
     def tied_with(self) -> list[list[int]]:
         """Per model, the indices of the models it is statistically tied with (sorted)."""
-        out: list[list[int]] = [[] for _ in range(self.counts.shape[0])]
-        for a, b in self.ties.tolist():
-            out[a].append(b)
-            out[b].append(a)
-        return [sorted(x) for x in out]
+        n_models = self.counts.shape[0]
+        first = np.concatenate([self.ties[:, 0], self.ties[:, 1]])
+        second = np.concatenate([self.ties[:, 1], self.ties[:, 0]])
+        order = np.lexsort((second, first))
+        bounds = np.searchsorted(first[order], np.arange(n_models + 1)).tolist()
+        others = second[order].tolist()
+        return [others[bounds[m] : bounds[m + 1]] for m in range(n_models)]
 
     def is_tied(self, a: int, b: int) -> bool:
         """Whether models ``a`` and ``b`` are statistically tied."""
-        lo, hi = min(a, b), max(a, b)
-        return bool(((self.ties[:, 0] == lo) & (self.ties[:, 1] == hi)).any())
+        return bool(self.are_tied(np.array([a]), np.array([b]))[0])
+
+    def are_tied(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Element-wise :meth:`is_tied` of the model index arrays ``a`` and ``b``."""
+        n_models = self.counts.shape[0]
+        keys = np.minimum(a, b).astype(np.int64) * n_models + np.maximum(a, b)
+        return np.isin(keys, self.ties[:, 0] * n_models + self.ties[:, 1])
 
     @property
     def shares(self) -> np.ndarray:
