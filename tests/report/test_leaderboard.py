@@ -138,6 +138,9 @@ def test_cli_leaderboard_demo_and_store(tmp_path: Path) -> None:
     page = (tmp_path / "s2" / "index.html").read_text()
     data = json.loads(_data_text(page))
     assert "group:Nordic" in data["views"]
+    # the page states the replicates the scores were bootstrapped with (was the default 1000)
+    assert data["analysis"]["n_replicates"] == 50 and data["analysis"]["n_draws"] == 100
+    assert json.loads((tmp_path / "s2" / "leaderboard.json").read_text()) == data
     assert data["metadata_keys"] == ["parameters", "type"]
     bad = runner.invoke(app, ["leaderboard", "--out", str(tmp_path / "x")])
     assert bad.exit_code != 0

@@ -564,7 +564,12 @@ def build_leaderboard(
         settings = (
             analysis.settings
             if analysis is not None
-            else AnalysisSettings(n_draws=n_draws, seed=seed, confidence_level=confidence_level)
+            else AnalysisSettings(
+                n_draws=n_draws,
+                seed=seed,
+                confidence_level=confidence_level,
+                n_replicates=source.n_replicates,  # the source's, as shown on the page
+            )
         )
     elif analysis is not None and analysis.settings != settings:
         raise GlotbenchError("the analysis was computed with other settings than the page's")

@@ -166,7 +166,7 @@ def write_report(
         settings = (
             analysis.settings
             if analysis is not None
-            else AnalysisSettings(n_draws=n_draws, seed=seed)
+            else AnalysisSettings(n_draws=n_draws, seed=seed, n_replicates=replicated.n_replicates)
         )
     if analysis is None:
         analysis = analyze_headline(replicated, settings)
