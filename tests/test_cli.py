@@ -143,20 +143,3 @@ def test_json_errors_are_json_on_stdout(tmp_path: Path) -> None:
     result = run_cli("import", "scores", str(bad), "--store", str(tmp_path / "s.duckdb"))
     assert result.returncode == 2 and result.stdout == ""
     assert "line 2" in " ".join(result.stderr.split())
-
-
-def test_help_does_not_load_the_analysis_stack() -> None:
-    """`glotbench --help` imports neither pandas, scipy nor numpy (timed in benchmarks/)."""
-    code = (
-        "import sys, runpy\n"
-        "sys.argv = ['glotbench', '--help']\n"
-        "try:\n"
-        "    runpy.run_module('glotbench', run_name='__main__')\n"
-        "except SystemExit:\n"
-        "    pass\n"
-        "heavy = sorted(m for m in ('pandas', 'scipy', 'numpy', 'duckdb') if m in sys.modules)\n"
-        "print('HEAVY=' + ','.join(heavy))\n"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    assert "HEAVY=\n" in done.stdout, done.stdout

@@ -71,8 +71,8 @@ def test_group_help_equals_typers_rendering(
             assert "\x1b[" in ours, path
 
 
-def test_top_level_help_does_not_import_typers_rich_renderer() -> None:
-    """The reason the light renderer exists (timed in benchmarks/bench_cli_startup.py)."""
+def _loaded_by_help(modules: tuple[str, ...]) -> list[str]:
+    """Which of ``modules`` a fresh ``glotbench --help`` process has imported."""
     code = (
         "import sys, runpy\n"
         "sys.argv = ['glotbench', '--help']\n"
@@ -80,14 +80,25 @@ def test_top_level_help_does_not_import_typers_rich_renderer() -> None:
         "    runpy.run_module('glotbench', run_name='__main__')\n"
         "except SystemExit:\n"
         "    pass\n"
-        "loaded = sorted(m for m in ('typer.rich_utils', 'rich.markdown', 'rich.traceback',"
-        " 'pygments') if m in sys.modules)\n"
-        "print('LOADED=' + ','.join(loaded))\n"
+        f"print('LOADED=' + ','.join(m for m in {modules!r} if m in sys.modules))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "Commands" in done.stdout
-    assert "LOADED=\n" in done.stdout, done.stdout
+    line = next(x for x in done.stdout.splitlines() if x.startswith("LOADED="))
+    return [m for m in line.removeprefix("LOADED=").split(",") if m]
+
+
+def test_top_level_help_does_not_import_typers_rich_renderer() -> None:
+    """The reason the light renderer exists (timed in benchmarks/bench_cli_startup.py)."""
+    assert (
+        _loaded_by_help(("typer.rich_utils", "rich.markdown", "rich.traceback", "pygments")) == []
+    )
+
+
+def test_help_does_not_load_the_analysis_stack() -> None:
+    """`glotbench --help` imports neither pandas, scipy, numpy nor DuckDB."""
+    assert _loaded_by_help(("pandas", "scipy", "numpy", "duckdb")) == []
 
 
 def test_plain_click_help_when_typer_rich_is_off() -> None:
