@@ -219,7 +219,7 @@ def test_sigkill_during_examples_import_leaves_only_complete_runs_and_rerun_comp
 def test_ctrl_c_during_examples_import_explains_how_to_resume(
     tmp_path: Path, cli: Callable[..., CliResult], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from glotbench.core import store as store_module
+    from glotbench.core import store_writes
     from glotbench.core.store import Store as StoreClass
 
     path = tmp_path / "e.csv"
@@ -235,7 +235,7 @@ def test_ctrl_c_during_examples_import_explains_how_to_resume(
         return original(self, con, runs)
 
     # batches of 1 run, then 2: the first run is committed before the interruption
-    monkeypatch.setattr(store_module, "FIRST_BATCH_RUNS", 1)
+    monkeypatch.setattr(store_writes, "FIRST_BATCH_RUNS", 1)
     monkeypatch.setattr(StoreClass, "_insert_batch", interrupted)
     result = cli("import", "examples", path, "--store", store)
     assert result.exit_code == 130

@@ -11,8 +11,7 @@ import pandas as pd
 import pytest
 
 from glotbench import api
-from glotbench.core import Store
-from glotbench.core import store as store_module
+from glotbench.core import Store, store_writes
 from glotbench.core.store import Store as StoreClass
 from glotbench.errors import InputError
 from glotbench.metrics import get_metric
@@ -363,7 +362,7 @@ def test_interrupted_import_resumes(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         return original(self, con, runs)
 
     # batches of 1, 2, 4, ... runs: 3 runs are committed before the interruption
-    monkeypatch.setattr(store_module, "FIRST_BATCH_RUNS", 1)
+    monkeypatch.setattr(store_writes, "FIRST_BATCH_RUNS", 1)
     monkeypatch.setattr(StoreClass, "_insert_batch", flaky)
     with pytest.raises(KeyboardInterrupt):
         api.import_examples(path, store=store)

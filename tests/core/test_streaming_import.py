@@ -13,8 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from glotbench.core import Store
-from glotbench.core import store as store_module
+from glotbench.core import Store, store_writes
 from glotbench.core.ingest import import_examples_file
 from glotbench.core.readers import read_tidy
 from glotbench.core.staging import stage_examples
@@ -163,7 +162,7 @@ def test_interrupted_streaming_import_resumes(
             raise KeyboardInterrupt
         return original(self, con, runs)
 
-    monkeypatch.setattr(store_module, "FIRST_BATCH_RUNS", 1)
+    monkeypatch.setattr(store_writes, "FIRST_BATCH_RUNS", 1)
     monkeypatch.setattr(StoreClass, "_insert_batch", flaky)
     with Store.open(store) as s, pytest.raises(KeyboardInterrupt):
         import_examples_file(s, path, chunk_rows=5)
@@ -297,7 +296,9 @@ KILL_CHILD = textwrap.dedent(
             os.kill(os.getpid(), signal.SIGKILL)
         return original(self, con, runs)
 
-    store_module.FIRST_BATCH_RUNS = 1
+    from glotbench.core import store_writes
+
+    store_writes.FIRST_BATCH_RUNS = 1
     store_module.Store._insert_batch = killing
     with Store.open(sys.argv[2]) as s:
         import_examples_file(s, sys.argv[1], chunk_rows=7)

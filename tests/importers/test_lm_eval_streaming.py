@@ -176,7 +176,9 @@ KILL_CHILD = textwrap.dedent(
             os.kill(os.getpid(), signal.SIGKILL)
         return original(self, con, runs)
 
-    store_module.FIRST_BATCH_RUNS = 1
+    from glotbench.core import store_writes
+
+    store_writes.FIRST_BATCH_RUNS = 1
     store_module.Store._insert_batch = killing
     with Store.open(sys.argv[2]) as s:
         import_lm_eval(s, sys.argv[1])

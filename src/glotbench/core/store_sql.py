@@ -2,8 +2,9 @@
 
 SQL filters and quoting, the :func:`_in_use` decorator of reads, and
 :class:`StorePart`, the base of the part classes (``store_reads``,
-``store_failures``, ``store_imports``, ``store_export``) that declares what
-they use of the store, so that the parts need not import the store module.
+``store_writes``, ``store_scores``, ``store_failures``, ``store_imports``,
+``store_export``) that declares what they use of the store, so that the parts
+need not import the store module.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import duckdb
 
 from glotbench.core.schema import (
+    ImportRecord,
     normalise_metric_name,
 )
 
@@ -96,3 +98,7 @@ class StorePart:
         def _has_source_positions(self) -> bool: ...
 
         def _has_failures_table(self) -> bool: ...
+
+        def _resolve_failures_of(self, con: duckdb.DuckDBPyConnection, runs_view: str) -> None: ...
+
+        def _insert_import(self, record: ImportRecord) -> None: ...
