@@ -292,6 +292,8 @@ def _analyse_starter(
     draws = settings.draws(replicated)
     analysis = analyze(replicated, settings)
     ranked = ranked_comparisons(replicated, analysis)
+    if ranked.comparison is None or ranked.ranks is None:
+        raise GlotbenchError(f"{path}: the starter demo compares two or more models")
     return StarterDemo(
         store=path,
         run=run,

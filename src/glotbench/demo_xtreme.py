@@ -238,11 +238,11 @@ def _write_demo_pages(
         written += [site.path, report.path]
         xtreme_folder = folder / "xtreme-r"
     source = leaderboard_source(demo=True, seed=settings.seed)
-    reuse = (
-        xtreme is not None and xtreme.analysis is not None and xtreme.analysis.settings == settings
-    )
-    analysis = xtreme.analysis if reuse else analyze_headline(source.replicated, settings)
-    computed = xtreme.comparisons() if reuse and xtreme is not None else None
+    reused = xtreme.analysis if xtreme is not None else None
+    if xtreme is not None and reused is not None and reused.settings == settings:
+        analysis, computed = reused, xtreme.comparisons()
+    else:
+        analysis, computed = analyze_headline(source.replicated, settings), None
     site = write_leaderboard_site(
         xtreme_folder / "leaderboard",
         source,

@@ -241,7 +241,7 @@ class FastHelpGroup(typer.core.TyperGroup):
         params = [p for p in self.get_params(ctx) if not getattr(p, "hidden", False)]
         subcommands = [self.get_command(ctx, n) for n in self.list_commands(ctx)]
         return (
-            self.deprecated
+            bool(self.deprecated)
             or any(getattr(p, "rich_help_panel", None) for p in params)
             or any(not isinstance(p, typer.core.TyperOption) for p in params)
             or any(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import duckdb
 import pandas as pd
@@ -25,6 +25,9 @@ from glotbench.core.store_sql import (
     _sql_string,
 )
 from glotbench.errors import InputError, StoreError
+
+if TYPE_CHECKING:  # the store is assembled from this part; for the annotation only
+    from glotbench.core.store import Store
 
 ExportTable = Literal["runs", "examples", "scores", "imports", "meta", "all"]
 
@@ -212,7 +215,7 @@ class ExportPart(StorePart):
         """
         from glotbench.core.snapshot import import_snapshot
 
-        return import_snapshot(self, Path(path))
+        return import_snapshot(cast("Store", self), Path(path))  # self is the Store
 
     # internal helpers used by the snapshot importer
     def _insert_runs_from_parquet(
