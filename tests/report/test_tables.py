@@ -71,3 +71,14 @@ def test_frame_table_lines_up_decimals() -> None:
     frame = pd.DataFrame({"model": ["a", "b"], "mean_rank": [1.53, 7.0]})
     text = _render(frame_table(frame), 80)
     assert "1.530" in text and "7.000" in text
+
+
+def test_title_wraps_at_the_terminal_width_not_the_tables() -> None:
+    """A narrow table's title uses the whole line and is not padded to the table."""
+    frame = pd.DataFrame({"model": ["a", "b"], "score": [0.5, 0.25]})
+    title = "Rank distribution, % of draws (languages-only resampling, 10000 draws)"
+    lines = _render(frame_table(frame, title=title), 80).splitlines()
+    assert lines[0] == title  # one line, although the table is 20 columns wide
+    table_width = len(lines[1])
+    assert table_width < len(title)
+    assert all(not line.endswith("  ") for line in lines)

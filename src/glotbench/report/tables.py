@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
+from rich.text import Text
 
 from glotbench.analysis.aggregate import Leaderboard
 
@@ -199,7 +200,9 @@ class FittedTable:
                     title = f"{title} ({label})" if title else label
                 else:
                     title = f"… {label}"
-            table = self._table(columns, title, options.max_width)
+            if title:  # above the table, wrapped at the terminal's width, not the table's
+                yield Text(title)
+            table = self._table(columns, None, options.max_width)
             if self.caption and k == len(parts) - 1:
                 table.caption = self.caption
                 table.caption_justify = "left"
