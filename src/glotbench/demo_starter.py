@@ -253,6 +253,15 @@ def starter_demo(
     if isinstance(cached, StarterDemo):
         run.scores = cached.run.scores
         return dataclasses.replace(cached, run=run, store=path)
+    if on_event is not None:
+        on_event(
+            "phase",
+            None,
+            {
+                "description": f"analysing: {settings.n_replicates} bootstrap replicates per "
+                f"run, {settings.n_draws} paired draws"
+            },
+        )
     result = dataclasses.replace(_analyse_starter(path, run, configs, settings), cache_key=key)
     cache.put(key, result)
     return result

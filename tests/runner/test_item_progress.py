@@ -71,3 +71,28 @@ def test_run_reporter_installs_the_sink_on_a_terminal_and_removes_it(monkeypatch
         close()
     finally:
         progress_mod.set_item_sink(previous)
+
+
+def test_run_reporter_shows_a_phase_after_the_jobs(monkeypatch) -> None:
+    """A long step after the jobs (the demo's analyses): the bar ends, a spinner names it."""
+    buffer = io.StringIO()
+    monkeypatch.setattr(cli, "err_console", Console(file=buffer, force_terminal=True, width=80))
+    on_event, close = cli._run_reporter(False)
+    on_event("planned", None, {"pending": 1, "total": 1})
+    on_event("phase", None, {"description": "analysing: 1000 draws"})
+    on_event("phase", None, {"description": "analysing: ranks"})
+    close()
+    assert "analysing" in buffer.getvalue()
+    # not on a terminal: one line per phase; quiet (--json): nothing
+    buffer = io.StringIO()
+    monkeypatch.setattr(cli, "err_console", Console(file=buffer, force_terminal=False))
+    on_event, close = cli._run_reporter(False)
+    on_event("phase", None, {"description": "analysing: 1000 draws"})
+    close()
+    assert buffer.getvalue() == "analysing: 1000 draws …\n"
+    buffer = io.StringIO()
+    monkeypatch.setattr(cli, "err_console", Console(file=buffer, force_terminal=False))
+    on_event, close = cli._run_reporter(True)
+    on_event("phase", None, {"description": "analysing"})
+    close()
+    assert buffer.getvalue() == ""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -10,7 +11,13 @@ from rich.markup import escape
 
 from glotbench.cli._lazy import api
 from glotbench.cli._options import JsonOption
-from glotbench.cli._output import console, frame_table, leaderboard_tables, print_json
+from glotbench.cli._output import (
+    console,
+    frame_table,
+    leaderboard_tables,
+    print_json,
+    stderr_console,
+)
 from glotbench.cli.run import _run_reporter
 
 commands = typer.Typer()
@@ -114,13 +121,18 @@ def demo(
         )
     )
     result = api.demo(settings=settings)
-    written = (
-        api.write_demo_pages(
-            out, seed=seed, starter=starter_result, settings=settings, xtreme=result
+    written: list[Path] = []
+    if pages:
+        err = stderr_console()
+        writing = (
+            err.status("writing the leaderboards and reports")
+            if err.is_terminal and not json_output
+            else contextlib.nullcontext()
         )
-        if pages
-        else []
-    )
+        with writing:
+            written = api.write_demo_pages(
+                out, seed=seed, starter=starter_result, settings=settings, xtreme=result
+            )
     if json_output:
         print_json(
             {

@@ -17,7 +17,12 @@ commands = typer.Typer()
 
 
 def _run_reporter(quiet: bool) -> Any:
-    """Progress: a rich bar with ETA on a terminal, one line per job otherwise."""
+    """Progress: a rich bar with ETA on a terminal, one line per job otherwise.
+
+    Events ``(kind, job, info)``: ``planned`` (``pending``, ``total``),
+    ``stored`` / ``failed`` per job, and ``phase`` (``description``) for a long
+    step after the jobs, shown as a spinner on a terminal and as a line otherwise.
+    """
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -30,11 +35,23 @@ def _run_reporter(quiet: bool) -> Any:
     from glotbench.cli.progress import item_columns, rich_item_sink
     from glotbench.runner.progress import set_item_sink
 
-    state: dict[str, Any] = {"progress": None, "task": None, "sink": None}
+    state: dict[str, Any] = {"progress": None, "task": None, "sink": None, "status": None}
     err_console = stderr_console()
     interactive = err_console.is_terminal and not quiet
 
     def on_event(kind: str, job: Any, info: dict[str, Any]) -> None:
+        if kind == "phase":  # a long step after the jobs (analyses): a spinner with its name
+            _stop_bar()
+            if interactive:
+                if state["status"] is None:
+                    status = err_console.status(info["description"])
+                    status.start()
+                    state["status"] = status
+                else:
+                    state["status"].update(info["description"])
+            elif not quiet:
+                err_console.print(f"{info['description']} …", highlight=False)
+            return
         if kind == "planned":
             if interactive and info["pending"]:
                 progress = Progress(
@@ -71,10 +88,17 @@ def _run_reporter(quiet: bool) -> Any:
                 err_console.print(f"stored {job.label()}: {scores}", highlight=False)
                 sys.stderr.flush()
 
-    def close() -> None:
+    def _stop_bar() -> None:
         if state["progress"] is not None:
             set_item_sink(state["sink"])
             state["progress"].stop()
+            state["progress"] = None
+
+    def close() -> None:
+        _stop_bar()
+        if state["status"] is not None:
+            state["status"].stop()
+            state["status"] = None
 
     return on_event, close
 
