@@ -73,26 +73,28 @@ def test_run_reporter_installs_the_sink_on_a_terminal_and_removes_it(monkeypatch
         progress_mod.set_item_sink(previous)
 
 
+def _reporter_output(monkeypatch, *, terminal: bool, quiet: bool, events: list) -> str:  # noqa: ANN001
+    """What the run reporter writes to stderr for ``events`` ((kind, info) pairs)."""
+    buffer = io.StringIO()
+    monkeypatch.setattr(cli, "err_console", Console(file=buffer, force_terminal=terminal, width=80))
+    on_event, close = cli._run_reporter(quiet)
+    for kind, info in events:
+        on_event(kind, None, info)
+    close()
+    return buffer.getvalue()
+
+
 def test_run_reporter_shows_a_phase_after_the_jobs(monkeypatch) -> None:
     """A long step after the jobs (the demo's analyses): the bar ends, a spinner names it."""
-    buffer = io.StringIO()
-    monkeypatch.setattr(cli, "err_console", Console(file=buffer, force_terminal=True, width=80))
-    on_event, close = cli._run_reporter(False)
-    on_event("planned", None, {"pending": 1, "total": 1})
-    on_event("phase", None, {"description": "analysing: 1000 draws"})
-    on_event("phase", None, {"description": "analysing: ranks"})
-    close()
-    assert "analysing" in buffer.getvalue()
+    phase = ("phase", {"description": "analysing: 1000 draws"})
+    events = [
+        ("planned", {"pending": 1, "total": 1}),
+        phase,
+        ("phase", {"description": "analysing: ranks"}),
+    ]
+    shown = _reporter_output(monkeypatch, terminal=True, quiet=False, events=events)
+    assert "analysing: ranks" in shown  # the spinner shows the latest step
     # not on a terminal: one line per phase; quiet (--json): nothing
-    buffer = io.StringIO()
-    monkeypatch.setattr(cli, "err_console", Console(file=buffer, force_terminal=False))
-    on_event, close = cli._run_reporter(False)
-    on_event("phase", None, {"description": "analysing: 1000 draws"})
-    close()
-    assert buffer.getvalue() == "analysing: 1000 draws …\n"
-    buffer = io.StringIO()
-    monkeypatch.setattr(cli, "err_console", Console(file=buffer, force_terminal=False))
-    on_event, close = cli._run_reporter(True)
-    on_event("phase", None, {"description": "analysing"})
-    close()
-    assert buffer.getvalue() == ""
+    text = _reporter_output(monkeypatch, terminal=False, quiet=False, events=[phase])
+    assert text == "analysing: 1000 draws …\n"
+    assert _reporter_output(monkeypatch, terminal=False, quiet=True, events=[phase]) == ""
