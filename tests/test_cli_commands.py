@@ -90,3 +90,12 @@ def test_usage_errors_are_json_with_json(
     error = json.loads(capsys.readouterr().out)["error"]
     assert error["type"] == "NoSuchOption" and error["exit_code"] == 2
     assert "--no-such-option" in error["message"]
+
+
+def test_default_sizes_are_the_analysis_defaults() -> None:
+    """``--sizes`` / ``--datasize-sizes`` show the analysis' default grid (kept as text in
+    ``cli/_options.py`` so that ``--help`` imports no numpy)."""
+    from glotbench.analysis.datasize import DEFAULT_SIZES as ANALYSIS_SIZES
+    from glotbench.cli._options import DEFAULT_SIZES, parse_sizes
+
+    assert parse_sizes(DEFAULT_SIZES) == list(ANALYSIS_SIZES)

@@ -82,7 +82,14 @@ class StarterDemo:
 
     def comparisons(self) -> RankedComparisons:
         """The comparison and ranks as one result, to hand to the report."""
-        return RankedComparisons(self.ranked_models, self.comparison, self.ranks)
+        analysis = self.analysis
+        return RankedComparisons(
+            self.ranked_models,
+            self.comparison,
+            self.ranks,
+            analysis.settings.confidence_level if analysis is not None else 0.95,
+            analysis.overall.left_out if analysis is not None else (),
+        )
 
     def summary(self) -> pd.DataFrame:
         """Per model: macro-F1 over all items and mean per-language accuracy ± SE (ScandEval).

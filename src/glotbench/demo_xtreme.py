@@ -53,7 +53,14 @@ class Demo:
 
     def comparisons(self) -> RankedComparisons:
         """The comparison and ranks as one result, to hand to the report."""
-        return RankedComparisons(self.ranked_models, self.comparison, self.ranks)
+        analysis = self.analysis
+        return RankedComparisons(
+            self.ranked_models,
+            self.comparison,
+            self.ranks,
+            analysis.settings.confidence_level if analysis is not None else 0.95,
+            analysis.overall.left_out if analysis is not None else (),
+        )
 
     def between_language_sd(self) -> pd.DataFrame:
         """σ_b per model and task: the SD (ddof = 1) of the per-language scores."""

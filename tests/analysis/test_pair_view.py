@@ -192,3 +192,26 @@ def test_page_data_equals_analyze_compare_json(tmp_path: Path) -> None:
         row = cells[f"{task}/{language}"]
         assert pair["difference"][k] == pytest.approx(row["difference"], rel=1e-3, abs=1e-7)
         assert pair["sd"][k] == pytest.approx(row["sd"], rel=1e-3)
+
+
+def test_ranked_comparisons_use_the_overall_views_cells_and_are_reused_only_when_they_fit() -> None:
+    """The 5th model lacks a cell, so the overall view leaves that cell out for everyone: the
+    ranked comparisons of the top 3 leave it out too, and the page's pairs reuse them as is."""
+    from glotbench.analysis.pair_view import ranked_comparisons
+
+    source = _source(n_models=5)
+    values = source.values.copy()
+    values[4, source.units.index(Unit("qa", "l3"))] = np.nan
+    source = ReplicatedScores(source.models, source.units, values, source.source)
+    analysis = analyze(source, SETTINGS)
+    assert analysis.overall.left_out == ("qa/l3",) and len(analysis.overall.models) == 5
+    ranked = ranked_comparisons(source, analysis, max_models=3)
+    assert ranked.comparison is not None and "qa/l3" not in ranked.comparison.languages
+    draws = SETTINGS.draws(source)
+    assert ranked.covers(ranked.models, draws, 0.95, ("qa/l3",))
+    assert not ranked.covers(ranked.models, draws, 0.90, ("qa/l3",))  # another level
+    assert not ranked.covers(ranked.models, draws, 0.95, ())  # other cells
+    reused = pair_comparisons(source, analysis.overall, SETTINGS, n_models=3, computed=ranked)
+    fresh = pair_comparisons(source, analysis.overall, SETTINGS, n_models=3)
+    assert reused.comparison is ranked.comparison
+    assert json.dumps(reused.to_dict()) == json.dumps(fresh.to_dict())

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from glotbench.core import RunRecord, Store
-from glotbench.core.store import FIRST_BATCH_RUNS
+from glotbench.core.store_writes import FIRST_BATCH_RUNS
 from glotbench.errors import InputError
 
 CREATED = datetime(2026, 1, 2, 3, 4, 5)

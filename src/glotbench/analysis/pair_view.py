@@ -24,6 +24,7 @@ SD, interval and share of the draws behind the ranks and the ``≈`` ties.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -152,7 +153,7 @@ def pair_comparisons(
     """
     order = overall.order()
     left_out = set(overall.left_out)
-    single = len({u.task for u in source.units}) == 1
+    single = source.single_task
     kept = [u for u in source.units if u.label(single) not in left_out]
     k = (
         min(max(n_models, 2), len(order))
@@ -161,25 +162,20 @@ def pair_comparisons(
     )
     chosen = order[:k]
     draws = settings.draws(source)
+    level = settings.confidence_level
     if (
         computed is not None
         and computed.comparison is not None
         and computed.comparison.per_language is not None
-        and computed.covers(chosen, draws)
+        and computed.covers(chosen, draws, level, overall.left_out)
     ):
         comparison = computed.comparison
     else:
-        rows = [source.models.index(m) for m in chosen]
-        values = source.values[rows].copy()
-        # cells outside the view: absent for every chosen model, so the draws keep its units
-        outside = [i for i, u in enumerate(source.units) if u.label(single) in left_out]
-        values[:, outside] = np.nan
-        sub = ReplicatedScores(tuple(chosen), source.units, values, source.source, source.metric)
         comparison = compare_models(
-            sub,
+            view_scores(source, overall, chosen),
             draws,
             aggregators=("mean",),
-            confidence_level=settings.confidence_level,
+            confidence_level=level,
             per_language=True,
         )
     cells = {u.label(single): (u.task, u.language) for u in kept}
@@ -206,12 +202,28 @@ class RankedComparisons:
     models: tuple[str, ...]
     comparison: Comparison | None
     ranks: Ranks | None
+    #: the level of the intervals and ties
+    confidence_level: float = 0.95
+    #: the cells left out of the compared scores (those the overall view left out)
+    left_out: tuple[str, ...] = ()
 
-    def covers(self, models: Sequence[str], settings: DrawSettings) -> bool:
-        """Whether this result is the one asked for: the same models in order, same draws."""
-        return tuple(models) == self.models and all(
-            result is None or result.settings == settings
-            for result in (self.comparison, self.ranks)
+    def covers(
+        self,
+        models: Sequence[str],
+        settings: DrawSettings,
+        confidence_level: float,
+        left_out: Sequence[str] = (),
+    ) -> bool:
+        """Whether this result is the one asked for: the same models in order, cells,
+        draws and confidence level."""
+        return (
+            tuple(models) == self.models
+            and self.confidence_level == confidence_level
+            and tuple(left_out) == self.left_out
+            and all(
+                result is None or result.settings == settings
+                for result in (self.comparison, self.ranks)
+            )
         )
 
 
@@ -227,16 +239,34 @@ def ranked_comparisons(
     ``max_models`` of them; the draws are ``analysis.settings``' (aggregator
     ``mean``). With fewer than two models there is nothing to compare (None).
     """
-    ranked = analysis.overall.order()
+    overall = analysis.overall
+    ranked = overall.order()
     if max_models is not None:
         ranked = ranked[:max_models]
-    if len(ranked) < 2:
-        return RankedComparisons(tuple(ranked), None, None)
-    subset = source.select_models(ranked)
-    draws = analysis.settings.draws(source)
     level = analysis.settings.confidence_level
+    if len(ranked) < 2:
+        return RankedComparisons(tuple(ranked), None, None, level, overall.left_out)
+    subset = view_scores(source, overall, ranked)
+    draws = analysis.settings.draws(source)
     return RankedComparisons(
         tuple(ranked),
         compare_models(subset, draws, aggregators=("mean",), confidence_level=level),
         rank_models(subset, draws, aggregators=("mean",), confidence_level=level),
+        level,
+        overall.left_out,
     )
+
+
+def view_scores(
+    source: ReplicatedScores, view: ViewAnalysis, models: Sequence[str]
+) -> ReplicatedScores:
+    """The scores of ``models`` on the cells ``view`` used: the cells it left out (not
+    every ranked model has them) are absent for every model, so the draws keep its units."""
+    subset = source.select_models(models)
+    left_out = set(view.left_out)
+    if not left_out:
+        return subset
+    values = subset.values.copy()
+    single = source.single_task
+    values[:, [i for i, u in enumerate(source.units) if u.label(single) in left_out]] = np.nan
+    return dataclasses.replace(subset, values=values)

@@ -90,12 +90,18 @@ class _OverlappingPairs:
     partners are one slice of it and their comparisons need no gathered copy.
     """
 
-    def __init__(self, by_model: np.ndarray, low: np.ndarray, high: np.ndarray) -> None:
+    def __init__(self, aggregates: np.ndarray, low: np.ndarray, high: np.ndarray) -> None:
         self.order = np.argsort(low, kind="stable")
+        self.position = np.empty_like(self.order)  # model index → its row in ``rows``
+        self.position[self.order] = np.arange(len(self.order))
         end = np.searchsorted(low[self.order], high[self.order], side="right")
         self.counts = np.maximum(end - np.arange(1, len(low) + 1), 0)
         self.offsets = np.concatenate([[0], np.cumsum(self.counts)])
-        self.rows = np.ascontiguousarray(by_model[self.order])
+        self.rows = np.ascontiguousarray(aggregates.T[self.order])
+
+    def differences(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """X_b − X_a over the draws for the model index pairs (a, b), one row per pair."""
+        return self.rows[self.position[b]] - self.rows[self.position[a]]
 
     def blocks(self, max_pairs: int) -> Iterator[tuple[int, int]]:
         """Ranges [i0, i1) of sorted positions, each with at most ``max_pairs`` pairs
@@ -171,8 +177,7 @@ def pair_decisions(
     # pairs whose trimmed ranges are apart: decided without their differences
     better = n_models - np.searchsorted(np.sort(low), high, side="right")  # low_j > high_i
     worse = np.searchsorted(np.sort(high), low, side="left")  # high_j < low_i
-    by_model = np.ascontiguousarray(aggregates.T)
-    overlapping = _OverlappingPairs(by_model, low, high)
+    overlapping = _OverlappingPairs(aggregates, low, high)
     tied: list[np.ndarray] = []
     for i0, i1 in overlapping.blocks(max(1, chunk_elements // (2 * n_draws))):
         pa, pb = overlapping.pairs(i0, i1)
@@ -186,7 +191,7 @@ def pair_decisions(
         a_worse = _above_zero(n_draws - positive, k_low)
         unsure = (b_better < 0) | (a_better < 0) | (b_worse < 0) | (a_worse < 0)
         if unsure.any():
-            d = by_model[pb[unsure]] - by_model[pa[unsure]]
+            d = overlapping.differences(pa[unsure], pb[unsure])
             lo_ba, hi_ba = np.quantile(d, [alpha, 1 - alpha], axis=1)  # of X_b − X_a
             lo_ab, hi_ab = np.quantile(-d, [alpha, 1 - alpha], axis=1)  # of X_a − X_b
             b_better[unsure] = lo_ba > 0

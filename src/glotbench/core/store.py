@@ -21,7 +21,9 @@ runs (:class:`~glotbench.core.store_writes.RunWritesPart`),
 :mod:`~glotbench.core.store_imports` tracks imported files and
 :mod:`~glotbench.core.store_export` exports tables and merges snapshots. Shared
 helpers are in :mod:`~glotbench.core.store_sql` and :mod:`~glotbench.core.layout`.
-The names importable from here before the split still are.
+The names other modules import from here still come from here; batch sizes
+(``FIRST_BATCH_RUNS``, ``BATCH_RUNS``, ``BATCH_ROWS``) live in ``store_writes``,
+where they are read.
 
 Guarantees:
 
@@ -80,14 +82,7 @@ from glotbench.core.store_reads import ReadsPart, StatsMatrix, in_configs  # noq
 from glotbench.core.store_schema import _DDL, _FAILURES_DDL, _MIGRATIONS, _TABLES
 from glotbench.core.store_scores import SCORE_RTOL, ScoresPart  # noqa: F401
 from glotbench.core.store_sql import Filter, _in_use, _sql_ident, _where  # noqa: F401
-from glotbench.core.store_writes import (  # noqa: F401  (importable from here, as before)
-    BATCH_ROWS,
-    BATCH_RUNS,
-    FIRST_BATCH_RUNS,
-    BatchWrite,
-    RunItem,
-    RunWritesPart,
-)
+from glotbench.core.store_writes import BatchWrite, RunItem, RunWritesPart  # noqa: F401
 from glotbench.errors import StoreError
 
 #: ``meta`` keys ``suite:NAME`` hold the JSON title and description of a suite that ran here

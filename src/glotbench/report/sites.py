@@ -181,7 +181,9 @@ def write_report(
     if len(ranked) > max_models:
         notes.append(f"comparisons and ranks show the {max_models} best of {len(ranked)} models")
         ranked = ranked[:max_models]
-    if comparisons is None or not comparisons.covers(ranked, settings.draws(replicated)):
+    if comparisons is None or not comparisons.covers(
+        ranked, settings.draws(replicated), settings.confidence_level, analysis.overall.left_out
+    ):
         comparisons = ranked_comparisons(replicated, analysis, max_models=max_models)
     comparison, ranks = comparisons.comparison, comparisons.ranks
     if comparison is not None:
