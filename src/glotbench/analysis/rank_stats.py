@@ -131,8 +131,9 @@ class _OverlappingPairs:
             if count:
                 start = int(self.offsets[i] - self.offsets[i0])
                 x_a, x_b = self.rows[i], self.rows[i + 1 : i + 1 + count]
-                positive[start : start + count] = np.count_nonzero(x_b > x_a, axis=1)
-                negative[start : start + count] = np.count_nonzero(x_b < x_a, axis=1)
+                # an int32 sum of the comparisons: exact, and faster than count_nonzero(axis=)
+                positive[start : start + count] = (x_b > x_a).sum(axis=1, dtype=np.int32)
+                negative[start : start + count] = (x_b < x_a).sum(axis=1, dtype=np.int32)
         return positive, negative
 
 
