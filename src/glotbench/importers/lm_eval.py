@@ -658,13 +658,26 @@ def _mean_stats(
     return "accuracy", {}, ("value", "count"), stats
 
 
-def _labels_for(columns: Iterable[_Column]) -> dict[str, list[Any]]:
-    """A stable label set per corpus metric: all golds and predictions seen."""
+def _labels_for(columns: Iterable[_Column], path: Path) -> dict[str, list[Any]]:
+    """A stable label set per corpus metric: all golds and predictions seen.
+
+    A label is a string, number, boolean or null; anything else (a list, an
+    object) is an :class:`InputError` naming the file, line and metric.
+    """
     out: dict[str, set[Any]] = defaultdict(set)
     for col in columns:
         if CORPUS_METRICS.get(col.metric) == "mcc":
-            for v in col.values:
+            for v, line in zip(col.values, col.lines, strict=True):
                 if isinstance(v, list | tuple) and len(v) == 2:
+                    for label in v:
+                        if not (label is None or isinstance(label, str | int | float)):
+                            raise InputError(
+                                f"a label of metric {col.metric!r} must be a string or a "
+                                f"number, got {label!r} in {v!r}",
+                                path=str(path),
+                                line=line,
+                                field=col.metric,
+                            )
                     out[col.metric].update([v[0], v[1]])
     labels: dict[str, list[Any]] = {}
     for key, values in out.items():
@@ -766,7 +779,7 @@ def read_lm_eval(
     for sample_path, (columns, _count) in files_read:
         i = index_of[sample_path]
         task = to_read[i][3]
-        for key, values in _labels_for(columns.values()).items():
+        for key, values in _labels_for(columns.values(), sample_path).items():
             merged = set(labels_by_task[task].get(key, [])) | set(values)
             if all(isinstance(v, int) for v in merged):
                 labels_by_task[task][key] = list(range(min(0, min(merged)), max(merged) + 1))
