@@ -77,19 +77,13 @@ class StarterDemo:
     analysis: Analysis | None = None
     #: the key of this result in the store's analysis cache (store content + request)
     cache_key: str = ""
-    #: the compared and ranked models, best first (the pairs' orientation)
-    ranked_models: tuple[str, ...] = ()
 
-    def comparisons(self) -> RankedComparisons:
-        """The comparison and ranks as one result, to hand to the report."""
-        analysis = self.analysis
-        return RankedComparisons(
-            self.ranked_models,
-            self.comparison,
-            self.ranks,
-            analysis.settings.confidence_level if analysis is not None else 0.95,
-            analysis.overall.left_out if analysis is not None else (),
-        )
+    def comparisons(self) -> RankedComparisons | None:
+        """The comparison and ranks as one result, to hand to the pages (pairs in the
+        analysis' ranking order); None without an analysis."""
+        if self.analysis is None:
+            return None
+        return RankedComparisons.of_analysis(self.analysis, self.comparison, self.ranks)
 
     def summary(self) -> pd.DataFrame:
         """Per model: macro-F1 over all items and mean per-language accuracy ± SE (ScandEval).
@@ -322,5 +316,4 @@ def _analyse_starter(
         replicated=replicated,
         settings=settings,
         analysis=analysis,
-        ranked_models=ranked.models,
     )

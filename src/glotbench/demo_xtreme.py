@@ -48,19 +48,13 @@ class Demo:
     notes: tuple[str, ...] = XTREME_R_CAVEATS
     #: the request's headline analysis (its pages render the same numbers)
     analysis: Analysis | None = None
-    #: the compared and ranked models, best first (the pairs' orientation)
-    ranked_models: tuple[str, ...] = ()
 
-    def comparisons(self) -> RankedComparisons:
-        """The comparison and ranks as one result, to hand to the report."""
-        analysis = self.analysis
-        return RankedComparisons(
-            self.ranked_models,
-            self.comparison,
-            self.ranks,
-            analysis.settings.confidence_level if analysis is not None else 0.95,
-            analysis.overall.left_out if analysis is not None else (),
-        )
+    def comparisons(self) -> RankedComparisons | None:
+        """The comparison and ranks as one result, to hand to the pages (pairs in the
+        analysis' ranking order); None without an analysis."""
+        if self.analysis is None:
+            return None
+        return RankedComparisons.of_analysis(self.analysis, self.comparison, self.ranks)
 
     def between_language_sd(self) -> pd.DataFrame:
         """σ_b per model and task: the SD (ddof = 1) of the per-language scores."""
@@ -112,7 +106,6 @@ def demo(
         ranked.comparison,
         ranked.ranks,
         analysis=analysis,
-        ranked_models=ranked.models,
     )
 
 

@@ -39,9 +39,10 @@ def test_demo_pages_reuse_the_demos_comparisons_and_ranks(
 ) -> None:
     result = demo(settings=SETTINGS)
     # pairs in ranking order: every difference is the better model minus the worse
-    assert result.ranked_models == tuple(result.analysis.overall.order())
+    ranked = result.comparisons()
+    assert ranked is not None and ranked.models == tuple(result.analysis.overall.order())
     first = result.comparison.aggregates.iloc[0]
-    assert first["model_a"] == result.ranked_models[0] and first["difference"] > 0
+    assert first["model_a"] == ranked.models[0] and first["difference"] > 0
     calls = _count(monkeypatch)
     written = write_demo_pages(tmp_path / "reused", xtreme=result, settings=SETTINGS)
     assert calls == {"compare_models": 0, "rank_models": 0}

@@ -207,6 +207,21 @@ class RankedComparisons:
     #: the cells left out of the compared scores (those the overall view left out)
     left_out: tuple[str, ...] = ()
 
+    @classmethod
+    def of_analysis(
+        cls, analysis: Analysis, comparison: Comparison | None, ranks: Ranks | None
+    ) -> RankedComparisons:
+        """The comparison and ranks of all of ``analysis``' overall models (as
+        :func:`ranked_comparisons` computes them without ``max_models``)."""
+        overall = analysis.overall
+        return cls(
+            tuple(overall.order()),
+            comparison,
+            ranks,
+            analysis.settings.confidence_level,
+            overall.left_out,
+        )
+
     def covers(
         self,
         models: Sequence[str],

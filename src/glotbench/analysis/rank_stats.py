@@ -229,11 +229,15 @@ class RankStatistics:
     #: interval of their paired difference contains 0 (see :func:`pair_decisions`)
     ties: np.ndarray = field(default_factory=lambda: np.empty((0, 2), dtype=np.int64))
 
-    def tied_with(self) -> list[list[int]]:
-        """Per model, the indices of the models it is statistically tied with (sorted)."""
+    def tied_with(self, names: np.ndarray | None = None) -> list[list[int]]:
+        """Per model, the models it is statistically tied with, sorted: their indices, or
+        ``names[index]`` when an integer array ``names`` is given (e.g. positions in a page's
+        list of models)."""
         n_models = self.counts.shape[0]
         first = np.concatenate([self.ties[:, 0], self.ties[:, 1]])
         second = np.concatenate([self.ties[:, 1], self.ties[:, 0]])
+        if names is not None:
+            second = names[second]
         order = np.lexsort((second, first))
         bounds = np.searchsorted(first[order], np.arange(n_models + 1)).tolist()
         others = second[order].tolist()

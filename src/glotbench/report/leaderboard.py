@@ -164,12 +164,7 @@ def _rank_block(view: ViewAnalysis, index: Mapping[str, int]) -> dict[str, dict[
     ranks_1 = (ranks + 1).tolist()
     dist_bounds = np.searchsorted(rows, np.arange(len(models) + 1)).tolist()
     # the ties as indices into the page's model list, sorted, per model
-    page = np.array([index[m] for m in models], dtype=np.int64)
-    first = np.concatenate([stats.ties[:, 0], stats.ties[:, 1]])
-    second = page[np.concatenate([stats.ties[:, 1], stats.ties[:, 0]])]
-    order = np.lexsort((second, first))
-    tie_bounds = np.searchsorted(first[order], np.arange(len(models) + 1)).tolist()
-    tied = second[order].tolist()
+    tied = stats.tied_with(np.array([index[m] for m in models], dtype=np.int64))
     out: dict[str, dict[str, Any]] = {}
     for m, model in enumerate(models):
         lo, hi = dist_bounds[m], dist_bounds[m + 1]
@@ -179,7 +174,7 @@ def _rank_block(view: ViewAnalysis, index: Mapping[str, int]) -> dict[str, dict[
             "mean": _num(mean_rank[m], 2),
             "dist": [[r, v] for r, v in zip(ranks_1[lo:hi], shares[lo:hi], strict=True)],
             "tie_next": tie_next[model],
-            "ties": tied[tie_bounds[m] : tie_bounds[m + 1]],
+            "ties": tied[m],
             "n_ranked": len(models),
         }
     return out
