@@ -30,9 +30,10 @@ LAYERS: dict[str, int] = {
     "store": 1,
     "producers": 2,
     "analysis": 2,
-    "rendering": 3,
-    "facade": 4,
-    "command line": 5,
+    "reproduction": 3,
+    "rendering": 4,
+    "facade": 5,
+    "command line": 6,
 }
 
 #: first part below ``glotbench`` -> layer (docs/architecture.md, "What each layer may import")
@@ -48,6 +49,7 @@ TOP_LEVEL: dict[str, str] = {
     "checklist": "producers",
     "suites": "producers",
     "analysis": "analysis",
+    "reproduce": "reproduction",
     "report": "rendering",
     "api": "facade",
     "demo_xtreme": "facade",
