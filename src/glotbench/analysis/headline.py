@@ -15,100 +15,29 @@ normal interval mean ± z·SE with z = Φ⁻¹(1/2 + level/2).
 
 The languages-only SE σ_b/√L (and √(Σ_t SE_t²)/T over tasks) is kept beside
 it as ``se_languages``: it leaves out seed and test-set variance.
+
+The settings object (:class:`AnalysisSettings`) and its defaults live in
+:mod:`glotbench.analysis.settings`; they are re-exported here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.special import ndtri
 
 from glotbench.analysis.aggregate import Leaderboard
-from glotbench.analysis.draws import DrawSettings, LanguageSampling, Scheme, prepare_draws
+from glotbench.analysis.draws import DrawSettings, prepare_draws
 from glotbench.analysis.rank_stats import RankStatistics, rank_statistics
 from glotbench.analysis.replicates import ReplicatedScores
 from glotbench.analysis.results import records
+from glotbench.analysis.settings import AnalysisSettings, is_replicated, z_value
 from glotbench.errors import InputError
 
-
-def is_replicated(source: ReplicatedScores) -> bool:
-    """Whether the scores have several seeds or bootstrap replicates per cell."""
-    return source.values.shape[2] > 1 or source.values.shape[3] > 1
-
-
-def z_value(confidence_level: float) -> float:
-    """z = Φ⁻¹(1/2 + level/2), the normal quantile of a two-sided interval."""
-    if not 0 < confidence_level < 1:
-        raise InputError("the confidence level must be between 0 and 1", field="confidence_level")
-    return float(ndtri(0.5 + confidence_level / 2))
-
-
-@dataclass(frozen=True)
-class AnalysisSettings:
-    """Everything that decides an analysis' numbers, shared by all outputs of a request.
-
-    ``scheme`` ``"auto"``: non-parametric when the scores are replicated (seeds
-    or bootstrap replicates), else languages-only. ``languages``/``k``: how the
-    languages are resampled (with replacement to the full size, the default;
-    or without replacement to ``k``). ``n_replicates``: bootstrap replicates
-    per run when scores are read from per-example statistics.
-    """
-
-    scheme: Scheme | Literal["auto"] = "auto"
-    n_draws: int = 10_000
-    seed: int = 0
-    languages: LanguageSampling = "with"
-    k: int | None = None
-    confidence_level: float = 0.95
-    n_replicates: int = 1000
-
-    def resolved_scheme(self, source: ReplicatedScores) -> Scheme:
-        if self.scheme != "auto":
-            return self.scheme
-        return "nonparametric" if is_replicated(source) else "languages-only"
-
-    def draws(self, source: ReplicatedScores, *, languages: bool = True) -> DrawSettings:
-        """The draw settings for ``source`` (``languages=False``: languages fixed)."""
-        return DrawSettings(
-            scheme=self.resolved_scheme(source),
-            n_draws=self.n_draws,
-            seed=self.seed,
-            languages=self.languages if languages else "none",
-            k=self.k if languages else None,
-        )
-
-    @property
-    def z(self) -> float:
-        return z_value(self.confidence_level)
-
-    def interval_text(self, source: ReplicatedScores) -> str:
-        """In words: what ± SE and the intervals contain, for ``source``."""
-        level = f"{self.confidence_level * 100:g}%"
-        z = f"{self.z:.2f}"
-        if self.languages == "with":
-            langs = "resampling the languages with replacement"
-        elif self.languages == "without":
-            langs = f"subsampling {self.k} languages without replacement"
-        else:
-            langs = "with the languages fixed"
-        if self.resolved_scheme(source) == "languages-only":
-            return (
-                f"± SE and {level} intervals (mean ± {z}·SE) count the choice of languages "
-                f"only: one score per model and language, so no seed or test-set variance is "
-                f"known; SE = SD of the mean over {self.n_draws} draws {langs}"
-            )
-        return (
-            f"± SE and {level} intervals (mean ± {z}·SE) count seeds, test-set bootstrap "
-            f"and languages: SE = SD of the mean over {self.n_draws} paired draws, each "
-            f"taking one seed and one test-set bootstrap replicate per language and {langs}"
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+__all__ = ["AnalysisSettings", "is_replicated", "z_value"]
 
 
 def _languages_se(observed: np.ndarray, layout: list[np.ndarray]) -> np.ndarray:
