@@ -26,6 +26,7 @@ from glotbench.analysis.ranks import Ranks
 from glotbench.analysis.replicates import replicates_from_frame
 from glotbench.analysis.results import records
 from glotbench.core.analysis_cache import cache_key
+from glotbench.core.atomic_files import write_text_atomic
 from glotbench.data import XTREME_R_CAVEATS, xtreme_r_baselines
 from glotbench.demo_starter import STARTER_METRIC, StarterDemo
 from glotbench.errors import GlotbenchError
@@ -169,9 +170,7 @@ def _unchanged_pages(folder: Path, key: str) -> list[Path] | None:
 def _stamp_pages(folder: Path, key: str, written: Sequence[Path]) -> None:
     try:
         pages = [str(Path(p).resolve().relative_to(folder.resolve())) for p in written]
-        (folder / _PAGES_STAMP).write_text(
-            json.dumps({"key": key, "pages": pages}), encoding="utf-8"
-        )
+        write_text_atomic(folder / _PAGES_STAMP, json.dumps({"key": key, "pages": pages}))
     except (OSError, ValueError):
         pass  # without a stamp the pages are only written again next time
 

@@ -58,6 +58,7 @@ import pandas as pd
 
 from glotbench.analysis.aso import batched_multi_aso
 from glotbench.analysis.results import records
+from glotbench.core.atomic_files import atomic_path
 from glotbench.errors import InputError
 from glotbench.metrics.base import Metric
 from glotbench.resample.engine import ScoreFn, as_systems, mask_scores, point_scores
@@ -249,7 +250,8 @@ class DataSizeResult:
         ax.grid(True, which="both", alpha=0.3)
         fig.tight_layout()
         out.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(out, dpi=120)
+        with atomic_path(out) as tmp:  # a killed run keeps the previous figure
+            fig.savefig(tmp, dpi=120, format=out.suffix.lstrip(".").lower() or "png")
         plt.close(fig)
         return out
 

@@ -11,6 +11,7 @@ from glotbench.checklist.spec import (
     TEST_TYPES,
     Case,
 )
+from glotbench.core.atomic_files import atomic_path
 from glotbench.errors import InputError
 
 
@@ -18,7 +19,7 @@ def write_cases(cases: Sequence[Case], out: str | Path) -> Path:
     """Write cases as JSONL, one row per text (see :meth:`Case.rows`)."""
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8") as handle:
+    with atomic_path(path) as tmp, tmp.open("w", encoding="utf-8") as handle:
         for case in cases:
             for row in case.rows():
                 handle.write(json.dumps(row, ensure_ascii=False) + "\n")

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 import duckdb
 import pandas as pd
 
+from glotbench.core.atomic_files import atomic_path
 from glotbench.core.layout import (
     _RUN_COLUMNS,
     EXPORT_TABLES,
@@ -197,7 +198,10 @@ class ExportPart(StorePart):
                 if path.name.lower().endswith(".gz"):
                     options += ", COMPRESSION gzip"
             try:
-                self._con.execute(f"COPY ({query}) TO {_sql_string(str(path))} ({options})")
+                # into a temporary file renamed onto the target: a killed export
+                # keeps the previous file; a symlink at the target is replaced
+                with atomic_path(path) as tmp:
+                    self._con.execute(f"COPY ({query}) TO {_sql_string(str(tmp))} ({options})")
             except duckdb.Error as exc:
                 raise StoreError(f"could not write {path}: {exc}") from None
         return [p for _, p, _ in targets]

@@ -22,6 +22,7 @@ from glotbench.analysis.datasize import DataSizeResult
 from glotbench.analysis.headline import Analysis
 from glotbench.analysis.ranks import Ranks
 from glotbench.analysis.variance import VarianceComponents
+from glotbench.core.atomic_files import write_text_atomic
 from glotbench.report import plots
 from glotbench.report.analyses import LmmSummary
 
@@ -685,5 +686,7 @@ def lmm_section(summary: LmmSummary) -> str:
 def write_report(report: Report, out: str | Path) -> Path:
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(report.render(), encoding="utf-8")
+    # a temporary file renamed onto the target: a killed build keeps the old
+    # report, and a symlink at the target is replaced, never followed
+    write_text_atomic(path, report.render())
     return path

@@ -46,6 +46,7 @@ from glotbench.analysis.pair_view import MAX_PAIR_CELLS, RankedComparisons, pair
 from glotbench.analysis.replicates import ReplicatedScores
 from glotbench.analysis.speed import SpeedTable
 from glotbench.analysis.variance import components
+from glotbench.core.atomic_files import atomic_files
 from glotbench.errors import GlotbenchError
 
 #: language groups offered as sub-leaderboards when two or more of their
@@ -742,6 +743,10 @@ def write_leaderboard(data: LeaderboardData, out: str | Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     index = folder / "index.html"
     text = embed_json(data.to_dict())
-    index.write_text(render_html(data, text), encoding="utf-8")
-    (folder / "leaderboard.json").write_text(text, encoding="utf-8")
+    page = render_html(data, text)
+    # both files complete before either replaces its predecessor; a symlink at
+    # either name is replaced, never followed (core/atomic_files.py)
+    with atomic_files(folder / "leaderboard.json", index) as (json_tmp, index_tmp):
+        json_tmp.write_text(text, encoding="utf-8")
+        index_tmp.write_text(page, encoding="utf-8")
     return index

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from glotbench.core.atomic_files import atomic_path
 from glotbench.errors import GlotbenchError, InputError
 
 
@@ -22,10 +23,12 @@ def write_table(frame: pd.DataFrame | None, path: str | Path) -> Path:
         raise InputError(f"{target} is a folder; give a file name ending in .parquet or .csv")
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
-        if target.suffix.lower() == ".csv":
-            frame.to_csv(target, index=False)
-        else:
-            frame.to_parquet(target, index=False)
+        # a temporary file renamed onto the target (a symlink there is replaced)
+        with atomic_path(target) as tmp:
+            if target.suffix.lower() == ".csv":
+                frame.to_csv(tmp, index=False)
+            else:
+                frame.to_parquet(tmp, index=False)
     except (ImportError, OSError) as exc:
         raise GlotbenchError(f"cannot write {target}: {exc}") from exc
     return target

@@ -9,6 +9,8 @@ from typing import Any
 
 import pandas as pd
 
+from glotbench.core.atomic_files import atomic_path
+
 
 @dataclass(frozen=True)
 class ScalaBuild:
@@ -61,7 +63,7 @@ def build_scala(
         }
     )
     target = Path(out)
-    with target.open("w", encoding="utf-8") as handle:
+    with atomic_path(target) as tmp, tmp.open("w", encoding="utf-8") as handle:
         for split in ("train", "validation", "test"):
             for rec in ds.split(split):
                 handle.write(json.dumps({**rec, "split": split}, ensure_ascii=False) + "\n")

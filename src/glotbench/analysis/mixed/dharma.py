@@ -42,6 +42,7 @@ from glotbench.analysis.mixed.dharma_tests import (
     categorical_test,
     quantile_test,
 )
+from glotbench.core.atomic_files import atomic_path
 from glotbench.errors import InputError
 
 if TYPE_CHECKING:
@@ -138,7 +139,8 @@ class SimulatedResiduals:
             fontsize=9,
         )
         fig.tight_layout()
-        fig.savefig(path)
+        with atomic_path(path) as tmp:  # a killed run keeps the previous figure
+            fig.savefig(tmp, format=Path(path).suffix.lstrip(".").lower() or "png")
         plt.close(fig)
         return path
 
