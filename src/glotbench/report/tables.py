@@ -15,6 +15,17 @@ from rich.text import Text
 from glotbench.analysis.aggregate import Leaderboard
 
 
+def plain(value: object) -> Text | None:
+    """``value`` as rich Text that is never parsed as markup.
+
+    A model named ``[bold]x`` or ``[/]`` is printed as typed: rich reads a
+    plain ``str`` cell as console markup (styling it, or raising MarkupError).
+    """
+    if value is None:
+        return None
+    return value if isinstance(value, Text) else Text(str(value))
+
+
 def format_estimate(score: float, se: float, digits: int = 1) -> str:
     """``"64.2 ± 1.3"``; a dash where the value is missing."""
     if score is None or (isinstance(score, float) and math.isnan(score)):
@@ -27,7 +38,7 @@ def format_estimate(score: float, se: float, digits: int = 1) -> str:
 def overall_table(board: Leaderboard, title: str = "Overall") -> Table:
     """One row per model: overall mean ± SE, its interval, and task coverage."""
     level = round(board.confidence_level * 100)
-    table = Table(title=title, title_justify="left")
+    table = Table(title=plain(title), title_justify="left")
     table.add_column("#", justify="right")
     table.add_column("model", style="bold")
     table.add_column("overall ± SE", justify="right")
@@ -38,7 +49,7 @@ def overall_table(board: Leaderboard, title: str = "Overall") -> Table:
         complete = not math.isnan(row.score)
         table.add_row(
             str(rank) if complete else "",
-            str(row.model),
+            plain(row.model),
             format_estimate(row.score, row.standard_error),
             f"[{row.ci_low:.1f}, {row.ci_high:.1f}]" if complete else "—",
             f"{row.n_tasks}/{len(board.tasks)}",
@@ -178,16 +189,16 @@ class FittedTable:
         return widths
 
     def _table(self, columns: list[int], title: str | None, width: int) -> Table:
-        table = Table(title=title, title_justify="left")
+        table = Table(title=plain(title), title_justify="left")
         for i, w in zip(columns, self.widths(columns, width), strict=True):
             table.add_column(
-                self.headers[i],
+                plain(self.headers[i]),
                 justify="right" if self.numeric[i] else "left",
                 overflow="fold",
                 width=w,
             )
         for row in self.rows:
-            table.add_row(*(row[i] for i in columns))
+            table.add_row(*(plain(row[i]) for i in columns))
         return table
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
@@ -204,7 +215,7 @@ class FittedTable:
                 yield Text(title)
             table = self._table(columns, None, options.max_width)
             if self.caption and k == len(parts) - 1:
-                table.caption = self.caption
+                table.caption = plain(self.caption)
                 table.caption_justify = "left"
             yield table
 
