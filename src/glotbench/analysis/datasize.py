@@ -245,7 +245,9 @@ class DataSizeResult:
         ax.set_xlabel(f"test-set size ({self.token_unit}, log scale)")
         ax.set_ylabel("weighted Kendall τ vs full set")
         what = "models (mean over seeds)" if unit == "model" else "runs (each seed a system)"
-        ax.set_title(f"Ranking agreement of {what}" + (f", {self.metric}" if self.metric else ""))
+        # parse_math=False: a metric named like ``a$x$`` is text, not TeX (mathtext)
+        title = f"Ranking agreement of {what}" + (f", {self.metric}" if self.metric else "")
+        ax.set_title(title, parse_math=False)
         ax.legend(loc="lower right")
         ax.grid(True, which="both", alpha=0.3)
         fig.tight_layout()

@@ -35,6 +35,7 @@ import sys
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from glotbench.cli import demo, metrics, report, run, store
 from glotbench.cli._help import FastHelpGroup
@@ -131,7 +132,7 @@ def main() -> None:
     except GlotbenchError as exc:
         if json_mode:
             _print_json_error(exc.to_dict())
-        err_console.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False)
+        err_console.print(f"[bold red]error:[/] {escape(str(exc))}", markup=True, highlight=False)
         raise SystemExit(exc.exit_code) from None
     except typer.Abort:
         _print_json_error({"type": "Abort", "message": "aborted", "exit_code": 1})

@@ -13,6 +13,7 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from glotbench.cli._lazy import OnFirstUse
 
@@ -60,7 +61,7 @@ def transfer_table(*args: Any, **kwargs: Any) -> Any:
 def print_notes(notes: tuple[str, ...] | list[str]) -> None:
     """One ``note:`` line per note of a result."""
     for note in notes:
-        console.print(f"[yellow]note:[/] {note}", highlight=False)
+        console.print(f"[yellow]note:[/] {escape(str(note))}", highlight=False)
 
 
 def speed_table(table: Any) -> Any:

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from glotbench.cli._lazy import api
 from glotbench.cli._options import JsonOption
@@ -37,6 +38,6 @@ def build_scala_command(
         print_json(result.to_dict())
         return
     for note in result.notes:
-        console.print(f"[yellow]note:[/] {note}", highlight=False)
+        console.print(f"[yellow]note:[/] {escape(str(note))}", highlight=False)
     sizes = ", ".join(f"{k} {v}" for k, v in result.sizes.items())
     console.print(f"wrote {result.out}: {sizes}; labels {result.labels}", highlight=False)

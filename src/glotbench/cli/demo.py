@@ -286,7 +286,7 @@ def _print_xtreme_demo(result: Any) -> None:
         highlight=False,
     )
     for note in result.notes:
-        console.print(f"[yellow]note:[/] {note}", highlight=False)
+        console.print(f"[yellow]note:[/] {escape(note)}", highlight=False)
 
 
 def _tasks(result: Any) -> list[str]:

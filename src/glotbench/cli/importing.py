@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from glotbench.cli._lazy import api
 from glotbench.cli._options import DEFAULT_STORE, JsonOption, StoreOption
@@ -20,14 +21,15 @@ def _print_import(result: api.ImportResult, json_output: bool) -> None:
         return
     style = {"imported": "green", "resumed": "green", "skipped": "yellow"}[result.status]
     console.print(
-        f"[{style}]{result.status}[/] {result.source} -> {result.store}: {result.message} "
+        f"[{style}]{result.status}[/] {escape(str(result.source))} -> "
+        f"{escape(str(result.store))}: {escape(str(result.message))} "
         f"[dim]({result.seconds:.2f} s)[/]",
         highlight=False,
     )
     if result.ignored_columns:
         console.print(
             f"[dim]note: ignored column(s) that are neither keys nor statistics: "
-            f"{', '.join(result.ignored_columns)}[/]",
+            f"{escape(', '.join(result.ignored_columns))}[/]",
             highlight=False,
         )
 
@@ -135,12 +137,15 @@ def import_shards_command(
         )
         for name in result.temporary:
             console.print(
-                f"[yellow]skipped[/] {name}: a shard still being written (or left by a killed "
-                "worker)",
+                f"[yellow]skipped[/] {escape(str(name))}: a shard still being written (or left "
+                "by a killed worker)",
                 highlight=False,
             )
         for item in result.unreadable:
-            console.print(f"[yellow]skipped[/] {item['file']}: {item['error']}", highlight=False)
+            console.print(
+                f"[yellow]skipped[/] {escape(str(item['file']))}: {escape(str(item['error']))}",
+                highlight=False,
+            )
     if result.unreadable:
         raise typer.Exit(1)
 
@@ -151,18 +156,23 @@ def _print_harness_import(result: Any, json_output: bool) -> None:
         return
     style = {"imported": "green", "resumed": "green", "skipped": "yellow"}[result.status]
     console.print(
-        f"[{style}]{result.status}[/] {result.source} -> {result.store}: {result.message} "
+        f"[{style}]{result.status}[/] {escape(str(result.source))} -> "
+        f"{escape(str(result.store))}: {escape(str(result.message))} "
         f"[dim]({result.seconds:.2f} s)[/]",
         highlight=False,
     )
     if result.models:
         console.print(
-            f"[dim]models: {', '.join(result.models)}; tasks: {', '.join(result.tasks)}; "
-            f"languages: {', '.join(result.languages)}[/]",
+            "[dim]"
+            + escape(
+                f"models: {', '.join(result.models)}; tasks: {', '.join(result.tasks)}; "
+                f"languages: {', '.join(result.languages)}"
+            )
+            + "[/]",
             highlight=False,
         )
     for note in result.notes:
-        console.print(f"[dim]note: {note}[/]", highlight=False)
+        console.print(f"[dim]note: {escape(str(note))}[/]", highlight=False)
     if result.aggregates:
         import pandas as pd
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from glotbench.cli._lazy import api
 from glotbench.cli._options import DEFAULT_STORE, JsonOption, StoreOption
@@ -81,7 +82,8 @@ def _run_reporter(quiet: bool) -> Any:
                 state["progress"].advance(state["task"])
             if kind == "failed":
                 err_console.print(
-                    f"[red]failed:[/] {job.label()}: {info['error']}", highlight=False
+                    f"[red]failed:[/] {escape(job.label())}: {escape(str(info['error']))}",
+                    highlight=False,
                 )
             elif not interactive and not quiet:
                 scores = ", ".join(f"{k}={v:.3f}" for k, v in info["scores"].items())
@@ -228,7 +230,7 @@ def run_command(
         print_json(result.to_dict())
     else:
         for note in result.notes:
-            console.print(f"[yellow]note:[/] {note}", highlight=False)
+            console.print(f"[yellow]note:[/] {escape(str(note))}", highlight=False)
         if result.by_dataset is not None and not result.by_dataset.empty:
             console.print(
                 frame_table(
@@ -252,7 +254,7 @@ def run_command(
         if not json_output:
             console.print(
                 f"[red]{len(result.failures)} failure(s) recorded[/] in the store's failures "
-                f"table (with tracebacks); list them with: {listing}",
+                f"table (with tracebacks); list them with: {escape(listing)}",
                 highlight=False,
             )
         raise JobError(
@@ -356,7 +358,10 @@ def failures_command(
     console.print(frame_table(shown, title=f"{len(frame)} {what} failure(s) in {result.store}"))
     if show_traceback:
         for rec in frame.itertuples(index=False):
-            console.print(f"\n[bold]{rec.failure_id}[/] {rec.model} on {rec.dataset}:")
+            console.print(
+                f"\n[bold]{rec.failure_id}[/] {escape(str(rec.model))} on "
+                f"{escape(str(rec.dataset))}:"
+            )
             console.print(rec.traceback or "(no traceback recorded)", highlight=False, markup=False)
     if resolve:
         console.print(f"marked {result.resolved_now} failure(s) resolved", highlight=False)

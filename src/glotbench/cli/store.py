@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from glotbench.cli._lazy import api
 from glotbench.cli._options import DEFAULT_STORE, JsonOption, StoreOption
@@ -36,7 +37,7 @@ def show_command(store: StoreOption = DEFAULT_STORE, json_output: JsonOption = F
         return
     c = summary.counts
     console.print(
-        f"[bold]{summary.path}[/] (schema version {summary.schema_version}): "
+        f"[bold]{escape(str(summary.path))}[/] (schema version {summary.schema_version}): "
         f"{c['runs']} runs, {c['examples']} example rows, {c['scores']} scores, "
         f"{c['imports']} imports; {c['models']} models, {c['tasks']} tasks, "
         f"{c['languages']} languages, {c['metrics']} metrics",
@@ -46,7 +47,7 @@ def show_command(store: StoreOption = DEFAULT_STORE, json_output: JsonOption = F
         console.print(frame_table(summary.to_frame(), title="By model, task and language"))
     for item in summary.incomplete_imports:
         console.print(
-            f"[yellow]interrupted import[/] {item['import_id']} of {item['source']} "
+            f"[yellow]interrupted import[/] {item['import_id']} of {escape(str(item['source']))} "
             f"({item['kind']}, {item['runs_written']} runs written, started "
             f"{item['started_at']}): run the same import again to complete it",
             highlight=False,
@@ -54,7 +55,7 @@ def show_command(store: StoreOption = DEFAULT_STORE, json_output: JsonOption = F
     if c.get("failures"):
         console.print(
             f"[yellow]{c['failures']} open job failure(s)[/] of 'glotbench run': "
-            f"glotbench failures --store {shlex.quote(summary.path)}",
+            f"glotbench failures --store {escape(shlex.quote(summary.path))}",
             highlight=False,
         )
 

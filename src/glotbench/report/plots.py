@@ -19,6 +19,9 @@ from matplotlib.ticker import FuncFormatter, NullFormatter  # noqa: E402
 #: glyphs as paths, so no text (and no model name) reaches the SVG as markup
 plt.rcParams["svg.fonttype"] = "path"
 plt.rcParams["svg.hashsalt"] = "glotbench"
+#: every label is plain text: a model named ``m$\frac{a$x`` is drawn as typed, never
+#: parsed as TeX (mathtext raised ValueError on it, and ``$x$`` would be typeset)
+plt.rcParams["text.parse_math"] = False
 
 
 def _svg(figure: plt.Figure) -> str:
