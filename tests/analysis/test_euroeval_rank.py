@@ -352,7 +352,9 @@ def test_euroeval_results_through_the_cli(cli: Callable[..., CliResult], tmp_pat
     assert cli("import", "euroeval", FIXTURE, "--store", store).exit_code == 0
     args = ("analyze", "euroeval-rank", "--store", store, "--metric", "mcc")
     payload = _json(cli(*args, "--metric", "micro_f1_no_misc", "--bootstraps", "500", "--json"))
-    assert set(payload) == {"settings", "overall", "languages", "tasks", "datasets", "notes"}
+    assert set(payload) == {
+        "settings", "overall", "languages", "tasks", "datasets", "metrics", "notes"
+    }
     assert payload["settings"] == {
         "method": "2026-05-28",
         "superseded": False,
@@ -383,9 +385,14 @@ def test_euroeval_results_through_the_cli(cli: Callable[..., CliResult], tmp_pat
     assert legacy["settings"]["method"] == "2025" and legacy["settings"]["superseded"]
     assert all(r["low"] is None for r in legacy["overall"])
     assert any("datasets without metric mcc" in n for n in legacy["notes"])
-    # several metrics need a choice
-    result = cli("analyze", "euroeval-rank", "--store", store, "--json")
-    assert result.exit_code != 0 and "--metric" in result.err
+    # without --metric: each task's declared primary metric, as EuroEval ranks it
+    default = _json(cli("analyze", "euroeval-rank", "--store", store, "--bootstraps", "500",
+                        "--json"))
+    assert default["metrics"] == {"angry-tweets": "mcc", "norne-nb": "micro_f1_no_misc"}
+    assert default["datasets"] == payload["datasets"]
+    assert {r["metric"] for r in default["datasets"]} == {"mcc", "micro_f1_no_misc"}
+    # the terminal names each dataset's metric
+    assert "micro_f1_no_misc" in cli("analyze", "euroeval-rank", "--store", store).stdout
     result = cli(*args, "--rank-method", "2024")
     assert result.exit_code != 0 and "legacy-2025" in result.err
 
@@ -403,3 +410,66 @@ def test_analyze_ranks_options(cli: Callable[..., CliResult], tmp_path: Path) ->
     legacy = _json(cli(*base, "--rank-method", "legacy-2025"))
     assert legacy["euroeval_rank"]["superseded"] is True
     assert all(row["euroeval_rank_low"] is None for row in legacy["summary"])
+
+
+def test_a_plain_metric_off_the_primary_is_named_and_task_overrides_work(
+    cli: Callable[..., CliResult], tmp_path: Path
+) -> None:
+    """NER scored on micro_f1 (with MISC) instead of EuroEval's micro_f1_no_misc is said
+    in a note and in the per-dataset metric; TASK=METRIC overrides one task only."""
+    store = tmp_path / "r.duckdb"
+    assert cli("import", "euroeval", FIXTURE, "--store", store).exit_code == 0
+    base = ("analyze", "euroeval-rank", "--store", store, "--bootstraps", "200", "--json")
+    plain = _json(cli(*base, "--metric", "mcc", "--metric", "micro_f1"))
+    assert plain["metrics"] == {"angry-tweets": "mcc", "norne-nb": "micro_f1"}
+    assert any("not its declared primary metric 'micro_f1_no_misc'" in n for n in plain["notes"])
+    override = _json(cli(*base, "--metric", "named-entity-recognition=micro_f1"))
+    assert override["metrics"] == plain["metrics"]
+    # the NER rows are scored on micro_f1: their means are the fixture's micro_f1 iterations
+    raw = {}
+    for line in FIXTURE.read_text().splitlines():
+        if line.strip():
+            rec = json.loads(line)
+            if rec["dataset"] == "norne-nb":
+                raw[rec["model"]] = np.mean([r["test_micro_f1"] for r in rec["results"]["raw"]])
+    for row in override["datasets"]:
+        if row["dataset"] == "norne-nb":
+            assert row["mean"] == pytest.approx(raw[row["model"]], rel=1e-9)
+    # an unknown metric names the valid ones, and no invalid hint
+    bad = cli(*base, "--metric", "accuracy")
+    assert bad.exit_code != 0 and "micro_f1_no_misc" in bad.err
+    assert "--metric micro_f1 " not in bad.err
+    bad = cli(*base, "--metric", "named-entity-recognition=mcc")
+    assert bad.exit_code != 0 and "micro_f1_no_misc" in bad.err
+
+
+def test_help_suggests_only_valid_metrics(cli: Callable[..., CliResult]) -> None:
+    text = cli("analyze", "euroeval-rank", "--help").stdout
+    assert "micro_f1_no_misc" in " ".join(text.split())
+    assert "--metric mcc --metric micro_f1)" not in text
+
+
+def test_the_sd_of_euroeval_iterations_is_sigma_w_not_a_bootstrap_sd(tmp_path: Path) -> None:
+    """Each EuroEval iteration is a new seed *and* a bootstrapped test set, so the SD over
+    iterations is σ_w (seed + bootstrap): sigma_w is the sample SD (ddof 1) of the fixture's
+    iterations (fractions), read with json; sigma_seed and sigma_boot are missing, and a note says why."""
+    from glotbench.analysis.inputs import load_replicated
+    from glotbench.core import Store
+    from glotbench.importers.euroeval import import_euroeval
+
+    store = tmp_path / "r.duckdb"
+    with Store.open(store) as handle:
+        import_euroeval(handle, FIXTURE)
+    result = api.analyze_variance(load_replicated(store=store))
+    data = _fixture_iterations()
+    by_cell = {(lang, task): per_model for (lang, task, _), per_model in data.items()}
+    rows = result.per_unit.to_dict("records")
+    assert len(rows) == 4
+    for row in rows:
+        iterations = np.asarray(by_cell[(row["language"], row["task"])][row["model"]])
+        assert row["sigma_w"] == pytest.approx(np.std(iterations, ddof=1), rel=1e-9)
+        assert row["se_sigma_w"] == pytest.approx(
+            np.std(iterations, ddof=1) / np.sqrt(2 * (len(iterations) - 1)), rel=1e-9
+        )
+        assert np.isnan(row["sigma_boot"]) and np.isnan(row["sigma_seed"])
+    assert any("sigma_w (seed + bootstrap)" in note for note in result.notes)

@@ -71,6 +71,26 @@ def test_import_show_export_round_trip(tmp_path: Path, cli: Callable[..., CliRes
     assert len(pd.read_csv(tmp_path / "runs.csv")) == 4
 
 
+def test_show_counts_the_seeds_of_imported_scores(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """Imported scores with a seed column count their distinct seeds (runs and scores
+    pooled); scores without seeds count none."""
+    store = tmp_path / "s.duckdb"
+    scores = tmp_path / "s.csv"
+    scores.write_text(
+        "model,task,language,metric,score,seed\n"
+        "A,xnli,en,accuracy,0.80,0\nA,xnli,en,accuracy,0.81,1\nA,xnli,en,accuracy,0.79,2\n"
+        "B,xnli,en,accuracy,0.70,\n"
+    )
+    assert cli("import", "scores", scores, "--store", store).exit_code == 0
+    result = cli("show", "--store", store, "--json")
+    assert result.exit_code == 0, result.stderr
+    rows = {r["model"]: r for r in json.loads(result.stdout)["by_model_task_language"]}
+    assert rows["A"]["seeds"] == 3 and rows["A"]["scores"] == 3
+    assert rows["B"]["seeds"] == 0 and rows["B"]["scores"] == 1
+
+
 def test_default_store_is_in_the_working_directory(
     tmp_path: Path, cli: Callable[..., CliResult], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -82,3 +82,37 @@ def test_title_wraps_at_the_terminal_width_not_the_tables() -> None:
     table_width = len(lines[1])
     assert table_width < len(title)
     assert all(not line.endswith("  ") for line in lines)
+
+
+def test_every_key_column_is_repeated_in_every_part() -> None:
+    """Three identifying text columns (as in `analyze compare`, `show`, the aggregate
+    hierarchy) all reappear in each part, so a number can be matched to its row."""
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame(
+        {
+            "aggregator": ["mean", "median"],
+            "model_a": ["model-alpha-large", "model-alpha-large"],
+            "model_b": ["model-beta-base", "model-gamma-xl"],
+            **{f"statistic_{j}": rng.normal(size=2) for j in range(10)},
+        }
+    )
+    text = _render(frame_table(frame), 80)
+    parts = text.count("┏")
+    assert parts >= 2
+    for key in ("aggregator", "model_a", "model_b"):
+        assert text.count(key) == parts, key
+    assert all(len(line) <= 80 for line in text.splitlines())
+
+
+def test_named_key_columns_are_repeated() -> None:
+    frame = pd.DataFrame(
+        {
+            "level": ["overall"],
+            "score": [0.5],
+            "model": ["xlm-r"],
+            **{f"statistic_{j}": [1.0 / (j + 3)] for j in range(12)},
+        }
+    )
+    text = _render(frame_table(frame, keys=("level", "model")), 60)
+    parts = text.count("┏")
+    assert parts >= 2 and text.count("xlm-r") == parts and text.count("overall") == parts

@@ -26,9 +26,11 @@ def test_store_is_readable_between_the_jobs_of_a_run(tmp_path: Path):
         env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
     )  # fmt: skip
     reads = []
+    printed: list[str] = []
     assert proc.stderr is not None
     try:
         for line in proc.stderr:
+            printed.append(line)
             if not line.startswith("stored "):
                 continue
             # while the run goes on: a summary and an analysis input, read-only
@@ -39,7 +41,7 @@ def test_store_is_readable_between_the_jobs_of_a_run(tmp_path: Path):
                     ids, stats = handle.run_stats(run_id)
                     assert len(ids) == stats.shape[0] == n  # complete runs only
             reads.append((summary.counts["runs"], proc.poll() is None))
-        assert proc.wait(timeout=300) == 0
+        assert proc.wait(timeout=300) == 0, "the run failed:\n" + "".join(printed[-40:])
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -108,6 +108,8 @@ class IterationTable:
     sd: np.ndarray
     n: np.ndarray
     notes: tuple[str, ...] = field(default=())
+    #: the metric of each dataset (empty: not known, e.g. a table without a metric column)
+    metrics: tuple[str, ...] = field(default=())
 
     @classmethod
     def from_scores(
@@ -118,6 +120,7 @@ class IterationTable:
         languages: Sequence[str],
         scores: np.ndarray,
         notes: Sequence[str] = (),
+        metrics: Sequence[str] = (),
     ) -> IterationTable:
         scores = np.asarray(scores, dtype=float)
         n = np.isfinite(scores).sum(axis=2).astype(float)
@@ -136,6 +139,7 @@ class IterationTable:
             sd,
             n,
             tuple(notes),
+            tuple(metrics),
         )
 
 
@@ -163,6 +167,8 @@ def iterations_from_replicated(
             "to resample (zero-width intervals; the 2025 method's Welch t-test cannot run and "
             "counts every lower mean as significantly worse)"
         )
+    per_task = dict(source.task_metrics)
+    named = [per_task.get(u.task, source.metric) for u in picked]
     return IterationTable.from_scores(
         source.models,
         [f"{u.task}/{u.language}" for u in picked],
@@ -170,6 +176,7 @@ def iterations_from_replicated(
         [u.language for u in picked],
         scores,
         notes,
+        [str(m) for m in named] if all(m is not None for m in named) else (),
     )
 
 
@@ -197,6 +204,108 @@ def iterations_from_components(
     )
 
 
+def select_dataset_metrics(
+    data: pd.DataFrame, metrics: Sequence[str] | None = None
+) -> tuple[pd.DataFrame, dict[str, str], list[str]]:
+    """The rows of each dataset's metric, the metric per dataset, and notes.
+
+    ``data`` has columns dataset, task, metric (and optionally metadata, where
+    importers declare each task's ``primary_metric``). ``metrics`` holds
+    ``TASK=METRIC`` overrides and/or plain metric names:
+
+    * a task named in an override is scored on that metric;
+    * with plain names, each other dataset takes the first listed one it has
+      (EuroEval ranks each dataset on its primary metric, so a plain name that
+      is not a task's declared primary is named in a note);
+    * without plain names, each task takes its declared primary metric (EuroEval's:
+      MCC for classification, ``micro_f1_no_misc`` for NER, ...), else its only
+      metric (:func:`glotbench.analysis.selection.choose_metrics`); a task with
+      several metrics and none declared is an error that lists its metrics.
+    """
+    from glotbench.analysis.selection import (
+        MetricChoice,
+        choose_metrics,
+        declared_primaries,
+        top_declared,
+    )
+
+    specs = [str(m).strip() for m in (metrics or ()) if str(m).strip()]
+    overrides = tuple(sorted(
+        (t.strip(), m.strip().lower())
+        for t, sep, m in (spec.rpartition("=") for spec in specs)
+        if sep
+    ))
+    plain = [spec.lower() for spec in specs if "=" not in spec]
+    data = data.assign(metric=data["metric"].astype(str).str.strip().str.lower())
+    by_task = {str(t): sorted(set(g["metric"])) for t, g in data.groupby("task", sort=True)}
+    declared = (
+        {str(t): declared_primaries(g["metadata"]) for t, g in data.groupby("task", sort=True)}
+        if "metadata" in data.columns
+        else {}
+    )
+    primary = {t: top_declared(v) for t, v in declared.items() if v}
+    notes: list[str] = []
+    if plain:
+        known = {m for ms in by_task.values() for m in ms}
+        if not set(plain) & known:
+            raise InputError(
+                f"no dataset has metric(s) {', '.join(plain)}; metrics per task: "
+                + "; ".join(f"{t}: {', '.join(ms)}" for t, ms in by_task.items()),
+                field="metric",
+            )
+        task_metric = dict(overrides)
+        for task, name in overrides:
+            if task not in by_task or name not in by_task[task]:
+                raise InputError(
+                    f"--metric {task}={name}: "
+                    + (
+                        f"task {task!r} has no results of metric {name!r}; its metrics: "
+                        f"{', '.join(by_task[task])}"
+                        if task in by_task
+                        else f"no task {task!r} here (tasks: {', '.join(by_task)})"
+                    ),
+                    field="metric",
+                )
+    else:
+        chosen = choose_metrics(by_task, declared, MetricChoice(None, overrides))
+        task_metric = dict(chosen.chosen)
+        notes.extend(chosen.notes)
+    dataset_metric: dict[str, str] = {}
+    left_out: list[str] = []
+    off_primary: dict[str, set[str]] = {}
+    for (dataset, task), group in data.groupby(["dataset", "task"], sort=True):
+        have = set(group["metric"])
+        task = str(task)
+        if task in task_metric:
+            pick = task_metric[task] if task_metric[task] in have else None
+        elif plain:
+            pick = next((m for m in plain if m in have), None)
+            if pick is not None and primary.get(task) not in (None, pick):
+                off_primary.setdefault(task, set()).add(pick)
+        else:
+            continue  # left out by choose_metrics, with its note
+        if pick is None:
+            left_out.append(str(dataset))
+        else:
+            dataset_metric[str(dataset)] = pick
+    if not dataset_metric:
+        raise InputError(
+            "no dataset has results of the chosen metric(s); metrics per task: "
+            + "; ".join(f"{t}: {', '.join(ms)}" for t, ms in by_task.items()),
+            field="metric",
+        )
+    if left_out:
+        wanted = "/".join(plain) if plain else "its task's metric"
+        notes.append(f"datasets without metric {wanted} left out: {', '.join(left_out)}")
+    for task, picks in sorted(off_primary.items()):
+        notes.append(
+            f"task {task!r} scored on {', '.join(sorted(picks))}, not its declared primary "
+            f"metric {primary[task]!r} (the one EuroEval ranks it on); omit --metric to use it"
+        )
+    keep = data["metric"].to_numpy() == data["dataset"].astype(str).map(dataset_metric).to_numpy()
+    return data.loc[keep].copy(), dataset_metric, notes
+
+
 def iterations_from_frame(
     frame: pd.DataFrame, metrics: Sequence[str] | None = None
 ) -> IterationTable:
@@ -206,9 +315,9 @@ def iterations_from_frame(
     task (default ``"task"``), metric, seed, replicate or iteration. Rows with
     a replicate index are iterations; a row without one (EuroEval's total) is
     used only when its (model, dataset) has no iterations. With several seeds,
-    iteration i is seed i's i-th replicate. ``metrics``: per
-    dataset the first listed metric it has (EuroEval uses each dataset's
-    primary metric); without it the table must hold one metric.
+    iteration i is seed i's i-th replicate. ``metrics``: see
+    :func:`select_dataset_metrics` (default: each task's declared primary
+    metric, as EuroEval ranks it).
     """
     missing = [c for c in ("model", "language", "score") if c not in frame.columns]
     if missing:
@@ -224,31 +333,10 @@ def iterations_from_frame(
         data["dataset"] = data["task"].astype(str) + "/" + data["language"].astype(str)
     data["dataset"] = data["dataset"].astype(str)
     notes: list[str] = []
+    dataset_metric: dict[str, str] = {}
     if "metric" in data.columns:
-        data["metric"] = data["metric"].astype(str)
-        if metrics:
-            chosen = {}
-            for dataset, group in data.groupby("dataset", sort=True):
-                have = set(group["metric"])
-                pick = next((m for m in metrics if m in have), None)
-                if pick is not None:
-                    chosen[dataset] = pick
-            if not chosen:
-                raise InputError(
-                    f"no dataset has metric(s) {', '.join(metrics)}; see 'glotbench show'",
-                    field="metric",
-                )
-            skipped = sorted(set(data["dataset"]) - set(chosen))
-            if skipped:
-                notes.append(f"datasets without metric {'/'.join(metrics)}: {', '.join(skipped)}")
-            data = data[data["metric"] == data["dataset"].map(chosen)]
-        elif data["metric"].nunique() > 1:
-            raise InputError(
-                f"the input holds several metrics ({', '.join(sorted(data['metric'].unique()))});"
-                " choose with --metric (repeat it to give each dataset its primary metric, e.g. "
-                "--metric mcc --metric micro_f1)",
-                field="metric",
-            )
+        data, dataset_metric, picked_notes = select_dataset_metrics(data, metrics)
+        notes.extend(picked_notes)
     index_column = next((c for c in ("replicate", "iteration") if c in data.columns), None)
     score = pd.to_numeric(data["score"], errors="coerce")
     if not np.isfinite(score.to_numpy(dtype=float)).all():
@@ -292,7 +380,13 @@ def iterations_from_frame(
         data["_it"].to_numpy(dtype=int),
     ] = data["score"].to_numpy()
     return IterationTable.from_scores(
-        models, datasets, list(cells["task"]), list(cells["language"]), scores, notes
+        models,
+        datasets,
+        list(cells["task"]),
+        list(cells["language"]),
+        scores,
+        notes,
+        [dataset_metric[d] for d in datasets] if dataset_metric else (),
     )
 
 
@@ -473,6 +567,14 @@ class EuroEvalRank:
     def to_frame(self) -> pd.DataFrame:
         return self.overall
 
+    def metric_per_dataset(self) -> dict[str, str | None]:
+        """The metric each dataset was scored on (None where the input names none)."""
+        frame = self.datasets.drop_duplicates("dataset")
+        return {
+            str(d): (None if m is None or m != m else str(m))
+            for d, m in zip(frame["dataset"], frame["metric"], strict=True)
+        }
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "settings": self.settings(),
@@ -480,6 +582,7 @@ class EuroEvalRank:
             "languages": records(self.languages),
             "tasks": records(self.tasks),
             "datasets": records(self.datasets),
+            "metrics": self.metric_per_dataset(),
             "notes": list(self.notes),
         }
 
@@ -556,6 +659,7 @@ def euroeval_rank(
                     "dataset": dataset,
                     "task": table.tasks[d],
                     "language": table.languages[d],
+                    "metric": table.metrics[d] if table.metrics else None,
                     "model": model,
                     "n_iterations": int(table.n[m, d]),
                     "mean": float(table.mean[m, d]),
@@ -573,6 +677,7 @@ def euroeval_rank(
             "dataset",
             "task",
             "language",
+            "metric",
             "model",
             "n_iterations",
             "mean",

@@ -40,7 +40,10 @@ from glotbench.resample.engine import replicate_scores
 if TYPE_CHECKING:
     pass
 
-Source = Literal["examples", "replicates", "seeds"]
+#: where the replicates come from: resampled per-example statistics, given bootstrap
+#: replicates, seeds only, or EuroEval's iterations (each a new seed *and* a bootstrapped
+#: test set, so their SD is the within-language σ_w, not a bootstrap SD)
+Source = Literal["examples", "replicates", "seeds", "iterations"]
 #: builds the error for record ``position`` (0-based; None: the whole table) and ``field``
 ErrorAt = Callable[[str, int | None, str | None], InputError]
 

@@ -200,9 +200,9 @@ def choose_metrics(
             else:
                 lacking.append(task)
             continue
-        votes = Counter(declared.get(task, ()))
+        votes = declared.get(task, ())
         if votes:
-            primary = sorted(votes, key=lambda m: (-votes[m], m is None, str(m)))[0]
+            primary = top_declared(votes)
             if primary is None:
                 notes.append(
                     f"task {task!r} left out: its source does not rank it (no primary metric); "
@@ -244,6 +244,17 @@ def choose_metrics(
             field="metric",
         )
     return TaskMetrics(chosen, reasons, tuple(notes))
+
+
+def top_declared(votes: Sequence[str | None]) -> str | None:
+    """The primary metric most rows declare (ties: a metric before ``None``, then by name)."""
+    counts = Counter(votes)
+    return sorted(counts, key=lambda m: (-counts[m], m is None, str(m)))[0]
+
+
+def declared_primaries(metadata: Iterable[Any]) -> list[str | None]:
+    """The ``primary_metric`` each row's metadata declares (``None``: "not ranked")."""
+    return _declared(metadata)
 
 
 def _declared(metadata: Iterable[Any]) -> list[str | None]:
@@ -351,7 +362,21 @@ def _scores_replicated(
         if column in frame.columns:
             frame[column] = frame[column].astype(object).where(frame[column] != -1.0, None)
     replicated = replicates_from_frame(frame.reset_index(drop=True), metric=_label(metrics))
+    if replicated.source == "replicates" and _all_iterations(selected):
+        replicated = dataclasses.replace(replicated, source="iterations")
     return _annotate(replicated, metrics, notes)
+
+
+def _all_iterations(rows: pd.DataFrame) -> bool:
+    """Whether every replicate row is a EuroEval iteration (metadata ``kind`` = iteration)."""
+    if "metadata" not in rows.columns or "replicate" not in rows.columns:
+        return False
+    replicate = rows["replicate"].notna().to_numpy()
+    kinds = [
+        isinstance(m, Mapping) and m.get("kind") == "iteration"
+        for m in rows["metadata"].to_numpy()[replicate]
+    ]
+    return bool(kinds) and all(kinds)
 
 
 def _label(metrics: TaskMetrics | None) -> str | None:

@@ -85,6 +85,10 @@ class ComponentTable:
     n_seeds: np.ndarray
     n_replicates: np.ndarray
     notes: tuple[str, ...] = field(default=())
+    #: σ_w measured directly (EuroEval's iterations, each a new seed and bootstrapped
+    #: test set: their SD) with its SE; None: σ_w from its two components
+    sigma_within: np.ndarray | None = None
+    se_within: np.ndarray | None = None
 
     @property
     def single_task(self) -> bool:
@@ -92,7 +96,13 @@ class ComponentTable:
 
     @property
     def sigma_w(self) -> np.ndarray:
-        """Within-language SD √(σ_seed² + σ_boot²); a missing part counts as 0."""
+        """Within-language SD √(σ_seed² + σ_boot²); a missing part counts as 0.
+
+        Where the replicates mix seed and test-set variation (EuroEval's
+        iterations), σ_w is their SD itself (``sigma_within``).
+        """
+        if self.sigma_within is not None:
+            return np.where(np.isnan(self.mean), np.nan, self.sigma_within)
         seed = np.nan_to_num(self.sigma_seed)
         boot = np.nan_to_num(self.sigma_boot)
         both_missing = np.isnan(self.sigma_seed) & np.isnan(self.sigma_boot)
@@ -101,6 +111,8 @@ class ComponentTable:
     @property
     def se_w(self) -> np.ndarray:
         """Delta-method SE of σ_w: NaN when a present component has no SE; 0 when σ_w = 0."""
+        if self.se_within is not None:
+            return np.where(np.isnan(self.mean), np.nan, self.se_within)
         seed = np.nan_to_num(self.sigma_seed * self.se_seed)
         boot = np.nan_to_num(self.sigma_boot * self.se_boot)
         w = self.sigma_w
@@ -182,6 +194,8 @@ def components(replicates: ReplicatedScores) -> ComponentTable:
     se_boot = np.where(np.isnan(sigma_boot), np.nan, se_boot)
     mean = nan_mean(seed_means, axis=2)
     present = n_seeds > 0
+    if replicates.source == "iterations":
+        return _iteration_components(replicates, mean, n_seeds, n_reps)
     return ComponentTable(
         models=replicates.models,
         units=replicates.units,
@@ -193,6 +207,38 @@ def components(replicates: ReplicatedScores) -> ComponentTable:
         n_seeds=n_seeds,
         n_replicates=n_reps,
         notes=replicates.notes + tuple(_design_notes(n_seeds, n_reps, present, replicates.models)),
+    )
+
+
+def _iteration_components(
+    replicates: ReplicatedScores, mean: np.ndarray, n_seeds: np.ndarray, n_reps: np.ndarray
+) -> ComponentTable:
+    """EuroEval's iterations: each is a new seed and a bootstrapped test set, so their SD
+    (ddof = 1) is σ_w (seed + bootstrap) with SE s/√(2(n − 1)); σ_seed and σ_boot cannot be
+    told apart and stay missing."""
+    values = replicates.values  # (M, U, S, iterations); several "seeds" are rare
+    flat = values.reshape(*values.shape[:2], -1)
+    n_iterations = (~np.isnan(flat)).sum(axis=2)
+    sigma_within = nan_sd(flat, axis=2)
+    missing = np.full(mean.shape, np.nan)
+    note = (
+        "EuroEval iterations (each a new seed and a bootstrapped test set): their SD is "
+        "sigma_w (seed + bootstrap); sigma_seed and sigma_boot cannot be separated and are "
+        "missing"
+    )
+    return ComponentTable(
+        models=replicates.models,
+        units=replicates.units,
+        mean=mean,
+        sigma_seed=missing,
+        sigma_boot=missing.copy(),
+        se_seed=missing.copy(),
+        se_boot=missing.copy(),
+        n_seeds=n_seeds,
+        n_replicates=n_reps,
+        notes=(*replicates.notes, note),
+        sigma_within=sigma_within,
+        se_within=sd_standard_error(sigma_within, n_iterations),
     )
 
 

@@ -357,8 +357,11 @@ def analyze_euroeval_rank_command(
         list[str] | None,
         typer.Option(
             "--metric",
-            help="Each dataset's primary metric: the first listed one it has (repeatable, "
-            "e.g. --metric mcc --metric micro_f1).",
+            help="Default: each task's declared primary metric (EuroEval's: mcc for "
+            "classification, micro_f1_no_misc for NER, f1 for reading comprehension). "
+            "TASK=METRIC scores one task on another metric (e.g. "
+            "--metric named-entity-recognition=micro_f1); a plain METRIC (repeatable) gives "
+            "each dataset the first listed one it has.",
         ),
     ] = None,
     model: ModelFilter = None,
@@ -399,8 +402,12 @@ def analyze_euroeval_rank_command(
         )
     console.print(frame_table(result.overall, title=title))
     console.print(frame_table(result.languages, title="Per language"))
-    columns = ["dataset", "model", "n_iterations", "mean", "plug_in", "score", "low", "high"]
-    console.print(frame_table(result.datasets[columns], title="Per dataset"))
+    columns = [
+        "dataset", "metric", "model", "n_iterations", "mean", "plug_in", "score", "low", "high"
+    ]
+    console.print(
+        frame_table(result.datasets[columns], title="Per dataset (metric: the one it is scored on)")
+    )
     print_notes(result.notes)
 
 

@@ -441,11 +441,13 @@ class Store(RunWritesPart, ScoresPart, ReadsPart, FailuresPart, ImportsPart, Exp
             """
             WITH r AS (
                 SELECT model, task, language, count(*) AS runs,
-                       count(DISTINCT seed) AS seeds, sum(n_examples) AS examples,
+                       list(DISTINCT seed) FILTER (WHERE seed IS NOT NULL) AS run_seeds,
+                       sum(n_examples) AS examples,
                        list(DISTINCT metric) AS run_metrics
                 FROM runs GROUP BY model, task, language
             ), s AS (
                 SELECT model, task, language, count(*) AS scores,
+                       list(DISTINCT seed) FILTER (WHERE seed IS NOT NULL) AS score_seeds,
                        list(DISTINCT metric) AS score_metrics
                 FROM scores GROUP BY model, task, language
             )
@@ -453,7 +455,9 @@ class Store(RunWritesPart, ScoresPart, ReadsPart, FailuresPart, ImportsPart, Exp
                    coalesce(r.task, s.task) AS task,
                    coalesce(r.language, s.language) AS language,
                    coalesce(r.runs, 0) AS runs,
-                   coalesce(r.seeds, 0) AS seeds,
+                   -- seeds of runs and of imported scores (a score's seed column)
+                   len(list_distinct(list_concat(coalesce(r.run_seeds, []),
+                                                 coalesce(s.score_seeds, [])))) AS seeds,
                    coalesce(r.examples, 0)::BIGINT AS examples,
                    coalesce(s.scores, 0) AS scores,
                    list_sort(list_distinct(list_concat(coalesce(r.run_metrics, []),

@@ -115,8 +115,8 @@ class FittedTable:
     At render time it fits the console width: numeric columns are never
     wrapped or cut; text columns and headers fold onto several lines; and if
     the columns still do not fit, the table is printed in parts, each repeating
-    the leading key columns (the text columns before the first number), with
-    a title saying which part it is.
+    every key column (the text columns before the first number, or
+    ``key_columns``), with a title saying which part it is.
     """
 
     headers: tuple[str, ...]
@@ -124,6 +124,8 @@ class FittedTable:
     rows: tuple[tuple[str, ...], ...]
     title: str | None = None
     caption: str | None = None
+    #: names of the columns that identify a row (default: the leading text columns)
+    key_columns: tuple[str, ...] | None = None
 
     def _natural(self, i: int) -> int:
         cells = [len(row[i]) for row in self.rows]
@@ -135,16 +137,22 @@ class FittedTable:
         if self.numeric[i]:
             return natural
         longest_word = max((len(w) for w in self.headers[i].split()), default=1)
-        floor = _MIN_KEY_WIDTH if i in self._keys() else _MIN_TEXT_WIDTH
+        keys = self._keys()
+        # one or two keys keep room to stay readable; more fold like other text
+        floor = _MIN_KEY_WIDTH if i in keys and len(keys) <= 2 else _MIN_TEXT_WIDTH
         return min(natural, max(floor, longest_word))
 
     def _keys(self) -> list[int]:
+        """The key columns: every text column before the first number (``key_columns``
+        when given), repeated in every part so each row can be matched across parts."""
+        if self.key_columns is not None:
+            return [i for i, h in enumerate(self.headers) if h in self.key_columns]
         keys = []
         for i, numeric in enumerate(self.numeric):
-            if numeric or len(keys) == 2:
+            if numeric:
                 break
             keys.append(i)
-        return keys
+        return keys if len(keys) < len(self.headers) else keys[:1]
 
     def parts(self, width: int) -> list[list[int]]:
         """Column indices of each part so that every part fits ``width``."""
@@ -286,7 +294,11 @@ def _plain(value: object) -> object:
 
 
 def frame_table(
-    frame: pd.DataFrame, title: str | None = None, digits: int = 4, caption: str | None = None
+    frame: pd.DataFrame,
+    title: str | None = None,
+    digits: int = 4,
+    caption: str | None = None,
+    keys: Sequence[str] | None = None,
 ) -> FittedTable:
     """Any tidy frame as a terminal table that fits the width without cutting numbers.
 
@@ -304,4 +316,5 @@ def frame_table(
         rows=rows,
         title=title,
         caption=caption,
+        key_columns=None if keys is None else tuple(keys),
     )
