@@ -22,8 +22,15 @@ k, or ``"with"`` replacement to the full size — so that between-language
 variation enters the uncertainty ("subsampled", §6.2). The same language draw
 is used for all models.
 
-Draws are generated in blocks of 256 with per-block seeds (as the bootstrap
-engine), so results do not depend on how many draws are computed at once. The
+Every random number is keyed by what it is for, never by a position
+(:func:`glotbench.resample.weights.keyed_uniforms`): draw r's seed and
+replicate pick for a unit by (seed, task, language, r); a model's parametric
+noise by (seed, model, task, language, r); a task's language draw by (seed,
+task, r), and the order of its languages by (seed, task, language, r). So
+adding, removing or reordering other models, tasks or languages changes no
+draw of the others, and every command draws the same units the same way
+under the same seed. Draw r is the same however many draws are computed, or
+in how many blocks. The
 analyses consume them block by block (:meth:`DrawnDesign.blocks`), so the full
 (draws × models × units) array is only built when a caller asks for
 :attr:`DrawnDesign.draws`; memory then stays bounded by one block.
@@ -37,18 +44,30 @@ from functools import cached_property
 from typing import Literal
 
 import numpy as np
+from scipy.special import ndtri
 
 from glotbench.analysis.replicates import ReplicatedScores, Unit
 from glotbench.analysis.variance import ComponentTable, components
 from glotbench.errors import GlotbenchError, InputError
-from glotbench.resample.weights import BLOCK, block_rng
+from glotbench.resample.weights import BLOCK, keyed_integers, keyed_uniforms, stream_key
 
 Scheme = Literal["parametric", "nonparametric", "languages-only"]
 LanguageSampling = Literal["none", "without", "with"]
 Aggregator = Literal["mean", "geometric_mean", "median"]
 AGGREGATORS: tuple[Aggregator, ...] = ("mean", "geometric_mean", "median")
 
-_PARAMETRIC_KEY, _NONPARAMETRIC_KEY, _LANGUAGE_KEY = 11, 12, 13
+#: purposes of keyed draws (part of every key, so two purposes never share numbers)
+_PARAMETRIC, _NONPARAMETRIC, _LANGUAGES, _LANGUAGE_ORDER = (
+    "parametric draw",
+    "replicate pick",
+    "language draw",
+    "language order",
+)
+
+
+def unit_keys(seed: int, purpose: str, units: Sequence[Unit]) -> np.ndarray:
+    """One 64-bit key per unit: the unit's identity (task, language) under ``seed``."""
+    return np.array([stream_key(seed, purpose, u.task, u.language) for u in units], dtype=np.uint64)
 
 
 class DesignError(GlotbenchError):
@@ -104,9 +123,15 @@ def common_units(
     return keep, notes
 
 
-def _parametric_block(table: ComponentTable, rng: np.random.Generator, rows: int) -> np.ndarray:
-    sigma = table.sigma_w
-    return table.mean[None] + rng.standard_normal((rows, *table.mean.shape)) * sigma[None]
+def _parametric_block(table: ComponentTable, keys: np.ndarray, start: int, rows: int) -> np.ndarray:
+    """Draws ``start``..``start + rows`` of mean + σ_w·z, z ~ N(0, 1) keyed by (model, unit).
+
+    ``keys`` (M × U) from :func:`unit_keys`-like hashes of each model and unit;
+    z = Φ⁻¹(u) of keyed uniforms (inverse-CDF sampling).
+    """
+    counters = np.arange(start, start + rows, dtype=np.uint64)[:, None, None]
+    z = ndtri(keyed_uniforms(keys[None], counters))
+    return table.mean[None] + z * table.sigma_w[None]
 
 
 class _ReplicatePicker:
@@ -132,17 +157,17 @@ class _ReplicatePicker:
         else:
             self.flat = values.ravel()
 
-    def block(self, rng: np.random.Generator, rows: int) -> np.ndarray:
-        """The first ``rows`` (≤ BLOCK) draws of one block (rows × M × units[keep]).
+    def block(self, keys: np.ndarray, start: int, rows: int) -> np.ndarray:
+        """Draws ``start``..``start + rows`` (rows × M × units[keep]).
 
-        The generator's stream (BLOCK uniforms, then BLOCK replicate indices,
-        for all units) does not depend on ``rows`` or ``keep``.
+        ``keys`` (one per kept unit, :func:`unit_keys`) decide each unit's
+        uniform (which seed) and replicate index at counters 2r and 2r + 1,
+        shared by all models: a function of the unit and the draw alone.
         """
         n_models, n_units, n_seeds, n_reps = self.shape
-        uniform = rng.random((BLOCK, 1, n_units))[:rows]  # shared by all models
-        rep_index = rng.integers(0, n_reps, size=(BLOCK, 1, n_units))[:rows]
-        if self.keep is not None:
-            uniform, rep_index = uniform[..., self.keep], rep_index[..., self.keep]
+        counters = 2 * np.arange(start, start + rows, dtype=np.uint64)[:, None, None]
+        uniform = keyed_uniforms(keys[None, None], counters)  # (rows, 1, U'), shared by models
+        rep_index = keyed_integers(keys[None, None], counters + np.uint64(1), n_reps)
         seeds = self.seeds[:1] if self.balanced else self.seeds
         seed_index = np.minimum(
             (uniform * seeds[None]).astype(np.int64), np.maximum(seeds[None] - 1, 0)
@@ -178,11 +203,11 @@ def _block_maker(
                 "statistics or replicated scores, or use ready SDs with --scheme parametric"
             )
         picker = _ReplicatePicker(source, keep)
+        kept = [source.units[u] for u in picker.units]
+        pick_keys = unit_keys(settings.seed, _NONPARAMETRIC, kept)
 
         def nonparametric(start: int, rows: int) -> np.ndarray:
-            # a whole block's random numbers, then cut (see below); units outside keep and
-            # rows beyond ``rows`` are never read
-            return picker.block(block_rng(settings.seed, start // BLOCK, _NONPARAMETRIC_KEY), rows)
+            return picker.block(pick_keys, start, rows)
 
         return nonparametric
     elif settings.scheme == "languages-only":
@@ -203,23 +228,23 @@ def _block_maker(
                 "score per model and language; supply seeds, replicates or SD columns"
             )
 
-        def make(rng: np.random.Generator, rows: int) -> np.ndarray:
-            return _parametric_block(table, rng, rows)
+        noise_keys = np.array(
+            [
+                [stream_key(settings.seed, _PARAMETRIC, m, u.task, u.language) for u in table.units]
+                for m in table.models
+            ],
+            dtype=np.uint64,
+        ).reshape(len(table.models), len(table.units))
 
-        key = _PARAMETRIC_KEY
-    else:
-        raise InputError(
-            f"unknown scheme {settings.scheme!r}; use nonparametric, parametric or languages-only",
-            field="scheme",
-        )
+        def block(start: int, rows: int) -> np.ndarray:
+            out = _parametric_block(table, noise_keys, start, rows)
+            return out if keep is None else out[..., keep]
 
-    def block(start: int, rows: int) -> np.ndarray:
-        # always a whole block, then cut: the generator's stream (uniforms, then replicate
-        # indices) must not depend on how many rows the last block keeps
-        out = make(block_rng(settings.seed, start // BLOCK, key), BLOCK)[:rows]
-        return out if keep is None else out[..., keep]
-
-    return block
+        return block
+    raise InputError(
+        f"unknown scheme {settings.scheme!r}; use nonparametric, parametric or languages-only",
+        field="scheme",
+    )
 
 
 def check_draws(source: ReplicatedScores | ComponentTable, settings: DrawSettings) -> None:
@@ -275,13 +300,21 @@ def task_layout(units: Sequence[Unit]) -> list[np.ndarray]:
 
 
 def language_draws(
-    n_draws: int, layout: list[np.ndarray], settings: DrawSettings
+    n_draws: int,
+    layout: list[np.ndarray],
+    settings: DrawSettings,
+    units: Sequence[Unit] | None = None,
 ) -> list[np.ndarray] | None:
     """Per task, unit positions drawn for every draw (n_draws × k_t); None: languages fixed.
 
     Languages are resampled within each task (stratified), the same way for all
     models; ``k`` is per task, capped at the task's number of languages when
-    sampling without replacement.
+    sampling without replacement. The draws are keyed by identity (``units``;
+    without them, by position): with replacement, pick j of draw r of task t is
+    keyed by (seed, t, r·k + j) over the task's languages in order; without
+    replacement, the k languages with the smallest keyed uniforms at (seed, t,
+    language, r) are taken — so adding a language to a task keeps every other
+    language's keys, and no task's draws depend on the other tasks.
     """
     if settings.languages == "none":
         return None
@@ -289,24 +322,29 @@ def language_draws(
         raise InputError(f"unknown language resampling {settings.languages!r}", field="languages")
     if settings.k is not None and settings.k < 1:
         raise InputError("k must be at least 1", field="k")
-    out = [np.empty((n_draws, 0), dtype=np.int64) for _ in layout]
     sizes = [
         min(settings.k or len(idx), len(idx))
         if settings.languages == "without"
         else (settings.k or len(idx))
         for idx in layout
     ]
-    out = [np.empty((n_draws, size), dtype=np.int64) for size in sizes]
-    for start in range(0, n_draws, BLOCK):
-        rows = min(BLOCK, n_draws - start)
-        rng = block_rng(settings.seed, start // BLOCK, _LANGUAGE_KEY)
-        for t, idx in enumerate(layout):
-            # whole blocks, then cut, so that later tasks' draws do not depend on n_draws
-            if settings.languages == "with":
-                picks = rng.integers(0, len(idx), size=(BLOCK, sizes[t]))
-            else:
-                picks = np.argsort(rng.random((BLOCK, len(idx))), axis=1)[:, : sizes[t]]
-            out[t][start : start + rows] = idx[picks[:rows]]
+    out = []
+    draws = np.arange(n_draws, dtype=np.uint64)
+    for t, (idx, size) in enumerate(zip(layout, sizes, strict=True)):
+        members = (
+            [units[int(i)] for i in idx]
+            if units is not None
+            else [Unit(f"task {t}", f"unit {int(i)}") for i in idx]
+        )
+        if settings.languages == "with":
+            key = stream_key(settings.seed, _LANGUAGES, members[0].task, "", len(idx), size)
+            counters = draws[:, None] * np.uint64(size) + np.arange(size, dtype=np.uint64)[None]
+            picks = keyed_integers(np.uint64(key), counters, len(idx))
+        else:
+            keys = unit_keys(settings.seed, _LANGUAGE_ORDER, members)
+            order = np.argsort(keyed_uniforms(keys[None, :], draws[:, None]), axis=1, kind="stable")
+            picks = order[:, :size]
+        out.append(idx[picks])
     return out
 
 
@@ -480,7 +518,7 @@ def prepare_draws(source: ReplicatedScores | ComponentTable, settings: DrawSetti
     units = tuple(u for u, k in zip(table.units, keep, strict=True) if k)
     check_draws(source, settings)
     layout = task_layout(units)
-    languages = language_draws(settings.n_draws, layout, settings)
+    languages = language_draws(settings.n_draws, layout, settings, units)
     kept_labels = tuple(label for label, k in zip(labels, keep, strict=True) if k)
     return DrawnDesign(
         table,

@@ -143,13 +143,7 @@ def analyze_view(
     if not keep or not names:
         raise InputError("the view has no models or no units")
     index = [source.models.index(m) for m in names]
-    sub = ReplicatedScores(
-        tuple(names),
-        tuple(source.units[i] for i in keep),
-        source.values[np.ix_(index, keep)],
-        source.source,
-        source.metric,
-    )
+    sub = source.take(index, keep)
     draw_settings = settings.draws(sub, languages=resample_languages)
     design = prepare_draws(sub, draw_settings)
     observed, draws = design.aggregate("mean")

@@ -25,7 +25,7 @@ directly (see :func:`glotbench.analysis.variance.components_from_summary`).
 from __future__ import annotations
 
 import dataclasses
-import zlib
+import hashlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -35,7 +35,8 @@ import numpy as np
 import pandas as pd
 
 from glotbench.errors import InputError
-from glotbench.resample.engine import replicate_scores
+from glotbench.resample.engine import point_scores, replicate_scores
+from glotbench.resample.weights import stream_seed
 
 if TYPE_CHECKING:
     pass
@@ -74,6 +75,12 @@ class ReplicatedScores:
     ``task_metrics`` names the metric of each task when it was chosen per task
     (:mod:`glotbench.analysis.selection`); ``notes`` say how the input was
     selected (analyses pass them on).
+
+    ``point[model, unit, seed]`` is each seed's full-test-set score,
+    ``score(S.sum(0))``, when the replicates were drawn here from per-example
+    statistics: the point estimate, which the replicates only spread around
+    (docs/methods.md, "Score"). None for tables of ready scores, whose seed
+    scores are the points themselves (see :meth:`seed_points`).
     """
 
     models: tuple[str, ...]
@@ -83,11 +90,49 @@ class ReplicatedScores:
     metric: str | None = None
     task_metrics: tuple[tuple[str, str], ...] = ()
     notes: tuple[str, ...] = ()
+    point: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         shape = (len(self.models), len(self.units))
         if self.values.ndim != 4 or self.values.shape[:2] != shape:
             raise ValueError(f"values must be (models, units, seeds, replicates) = {shape}+(S, B)")
+        if self.point is not None and self.point.shape != self.values.shape[:3]:
+            raise ValueError("point must be (models, units, seeds) like values[..., 0]")
+
+    def seed_points(self) -> np.ndarray:
+        """Each seed's point estimate (M × U × S; NaN where the seed is absent).
+
+        The full-test-set score when known (:attr:`point`); for a table of
+        scores without replicates the seed's score itself; for replicates
+        drawn elsewhere (no full-sample score given) their mean, the only
+        estimate the table has.
+        """
+        absent = np.isnan(self.values[..., 0])
+        if self.point is not None:
+            return np.where(absent, np.nan, self.point)
+        if self.values.shape[3] == 1:
+            return self.values[..., 0]
+        count = (~np.isnan(self.values)).sum(axis=3)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(count > 0, np.nansum(self.values, axis=3) / count, np.nan)
+
+    def points(self) -> np.ndarray:
+        """The point estimate of every (model, unit): mean over seeds of :meth:`seed_points`."""
+        seeds = self.seed_points()
+        count = (~np.isnan(seeds)).sum(axis=2)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(count > 0, np.nansum(seeds, axis=2) / count, np.nan)
+
+    def take(self, models: Sequence[int], units: Sequence[int]) -> ReplicatedScores:
+        """The scores of the models and units at these positions (point estimates kept)."""
+        index = np.ix_(list(models), list(units))
+        return dataclasses.replace(
+            self,
+            models=tuple(self.models[i] for i in models),
+            units=tuple(self.units[i] for i in units),
+            values=self.values[index],
+            point=None if self.point is None else self.point[index],
+        )
 
     @property
     def single_task(self) -> bool:
@@ -111,7 +156,10 @@ class ReplicatedScores:
 
     def select_models(self, models: Sequence[str]) -> ReplicatedScores:
         index = [self.models.index(m) for m in models]
-        return dataclasses.replace(self, models=tuple(models), values=self.values[index])
+        point = None if self.point is None else self.point[index]
+        return dataclasses.replace(
+            self, models=tuple(models), values=self.values[index], point=point
+        )
 
     def to_frame(self) -> pd.DataFrame:
         """Long form: model, task, language, seed (position), replicate, score."""
@@ -220,13 +268,47 @@ def replicates_from_frame(
     return ReplicatedScores(tuple(models), tuple(units), values, source, metric)
 
 
-def unit_seed(seed: int, unit: Unit) -> int:
-    """Seed of a unit's bootstrap: independent of which other units are analysed."""
-    return zlib.crc32(f"{seed}\x1f{unit.task}\x1f{unit.language}".encode()) ^ (seed & 0xFFFFFFFF)
+def unit_seed(seed: int, unit: Unit) -> tuple[int, ...]:
+    """Stream of a unit's bootstrap when its test set is known by (task, language) only."""
+    return stream_seed(seed, "test set", "", unit.task, unit.language)
+
+
+def test_set_seed(
+    seed: int, dataset: str, task: str, language: str, example_ids: Sequence[object]
+) -> tuple[int, ...]:
+    """Stream of a test set's bootstrap: a function of the seed and the test set alone.
+
+    The identity is the dataset, task and language and a digest of the example
+    ids (in the canonical order :func:`canonical_order` resamples them in), so
+    two different test sets never share draws and one test set draws the same
+    way whatever else is analysed with it.
+    """
+    h = hashlib.blake2b(digest_size=16)
+    for example in example_ids:
+        data = str(example).encode("utf-8")
+        h.update(len(data).to_bytes(8, "little"))
+        h.update(data)
+    return stream_seed(seed, "test set", dataset, task, language, h.hexdigest())
+
+
+def canonical_order(example_ids: Sequence[object] | np.ndarray | None, n: int) -> np.ndarray:
+    """Positions of the examples sorted by id (as text): the order they are resampled in.
+
+    The store hands examples out in the first run's stored order, which can
+    change when another model is imported; sorting by id makes the order a
+    property of the test set. Without ids the given order is kept.
+    """
+    if example_ids is None:
+        return np.arange(n)
+    return np.argsort(np.asarray([str(e) for e in example_ids], dtype=object), kind="stable")
 
 
 class CellStatistics(Protocol):
-    """Per-example statistics of all runs on one dataset (``core.store.StatsMatrix`` is one)."""
+    """Per-example statistics of all runs on one dataset (``core.store.StatsMatrix`` is one).
+
+    ``dataset`` and ``example_ids`` (optional attributes) identify the test
+    set; without them the (task, language) does.
+    """
 
     task: str
     language: str
@@ -242,8 +324,13 @@ def replicates_from_statistics(
     """Bootstrap every run of every cell and collect the replicate scores.
 
     Within a cell all runs (models × seeds) are resampled with one weight
-    matrix, so replicates are paired across models. Several datasets of the
-    same (task, language) are pooled by averaging their scores per replicate.
+    matrix, so replicates are paired across models. The weights are drawn from
+    the test set's own stream (:func:`test_set_seed`) over its examples in
+    canonical order, so they do not depend on which models or other cells
+    are loaded. Each run's full-test-set score ``score(S.sum(0))`` is kept as
+    the point estimate (:attr:`ReplicatedScores.point`). Several datasets of
+    the same (task, language) are pooled by averaging their scores per
+    replicate (and their points).
     """
     cells = list(cells)
     if not cells:
@@ -256,12 +343,30 @@ def replicates_from_statistics(
     model_position = {m: i for i, m in enumerate(model_names)}
     max_seeds = max(max(Counter(cell.models).values()) for cell in cells)
     totals = np.zeros((len(model_names), len(units), max_seeds, n_replicates))
+    points = np.zeros((len(model_names), len(units), max_seeds))
     counts = np.zeros((len(model_names), len(units), max_seeds))
     for cell in cells:
         unit = Unit(str(cell.task), str(cell.language))
+        example_ids = getattr(cell, "example_ids", None)
+        stats = np.asarray(cell.stats, dtype=np.float64)
+        order = canonical_order(example_ids, stats.shape[1])
+        stream = (
+            unit_seed(seed, unit)
+            if example_ids is None
+            else test_set_seed(
+                seed,
+                str(getattr(cell, "dataset", "")),
+                unit.task,
+                unit.language,
+                [example_ids[i] for i in order],
+            )
+        )
+        ordered = stats[:, order]
+        metric_of_cell = cell.get_metric()
         reps = replicate_scores(
-            cell.stats, cell.get_metric(), n_resamples=n_replicates, seed=unit_seed(seed, unit)
+            ordered, metric_of_cell, n_resamples=n_replicates, seed=stream
         )  # (B, runs), paired across all models and seeds of the cell
+        full = point_scores(ordered, metric_of_cell)  # (runs,)
         # run j is the s-th seed of its model; (model, seed) pairs are unique within a
         # cell, so one fancy-indexed add places every run's replicates
         position: Counter[str] = Counter()
@@ -272,10 +377,14 @@ def replicates_from_statistics(
             position[model] += 1
         u = unit_index[unit]
         totals[m_index, u, s_index] += reps.T
+        points[m_index, u, s_index] += full
         counts[m_index, u, s_index] += 1
     with np.errstate(invalid="ignore"):  # 0 / 0 = NaN where a model lacks a seed
         totals /= counts[..., None]
-    return ReplicatedScores(tuple(model_names), tuple(units), totals, "examples", metric)
+        points /= counts
+    return ReplicatedScores(
+        tuple(model_names), tuple(units), totals, "examples", metric, point=points
+    )
 
 
 def systems_by_config(matrix: Any) -> Any:

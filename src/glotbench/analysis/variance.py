@@ -174,9 +174,16 @@ def _design_notes(
 
 
 def components(replicates: ReplicatedScores) -> ComponentTable:
-    """σ_seed, σ_boot (and so σ_w) with plug-in SEs for every model and unit."""
+    """σ_seed, σ_boot (and so σ_w) with plug-in SEs for every model and unit.
+
+    ``mean`` is the point estimate: the mean over seeds of each seed's
+    full-test-set score (:meth:`ReplicatedScores.seed_points`), never a mean of
+    bootstrap replicates when the full-sample score is known; σ_seed is the
+    SD of those per-seed scores, σ_boot the mean over seeds of the SD of each
+    seed's bootstrap replicates (docs/methods.md).
+    """
     values = replicates.values  # (M, U, S, B)
-    seed_means = nan_mean(values, axis=3)  # bootstrap-averaged score of each seed
+    seed_means = replicates.seed_points()  # each seed's point estimate (M, U, S)
     n_seeds = (~np.isnan(seed_means)).sum(axis=2)
     n_reps = np.full(n_seeds.shape, replicates.n_replicates)
     sigma_seed = nan_sd(seed_means, axis=2)

@@ -462,14 +462,16 @@ def _language_view(
 
 
 def _cell_scores(source: ReplicatedScores) -> pd.DataFrame:
-    """One score per model, task and language: the mean over all its seeds and replicates.
+    """One score per model, task and language: its point estimate, the mean over seeds of
+    each seed's full-test-set score (:meth:`ReplicatedScores.points`; never a mean of
+    bootstrap replicates when the full-sample score is known).
 
-    Computed on the (model, unit, seed, replicate) array, without the long
-    table of every replicate (10⁷ rows for 200 models × 50 languages × 1,000).
+    Computed on the (model, unit, seed) array, without the long table of every
+    replicate (10⁷ rows for 200 models × 50 languages × 1,000).
     """
-    values = source.values
-    count = (~np.isnan(values)).sum(axis=(2, 3))
-    total = np.nansum(values, axis=(2, 3))
+    points = source.points()
+    count = (~np.isnan(points)).astype(int)
+    total = np.nan_to_num(points)
     m, u = np.nonzero(count > 0)
     frame = pd.DataFrame(
         {

@@ -18,11 +18,11 @@ from glotbench.metrics.base import Metric
 from glotbench.resample.weights import (
     BLOCK,
     Scheme,
+    SeedLike,
     Support,
     block_rng,
     example_draws,
-    heavy_counts,
-    light_draws,
+    is_example_level,
     make_support,
     weight_block,
 )
@@ -120,35 +120,23 @@ def _chunk_blocks(support: Support, width: int, chunk_size: int | None) -> int:
     """Blocks per chunk so that W (rows × u) and W @ S (rows × width) fit the budget."""
     if chunk_size is not None:
         return max(1, -(-int(chunk_size) // BLOCK))
-    per_row = 8 * (support.size + width + (support.n if not support.compressed else 0))
+    per_row = 8 * (support.size + width + support.n)  # W, W @ S and the drawn indices
     return max(1, CHUNK_BYTES // (per_row * BLOCK))
-
-
-def _segment_sums(
-    values: npt.NDArray[np.float64], lengths: npt.NDArray[np.int64]
-) -> npt.NDArray[np.float64]:
-    """Sums of consecutive segments of ``values`` with the given lengths (some may be 0)."""
-    sums = np.zeros(lengths.size)
-    if values.size:
-        starts = np.minimum(np.cumsum(lengths) - lengths, values.size - 1)
-        sums = np.add.reduceat(values, starts)
-        sums[lengths == 0] = 0.0  # reduceat returns values[start] for an empty segment
-    return sums
 
 
 def gathered_sums(
     rng: np.random.Generator, support: Support, rows: int, constant: npt.NDArray[np.bool_]
 ) -> npt.NDArray[np.float64]:
-    """``rows`` multinomial resample sums ``w @ support.rows`` without forming W.
+    """``rows`` multinomial resample sums ``w @ S`` without forming W.
 
     For narrow statistics, summing the drawn rows (a gather) is cheaper than
     counting the draws into W and multiplying. The draws are the very ones
-    :func:`~glotbench.resample.weights.multinomial_block` counts, from the same
-    generator in the same order, so both paths give the same replicates.
-    Columns in ``constant`` (e.g. a count column of ones) sum to n · value.
-    Indices are drawn in slices of about :data:`GATHER_ELEMENTS` so that they
-    stay in cache; successive draws from one generator continue one stream, so
-    the slicing does not change any number.
+    :func:`~glotbench.resample.weights.multinomial_block` counts (n example
+    indices per replicate from the same generator in the same order), so both
+    paths give the same replicates. Columns in ``constant`` (e.g. a count
+    column of ones) sum to n · value. Indices are drawn in slices of about
+    :data:`GATHER_ELEMENTS` so that they stay in cache; successive draws from
+    one generator continue one stream, so the slicing does not change any number.
     """
     n, width = support.n, support.rows.shape[1]
     varying = np.flatnonzero(~constant)
@@ -156,25 +144,14 @@ def gathered_sums(
     out[:, constant] = n * support.rows[0, constant]
     # contiguous columns and intp indices: np.take is ~10x slower on a strided
     # source or with int32 indices (measured, numpy 2.4)
-    light_columns = np.ascontiguousarray(support.rows[support.heavy :].T)
-    if support.heavy:
-        counts = heavy_counts(rng, support, rows)
-        out[:, varying] = counts[:, :-1] @ support.rows[: support.heavy][:, varying]
-        per_row = counts[:, -1]
-    else:
-        out[:, varying] = 0.0
-    step = max(1, GATHER_ELEMENTS // max(1, support.light))
+    examples = support.rows if is_example_level(support) else support.rows[support.index]
+    columns = np.ascontiguousarray(examples.T)
+    step = max(1, GATHER_ELEMENTS // max(1, n))
     for first in range(0, rows, step):
         last = min(first + step, rows)
-        if support.heavy:
-            lengths = per_row[first:last]
-            draws = light_draws(rng, support.light, int(lengths.sum())).astype(np.intp)
-            for c in varying:
-                out[first:last, c] += _segment_sums(np.take(light_columns[c], draws), lengths)
-        else:
-            draws = example_draws(rng, n, last - first).astype(np.intp)
-            for c in varying:
-                out[first:last, c] = np.take(light_columns[c], draws).sum(axis=1)
+        draws = example_draws(rng, n, last - first).astype(np.intp)
+        for c in varying:
+            out[first:last, c] = np.take(columns[c], draws).sum(axis=1)
     return out
 
 
@@ -183,7 +160,7 @@ def replicate_scores(
     score: Metric | ScoreFn,
     *,
     n_resamples: int = 10_000,
-    seed: int = 0,
+    seed: SeedLike = 0,
     scheme: Scheme = "multinomial",
     compress: bool | Literal["auto"] = "auto",
     chunk_size: int | None = None,
@@ -213,11 +190,11 @@ def replicate_scores(
     blocks_per_chunk = _chunk_blocks(support, columns.shape[1], chunk_size)
     n_blocks = -(-n_resamples // BLOCK)
     out = np.empty((n_resamples, m), dtype=np.float64)
-    gather = (
-        scheme == "multinomial"
-        and not support.compressed
-        and support.rows.shape[1] <= GATHER_MAX_COLUMNS
-    )
+    gather = scheme == "multinomial" and support.rows.shape[1] <= GATHER_MAX_COLUMNS
+    if gather and not is_example_level(support):
+        # narrow statistics: gathering the drawn examples' rows costs no more than
+        # counting them per distinct row, and needs no weight matrix
+        support = make_support(columns, False)
     constant = (support.rows == support.rows[:1]).all(axis=0)
     # integer statistics: the same numbers from a float32 product at about twice the speed
     single = scheme == "multinomial" and not gather and exact_in_float32(support.rows, support.n)

@@ -8,6 +8,21 @@ r-th replicate is the same number whether the replicates are computed in
 chunks of 256 or 100,000, in one thread or eight. Chunking only decides how
 many blocks are held in memory at once.
 
+Stable under additions
+----------------------
+A replicate's weights are a function of (test set, seed, replicate) only.
+Every scheme draws at the level of the n examples of the test set, in the
+test set's own order: replicate r of block j is ``n`` example indices (or n
+Poisson(1) counts) from ``block_rng(seed, j)``, where ``seed`` may be the
+entropy :func:`stream_seed` derives from the user's seed and the test set's
+identity. Deduplicating the statistic rows (below) only decides how ``W @ S``
+is *computed* — the counts of an example's row are the sums of its examples'
+counts — never which examples are drawn. So adding, removing or reordering
+the systems (models) resampled together changes no draw, and no other
+system's replicate. (An earlier version drew the counts of the distinct rows
+directly, ``Multinomial(n, c/n)``: the same distribution, but a realisation
+that depended on which systems shared the call.)
+
 Compression (exact)
 -------------------
 Many statistic matrices have few distinct rows: accuracy has two, binary F1
@@ -16,31 +31,38 @@ distinct (joint, across all systems) rows with multiplicities c_1..c_u, then
 under the multinomial bootstrap the resampled sum is ``Σ_j N_j U_j`` with
 ``(N_1..N_u) ~ Multinomial(n, c/n)`` — the same distribution as ``w @ S``
 with ``w ~ Multinomial(n, 1/n)``, because the statistic depends on the draw
-only through how many times each distinct row was drawn. So W shrinks from
-B × n to B × u without changing the bootstrap distribution (Efron &
-Tibshirani 1993, ch. 6: the bootstrap is a multinomial over the empirical
-distribution's support). Pairing is kept because the rows are deduplicated
-jointly over all systems of the call.
+only through how many times each distinct row was drawn. So the product
+``W @ S`` shrinks from B × n × d to B × u × d once the drawn example
+indices are counted per distinct row (Efron & Tibshirani 1993, ch. 6: the
+bootstrap is a multinomial over the empirical distribution's support).
+Pairing is kept because all systems share the example draws.
 
 Partial compression (exact)
 ---------------------------
 Continuous per-example scores often carry point masses: SQuAD F1 is exactly 1
 for every exact answer and exactly 0 for every answer without a shared token.
-Split the distinct rows into *heavy* ones (multiplicity ≥ :data:`HEAVY_MIN`)
-and the remaining L *light* examples. A multinomial draw over all n examples is
-the same as first drawing the heavy counts and the light total,
-``(N_1..N_h, N_L) ~ Multinomial(n, (c_1..c_h, L)/n)``, and then drawing N_L
-example indices uniformly among the light examples (the multinomial's
-conditional distribution given the group totals is again multinomial; e.g.
-Johnson, Kotz & Balakrishnan 1997, *Discrete Multivariate Distributions*,
-ch. 35). So only the light share of the n indices is drawn per replicate, and
-the bootstrap distribution does not change. ``compress="auto"`` uses it when
+The distinct rows with multiplicity ≥ :data:`HEAVY_MIN` (*heavy*) are kept
+once, the other examples one row each; drawn example indices are counted per
+row of this support, so the product is over fewer columns and the draws are
+those of the plain example-level bootstrap. ``compress="auto"`` uses it when
 full compression does not pay off and heavy rows cover at least
 :data:`PARTIAL_MIN_SHARE` of the examples.
+
+Keyed uniforms
+--------------
+Draws that must not depend on which other units share a call (a unit's seed
+and replicate pick, a model's parametric noise, a task's language draw) use
+:func:`keyed_uniforms`: SplitMix64 (Steele, Lea & Flood 2014, "Fast
+splittable pseudorandom number generators", OOPSLA) evaluated at counter c of
+a 64-bit key derived by :func:`stream_key` from the seed and the unit's
+identity. A counter-based generator needs no state, so the draws of every
+unit are computed in one vectorised expression and do not depend on order.
 """
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -58,8 +80,76 @@ PARTIAL_MIN_SHARE = 0.1
 Scheme = Literal["multinomial", "poisson"]
 
 
-def block_rng(seed: int, block: int, *extra: int) -> np.random.Generator:
-    """Independent generator of replicate block ``block`` under ``seed``."""
+#: a seed: the user's integer, or the entropy words :func:`stream_seed` derives from it
+SeedLike = int | tuple[int, ...]
+
+
+def _digest(seed: int, identity: Sequence[object], size: int) -> bytes:
+    """blake2b of the seed and the identity parts, each length-prefixed (unambiguous)."""
+    h = hashlib.blake2b(digest_size=size)
+    for part in (str(int(seed)), *(str(p) for p in identity)):
+        data = part.encode("utf-8")
+        h.update(len(data).to_bytes(8, "little"))
+        h.update(data)
+    return h.digest()
+
+
+def stream_seed(seed: int, *identity: object) -> tuple[int, ...]:
+    """Entropy of the random stream of ``identity`` (e.g. a test set) under ``seed``.
+
+    ``(seed, w0, w1, w2, w3)`` with ``w`` the 128-bit blake2b digest of the
+    seed and the identity as four 32-bit words: a function of these alone, so
+    the stream of a test set does not depend on what else is analysed
+    (``numpy.random.SeedSequence`` accepts a sequence of integers as entropy).
+    """
+    if int(seed) < 0:
+        raise ValueError(f"the seed must be a non-negative integer; got {seed}")
+    words = np.frombuffer(_digest(seed, identity, 16), dtype="<u4")
+    return (int(seed), *(int(w) for w in words))
+
+
+def stream_key(seed: int, *identity: object) -> int:
+    """64-bit key of ``identity`` under ``seed`` for :func:`keyed_uniforms`."""
+    return int.from_bytes(_digest(seed, identity, 8), "little")
+
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+
+
+def keyed_uniforms(keys: npt.ArrayLike, counters: npt.ArrayLike) -> npt.NDArray[np.float64]:
+    """Uniform(0, 1) numbers, one per broadcast (key, counter): SplitMix64's output.
+
+    Value = mix(key + (counter + 1)·γ) with SplitMix64's γ and finaliser
+    (Steele, Lea & Flood 2014), whose top 53 bits give (k + ½)·2⁻⁵³, strictly
+    inside (0, 1). Pure function of key and counter: no generator state.
+    """
+    key = np.asarray(keys, dtype=np.uint64)
+    counter = np.asarray(counters, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        z = key + (counter + np.uint64(1)) * _GOLDEN
+        z = (z ^ (z >> np.uint64(30))) * _MIX1
+        z = (z ^ (z >> np.uint64(27))) * _MIX2
+        z = z ^ (z >> np.uint64(31))
+    return ((z >> np.uint64(11)).astype(np.float64) + 0.5) * 2.0**-53
+
+
+def keyed_integers(
+    keys: npt.ArrayLike, counters: npt.ArrayLike, high: npt.ArrayLike
+) -> npt.NDArray[np.int64]:
+    """Integers uniform on 0..high−1 from :func:`keyed_uniforms` (floor(u·high); the
+    bias of the 53-bit fraction is below 2⁻⁵³·high)."""
+    high_array = np.asarray(high, dtype=np.int64)
+    picked = (keyed_uniforms(keys, counters) * high_array).astype(np.int64)
+    return np.minimum(picked, np.maximum(high_array - 1, 0))
+
+
+def block_rng(seed: SeedLike, block: int, *extra: int) -> np.random.Generator:
+    """Independent generator of replicate block ``block`` under ``seed``.
+
+    ``seed`` is an integer or the entropy of :func:`stream_seed`.
+    """
     return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(block, *extra)))
 
 
@@ -166,23 +256,37 @@ def example_draws(rng: np.random.Generator, n: int, rows: int) -> npt.NDArray[np
     return rng.integers(0, n, size=(rows, n), dtype=np.int32 if n < 2**31 else np.int64)
 
 
-def heavy_counts(rng: np.random.Generator, support: Support, rows: int) -> npt.NDArray[np.int64]:
-    """Counts of the heavy rows and, last column, of the light examples (rows × (h + 1)).
+def is_example_level(support: Support) -> bool:
+    """Whether the support's rows are the examples themselves, in order."""
+    return not support.compressed and support.heavy == 0
 
-    The first draw of a partially compressed block; the light examples'
-    indices follow from the same generator (:func:`light_draws`). A full
-    block of counts is always drawn, so that the light draws of a shorter last
-    block start at the same point of the stream and fewer replicates are a
-    prefix of more.
+
+def count_per_row(
+    draws: npt.NDArray[np.integer[Any]],
+    support: Support,
+    dtype: type[np.floating[Any]] = np.float64,
+    weights: npt.NDArray[np.float64] | None = None,
+) -> npt.NDArray[np.floating[Any]]:
+    """Per replicate, the drawn examples counted per support row (rows × u).
+
+    ``draws`` (rows × n) are example indices (``weights`` None) or, with
+    ``weights`` (rows × n) given, ignored in favour of per-example weights.
     """
-    n, h = support.n, support.heavy
-    groups = np.append(support.counts[:h], support.light).astype(np.float64)
-    return rng.multinomial(n, groups / n, size=max(rows, BLOCK))[:rows]
-
-
-def light_draws(rng: np.random.Generator, light: int, total: int) -> npt.NDArray[np.int64]:
-    """``total`` indices drawn uniformly among ``light`` examples, in replicate order."""
-    return rng.integers(0, light, size=total, dtype=np.int32 if light < 2**31 else np.int64)
+    rows, u = draws.shape[0], support.size
+    out = np.empty((rows, u), dtype=dtype)
+    if weights is not None:
+        if is_example_level(support):
+            out[:] = weights
+            return out
+        for r in range(rows):
+            out[r] = np.bincount(support.index, weights=weights[r], minlength=u)
+        return out
+    codes = draws if is_example_level(support) else support.index[draws]
+    # one bincount per row stays in cache and writes straight into the float matrix,
+    # several times faster than one bincount over offset indices of the whole block
+    for r in range(rows):
+        out[r] = np.bincount(codes[r], minlength=u)
+    return out
 
 
 def multinomial_block(
@@ -191,41 +295,28 @@ def multinomial_block(
     rows: int,
     dtype: type[np.floating[Any]] = np.float64,
 ) -> npt.NDArray[np.floating[Any]]:
-    """``rows`` bootstrap count vectors over the support (each sums to n), as ``dtype``."""
-    n, u = support.n, support.size
-    if support.compressed:
-        return rng.multinomial(n, support.counts / n, size=rows).astype(dtype)
-    if support.heavy:
-        counts = heavy_counts(rng, support, rows)
-        per_row = counts[:, -1]
-        draws = light_draws(rng, support.light, int(per_row.sum())).astype(np.int64)
-        draws += np.repeat(np.arange(rows, dtype=np.int64) * support.light, per_row)
-        light = np.bincount(draws, minlength=rows * support.light).reshape(rows, support.light)
-        return np.concatenate([counts[:, :-1], light], axis=1).astype(dtype)
-    # Uniform draws of example indices, counted row by row: O(rows · n). One
-    # bincount per row stays in cache and writes straight into the float matrix,
-    # several times faster than one bincount over offset indices of the whole block.
-    draws = example_draws(rng, n, rows)
-    out = np.empty((rows, u), dtype=dtype)
-    for r in range(rows):
-        out[r] = np.bincount(draws[r], minlength=u)
-    return out
+    """``rows`` bootstrap count vectors over the support (each sums to n), as ``dtype``.
+
+    Always n example indices per replicate, counted per support row: the
+    draws depend on n and the generator only (module docstring).
+    """
+    return count_per_row(example_draws(rng, support.n, rows), support, dtype)
 
 
 def poisson_block(rng: np.random.Generator, support: Support, rows: int) -> npt.NDArray[np.float64]:
     """``rows`` Poisson(1) bootstrap weight vectors (Hanley & MacGibbon 2006).
 
-    Each example's weight is an independent Poisson(1) count; on a compressed
-    support the sum over c_j identical examples is Poisson(c_j).
+    Each example's weight is an independent Poisson(1) count, drawn per
+    example and summed per support row (the sum over c_j identical examples is
+    Poisson(c_j)).
     """
-    return rng.poisson(support.counts.astype(np.float64), size=(rows, support.size)).astype(
-        np.float64
-    )
+    weights = rng.poisson(1.0, size=(rows, support.n)).astype(np.float64)
+    return count_per_row(np.empty((rows, 0), dtype=np.int64), support, np.float64, weights)
 
 
 def weight_block(
     scheme: Scheme,
-    seed: int,
+    seed: SeedLike,
     block: int,
     support: Support,
     rows: int = BLOCK,
@@ -243,7 +334,7 @@ def weight_block(
     raise ValueError(f"unknown resampling scheme {scheme!r}; use 'multinomial' or 'poisson'")
 
 
-def subsample_masks(n: int, size: int, n_draws: int, seed: int) -> npt.NDArray[np.float64]:
+def subsample_masks(n: int, size: int, n_draws: int, seed: SeedLike) -> npt.NDArray[np.float64]:
     """``n_draws`` 0/1 rows selecting ``size`` of ``n`` examples without replacement.
 
     Row r is drawn from block ``r // BLOCK``'s generator, so rows do not depend
