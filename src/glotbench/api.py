@@ -294,32 +294,46 @@ def analyze_variance(source: ReplicatedScores | ComponentTable) -> VarianceCompo
 
 
 def analyze_aggregate(
-    source: ReplicatedScores | ComponentTable, settings: DrawSettings
+    source: ReplicatedScores | ComponentTable,
+    settings: AnalysisSettings | DrawSettings | None = None,
 ) -> Aggregates:
-    """Mean, geometric mean and median over languages with standard errors."""
-    return aggregate_scores(source, settings)
+    """Mean, geometric mean and median over languages with standard errors.
+
+    ``settings``: the request's :class:`AnalysisSettings` (default: its
+    defaults, those of every command and page) or ready :class:`DrawSettings`.
+    """
+    draws, request = _draw_settings(source, settings)
+    level = _level(None, request)
+    result = aggregate_scores(source, draws, confidence_level=level)
+    return result if request is None else replace(result, recorded=request.record(source))
 
 
 def analyze_compare(
     source: ReplicatedScores | ComponentTable,
-    settings: DrawSettings,
-    confidence_level: float = 0.95,
+    settings: AnalysisSettings | DrawSettings | None = None,
+    confidence_level: float | None = None,
     per_language: bool = False,
     pairs_out: str | Path | None = None,
 ) -> Comparison:
     """Pairwise differences with SDs over draws and effect sizes.
 
+    ``settings`` as in :func:`analyze_aggregate`; ``confidence_level``
+    (default: the settings') of the pairs' percentile intervals.
     Per-language comparisons are summarised (per language and per pair);
     ``per_language=True`` keeps the full table (one row per pair and language)
     in the result, and ``pairs_out`` writes that table to a Parquet file (CSV
     if the name ends in ``.csv``).
     """
+    draws, request = _draw_settings(source, settings)
+    level = _level(confidence_level, request)
     result = compare_models(
         source,
-        settings,
-        confidence_level=confidence_level,
+        draws,
+        confidence_level=level,
         per_language=per_language or pairs_out is not None,
     )
+    if request is not None:
+        result = replace(result, recorded=request.record(source) | {"confidence_level": level})
     if pairs_out is not None:
         write_table(result.per_language, pairs_out)
         if not per_language:
@@ -327,26 +341,38 @@ def analyze_compare(
     return result
 
 
+def _level(confidence_level: float | None, request: AnalysisSettings | None) -> float:
+    if confidence_level is not None:
+        return confidence_level
+    return (request or AnalysisSettings()).confidence_level
+
+
 def analyze_ranks(
     source: ReplicatedScores | ComponentTable,
-    settings: DrawSettings,
-    confidence_level: float = 0.95,
+    settings: AnalysisSettings | DrawSettings | None = None,
+    confidence_level: float | None = None,
     *,
     rank_method: str = "2026-05-28",
     rank_bootstraps: int = 1000,
 ) -> Ranks:
     """Rank distributions, rank intervals and EuroEval rank scores with intervals.
 
+    ``settings`` and ``confidence_level`` as in :func:`analyze_compare`.
     ``rank_method``: EuroEval's current method (``2026-05-28``, default) or the
     superseded ``2025`` one; see ``docs/analysis.md``.
     """
-    return rank_models(
+    draws, request = _draw_settings(source, settings)
+    level = _level(confidence_level, request)
+    result = rank_models(
         source,
-        settings,
-        confidence_level=confidence_level,
+        draws,
+        confidence_level=level,
         rank_method=rank_method,
         rank_bootstraps=rank_bootstraps,
     )
+    if request is not None:
+        result = replace(result, recorded=request.record(source) | {"confidence_level": level})
+    return result
 
 
 __all__ += ["euroeval_rank"]

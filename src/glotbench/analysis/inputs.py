@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from glotbench.analysis.replicates import ReplicatedScores
@@ -97,6 +98,11 @@ def load_replicated(
     if store is None:
         raise InputError("give --input FILE or --store PATH")
     with Store.open(store, read_only=True) as handle:
+        summary = summary_components_from_store(
+            handle, choice, models=models, tasks=tasks, languages=languages
+        )
+        if summary is not None:
+            return summary
         return replicates_from_store_selection(
             handle,
             choice,
@@ -107,6 +113,53 @@ def load_replicated(
             seed=seed,
             configs=configs,
         )
+
+
+def summary_components_from_store(
+    store: Store,
+    choice: MetricChoice,
+    *,
+    models: Sequence[str] | None = None,
+    tasks: Sequence[str] | None = None,
+    languages: Sequence[str] | None = None,
+) -> ComponentTable | None:
+    """Ready SDs stored with scores (``glotbench import reuben``), or None when there are none.
+
+    A stored score whose ``metadata`` holds ``sigma_seed``/``sigma_boot`` (or
+    ``sigma_w``) and that has no seed or replicate index is one model-language
+    cell of a summary file; when every selected score is such a cell, the
+    analyses get a :class:`ComponentTable` (as from a summary file with
+    :data:`SUMMARY_COLUMNS`), so the parametric scheme draws N(mean, σ_w²) as
+    reuben does. Otherwise None: the runs or the scores table are analysed as before.
+    """
+    scores = store.scores(models=models, tasks=tasks, languages=languages)
+    if scores.empty or "metadata" not in scores.columns:
+        return None
+    marked = np.array(
+        [
+            isinstance(meta, Mapping) and any(k in meta for k in SUMMARY_COLUMNS)
+            for meta in scores["metadata"]
+        ],
+        dtype=bool,
+    )
+    if not marked.any():
+        return None
+    selected, _ = select_score_rows(scores, choice)
+    position = selected.index.to_numpy()
+    if not (
+        marked[position].all()
+        and selected["seed"].isna().all()
+        and selected["replicate"].isna().all()
+    ):
+        return None
+    frame = selected[["model", "task", "language", "score"]].reset_index(drop=True).copy()
+    for column in SUMMARY_COLUMNS:
+        values = [meta.get(column, np.nan) for meta in selected["metadata"]]
+        if not np.isnan(np.asarray(values, dtype=float)).all():
+            frame[column] = np.asarray(values, dtype=float)
+    if {"sigma_seed", "sigma_boot"} & set(frame.columns) and "sigma_w" in frame.columns:
+        frame = frame.drop(columns=["sigma_w"])
+    return components_from_summary(frame)
 
 
 def load_lmm_frame(

@@ -17,6 +17,7 @@ module                    commands
 :mod:`.store`             ``show``, ``export``
 :mod:`.report`            ``leaderboard``, ``report``
 :mod:`.run`               ``run``, ``failures``, ``suites``
+:mod:`.reproduce`         ``reproduce``
 :mod:`.importing`         ``import …``
 :mod:`.analyze`           ``analyze …``
 :mod:`.significance`      ``significance …``
@@ -37,7 +38,7 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from glotbench.cli import demo, metrics, report, run, store
+from glotbench.cli import demo, metrics, report, reproduce, run, store
 from glotbench.cli._help import FastHelpGroup
 from glotbench.cli._lazy import api
 from glotbench.cli._options import DEFAULT_STORE, JsonOption, StoreOption
@@ -92,7 +93,7 @@ app = typer.Typer(
 
 # Top-level commands, then the groups, in the order `glotbench --help` lists them. (Typer
 # >= 0.15 would merge an unnamed add_typer; registered_commands works from 0.12 on.)
-for _module in (demo, metrics, store, report, run):
+for _module in (demo, metrics, store, report, run, reproduce):
     app.registered_commands.extend(_module.commands.registered_commands)
 app.add_typer(import_app, name="import", cls=FastHelpGroup)
 app.add_typer(analyze_app, name="analyze", cls=FastHelpGroup)

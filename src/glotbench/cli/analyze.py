@@ -16,15 +16,23 @@ from glotbench.cli._lazy import api
 from glotbench.cli._options import (
     DEFAULT_SIZES,
     DEFAULT_STORE,
+    DEFAULTS,
     DatasetOption,
+    DrawsOption,
     JsonOption,
+    KOption,
     LanguageOption,
+    LanguagesOption,
     LevelOption,
     ListOption,
+    MetricChoiceOption,
     ModelsOption,
+    ReplicatesOption,
+    SchemeOption,
     SeedOption,
     StoreOption,
     TaskOption,
+    analysis_settings,
     parse_sizes,
 )
 from glotbench.cli._output import (
@@ -50,14 +58,7 @@ InputOption = Annotated[
         "seed, replicate; or ready SDs (sigma_seed/sigma_boot or sigma_w). Default: the store.",
     ),
 ]
-AnalysisStoreOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--store",
-        help="Results store to read (used when --input is not given).",
-        envvar="GLOTBENCH_STORE",
-    ),
-]
+AnalysisStoreOption = StoreOption  # the store is read when --input is not given
 ModelFilter = Annotated[
     list[str] | None, typer.Option("--model", help="Only these models (repeatable).")
 ]
@@ -69,41 +70,6 @@ LanguageFilter = Annotated[
 ]
 MetricFilter = Annotated[
     str | None, typer.Option("--metric", help="Metric to analyse (needed when several are stored).")
-]
-MetricChoiceOption = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--metric",
-        help="METRIC for every task, or TASK=METRIC for one task (repeatable). Default: each "
-        "task on its primary metric (EuroEval's, lm-eval's first, or the only one stored); "
-        "harness names such as acc, acc_norm, exact_match reach the per-example runs.",
-    ),
-]
-SchemeOption = Annotated[
-    str,
-    typer.Option(
-        "--scheme",
-        help="Replication draws: nonparametric (seed + bootstrap replicate), parametric "
-        "(Gaussian noise with sd σ_w) or languages-only (no replication noise; needs "
-        "--resample-languages).",
-    ),
-]
-DrawsOption = Annotated[int, typer.Option("--draws", help="Number of replication draws.")]
-LanguagesOption = Annotated[
-    str,
-    typer.Option(
-        "--resample-languages",
-        help="Also resample languages: none, without (to size --k) or with replacement.",
-    ),
-]
-KOption = Annotated[
-    int | None, typer.Option("--k", help="Number of languages per draw when resampling languages.")
-]
-ReplicatesOption = Annotated[
-    int,
-    typer.Option(
-        "--replicates", help="Bootstrap replicates per run when reading per-example statistics."
-    ),
 ]
 RankMethodOption = Annotated[
     str,
@@ -126,35 +92,22 @@ RankBootstrapsOption = Annotated[
 def _source(
     input: Path | None,
     store: Path | None,
-    metric: list[str] | None,
+    settings: Any,
     models: list[str] | None,
     tasks: list[str] | None,
     languages: list[str] | None,
-    replicates: int,
-    seed: int,
 ) -> Any:
+    """The scores the request analyses, read as its ``settings`` say (metric, replicates, seed)."""
     return api.load_replicated(
         input=input,
         store=store if store is not None or input is not None else DEFAULT_STORE,
-        metric=metric,
+        metric=settings.metric_choice,
         models=models,
         tasks=tasks,
         languages=languages,
-        n_replicates=replicates,
-        seed=seed,
+        n_replicates=settings.n_replicates,
+        seed=settings.seed,
     )
-
-
-def _settings(scheme: str, draws: int, seed: int, resample_languages: str, k: int | None) -> Any:
-    from glotbench.analysis.draws import DrawSettings
-
-    if scheme not in ("parametric", "nonparametric", "languages-only"):
-        raise typer.BadParameter(
-            "use nonparametric, parametric or languages-only", param_hint="--scheme"
-        )
-    if resample_languages not in ("none", "with", "without"):
-        raise typer.BadParameter("use none, with or without", param_hint="--resample-languages")
-    return DrawSettings(scheme=scheme, n_draws=draws, seed=seed, languages=resample_languages, k=k)  # type: ignore[arg-type]
 
 
 @analyze_app.command("variance")
@@ -165,16 +118,22 @@ def analyze_variance_command(
     task: TaskFilter = None,
     language: LanguageFilter = None,
     metric: MetricChoiceOption = None,
-    replicates: ReplicatesOption = 1000,
-    seed: SeedOption = 0,
+    replicates: ReplicatesOption = DEFAULTS.n_replicates,
+    seed: SeedOption = DEFAULTS.seed,
     json_output: JsonOption = False,
 ) -> None:
     """Variance components per model: between-language SD σ_b; per language σ_seed, σ_boot, σ_w."""
-    result = api.analyze_variance(
-        _source(input, store, metric, model, task, language, replicates, seed)
-    )
+    settings = analysis_settings(replicates=replicates, seed=seed, metric=metric)
+    source = _source(input, store, settings, model, task, language)
+    result = api.analyze_variance(source)
     if json_output:
-        print_json(result.to_dict())
+        payload = result.to_dict()
+        payload["settings"] = {
+            key: value
+            for key, value in settings.record().items()
+            if key in ("n_replicates", "seed", "metric")
+        }
+        print_json(payload)
         return
     summary = result.per_model[
         [
@@ -216,17 +175,28 @@ def analyze_aggregate_command(
     task: TaskFilter = None,
     language: LanguageFilter = None,
     metric: MetricChoiceOption = None,
-    scheme: SchemeOption = "nonparametric",
-    draws: DrawsOption = 10_000,
-    resample_languages: LanguagesOption = "none",
-    k: KOption = None,
-    replicates: ReplicatesOption = 1000,
-    seed: SeedOption = 0,
+    scheme: SchemeOption = DEFAULTS.scheme,
+    draws: DrawsOption = DEFAULTS.n_draws,
+    resample_languages: LanguagesOption = DEFAULTS.languages,
+    k: KOption = DEFAULTS.k,
+    replicates: ReplicatesOption = DEFAULTS.n_replicates,
+    seed: SeedOption = DEFAULTS.seed,
+    confidence_level: LevelOption = DEFAULTS.confidence_level,
     json_output: JsonOption = False,
 ) -> None:
-    """Mean, geometric mean and median over languages with standard errors; language → overall."""
-    source = _source(input, store, metric, model, task, language, replicates, seed)
-    result = api.analyze_aggregate(source, _settings(scheme, draws, seed, resample_languages, k))
+    """Mean, geometric mean and median over languages with SEs and intervals; language → overall."""
+    settings = analysis_settings(
+        scheme=scheme,
+        draws=draws,
+        seed=seed,
+        resample_languages=resample_languages,
+        k=k,
+        confidence_level=confidence_level,
+        replicates=replicates,
+        metric=metric,
+    )
+    source = _source(input, store, settings, model, task, language)
+    result = api.analyze_aggregate(source, settings)
     if json_output:
         print_json(result.to_dict())
         return
@@ -248,13 +218,13 @@ def analyze_compare_command(
     task: TaskFilter = None,
     language: LanguageFilter = None,
     metric: MetricChoiceOption = None,
-    scheme: SchemeOption = "nonparametric",
-    draws: DrawsOption = 10_000,
-    resample_languages: LanguagesOption = "none",
-    k: KOption = None,
-    replicates: ReplicatesOption = 1000,
-    seed: SeedOption = 0,
-    confidence_level: LevelOption = 0.95,
+    scheme: SchemeOption = DEFAULTS.scheme,
+    draws: DrawsOption = DEFAULTS.n_draws,
+    resample_languages: LanguagesOption = DEFAULTS.languages,
+    k: KOption = DEFAULTS.k,
+    replicates: ReplicatesOption = DEFAULTS.n_replicates,
+    seed: SeedOption = DEFAULTS.seed,
+    confidence_level: LevelOption = DEFAULTS.confidence_level,
     per_language: Annotated[
         bool,
         typer.Option(
@@ -278,11 +248,20 @@ def analyze_compare_command(
 
     Aggregates over languages: mean, geometric mean (a zero gives 0) and median.
     """
-    source = _source(input, store, metric, model, task, language, replicates, seed)
+    settings = analysis_settings(
+        scheme=scheme,
+        draws=draws,
+        seed=seed,
+        resample_languages=resample_languages,
+        k=k,
+        confidence_level=confidence_level,
+        replicates=replicates,
+        metric=metric,
+    )
+    source = _source(input, store, settings, model, task, language)
     result = api.analyze_compare(
         source,
-        _settings(scheme, draws, seed, resample_languages, k),
-        confidence_level,
+        settings,
         per_language=per_language,
         pairs_out=pairs_out,
     )
@@ -313,23 +292,32 @@ def analyze_ranks_command(
     task: TaskFilter = None,
     language: LanguageFilter = None,
     metric: MetricChoiceOption = None,
-    scheme: SchemeOption = "nonparametric",
-    draws: DrawsOption = 10_000,
-    resample_languages: LanguagesOption = "none",
-    k: KOption = None,
-    replicates: ReplicatesOption = 1000,
-    seed: SeedOption = 0,
-    confidence_level: LevelOption = 0.95,
+    scheme: SchemeOption = DEFAULTS.scheme,
+    draws: DrawsOption = DEFAULTS.n_draws,
+    resample_languages: LanguagesOption = DEFAULTS.languages,
+    k: KOption = DEFAULTS.k,
+    replicates: ReplicatesOption = DEFAULTS.n_replicates,
+    seed: SeedOption = DEFAULTS.seed,
+    confidence_level: LevelOption = DEFAULTS.confidence_level,
     rank_method: RankMethodOption = "2026-05-28",
     rank_bootstraps: RankBootstrapsOption = 1000,
     json_output: JsonOption = False,
 ) -> None:
     """Rank distributions (% of draws at each rank), rank intervals and EuroEval rank scores."""
-    source = _source(input, store, metric, model, task, language, replicates, seed)
+    settings = analysis_settings(
+        scheme=scheme,
+        draws=draws,
+        seed=seed,
+        resample_languages=resample_languages,
+        k=k,
+        confidence_level=confidence_level,
+        replicates=replicates,
+        metric=metric,
+    )
+    source = _source(input, store, settings, model, task, language)
     result = api.analyze_ranks(
         source,
-        _settings(scheme, draws, seed, resample_languages, k),
-        confidence_level,
+        settings,
         rank_method=rank_method,
         rank_bootstraps=rank_bootstraps,
     )

@@ -322,3 +322,75 @@ def import_xtreme_command(
         json_output,
     )
     _print_harness_import(result, json_output)
+
+
+@import_app.command("reuben")
+def import_reuben_command(
+    file: Annotated[
+        Path,
+        typer.Argument(
+            help="A reuben input file (.jsonl, .csv, .tsv): a summary (score and SD columns per "
+            "model and task) or replications (seed / bootstrap index columns)."
+        ),
+    ],
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            help="reuben's YAML config naming the columns (score_col, model_col, task_col, "
+            "seed_sd_col, boot_sd_col, replication_sd_col or *_idx_col); default: reuben's "
+            "defaults (Mean, Model, Task).",
+        ),
+    ] = None,
+    task: Annotated[
+        str,
+        typer.Option(
+            "--task",
+            help="glotbench task name of the file's scores (reuben's task column becomes the "
+            "language: a language, language pair or dataset).",
+        ),
+    ] = "reuben",
+    metrics: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--metric",
+            help="COLUMN=NAME: the glotbench metric of a score column (F1=squad_f1), or "
+            "COLUMN=NAME:LO:HI for a metric glotbench does not know (comet=comet:0:100). "
+            "Repeatable; a base name (bleu) maps every column of that metric.",
+        ),
+    ] = None,
+    percent: Annotated[
+        bool,
+        typer.Option(
+            "--percent",
+            help="The file gives 0-1 metrics in percent (reuben's files do): divide their scores "
+            "and SDs by 100.",
+        ),
+    ] = False,
+    allow_unknown_metrics: Annotated[
+        bool,
+        typer.Option(
+            "--allow-unknown-metrics",
+            help="Store score columns that name no glotbench metric (only finiteness and "
+            "non-negative SDs are checked).",
+        ),
+    ] = False,
+    store: StoreOption = DEFAULT_STORE,
+    json_output: JsonOption = False,
+) -> None:
+    """Import reuben's summary or replication file (Sälevä, Ataman & Lignos's toolkit).
+
+    Stored so that 'analyze variance/aggregate/compare/ranks --scheme parametric' draw
+    N(mean, σ_seed² + σ_boot²) per model and language as reuben does
+    (docs/importers/reuben.md).
+    """
+    result = api.import_reuben(
+        file,
+        config=config,
+        store=store,
+        task=task,
+        metrics=metrics,
+        percent=percent,
+        allow_unknown_metrics=allow_unknown_metrics,
+    )
+    _print_harness_import(result, json_output)

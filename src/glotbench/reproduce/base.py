@@ -216,3 +216,40 @@ def summary_frame(papers: Iterable[PaperReproduction]) -> pd.DataFrame:
                  **table.counts(), "max_abs_difference": table.max_abs_difference()}
             )
     return pd.DataFrame(rows)
+
+
+@dataclass(frozen=True)
+class Reproductions:
+    """What ``glotbench reproduce`` returns: the papers run and the page written (if any).
+
+    ``to_dict()`` is the documented JSON (docs/reproductions.md): ``papers`` (each
+    :meth:`PaperReproduction.to_dict`), ``summary`` (one record per table: paper,
+    table, title, counts by status, max_abs_difference), ``counts`` over all papers
+    and ``page`` (the HTML file or null).
+    """
+
+    papers: list[PaperReproduction]
+    page: str | None = None
+
+    def counts(self) -> dict[str, int]:
+        out = dict.fromkeys(STATUSES, 0)
+        for paper in self.papers:
+            for status, n in paper.counts().items():
+                out[status] += n
+        return out
+
+    def to_frame(self) -> pd.DataFrame:
+        return summary_frame(self.papers)
+
+    def to_dict(self) -> dict[str, object]:
+        summary = summary_frame(self.papers)
+        records = [
+            {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
+            for row in summary.to_dict(orient="records")
+        ]
+        return {
+            "counts": self.counts(),
+            "summary": records,
+            "page": self.page,
+            "papers": [p.to_dict() for p in self.papers],
+        }
