@@ -109,6 +109,7 @@ from glotbench.errors import InputError
 from glotbench.importers.common import HarnessImportResult
 from glotbench.importers.euroeval import import_euroeval as _import_euroeval
 from glotbench.importers.lm_eval import import_lm_eval as _import_lm_eval
+from glotbench.importers.reuben import import_reuben as _import_reuben
 from glotbench.importers.xtreme import import_xtreme as _import_xtreme
 from glotbench.metrics.base import Metric
 from glotbench.metrics.catalog import list_metrics
@@ -120,6 +121,7 @@ from glotbench.report.sites import (
 )
 from glotbench.report.sources import LeaderboardSource, leaderboard_source, read_model_metadata
 from glotbench.report.table_files import write_table
+from glotbench.reproduce.base import PaperReproduction, Reproductions, summary_frame
 from glotbench.resample import BootstrapResult, bootstrap, bootstrap_metric
 from glotbench.runner import benchmark as _benchmark
 from glotbench.runner.benchmark import list_suites
@@ -293,6 +295,16 @@ def analyze_variance(source: ReplicatedScores | ComponentTable) -> VarianceCompo
     return variance_components(table)
 
 
+def _draw_settings(
+    source: ReplicatedScores | ComponentTable, settings: AnalysisSettings | DrawSettings | None
+) -> tuple[DrawSettings, AnalysisSettings | None]:
+    """The draw settings of ``settings`` for ``source`` (None: the defaults), and the request's."""
+    if isinstance(settings, DrawSettings):
+        return settings, None
+    settings = settings or AnalysisSettings()
+    return settings.draws(source), settings
+
+
 def analyze_aggregate(
     source: ReplicatedScores | ComponentTable,
     settings: AnalysisSettings | DrawSettings | None = None,
@@ -434,7 +446,13 @@ __all__ += ["write_report"]
 # --- harness importers (issue 8) ---
 
 
-__all__ += ["HarnessImportResult", "import_euroeval", "import_lm_eval", "import_xtreme"]
+__all__ += [
+    "HarnessImportResult",
+    "import_euroeval",
+    "import_lm_eval",
+    "import_reuben",
+    "import_xtreme",
+]
 
 
 def import_lm_eval(
@@ -492,6 +510,36 @@ def import_euroeval(
         return _import_euroeval(s, path)
 
 
+def import_reuben(
+    path: str | Path,
+    *,
+    config: str | Path | None = None,
+    store: str | Path = DEFAULT_STORE_PATH,
+    task: str = "reuben",
+    metrics: Sequence[str] | None = None,
+    percent: bool = False,
+    allow_unknown_metrics: bool = False,
+) -> HarnessImportResult:
+    """Import a reuben summary or replication file with the columns its YAML config declares.
+
+    Summary rows become scores with ``stderr`` = σ_w and σ_seed / σ_boot in their
+    metadata, read back by :func:`load_replicated` as ready SDs (parametric
+    scheme); replication rows become scores with ``seed`` and ``replicate``.
+    ``metrics``: ``COLUMN=NAME`` or ``COLUMN=NAME:LO:HI``; ``percent``: 0–1
+    metrics given in percent. See ``docs/importers/reuben.md``.
+    """
+    with open_store_for_import(store) as s:
+        return _import_reuben(
+            s,
+            path,
+            config=config,
+            task=task,
+            metrics=metrics,
+            percent=percent,
+            allow_unknown_metrics=allow_unknown_metrics,
+        )
+
+
 def import_xtreme(
     predictions: str | Path,
     labels: str | Path,
@@ -511,6 +559,38 @@ def import_xtreme(
         return _import_xtreme(
             s, predictions, labels, model=model, tasks=tasks, seed=seed, progress=progress
         )
+
+
+# --- reproductions (issue 23) ---
+
+
+__all__ += ["Reproductions", "reproduce", "reproduction_summary"]
+
+
+def reproduce(
+    papers: Sequence[str] | None = None,
+    *,
+    data_dir: str | Path | None = None,
+    out: str | Path | None = None,
+) -> Reproductions:
+    """Recompute the papers' published tables from their published inputs.
+
+    ``papers``: names of :data:`glotbench.reproduce.PAPER_MODULES` (default: every
+    available one); ``data_dir``: the published inputs (default ``$GLOTBENCH_DATA_DIR``,
+    else ``../shared/data``); ``out``: also write the HTML page there (a folder gets
+    ``index.html``). See ``docs/reproductions.md``.
+    """
+    from glotbench.report.reproduction import write_reproduction_page
+    from glotbench.reproduce import reproduce as run_reproductions
+
+    results = run_reproductions(papers, data_dir)
+    page = write_reproduction_page(results, out) if out is not None else None
+    return Reproductions(papers=results, page=None if page is None else str(page))
+
+
+def reproduction_summary(papers: Sequence[PaperReproduction]) -> pd.DataFrame:
+    """One row per table: counts by status and the largest difference."""
+    return summary_frame(papers)
 
 
 # --- benchmark runner (issue 4) ---
