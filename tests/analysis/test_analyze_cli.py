@@ -21,7 +21,7 @@ from .conftest import simulate, write_accuracy_runs
 Cli = Callable[..., CliResult]
 
 TOP_KEYS = {
-    "variance": {"per_model", "per_language", "notes"},
+    "variance": {"settings", "per_model", "per_language", "notes"},
     "aggregate": {"settings", "aggregates", "hierarchy", "notes"},
     "compare": {
         "settings",
@@ -69,6 +69,8 @@ RECORD_KEYS = {
         "aggregator",
         "score",
         "se_resampled",
+        "ci_low",
+        "ci_high",
         "se_closed_form",
         "se_languages",
         "n_languages",
@@ -127,7 +129,7 @@ RECORD_KEYS = {
 #: numbers that must be present in every record (never null) when the design supports them
 ALWAYS_NUMBERS = {
     ("variance", "per_language"): ("mean", "sigma_w", "se_sigma_w"),
-    ("aggregate", "aggregates"): ("score", "se_resampled"),
+    ("aggregate", "aggregates"): ("score", "se_resampled", "ci_low", "ci_high"),
     ("aggregate", "hierarchy"): ("score", "se"),
     ("compare", "aggregates"): ("score_a", "score_b", "difference", "sd", "ci_low", "ci_high"),
     ("compare", "per_language"): ("difference", "sd"),
@@ -374,7 +376,14 @@ def test_one_seed_and_no_replicates_say_so(cli: Cli, single_score_csv: Path) -> 
     for record in payload["per_model"]:
         assert isinstance(record["sigma_b"], float)
 
-    result = cli("analyze", "compare", "--input", single_score_csv, *DRAWS, "--json")
+    # the default scheme (auto) analyses one score per cell languages-only
+    payload = _json(cli("analyze", "compare", "--input", single_score_csv, *DRAWS, "--json"))
+    assert payload["settings"]["scheme"] == "languages-only"
+    assert payload["settings"]["scheme_requested"] == "auto"
+    result = cli(
+        "analyze", "compare", "--input", single_score_csv, "--scheme", "nonparametric", *DRAWS,
+        "--json",
+    )  # fmt: skip
     assert result.exit_code == 2 and "single score" in json.loads(result.stdout)["error"]["message"]
     assert "single score" in result.err and "--scheme parametric" in result.err
     result = cli("analyze", "ranks", "--input", single_score_csv, "--scheme", "parametric", *DRAWS)
@@ -489,8 +498,12 @@ def test_ready_sd_summary_with_the_parametric_scheme(cli: Cli, tmp_path: Path) -
     assert w[("A", "de")] == pytest.approx(np.hypot(0.5, 1.0))
     assert any("plug-in SEs need n_seeds" in n for n in payload["notes"])
     for command in ("aggregate", "compare", "ranks"):
-        result = cli("analyze", command, "--input", path, *DRAWS, "--json")
+        nonparametric = ("--scheme", "nonparametric", *DRAWS, "--json")
+        result = cli("analyze", command, "--input", path, *nonparametric)
         assert result.exit_code == 2 and "--scheme parametric" in result.err
+        # the default scheme (auto) draws ready SDs parametrically
+        default = _json(cli("analyze", command, "--input", path, *DRAWS, "--json"))
+        assert default["settings"]["scheme"] == "parametric"
         payload = _json(
             cli("analyze", command, "--input", path, "--scheme", "parametric", *DRAWS, "--json")
         )
@@ -504,6 +517,8 @@ def test_ready_sd_summary_with_the_parametric_scheme(cli: Cli, tmp_path: Path) -
             path,
             "--scheme",
             "parametric",
+            "--resample-languages",
+            "none",
             "--draws",
             "4000",
             "--json",

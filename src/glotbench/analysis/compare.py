@@ -32,7 +32,10 @@ from glotbench.analysis.draws import (
 from glotbench.analysis.pairs import CrossProducts, difference_sd, pair_indices, pair_quantiles
 from glotbench.analysis.replicates import ReplicatedScores
 from glotbench.analysis.results import records
+from glotbench.analysis.settings import DEFAULT_SETTINGS, settings_record, z_value
 from glotbench.analysis.variance import ComponentTable
+from glotbench.errors import InputError
+from glotbench.resample.intervals import percentile_interval
 
 EFFECT_THRESHOLD = 2.0
 AGGREGATE_COLUMNS = (
@@ -92,13 +95,15 @@ class Comparison:
     notes: tuple[str, ...]
     language_summary: pd.DataFrame = field(default_factory=pd.DataFrame)
     pair_summary: pd.DataFrame = field(default_factory=pd.DataFrame)
+    #: the request's settings as recorded (:meth:`AnalysisSettings.record`), if known
+    recorded: dict[str, Any] | None = None
 
     def to_frame(self) -> pd.DataFrame:
         return self.aggregates
 
     def to_dict(self) -> dict[str, Any]:
         out = {
-            "settings": self.settings.__dict__ | {"description": self.settings.describe()},
+            "settings": settings_record(self.settings, self.recorded),
             "languages": list(self.languages),
             "effect_threshold": EFFECT_THRESHOLD,
             "aggregates": records(self.aggregates),
@@ -206,7 +211,7 @@ def compare_models(
     source: ReplicatedScores | ComponentTable,
     settings: DrawSettings | None = None,
     aggregators: tuple[Aggregator, ...] = AGGREGATORS,
-    confidence_level: float = 0.95,
+    confidence_level: float = DEFAULT_SETTINGS.confidence_level,
     per_language: bool = True,
 ) -> Comparison:
     """Every pair of models: per-language and aggregate differences with effect sizes.
@@ -218,11 +223,16 @@ def compare_models(
     is left out with a note. ``per_language=False`` keeps only the
     per-language summaries, not the table of every pair and language.
     """
-    settings = settings or DrawSettings()
+    settings = settings or DEFAULT_SETTINGS.draws(source)
     design = prepare_draws(source, settings)
     notes = list(design.notes)
     alpha = (1 - confidence_level) / 2
     models = np.asarray(design.table.models, dtype=object)
+    if len(models) < 2:
+        raise InputError(
+            "comparing models needs at least two; the data holds only "
+            f"{', '.join(map(repr, models)) or 'none'} (check the model names selected)"
+        )
     pairs = pair_indices(len(models))
     # per language: the unit draws themselves, languages fixed
     products = CrossProducts()
@@ -267,13 +277,15 @@ class Aggregates:
     hierarchy: pd.DataFrame
     settings: DrawSettings
     notes: tuple[str, ...]
+    #: the request's settings as recorded (:meth:`AnalysisSettings.record`), if known
+    recorded: dict[str, Any] | None = None
 
     def to_frame(self) -> pd.DataFrame:
         return self.frame
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "settings": self.settings.__dict__ | {"description": self.settings.describe()},
+            "settings": settings_record(self.settings, self.recorded),
             "aggregates": records(self.frame),
             "hierarchy": records(self.hierarchy),
             "notes": list(self.notes),
@@ -313,19 +325,23 @@ def aggregate_scores(
     source: ReplicatedScores | ComponentTable,
     settings: DrawSettings | None = None,
     aggregators: tuple[Aggregator, ...] = AGGREGATORS,
+    confidence_level: float = DEFAULT_SETTINGS.confidence_level,
 ) -> Aggregates:
-    """Mean, geometric mean and median over languages per model, with SEs.
+    """Mean, geometric mean and median over languages per model, with SEs and intervals.
 
     ``se_closed_form`` (mean only) is the replication SE √(Σσ_w²)/L;
     ``se_languages`` (mean only) is σ_b/√L; ``se_resampled`` is the SD of the
     aggregate over the draws of ``settings`` (its languages option decides
-    whether between-language variation is included). The ScandEval-style
+    whether between-language variation is included); ``ci_low``/``ci_high``
+    the percentile interval of the same draws at ``confidence_level``, as the
+    leaderboard's (:mod:`glotbench.analysis.headline`; it stays in the metric's range). The ScandEval-style
     hierarchy (task → language → overall, with datasets already averaged
     within a task and language) is in :attr:`Aggregates.hierarchy`.
     """
-    settings = settings or DrawSettings()
+    settings = settings or DEFAULT_SETTINGS.draws(source)
     design = prepare_draws(source, settings)
     table, notes = design.table, list(design.notes)
+    z = z_value(confidence_level)
     rows = []
     for aggregator in aggregators:
         try:
@@ -334,6 +350,7 @@ def aggregate_scores(
             notes.append(f"{aggregator}: {exc}")
             continue
         sd = _sd(replicated)
+        low, high = percentile_interval(replicated, confidence_level)
         for m, model in enumerate(table.models):
             closed, by_language = (
                 mean_standard_errors(design, m) if aggregator == "mean" else (np.nan, np.nan)
@@ -344,6 +361,8 @@ def aggregate_scores(
                     "aggregator": aggregator,
                     "score": float(observed[m]),
                     "se_resampled": float(sd[m]),
+                    "ci_low": float(low[m]),
+                    "ci_high": float(high[m]),
                     "se_closed_form": closed,
                     "se_languages": by_language,
                     "n_languages": len(design.units),

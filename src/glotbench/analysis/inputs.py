@@ -43,6 +43,14 @@ def filter_frame(frame: pd.DataFrame, filters: dict[str, Sequence[str] | None]) 
                 raise InputError(
                     f"cannot filter on {column!r}: the input has no such column", field=column
                 )
+            have = set(frame[column].astype(str))
+            unknown = sorted({str(w) for w in wanted} - have)
+            if unknown:
+                raise InputError(
+                    f"unknown {column} name(s) {', '.join(map(repr, unknown))}; the input has: "
+                    f"{', '.join(sorted(have))}",
+                    field=column,
+                )
             out = out[out[column].astype(str).isin([str(w) for w in wanted])]
     if out.empty:
         described = ", ".join(f"{k}={list(v)}" for k, v in filters.items() if v)

@@ -38,6 +38,7 @@ from glotbench.analysis.rank_stats import rank_intervals as rank_intervals  # re
 from glotbench.analysis.rank_stats import rank_statistics
 from glotbench.analysis.replicates import ReplicatedScores
 from glotbench.analysis.results import records
+from glotbench.analysis.settings import DEFAULT_SETTINGS, settings_record
 from glotbench.analysis.variance import ComponentTable
 
 
@@ -50,13 +51,15 @@ class Ranks:
     settings: DrawSettings
     notes: tuple[str, ...]
     euroeval: EuroEvalRank | None = None
+    #: the request's settings as recorded (:meth:`AnalysisSettings.record`), if known
+    recorded: dict[str, Any] | None = None
 
     def to_frame(self) -> pd.DataFrame:
         return self.summary
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "settings": self.settings.__dict__ | {"description": self.settings.describe()},
+            "settings": settings_record(self.settings, self.recorded),
             "summary": records(self.summary),
             "distribution": records(self.distribution),
             "notes": list(self.notes),
@@ -68,7 +71,7 @@ def rank_models(
     source: ReplicatedScores | ComponentTable,
     settings: DrawSettings | None = None,
     aggregators: tuple[Aggregator, ...] = ("mean", "geometric_mean", "median"),
-    confidence_level: float = 0.95,
+    confidence_level: float = DEFAULT_SETTINGS.confidence_level,
     *,
     rank_method: str = CURRENT_METHOD,
     rank_bootstraps: int = DEFAULT_BOOTSTRAPS,
@@ -79,7 +82,7 @@ def rank_models(
     superseded ``2025``) uses the units every model has, ``rank_bootstraps``
     resamples and ``settings.seed``.
     """
-    settings = settings or DrawSettings()
+    settings = settings or DEFAULT_SETTINGS.draws(source)
     design = prepare_draws(source, settings)
     table, keep, notes = design.table, design.keep, list(design.notes)
     n_models = len(table.models)

@@ -17,13 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from scipy.special import ndtri
-
-from glotbench.analysis.draws import DrawSettings, LanguageSampling, Scheme
-from glotbench.analysis.replicates import ReplicatedScores
 from glotbench.errors import InputError
+
+if TYPE_CHECKING:  # imported where used: the command line's options import this module
+    from glotbench.analysis.draws import DrawSettings, LanguageSampling, Scheme
+    from glotbench.analysis.replicates import ReplicatedScores
 
 #: the values ``scheme`` takes (``auto``: decided by the data, see ``resolved_scheme``)
 SCHEMES: tuple[str, ...] = ("auto", "nonparametric", "parametric", "languages-only")
@@ -38,6 +38,8 @@ def is_replicated(source: ReplicatedScores) -> bool:
 
 def z_value(confidence_level: float) -> float:
     """z = Φ⁻¹(1/2 + level/2), the normal quantile of a two-sided interval."""
+    from scipy.special import ndtri
+
     if not 0 < confidence_level < 1:
         raise InputError("the confidence level must be between 0 and 1", field="confidence_level")
     return float(ndtri(0.5 + confidence_level / 2))
@@ -80,7 +82,10 @@ class AnalysisSettings:
             raise InputError(
                 f"use one of {', '.join(LANGUAGE_SAMPLINGS)}", field="resample_languages"
             )
-        z_value(self.confidence_level)
+        if not 0 < self.confidence_level < 1:
+            raise InputError(
+                "the confidence level must be between 0 and 1", field="confidence_level"
+            )
         if isinstance(self.metric, str):  # one metric given as a string
             object.__setattr__(self, "metric", (self.metric,))
         elif not isinstance(self.metric, tuple):
@@ -98,6 +103,8 @@ class AnalysisSettings:
         return list(self.metric) or None
 
     def resolved_scheme(self, source: Any) -> Scheme:
+        from glotbench.analysis.replicates import ReplicatedScores
+
         if self.scheme != "auto":
             return self.scheme
         if not isinstance(source, ReplicatedScores):  # ready SDs: σ_w is all there is
@@ -106,6 +113,8 @@ class AnalysisSettings:
 
     def draws(self, source: Any, *, languages: bool = True) -> DrawSettings:
         """The draw settings for ``source`` (``languages=False``: languages fixed)."""
+        from glotbench.analysis.draws import DrawSettings
+
         return DrawSettings(
             scheme=self.resolved_scheme(source),
             n_draws=self.n_draws,
@@ -146,14 +155,16 @@ class AnalysisSettings:
         return out
 
     def record(self, source: Any = None) -> dict[str, Any]:
-        """The settings as an output records them: every field, the scheme used, in words.
+        """The settings as an output records them: every field and a description in words.
 
-        ``source`` (the scores analysed) resolves ``scheme = "auto"``; the
-        JSON ``settings`` object of every analysis and the page footers.
+        With ``source`` (the scores analysed), ``scheme`` is the scheme used
+        (``auto`` resolved) and ``scheme_requested`` the one asked for. The
+        JSON ``settings`` object of every analysis and the pages' footers.
         """
         out = self.to_dict()
         if source is not None:
-            out["scheme_used"] = self.resolved_scheme(source)
+            out["scheme_requested"] = self.scheme
+            out["scheme"] = self.resolved_scheme(source)
         out["description"] = self.describe(source)
         return out
 
@@ -172,6 +183,14 @@ class AnalysisSettings:
             f"per run, {self.confidence_level * 100:g}% intervals, seed {self.seed}, {langs}; "
             f"metric: {metric}"
         )
+
+
+def settings_record(draws: DrawSettings, recorded: dict[str, Any] | None) -> dict[str, Any]:
+    """An analysis result's JSON ``settings``: its draw settings, and the request's if known."""
+    out: dict[str, Any] = dict(vars(draws)) | {"description": draws.describe()}
+    if recorded is not None:
+        out |= recorded
+    return out
 
 
 #: the defaults, as one object (what every door uses unless told otherwise)

@@ -1,22 +1,130 @@
-"""Options several command groups share (``Annotated`` aliases) and their parsers."""
+"""Options several command groups share (``Annotated`` aliases) and their parsers.
+
+``--store`` is declared here once (every command that reads or writes a store
+uses :data:`StoreOption`, so ``$GLOTBENCH_STORE`` is honoured everywhere), and
+the options of the analyses are built from their one settings object,
+:class:`glotbench.analysis.settings.AnalysisSettings`: a command's defaults are
+its fields' defaults (:data:`DEFAULTS`), and :func:`analysis_settings` turns the
+parsed options back into it.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
+from glotbench.analysis.settings import (
+    DEFAULT_SETTINGS,
+    LANGUAGE_SAMPLINGS,
+    SCHEMES,
+    AnalysisSettings,
+)
+
+#: the analyses' defaults: every command's option defaults are read from here
+DEFAULTS = DEFAULT_SETTINGS
+#: environment variable naming the store when --store is not given
+STORE_ENV = "GLOTBENCH_STORE"
 StoreOption = Annotated[
-    Path,
+    Path | None,
     typer.Option(
-        "--store", help="DuckDB results store (created if missing).", envvar="GLOTBENCH_STORE"
+        "--store",
+        help=f"Results store, a DuckDB file (created if missing where written); "
+        f"${STORE_ENV} when not given.",
+        envvar=STORE_ENV,
     ),
 ]
 DEFAULT_STORE = Path("glotbench.duckdb")
 JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as a JSON object.")]
-SeedOption = Annotated[int, typer.Option("--seed", help="Seed of all random draws.")]
-LevelOption = Annotated[float, typer.Option("--confidence-level", help="Level of intervals.")]
+SeedOption = Annotated[
+    int, typer.Option("--seed", help="Seed of all random draws (bootstrap replicates and draws).")
+]
+LevelOption = Annotated[float, typer.Option("--confidence-level", help="Level of every interval.")]
+DrawsOption = Annotated[
+    int,
+    typer.Option("--draws", help="Paired draws behind every SE, interval and rank (at least 2)."),
+]
+ReplicatesOption = Annotated[
+    int,
+    typer.Option(
+        "--replicates",
+        help="Bootstrap replicates of the test set per run, when reading per-example statistics.",
+    ),
+]
+SchemeOption = Annotated[
+    str,
+    typer.Option(
+        "--scheme",
+        help="Replication draws: auto (nonparametric when the scores have seeds or "
+        "replicates, parametric for ready SDs, else languages-only), nonparametric (seed + "
+        "bootstrap replicate), parametric (Gaussian noise with sd σ_w) or languages-only "
+        "(no replication noise; needs --resample-languages with or without).",
+    ),
+]
+LanguagesOption = Annotated[
+    str,
+    typer.Option(
+        "--resample-languages",
+        help="Resample the languages: with replacement (to the full size), without (to size "
+        "--k) or none (languages fixed).",
+    ),
+]
+KOption = Annotated[
+    int | None, typer.Option("--k", help="Number of languages per draw when resampling languages.")
+]
+MetricChoiceOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--metric",
+        help="METRIC for every task, or TASK=METRIC for one task (repeatable). Default: each "
+        "task on its primary metric (EuroEval's, lm-eval's first, or the only one stored); "
+        "harness names such as acc, acc_norm, exact_match reach the per-example runs.",
+    ),
+]
+
+
+def analysis_settings(
+    *,
+    scheme: str = DEFAULTS.scheme,
+    draws: int = DEFAULTS.n_draws,
+    seed: int = DEFAULTS.seed,
+    resample_languages: str = DEFAULTS.languages,
+    k: int | None = DEFAULTS.k,
+    confidence_level: float = DEFAULTS.confidence_level,
+    replicates: int = DEFAULTS.n_replicates,
+    metric: Sequence[str] | None = None,
+) -> AnalysisSettings:
+    """The request's :class:`AnalysisSettings` from parsed options (bad values: usage errors)."""
+    if scheme not in SCHEMES:
+        raise typer.BadParameter(f"use {', '.join(SCHEMES)}", param_hint="--scheme")
+    if resample_languages not in LANGUAGE_SAMPLINGS:
+        raise typer.BadParameter(
+            f"use {', '.join(LANGUAGE_SAMPLINGS)}", param_hint="--resample-languages"
+        )
+    if not 0 < confidence_level < 1:
+        raise typer.BadParameter("use a level between 0 and 1", param_hint="--confidence-level")
+    values: dict[str, Any] = {
+        "scheme": scheme,
+        "n_draws": draws,
+        "seed": seed,
+        "languages": resample_languages,
+        "k": k,
+        "confidence_level": confidence_level,
+        "n_replicates": replicates,
+        "metric": tuple(metric or ()),
+    }
+    return AnalysisSettings(**values)
+
+
+def store_from_environment(ctx: typer.Context, name: str = "store") -> bool:
+    """Whether the option ``name`` took its value from ``$GLOTBENCH_STORE`` (not typed)."""
+    import click
+
+    return ctx.get_parameter_source(name) is click.core.ParameterSource.ENVIRONMENT
+
+
 DatasetOption = Annotated[str | None, typer.Option("--dataset", help="Dataset (store).")]
 TaskOption = Annotated[str | None, typer.Option("--task", help="Task (store).")]
 LanguageOption = Annotated[str | None, typer.Option("--language", help="Language (store).")]

@@ -425,6 +425,33 @@ def build_datasets(suite: Suite, jobs: Sequence[Job] = ()) -> dict[str, Dataset]
     return out
 
 
+class NoJobError(InputError):
+    """The suite, after its filters, pairs no model with a dataset it can evaluate.
+
+    Raised before the store is opened, so a selection that runs nothing leaves no
+    store behind.
+    """
+
+    def __init__(self, suite: Suite, notes: Sequence[str]) -> None:
+        from glotbench.runner.tasks import get_task
+
+        models = ", ".join(repr(m.name) for m in suite.models) or "none"
+        datasets = (
+            ", ".join(
+                f"{d.name!r} ({get_task(d.task).name}, {d.language})" for d in suite.datasets
+            )
+            or "none"
+        )
+        message = (
+            f"suite {suite.name!r} has no job to run: none of the selected models ({models}) "
+            f"evaluates any of the selected datasets ({datasets}); choose models and tasks "
+            "that fit (`glotbench suites` lists each suite's models and datasets)"
+        )
+        if notes:
+            message += "; " + "; ".join(notes)
+        super().__init__(message)
+
+
 def run_suite(
     suite: Suite,
     *,
@@ -454,6 +481,8 @@ def run_suite(
 
     started = time.perf_counter()
     jobs, notes = suite.jobs()
+    if not jobs:
+        raise NoJobError(suite, notes)
     session = uuid.uuid4().hex  # adapters / deterministic predictions are reused within it
     jobs = [dataclasses.replace(job, session=session, suite=suite.name) for job in jobs]
     datasets = build_datasets(suite, jobs)
