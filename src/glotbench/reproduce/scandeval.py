@@ -57,14 +57,27 @@ def reproduce(data_dir: Path) -> PaperReproduction:
         label = _group_label(str(row.group))
         per_language = result.f_by_language(str(row.group))
         detail = " · ".join(f"{d} {f:.2f}" for d, f in per_language.items())
-        cells.append(Cell(f"{{{label}}}, mean F (F by language: {detail})", None,
-                          float(row.mean_f), F_TOLERANCE, "not_reproducible", F_NOT_FOUND))
+        cells.append(
+            Cell(
+                f"{{{label}}}, mean F (F by language: {detail})",
+                None,
+                float(row.mean_f),
+                F_TOLERANCE,
+                "not_reproducible",
+                F_NOT_FOUND,
+            )
+        )
         rank_printed = printed.get((label, "rank by mean F"))
         if rank_printed is not None:
-            cells.append(Cell.compare(
-                f"{{{label}}}, rank by mean F", float(rank_printed), float(rank), 0.0,
-                reason_if_differs="the recomputed ranking puts another group first",
-            ))
+            cells.append(
+                Cell.compare(
+                    f"{{{label}}}, rank by mean F",
+                    float(rank_printed),
+                    float(rank),
+                    0.0,
+                    reason_if_differs="the recomputed ranking puts another group first",
+                )
+            )
     notes = [
         "The paper's finding, that the Mainland Scandinavian group {da, no, sv} transfers "
         f"best, is reproduced: it ranks first with mean F {groups.iloc[0]['mean_f']:.2f}, "

@@ -79,22 +79,29 @@ def _table4(per_task: pd.DataFrame) -> TableReproduction:
         table_no, _ = PER_LANGUAGE_TABLES[row.column]
         if recomputed is None:
             if row.column in ("ud-pos", "tatoeba"):
-                reason = (f"needs the per-language {table_no}, which is not legible in the paper "
-                          "and not embedded")
+                reason = (
+                    f"needs the per-language {table_no}, which is not legible in the paper "
+                    "and not embedded"
+                )
             elif row.row == "mT5-XXL" and row.column == "tydiqa-goldp":
-                reason = ("Table 21 prints no zero-shot mT5-XXL row: its row labelled mT5 "
-                          "averages to 81.9, Table 4's translate-train-all figure (see the note)")
+                reason = (
+                    "Table 21 prints no zero-shot mT5-XXL row: its row labelled mT5 "
+                    "averages to 81.9, Table 4's translate-train-all figure (see the note)"
+                )
             else:
                 reason = f"no per-language figures of this model in {table_no}"
             cells.append(Cell(key, published, None, tolerance, "not_reproducible", reason))
             continue
         cells.append(
             Cell.compare(
-                key, published, float(recomputed), tolerance,
+                key,
+                published,
+                float(recomputed),
+                tolerance,
                 reason_if_differs=(
                     f"the mean of Table 21's row, {float(recomputed):.2f}, is not Table 4's "
-                    f"{row.printed}; no Table 4 figure known to glotbench equals it, so the cause (a "
-                    "different run or a copying error) is not known"
+                    f"{row.printed}; no Table 4 figure known to glotbench equals it, so the "
+                    "cause (a different run or a copying error) is not known"
                     if row.column == "tydiqa-goldp"
                     else f"the mean of {table_no}'s row differs from the printed mean"
                 ),
@@ -148,7 +155,10 @@ def _table4_avg() -> TableReproduction:
     )
     cells = [
         Cell(
-            f"{row.row}, Avg (10 tasks)", float(row.printed), None, _tolerance(row.printed),
+            f"{row.row}, Avg (10 tasks)",
+            float(row.printed),
+            None,
+            _tolerance(row.printed),
             "not_reproducible",
             "averages all ten tasks; the per-language UD-POS (Table 17) and Tatoeba (Table 22) "
             "figures are not legible in the paper and not embedded",
@@ -172,8 +182,12 @@ def _table4_avg() -> TableReproduction:
 def _multichecklist_frame() -> pd.DataFrame:
     rates = multichecklist_xlmr_error_rates()
     return pd.DataFrame(
-        {"model": rates["model"], "test": rates["test"], "language": rates["language"],
-         "score": rates["error_rate"]}
+        {
+            "model": rates["model"],
+            "test": rates["test"],
+            "language": rates["language"],
+            "score": rates["error_rate"],
+        }
     )
 
 
@@ -191,20 +205,47 @@ def _table5() -> TableReproduction:
     for test, value in per_test.items():
         text = printed.get(test)
         if text is None:
-            cells.append(Cell(f"Avg row, {test}", None, float(value), INPUT_ROUNDING,
-                              "not_reproducible", NOT_FOUND))
+            cells.append(
+                Cell(
+                    f"Avg row, {test}",
+                    None,
+                    float(value),
+                    INPUT_ROUNDING,
+                    "not_reproducible",
+                    NOT_FOUND,
+                )
+            )
             continue
-        cells.append(Cell.compare(f"Avg row, {test}", float(text), float(value), _tolerance(text),
-                                  reason_if_differs="mean of the 50 printed rates differs"))
+        cells.append(
+            Cell.compare(
+                f"Avg row, {test}",
+                float(text),
+                float(value),
+                _tolerance(text),
+                reason_if_differs="mean of the 50 printed rates differs",
+            )
+        )
     text = printed["Avg"]
-    cells.append(Cell.compare("Avg row, Avg (overall)", float(text), float(overall),
-                              _tolerance(text),
-                              reason_if_differs="mean of the 300 printed rates differs"))
+    cells.append(
+        Cell.compare(
+            "Avg row, Avg (overall)",
+            float(text),
+            float(overall),
+            _tolerance(text),
+            reason_if_differs="mean of the 300 printed rates differs",
+        )
+    )
     for language, value in per_language.items():
-        cells.append(Cell(f"{language}, Avg column", None, float(value), INPUT_ROUNDING + 0.05,
-                          "not_reproducible",
-                          f"{NOT_FOUND}; the recomputed mean of the language's six printed rates "
-                          "is shown"))
+        cells.append(
+            Cell(
+                f"{language}, Avg column",
+                None,
+                float(value),
+                INPUT_ROUNDING + 0.05,
+                "not_reproducible",
+                f"{NOT_FOUND}; the recomputed mean of the language's six printed rates is shown",
+            )
+        )
     return TableReproduction(
         table="Table 5",
         title="MultiCheckList error rates (%) of XLM-R Large: Avg row, Avg column, overall",
@@ -226,15 +267,19 @@ def _table5() -> TableReproduction:
 
 def _table11() -> TableReproduction:
     tests = list(dict.fromkeys(multichecklist_xlmr_error_rates()["test"]))
-    reason = ("mBERT's per-language MultiCheckList error rates (Table 11) are not in glotbench's "
-              "data and could not be found offline, so neither inputs nor printed values exist "
-              "here")
+    reason = (
+        "mBERT's per-language MultiCheckList error rates (Table 11) are not in glotbench's "
+        "data and could not be found offline, so neither inputs nor printed values exist "
+        "here"
+    )
     return TableReproduction(
         table="Table 11",
         title="MultiCheckList error rates (%) of mBERT",
         method="not recomputed: no inputs",
-        cells=[Cell(f"Avg row, {test}", None, None, INPUT_ROUNDING, "not_reproducible", reason)
-               for test in tests],
+        cells=[
+            Cell(f"Avg row, {test}", None, None, INPUT_ROUNDING, "not_reproducible", reason)
+            for test in tests
+        ],
     )
 
 
@@ -244,21 +289,37 @@ def _per_language_avg(per_task: pd.DataFrame) -> TableReproduction:
     for task, (table_no, name) in PER_LANGUAGE_TABLES.items():
         rows = per_task[per_task["task"] == task]
         if rows.empty:
-            cells.append(Cell(f"{table_no} ({name}), Avg", None, None, INPUT_ROUNDING,
-                              "not_reproducible",
-                              f"{table_no} is not legible in the paper; no per-language inputs"))
+            cells.append(
+                Cell(
+                    f"{table_no} ({name}), Avg",
+                    None,
+                    None,
+                    INPUT_ROUNDING,
+                    "not_reproducible",
+                    f"{table_no} is not legible in the paper; no per-language inputs",
+                )
+            )
             continue
         for row in rows.itertuples(index=False):
             also = table4.get((row.model, task))
             hint = f" (Table 4 prints {also} for the same mean)" if also is not None else ""
-            cells.append(Cell(f"{table_no} ({name}), {row.model}, Avg", None, float(row.score),
-                              INPUT_ROUNDING + 0.05, "not_reproducible",
-                              f"the printed Avg column is not in glotbench's data{hint}"))
+            cells.append(
+                Cell(
+                    f"{table_no} ({name}), {row.model}, Avg",
+                    None,
+                    float(row.score),
+                    INPUT_ROUNDING + 0.05,
+                    "not_reproducible",
+                    f"the printed Avg column is not in glotbench's data{hint}",
+                )
+            )
     return TableReproduction(
         table="Tables 15–24 (Avg columns)",
         title="Per-language tables: each model's average over languages",
-        method=("language_aggregates of each per-language table's rows; the same means are "
-                "compared with Table 4's printed task columns above"),
+        method=(
+            "language_aggregates of each per-language table's rows; the same means are "
+            "compared with Table 4's printed task columns above"
+        ),
         cells=cells,
         notes=[
             "The Avg columns of Tables 15–24 are not in glotbench's data and could not be found "
@@ -285,6 +346,11 @@ def reproduce(data_dir: Path) -> PaperReproduction:
             "glotbench.data.multichecklist_xlmr_error_rates (Table 5, 50 languages × 6 tests); "
             "printed values: glotbench/data/xtreme_r_published.csv"
         ),
-        tables=[_table4(per_task), _table4_avg(), _table5(), _table11(),
-                _per_language_avg(per_task)],
+        tables=[
+            _table4(per_task),
+            _table4_avg(),
+            _table5(),
+            _table11(),
+            _per_language_avg(per_task),
+        ],
     )
