@@ -334,14 +334,15 @@ def aggregate_scores(
     aggregate over the draws of ``settings`` (its languages option decides
     whether between-language variation is included); ``ci_low``/``ci_high``
     the percentile interval of the same draws at ``confidence_level``, as the
-    leaderboard's (:mod:`glotbench.analysis.headline`; it stays in the metric's range). The ScandEval-style
+    leaderboard's (:mod:`glotbench.analysis.headline`; it stays in the metric's
+    range). The ScandEval-style
     hierarchy (task → language → overall, with datasets already averaged
     within a task and language) is in :attr:`Aggregates.hierarchy`.
     """
     settings = settings or DEFAULT_SETTINGS.draws(source)
     design = prepare_draws(source, settings)
     table, notes = design.table, list(design.notes)
-    z = z_value(confidence_level)
+    z_value(confidence_level)  # checks the level before drawing
     rows = []
     for aggregator in aggregators:
         try:

@@ -11,7 +11,12 @@ draw picks one seed and one test-set bootstrap replicate per language and
 resamples the languages), so seeds, the test set and the choice of languages
 all enter. Published tables with one score per language have only the
 languages to resample (scheme ``languages-only``). The interval is the
-normal interval mean ± z·SE with z = Φ⁻¹(1/2 + level/2).
+percentile interval of the same draws (their α/2 and 1 − α/2 quantiles;
+Efron & Tibshirani 1993, eq. 13.5): every draw is a mean of scores in the
+metric's range, so the interval stays in it (a normal interval mean ± z·SE
+gave a majority baseline's accuracy [−0.041, 0.092]). The headline score is
+the point estimate (each cell's full-test-set score, mean over seeds), not a
+mean of the draws.
 
 The languages-only SE σ_b/√L (and √(Σ_t SE_t²)/T over tasks) is kept beside
 it as ``se_languages``: it leaves out seed and test-set variance.
@@ -36,6 +41,7 @@ from glotbench.analysis.replicates import ReplicatedScores
 from glotbench.analysis.results import records
 from glotbench.analysis.settings import AnalysisSettings, is_replicated, z_value
 from glotbench.errors import InputError
+from glotbench.resample.intervals import percentile_interval
 
 __all__ = ["AnalysisSettings", "is_replicated", "z_value"]
 
@@ -149,7 +155,7 @@ def analyze_view(
     observed, draws = design.aggregate("mean")
     # SD over the draws (ddof = 1); exactly 0 when all draws are equal
     se = np.where(draws.max(axis=0) == draws.min(axis=0), 0.0, draws.std(axis=0, ddof=1))
-    z = settings.z
+    low, high = percentile_interval(draws, settings.confidence_level)
     table = design.table
     labels = [u.label(table.single_task) for u in table.units]
     lacking = ~table.present()
@@ -164,8 +170,8 @@ def analyze_view(
         observed=observed,
         draws=draws,
         se=se,
-        ci_low=observed - z * se,
-        ci_high=observed + z * se,
+        ci_low=low,
+        ci_high=high,
         se_languages=_languages_se(design.observed, design.layout),
         n_languages=len(design.units),
         n_tasks=len(design.layout),

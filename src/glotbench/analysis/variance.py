@@ -30,7 +30,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.special import ndtri
 
 from glotbench.analysis.replicates import ErrorAt, ReplicatedScores, Unit, row_error
 from glotbench.analysis.results import records
@@ -129,15 +128,34 @@ class ComponentTable:
     def present(self) -> np.ndarray:
         return ~np.isnan(self.mean)
 
-    def cell_intervals(self, confidence_level: float) -> tuple[np.ndarray, np.ndarray]:
-        """Per (model, unit): the normal interval mean ± z·σ_w, z = Φ⁻¹(1/2 + level/2).
 
-        It counts the seeds and test-set replicates of one language (no
-        language variation); NaN where σ_w is unknown.
-        """
-        z = float(ndtri(0.5 + confidence_level / 2))
-        w = self.sigma_w
-        return self.mean - z * w, self.mean + z * w
+def cell_intervals(
+    replicates: ReplicatedScores, confidence_level: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per (model, unit): the percentile interval of its seeds × replicates, pooled.
+
+    These are the values a non-parametric draw takes for one cell (a seed
+    picked uniformly, then one of its replicates), so the interval is the
+    α/2 and 1 − α/2 quantiles of that draw (Efron & Tibshirani 1993, eq. 13.5;
+    ``numpy.quantile``'s linear interpolation). Every value is a score of the
+    metric, so the interval stays in the metric's range. It counts the seeds
+    and test-set replicates of one language (no language variation); NaN
+    where a cell has fewer than two values.
+    """
+    if not 0 < confidence_level < 1:
+        raise InputError("the confidence level must be between 0 and 1", field="confidence_level")
+    alpha = (1.0 - confidence_level) / 2.0
+    values = replicates.values
+    flat = values.reshape(*values.shape[:2], -1)
+    enough = (~np.isnan(flat)).sum(axis=2) >= 2
+    low = np.full(values.shape[:2], np.nan)
+    high = np.full(values.shape[:2], np.nan)
+    if enough.any():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # cells absent: all-NaN rows
+            quantiles = np.nanquantile(flat[enough], [alpha, 1.0 - alpha], axis=1)
+        low[enough], high[enough] = quantiles[0], quantiles[1]
+    return low, high
 
 
 def _design_notes(

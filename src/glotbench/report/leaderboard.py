@@ -44,8 +44,9 @@ from glotbench.analysis.headline import (
 )
 from glotbench.analysis.pair_view import MAX_PAIR_CELLS, RankedComparisons, pair_comparisons
 from glotbench.analysis.replicates import ReplicatedScores
+from glotbench.analysis.settings import DEFAULT_SETTINGS
 from glotbench.analysis.speed import SpeedTable
-from glotbench.analysis.variance import components
+from glotbench.analysis.variance import cell_intervals, components
 from glotbench.core.atomic_files import atomic_files
 from glotbench.errors import GlotbenchError
 
@@ -260,7 +261,7 @@ class _Views:
 
 
 def _view_rows(view: ViewAnalysis | None) -> dict[str, dict[str, Any]]:
-    """Per model of a view: score, SE (from the draws) and interval mean ± z·SE."""
+    """Per model of a view: score, SE (from the draws) and the draws' percentile interval."""
     if view is None:
         return {}
     return {
@@ -485,14 +486,16 @@ def _cell_scores(source: ReplicatedScores) -> pd.DataFrame:
 
 
 def _cell_rows(source: ReplicatedScores, confidence_level: float) -> list[list[Any]]:
-    """Per (model, task, language): mean, σ_w and its interval, as the analysis computed them.
+    """Per (model, task, language): score, σ_w and its interval, as the analysis computed them.
 
-    From :func:`glotbench.analysis.variance.components`: the mean over seeds and
-    replicates, σ_w and :meth:`~glotbench.analysis.variance.ComponentTable.cell_intervals`.
+    From :func:`glotbench.analysis.variance.components`: the point estimate (mean
+    over seeds of the full-test-set scores), σ_w, and
+    :func:`~glotbench.analysis.variance.cell_intervals` (percentile interval of the
+    cell's seeds × replicates).
     """
     table = components(source)
     sigma_w = table.sigma_w
-    low, high = table.cell_intervals(confidence_level)
+    low, high = cell_intervals(source, confidence_level)
     rows = []
     for i in range(len(table.models)):
         for j, unit in enumerate(table.units):
@@ -518,9 +521,10 @@ def interval_notes(source: ReplicatedScores, settings: AnalysisSettings) -> dict
     """In words, what each kind of number on the page contains."""
     level = f"{settings.confidence_level * 100:g}%"
     cells = (
-        f"a task–language cell: mean over seeds and test-set bootstrap replicates; its {level} "
-        f"interval is mean ± {settings.z:.2f}·σ_w, σ_w = the within-language SD over seeds and "
-        "replicates (no language variation: it is one language)"
+        f"a task–language cell: its full-test-set score, mean over seeds; its {level} "
+        "interval is the percentile interval of its seeds × test-set bootstrap replicates, "
+        "σ_w = the within-language SD over seeds and replicates (no language variation: it "
+        "is one language)"
         if is_replicated(source)
         else "a task–language cell: the published score (one per model and language: no interval)"
     )
@@ -544,9 +548,9 @@ def build_leaderboard(
     metadata: Mapping[str, Mapping[str, Any]] | None = None,
     language_groups: Mapping[str, Sequence[str]] | None = None,
     notes: Sequence[str] = (),
-    n_draws: int = 1000,
-    seed: int = 0,
-    confidence_level: float = 0.95,
+    n_draws: int = DEFAULT_SETTINGS.n_draws,
+    seed: int = DEFAULT_SETTINGS.seed,
+    confidence_level: float = DEFAULT_SETTINGS.confidence_level,
     settings: AnalysisSettings | None = None,
     analysis: Analysis | None = None,
     speed: SpeedTable | None = None,
@@ -626,6 +630,8 @@ def build_leaderboard(
         "confidence_level": confidence_level,
         "replicated": _replicated(source),
         "analysis": settings.to_dict() | {"scheme": settings.resolved_scheme(source)},
+        # the footer: the settings every number on the page was computed with
+        "settings": settings.record(source),
         "intervals": interval_notes(source, settings),
         "models": [
             {"name": m, "metadata": {k: _metadata_value(meta.get(m, {}).get(k)) for k in keys}}
@@ -657,10 +663,12 @@ def compare_command(settings: AnalysisSettings, source: ReplicatedScores) -> str
     languages = f"--resample-languages {draws.languages}"
     if draws.languages == "without":
         languages += f" --k {draws.k}"
+    metrics = "".join(f" --metric {m}" for m in settings.metric)
     return (
         f"glotbench analyze compare --per-language --pairs-out pairs.parquet "
         f"--scheme {draws.scheme} --draws {draws.n_draws} --seed {draws.seed} {languages} "
-        f"--confidence-level {settings.confidence_level:g}"
+        f"--confidence-level {settings.confidence_level:g} "
+        f"--replicates {settings.n_replicates}{metrics}"
     )
 
 
