@@ -321,13 +321,13 @@ def _iter_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         yield reader.line_num, dict(record)
 
 
-def _number(value: Any) -> float | None:
-    """A finite float from a JSON number or a CSV text; None for anything else."""
+def _number(value: Any, text: bool = False) -> float | None:
+    """A finite float from a JSON number (or, ``text``, a CSV field); None for anything else."""
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, int | float):
         return float(value) if math.isfinite(float(value)) else None
-    if isinstance(value, str):
+    if text and isinstance(value, str):
         try:
             out = float(value.strip())
         except ValueError:
@@ -422,6 +422,7 @@ def read_reuben(
         else parse_metric_specs(metrics)  # type: ignore[arg-type]
     )
     rows = list(_iter_rows(file))
+    from_text = file.suffix.lower() in (".csv", ".tsv")
     if not rows:
         raise InputError("the file holds no rows", path=str(file))
     first_line, first = rows[0]
@@ -493,7 +494,7 @@ def read_reuben(
                 column = cols.get(key)  # type: ignore[union-attr]
                 if not column:
                     continue
-                value = _number(record.get(column))
+                value = _number(record.get(column), text=from_text)
                 if value is None:
                     raise InputError(
                         f"{'the score' if key == 'score' else 'a standard deviation'} must be a "
