@@ -19,3 +19,11 @@ def make_langid(default: str = "en"):
         return ["da" if "ikke" in t else default for t in texts]
 
     return predict
+
+
+def sleeps(texts: list[str]) -> list[str]:
+    """Holds its worker for a minute (the orphan test kills the driver meanwhile)."""
+    import time
+
+    time.sleep(60)
+    return ["pos" for _ in texts]

@@ -151,13 +151,19 @@ def import_scores_file(
     done = store.find_import(sha, "scores", completed=True)
     if done is not None:
         return _skipped("scores", p, store, sha, done, t0)
-    with stage_scores(
-        p,
-        allow_unknown_metrics=allow_unknown_metrics,
-        percent=percent,
-        chunk_rows=chunk_rows,
-        work_dir=staging_dir(store.path),
-    ) as staged:
+    with (
+        stage_scores(
+            p,
+            allow_unknown_metrics=allow_unknown_metrics,
+            percent=percent,
+            chunk_rows=chunk_rows,
+            work_dir=staging_dir(store.path),
+        ) as staged,
+        store.writing(),
+    ):  # decide from the store's content and write: one writer
+        done = store.find_import(sha, "scores", completed=True)  # by another process meanwhile
+        if done is not None:
+            return _skipped("scores", p, store, sha, done, t0)
         try:
             added, skipped, status, import_id = _write_staged_scores(store, staged, sha, batch_rows)
         except ScoreConflictError as exc:
@@ -193,7 +199,9 @@ def _write_staged_scores(
     file resumed) and each batch is added in its own transaction — memory does
     not grow with the file, and a killed import is completed by running it
     again (rows stored alike are skipped). An empty scores table needs no
-    lookups: the file's keys are unique.
+    lookups: the file's keys are unique. The caller holds the writer lock
+    (``Store.writing``): the table stays as checked until the import completes,
+    and an unfinished import of this file belongs to a process that died.
     """
     check = check_staged_scores(store, staged, batch_rows)
     partial = store.find_import(sha, "scores", completed=False)
@@ -234,7 +242,8 @@ def add_scores_frame(
         import_id=new_import_id(), kind="api", source=source, sha256=sha, rows=len(table)
     )
     try:
-        added, skipped = store.add_scores(data.frame, record)
+        with store.writing():  # a streaming import decided its unchecked inserts under it
+            added, skipped = store.add_scores(data.frame, record)
     except ScoreConflictError as exc:
         raise table.error(exc.reason, exc.position, exc.field) from None
     return ImportResult(
@@ -280,9 +289,15 @@ def import_examples_file(
     done = store.find_import(sha, "examples", completed=True)
     if done is not None:
         return _skipped("examples", p, store, sha, done, t0)
-    with stage_examples(
-        p, labels=labels, chunk_rows=chunk_rows, work_dir=staging_dir(store.path)
-    ) as staged:
+    with (
+        stage_examples(
+            p, labels=labels, chunk_rows=chunk_rows, work_dir=staging_dir(store.path)
+        ) as staged,
+        store.writing(),
+    ):  # decide from the store's content and write: one writer
+        done = store.find_import(sha, "examples", completed=True)  # by another process meanwhile
+        if done is not None:
+            return _skipped("examples", p, store, sha, done, t0)
         # compare with what is stored: same content -> skip (resume); else an error
         stored = store.stored_runs(run.record.run_id for run in staged.runs)
         stored_indices = [r.index for r in staged.runs if r.record.run_id in stored]

@@ -257,16 +257,7 @@ def import_snapshot(store: Store, path: Path, *, chunk_rows: int = CHUNK_ROWS) -
     sha = h.hexdigest()
     done = store.find_import(sha, "parquet", completed=True)
     if done is not None:
-        return ImportResult(
-            kind="parquet",
-            source=str(path),
-            store=str(store.path),
-            status="skipped",
-            sha256=sha,
-            import_id=done.import_id,
-            message=f"this snapshot was already imported (import {done.import_id}); nothing to do",
-            seconds=time.perf_counter() - t0,
-        )
+        return _already_imported(store, path, sha, done, t0)
 
     # ---- validate everything -------------------------------------------
     work_dir = staging_dir(store.path)
@@ -281,7 +272,6 @@ def import_snapshot(store: Store, path: Path, *, chunk_rows: int = CHUNK_ROWS) -
     if imports_path is not None:
         cols = _parquet_columns(imports_path)
         _require(imports_path, cols, _IMPORT_COLUMNS)
-    has_source = "runs" in files and "source_position" in _parquet_columns(files["examples"])
     scores: StagedScores | None = None
     try:
         if "scores" in files and pq.read_metadata(files["scores"]).num_rows:
@@ -292,14 +282,48 @@ def import_snapshot(store: Store, path: Path, *, chunk_rows: int = CHUNK_ROWS) -
                 chunk_rows=chunk_rows,
                 work_dir=work_dir,
             )
-        import_id, partial, new_run_ids, skipped_runs, scores_added, scores_skipped = (
-            _check_and_write_scores(store, path, files, sha, runs, imports_path, scores)
-        )
-        total_rows = len(runs) + (scores.rows if scores is not None else 0)
+        # decide from the store's content and write under the writer lock: one writer
+        with store.writing():
+            return _write_snapshot(store, path, files, sha, runs, imports_path, scores, t0)
     finally:
         if scores is not None:
             scores.close()
 
+
+def _already_imported(
+    store: Store, path: Path, sha: str, done: ImportRecord, t0: float
+) -> ImportResult:
+    return ImportResult(
+        kind="parquet",
+        source=str(path),
+        store=str(store.path),
+        status="skipped",
+        sha256=sha,
+        import_id=done.import_id,
+        message=f"this snapshot was already imported (import {done.import_id}); nothing to do",
+        seconds=time.perf_counter() - t0,
+    )
+
+
+def _write_snapshot(
+    store: Store,
+    path: Path,
+    files: dict[str, Path],
+    sha: str,
+    runs: pd.DataFrame,
+    imports_path: Path | None,
+    scores: StagedScores | None,
+    t0: float,
+) -> ImportResult:
+    """Compare the validated snapshot with the store and write it (under ``Store.writing``)."""
+    done = store.find_import(sha, "parquet", completed=True)  # by another process meanwhile
+    if done is not None:
+        return _already_imported(store, path, sha, done, t0)
+    has_source = "runs" in files and "source_position" in _parquet_columns(files["examples"])
+    import_id, partial, new_run_ids, skipped_runs, scores_added, scores_skipped = (
+        _check_and_write_scores(store, path, files, sha, runs, imports_path, scores)
+    )
+    total_rows = len(runs) + (scores.rows if scores is not None else 0)
     if new_run_ids:
         sizes = dict(zip(runs["run_id"], runs["n_examples"], strict=True))
         chunk: list[str] = []

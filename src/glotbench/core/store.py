@@ -42,6 +42,9 @@ Guarantees:
   the transaction that later stores a run with the same (model, dataset, seed,
   config_hash);
 * a scores import is one transaction (:meth:`Store.add_scores`);
+* importers decide from the store's content and write under the store's
+  writer lock (:meth:`Store.writing`), so two imports never both add a key,
+  and an unfinished import is resumed only when its process has died;
 * opening waits (up to ``lock_timeout``) for a store another process holds,
   and a ``hold=False`` store locks the file only while it reads or writes, so
   readers in other processes get in between a writer's transactions and see
@@ -83,6 +86,7 @@ from glotbench.core.store_schema import _DDL, _FAILURES_DDL, _MIGRATIONS, _TABLE
 from glotbench.core.store_scores import SCORE_RTOL, ScoresPart  # noqa: F401
 from glotbench.core.store_sql import Filter, _in_use, _sql_ident, _where  # noqa: F401
 from glotbench.core.store_writes import BatchWrite, RunItem, RunWritesPart  # noqa: F401
+from glotbench.core.writer_lock import writer_lock
 from glotbench.errors import StoreError
 
 #: ``meta`` keys ``suite:NAME`` hold the JSON title and description of a suite that ran here
@@ -193,6 +197,22 @@ class Store(RunWritesPart, ScoresPart, ReadsPart, FailuresPart, ImportsPart, Exp
             self._held -= 1
             if not self.hold:
                 self.release()
+
+    @contextmanager
+    def writing(self) -> Iterator[Store]:
+        """Hold the store's writer lock for the block: one importing writer at a time.
+
+        An import decides from the store's content (stored keys, new runs, an
+        interrupted import to resume) and then writes in several transactions;
+        it does both inside this block, so no other import decides or writes
+        in between (:mod:`glotbench.core.writer_lock`). Waits up to the lock
+        timeout for another process's import, then raises a StoreError naming
+        it. Re-entrant. Importers open the store with ``hold=False``, so a
+        waiting writer does not hold the DuckDB file the other one needs.
+        """
+        self._require_writable()
+        with writer_lock(self.path, timeout=self.lock_timeout):
+            yield self
 
     # ------------------------------------------------------------------
     # opening

@@ -828,6 +828,21 @@ def write_import(
         "tasks": tasks,
         "languages": languages,
     }
+    # decide from the store's content and write under the writer lock: one writer at a time
+    with store.writing():
+        return _write_import(store, runs, score_rows, sha, base, progress, t0)
+
+
+def _write_import(
+    store: Store,
+    runs: Sequence[PendingRun],
+    score_rows: Sequence[ScoreRow],
+    sha: str,
+    base: dict[str, Any],
+    progress: Progress | None,
+    t0: float,
+) -> HarnessImportResult:
+    source = Path(base["source"])
     record_kind = "examples" if runs else "scores"
     done = store.find_import(sha, record_kind, completed=True)
     if done is not None:

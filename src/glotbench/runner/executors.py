@@ -266,8 +266,16 @@ class LocalExecutor:
         pass
 
 
-def _limit_blas(threads: int | None) -> None:
-    """Worker initializer: BLAS thread pools limited as in :class:`LocalExecutor`."""
+def _limit_blas(threads: int | None, parent: int | None = None) -> None:
+    """Worker initializer: BLAS thread pools limited as in :class:`LocalExecutor`.
+
+    ``parent``: the driver's process id; the worker ends when the driver does
+    (:func:`glotbench.runner.worker_guard.die_with_parent`).
+    """
+    if parent is not None:
+        from glotbench.runner.worker_guard import die_with_parent
+
+        die_with_parent(parent)
     if threads is not None:
         from threadpoolctl import threadpool_limits
 
@@ -283,7 +291,8 @@ class ProcessExecutor:
     alone writes to the store — as with Ray, without a cluster to start.
     Results arrive as jobs finish. Each worker keeps its own loaded pretrained
     models and deterministic predictions (``protocol._ADAPTER_CACHE``), so a
-    model split over two workers is loaded twice.
+    model split over two workers is loaded twice. Workers end when the driver
+    ends, however it ends (``kill -9`` included; :mod:`glotbench.runner.worker_guard`).
     """
 
     name = "processes"
@@ -303,13 +312,14 @@ class ProcessExecutor:
         shards: str | None = None,
     ) -> Iterator[JobOutcome | ShardReceipt | JobFailure]:
         import multiprocessing
+        import os
         from concurrent.futures import ProcessPoolExecutor, as_completed
 
         self._pool = ProcessPoolExecutor(
             max_workers=min(self.workers, max(len(jobs), 1)),
             mp_context=multiprocessing.get_context("spawn"),
             initializer=_limit_blas,
-            initargs=(self.blas_threads,),
+            initargs=(self.blas_threads, os.getpid()),  # workers die with the driver
         )
         futures = [
             self._pool.submit(_safe_execute, job, datasets[job.dataset_key], base, shards)
