@@ -16,7 +16,9 @@ metric, chosen per task in this order:
    (EuroEval's speed task, which EuroEval does not rank) leaves the task out
    unless a metric is chosen for it;
 4. the only metric the task has (stores written by ``glotbench run``: one
-   metric per task);
+   metric per task), else the benchmark's primary metric when glotbench knows
+   it (:data:`glotbench.metrics.task_names.PRIMARY_METRICS`: SQuAD F1 for the
+   XTREME QA tasks);
 5. otherwise the choice is ambiguous: a clear error lists the task's metrics
    and asks for ``--metric task=metric``.
 
@@ -63,6 +65,7 @@ from glotbench.analysis.replicates import (
 )
 from glotbench.core.store import in_configs
 from glotbench.errors import InputError
+from glotbench.metrics.task_names import known_primary
 
 if TYPE_CHECKING:
     from glotbench.core.store import Store
@@ -216,8 +219,11 @@ def choose_metrics(
                     f"here ({', '.join(names)}); choose one with --metric {task}=METRIC"
                 )
             continue
+        known = known_primary(task)
         if len(names) == 1:
             chosen[task], reasons[task] = names[0], "only metric"
+        elif known is not None and known in typed:
+            chosen[task], reasons[task] = known, "the benchmark's primary metric"
         elif ambiguous == "most_results":
             counts = Counter(available[task])
             chosen[task] = sorted(names, key=lambda m: (-counts[m], m))[0]
@@ -451,15 +457,25 @@ def replicates_from_runs(
     configs: Mapping[str, str] | None = None,
     ambiguous: Ambiguity = "error",
 ) -> ReplicatedScores | None:
-    """Bootstrap the runs of each task's chosen metric; None when no run matches."""
+    """Bootstrap the runs of each task's chosen metric; None when no run matches.
+
+    Task names are canonical (:mod:`glotbench.metrics.task_names`: ``panx`` runs
+    and ``wikiann-ner`` scores are one task), and models with aggregate scores
+    only on a task that has runs are kept beside them
+    (:func:`glotbench.analysis.published.add_published`).
+    """
+    from glotbench.analysis.published import add_published, canonical_names
+
+    tasks = _with_aliases(tasks)
     runs = store.runs(models=models, tasks=tasks, languages=languages)
     if configs is not None and not runs.empty:
         runs = runs[in_configs(runs, configs)]
     if runs.empty:
         return None
+    runs = runs.assign(_stored_task=runs["task"].astype(str), task=_canonical(runs["task"]))
     runs = runs.assign(_name=run_names(runs))
     run_tasks = set(runs["task"].astype(str))
-    scores = store.scores(models=models, tasks=tasks, languages=languages)
+    scores = canonical_names(store.scores(models=models, tasks=tasks, languages=languages))
     score_only = sorted(set(scores["task"].astype(str)) - run_tasks)
     named = sorted(set(dict(choice.per_task)) & set(score_only))
     if named:
@@ -487,32 +503,50 @@ def replicates_from_runs(
             "--task"
         )
     matrices = []
+    analysed_on: dict[str, set[str]] = {}
     for task, name in sorted(metrics.chosen.items()):
         chosen, whole_metric = _runs_of(runs[runs["task"] == task], name)
-        for (dataset, language, metric), cell in chosen.groupby(
-            ["dataset", "language", "metric"], sort=True
+        analysed_on[task] = {name, *chosen["metric"].astype(str)}
+        for (dataset, stored_task, language, metric), cell in chosen.groupby(
+            ["dataset", "_stored_task", "language", "metric"], sort=True
         ):
             hashes = [None] if whole_metric else sorted(set(cell["config_hash"]))
             for config_hash in hashes:
                 part = cell if config_hash is None else cell[cell["config_hash"] == config_hash]
-                matrices.append(
-                    systems_by_config(
-                        store.stats_matrix(
-                            str(dataset),
-                            str(task),
-                            str(language),
-                            str(metric),
-                            models=sorted(set(part["model"].astype(str))),
-                            config_hash=config_hash,
-                            configs=configs,
-                        )
-                    )
+                matrix = store.stats_matrix(
+                    str(dataset),
+                    str(stored_task),
+                    str(language),
+                    str(metric),
+                    models=sorted(set(part["model"].astype(str))),
+                    config_hash=config_hash,
+                    configs=configs,
                 )
+                matrix = dataclasses.replace(matrix, task=str(task))  # the canonical name
+                matrices.append(systems_by_config(matrix))
     label = _label(metrics)
     replicated = replicates_from_statistics(
         matrices, label or "per-task metrics", n_replicates=n_replicates, seed=seed
     )
+    run_cells = set(zip(runs["model"].astype(str), runs["task"].astype(str), strict=True))
+    replicated, published = add_published(replicated, scores, analysed_on, run_cells, seed)
+    notes.extend(published)
     return _annotate(dataclasses.replace(replicated, metric=label), metrics, notes)
+
+
+def _canonical(tasks: pd.Series) -> pd.Series:
+    from glotbench.metrics.task_names import canonical_task
+
+    return tasks.astype(str).map(canonical_task)
+
+
+def _with_aliases(tasks: Sequence[str] | None) -> list[str] | None:
+    """A task filter that also matches every other name of each task."""
+    if tasks is None:
+        return None
+    from glotbench.metrics.task_names import task_aliases
+
+    return sorted({name for task in tasks for name in (str(task), *task_aliases(str(task)))})
 
 
 def replicates_from_store_selection(
@@ -533,6 +567,11 @@ def replicates_from_store_selection(
     metrics, else the scores table.
     """
     choice = MetricChoice.parse(choice)
+    if choice.per_task:  # TASK=METRIC under any of the task's names
+        from glotbench.metrics.task_names import canonical_task
+
+        per_task = tuple(sorted((canonical_task(t), m) for t, m in choice.per_task))
+        choice = dataclasses.replace(choice, per_task=per_task)
     replicated = replicates_from_runs(
         store,
         choice,
@@ -546,7 +585,9 @@ def replicates_from_store_selection(
     )
     if replicated is not None:
         return replicated
-    scores = store.scores(models=models, tasks=tasks, languages=languages)
+    scores = store.scores(models=models, tasks=_with_aliases(tasks), languages=languages)
+    # one task under one name (panx and wikiann-ner scores meet); metric names as stored
+    scores = scores.assign(task=_canonical(scores["task"])) if not scores.empty else scores
     if scores.empty:
         raise InputError(
             "no stored runs or scores match the filters; see 'glotbench show' for what the "
