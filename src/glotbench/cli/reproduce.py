@@ -54,7 +54,12 @@ def reproduce_command(
         return
     for paper in result.papers:
         counts = paper.counts()
-        frame = api.reproduction_summary([paper]).drop(columns=["paper"])
+        frame = (
+            api.reproduction_summary([paper])
+            .drop(columns=["paper", "title"])
+            .rename(columns={"not_reproducible": "not reproducible",
+                             "max_abs_difference": "max |diff|"})  # fmt: skip
+        )
         console.print(
             frame_table(
                 frame,
