@@ -28,6 +28,7 @@ from glotbench.analysis.pair_view import RankedComparisons, ranked_comparisons
 from glotbench.analysis.ranks import Ranks
 from glotbench.analysis.replicates import ReplicatedScores
 from glotbench.analysis.results import records
+from glotbench.analysis.settings import DEFAULT_SETTINGS
 from glotbench.analysis.speed import store_speed_table
 from glotbench.analysis.variance import VarianceComponents, components, variance_components
 from glotbench.core.analysis_cache import AnalysisCache, cache_key, store_fingerprint
@@ -183,9 +184,9 @@ def starter_demo(
     store: str | Path,
     *,
     iterations: int | None = None,
-    n_draws: int = 10_000,
-    n_replicates: int = 1000,
-    seed: int = 0,
+    n_draws: int = DEFAULT_SETTINGS.n_draws,
+    n_replicates: int = DEFAULT_SETTINGS.n_replicates,
+    seed: int = DEFAULT_SETTINGS.seed,
     k: int | None = None,
     on_event: Any = None,
     settings: AnalysisSettings | None = None,

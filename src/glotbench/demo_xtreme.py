@@ -25,6 +25,7 @@ from glotbench.analysis.pair_view import RankedComparisons, ranked_comparisons
 from glotbench.analysis.ranks import Ranks
 from glotbench.analysis.replicates import replicates_from_frame
 from glotbench.analysis.results import records
+from glotbench.analysis.settings import DEFAULT_SETTINGS
 from glotbench.core.analysis_cache import cache_key
 from glotbench.core.atomic_files import write_text_atomic
 from glotbench.data import XTREME_R_CAVEATS, xtreme_r_baselines
@@ -75,8 +76,8 @@ class Demo:
 
 
 def demo(
-    n_draws: int = 10_000,
-    seed: int = 0,
+    n_draws: int = DEFAULT_SETTINGS.n_draws,
+    seed: int = DEFAULT_SETTINGS.seed,
     k: int | None = None,
     *,
     settings: AnalysisSettings | None = None,
@@ -112,7 +113,7 @@ def demo(
 
 def write_demo_pages(
     out: str | Path,
-    seed: int = 0,
+    seed: int = DEFAULT_SETTINGS.seed,
     *,
     starter_store: str | Path | None = None,
     starter: StarterDemo | None = None,
@@ -127,8 +128,9 @@ def write_demo_pages(
     XTREME-R baselines to ``out/xtreme-r/``. ``starter_store`` (older form):
     the starter store, read with ``settings``. Without either, the XTREME-R
     pages go to ``out`` itself. ``settings`` (default: the starter's, else
-    ``seed`` and 10,000 draws) decide the draws of every page; ``xtreme``: the
-    computed XTREME-R :class:`Demo`, whose analysis its pages render.
+    ``seed`` and the other defaults of :class:`AnalysisSettings`) decide the
+    draws of every page; ``xtreme``: the computed XTREME-R :class:`Demo`, whose
+    analysis its pages render.
     """
     if settings is None:
         settings = starter.settings if starter is not None else AnalysisSettings(seed=seed)

@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 
 from glotbench.cli._lazy import api
-from glotbench.cli._options import JsonOption
+from glotbench.cli._options import DEFAULTS, DrawsOption, JsonOption, SeedOption
 from glotbench.cli._output import (
     console,
     frame_table,
@@ -26,8 +26,8 @@ commands = typer.Typer()
 @commands.command()
 def demo(
     json_output: JsonOption = False,
-    draws: Annotated[int, typer.Option("--draws", help="Draws of the analyses.")] = 10_000,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the draws.")] = 0,
+    draws: DrawsOption = DEFAULTS.n_draws,
+    seed: SeedOption = DEFAULTS.seed,
     out: Annotated[
         Path,
         typer.Option(

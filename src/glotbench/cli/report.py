@@ -8,48 +8,65 @@ from typing import Annotated, Any
 import typer
 
 from glotbench.cli._lazy import api
-from glotbench.cli._options import DEFAULT_SIZES, JsonOption, ListOption, parse_sizes
+from glotbench.cli._options import (
+    DEFAULT_SIZES,
+    DEFAULTS,
+    DrawsOption,
+    JsonOption,
+    KOption,
+    LanguagesOption,
+    LevelOption,
+    ListOption,
+    MetricChoiceOption,
+    ReplicatesOption,
+    SchemeOption,
+    SeedOption,
+    StoreOption,
+    analysis_settings,
+    parse_sizes,
+    store_from_environment,
+)
 from glotbench.cli._output import console, print_json
 
 commands = typer.Typer()
 
+DemoOption = Annotated[bool, typer.Option("--demo", help="Use the embedded XTREME-R baselines.")]
+
 
 def _site_source(
+    ctx: typer.Context,
     store: Path | None,
     demo: bool,
-    metric: str | None,
+    settings: Any,
     model: list[str] | None,
     task: list[str] | None,
     language: list[str] | None,
     metadata: Path | None,
-    replicates: int,
-    seed: int,
-) -> Any:
+) -> tuple[Any, Path | None]:
+    """The source the page shows (and the store it read: None with --demo)."""
+    if demo and store is not None and store_from_environment(ctx):
+        store = None  # --demo typed wins over $GLOTBENCH_STORE
     if demo == (store is not None):
         raise typer.BadParameter("give exactly one of --store PATH or --demo")
-    return api.leaderboard_source(
+    source = api.leaderboard_source(
         store=store,
         demo=demo,
-        metric=metric,
         models=model,
         tasks=task,
         languages=language,
         metadata_file=metadata,
-        n_replicates=replicates,
-        seed=seed,
+        settings=settings,
     )
+    return source, store
 
 
 @commands.command("leaderboard")
 def leaderboard_command(
+    ctx: typer.Context,
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder to write (index.html).")],
-    store: Annotated[
-        Path | None, typer.Option("--store", help="Results store.", envvar="GLOTBENCH_STORE")
-    ] = None,
-    demo_data: Annotated[
-        bool, typer.Option("--demo", help="Use the embedded XTREME-R baselines.")
-    ] = False,
-    metric: Annotated[str | None, typer.Option("--metric", help="Metric to show.")] = None,
+    store: StoreOption = None,
+    demo_data: DemoOption = False,
+    metric: MetricChoiceOption = None,
     model: ListOption = None,
     task: ListOption = None,
     language: ListOption = None,
@@ -62,17 +79,13 @@ def leaderboard_command(
         typer.Option("--group", help="Extra language group NAME=lang,lang (repeatable)."),
     ] = None,
     title: Annotated[str | None, typer.Option("--title", help="Page title.")] = None,
-    draws: Annotated[
-        int,
-        typer.Option(
-            "--draws",
-            help="Draws per view (SEs, intervals and ranks; as glotbench report's).",
-        ),
-    ] = 1000,
-    replicates: Annotated[
-        int, typer.Option("--replicates", help="Bootstrap replicates per stored run.")
-    ] = 200,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of draws and replicates.")] = 0,
+    draws: DrawsOption = DEFAULTS.n_draws,
+    replicates: ReplicatesOption = DEFAULTS.n_replicates,
+    seed: SeedOption = DEFAULTS.seed,
+    confidence_level: LevelOption = DEFAULTS.confidence_level,
+    scheme: SchemeOption = DEFAULTS.scheme,
+    resample_languages: LanguagesOption = DEFAULTS.languages,
+    k: KOption = DEFAULTS.k,
     pair_models: Annotated[
         int | None,
         typer.Option(
@@ -84,20 +97,31 @@ def leaderboard_command(
     ] = None,
     json_output: JsonOption = False,
 ) -> None:
-    """Write a static interactive leaderboard folder (index.html; works offline, from disk)."""
+    """Write a static interactive leaderboard folder (index.html; works offline, from disk).
+
+    Its numbers are those of `glotbench analyze aggregate|compare|ranks` with the same
+    settings (the defaults are the same); the page's footer records them.
+    """
     from glotbench.report.leaderboard import LANGUAGE_GROUPS
 
-    source = _site_source(
-        store, demo_data, metric, model, task, language, metadata, replicates, seed
+    settings = analysis_settings(
+        scheme=scheme,
+        draws=draws,
+        seed=seed,
+        resample_languages=resample_languages,
+        k=k,
+        confidence_level=confidence_level,
+        replicates=replicates,
+        metric=metric,
     )
+    source, _ = _site_source(ctx, store, demo_data, settings, model, task, language, metadata)
     groups = {**LANGUAGE_GROUPS, **api.parse_language_groups(group or [])}
     result = api.write_leaderboard_site(
         out,
         source,
         title=title,
         language_groups=groups,
-        n_draws=draws,
-        seed=seed,
+        settings=settings,
         pair_models=pair_models,
     )
     if json_output:
@@ -112,30 +136,22 @@ def leaderboard_command(
 
 @commands.command("report")
 def report_command(
+    ctx: typer.Context,
     out: Annotated[Path, typer.Option("--out", "-o", help="HTML file to write.")],
-    store: Annotated[
-        Path | None, typer.Option("--store", help="Results store.", envvar="GLOTBENCH_STORE")
-    ] = None,
-    demo_data: Annotated[
-        bool, typer.Option("--demo", help="Use the embedded XTREME-R baselines.")
-    ] = False,
-    metric: Annotated[str | None, typer.Option("--metric", help="Metric to show.")] = None,
+    store: StoreOption = None,
+    demo_data: DemoOption = False,
+    metric: MetricChoiceOption = None,
     model: ListOption = None,
     task: ListOption = None,
     language: ListOption = None,
     title: Annotated[str | None, typer.Option("--title", help="Report title.")] = None,
-    draws: Annotated[
-        int,
-        typer.Option(
-            "--draws",
-            help="Draws of the SEs, intervals, comparisons and ranks (as glotbench "
-            "leaderboard's, so both show the same numbers).",
-        ),
-    ] = 1000,
-    replicates: Annotated[
-        int, typer.Option("--replicates", help="Bootstrap replicates per stored run.")
-    ] = 200,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of draws and replicates.")] = 0,
+    draws: DrawsOption = DEFAULTS.n_draws,
+    replicates: ReplicatesOption = DEFAULTS.n_replicates,
+    seed: SeedOption = DEFAULTS.seed,
+    confidence_level: LevelOption = DEFAULTS.confidence_level,
+    scheme: SchemeOption = DEFAULTS.scheme,
+    resample_languages: LanguagesOption = DEFAULTS.languages,
+    k: KOption = DEFAULTS.k,
     datasize: Annotated[
         list[Path] | None,
         typer.Option(
@@ -190,8 +206,24 @@ def report_command(
     ] = None,
     json_output: JsonOption = False,
 ) -> None:
-    """Write a self-contained HTML report (variance, aggregates, comparisons, ranks, plots)."""
-    source = _site_source(store, demo_data, metric, model, task, language, None, replicates, seed)
+    """Write a self-contained HTML report (variance, aggregates, comparisons, ranks, plots).
+
+    Its numbers are those of `glotbench analyze aggregate|compare|ranks` and `glotbench
+    leaderboard` with the same settings (the defaults are the same); its footer records them.
+    """
+    settings = analysis_settings(
+        scheme=scheme,
+        draws=draws,
+        seed=seed,
+        resample_languages=resample_languages,
+        k=k,
+        confidence_level=confidence_level,
+        replicates=replicates,
+        metric=metric,
+    )
+    source, store = _site_source(ctx, store, demo_data, settings, model, task, language, None)
+    # the datasize analysis and the mixed models take one metric
+    single_metric = metric[0] if metric and len(metric) == 1 else None
     datasize_inputs: list[Any] = list(datasize or [])
     lmm_inputs: list[Any] = list(lmm or [])
     if (datasize_task or datasize_language or datasize_dataset) or lmm_formula:
@@ -206,7 +238,7 @@ def report_command(
                 dataset=datasize_dataset or datasize_task,
                 task=datasize_task,
                 language=datasize_language,
-                metric=datasize_metric or metric,
+                metric=datasize_metric or single_metric,
                 models=model,
                 sizes=parse_sizes(datasize_sizes),
                 n_draws=datasize_draws,
@@ -215,7 +247,7 @@ def report_command(
         )
     for formula in lmm_formula or []:
         frame, error = api.load_lmm_frame(
-            None, store, metric=metric, models=model, tasks=task, languages=language
+            None, store, metric=single_metric, models=model, tasks=task, languages=language
         )
         lmm_inputs.append(
             api.analyze_mixed_model(frame, formula, error=error, residuals=True, seed=seed)
@@ -224,8 +256,7 @@ def report_command(
         out,
         source,
         title=title,
-        n_draws=draws,
-        seed=seed,
+        settings=settings,
         datasize=datasize_inputs,
         lmm=lmm_inputs,
     )

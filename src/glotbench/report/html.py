@@ -136,6 +136,8 @@ class Report:
     sections: list[tuple[str, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     row_notes: list[RowNote] = field(default_factory=list)
+    #: the settings every number was computed with, in words (the footer)
+    settings: str = ""
 
     def add(self, heading: str, body: str) -> None:
         self.sections.append((heading, body))
@@ -167,7 +169,11 @@ class Report:
         ]
         for i, (heading, body) in enumerate(sections):
             parts.append(f'<section id="s{i}"><h2>{html.escape(heading)}</h2>{body}</section>')
-        parts.append('<p class="notes">Made with glotbench.</p></body></html>')
+        computed = f"Computed with {html.escape(self.settings)}. " if self.settings else ""
+        parts.append(
+            f'<footer><p class="notes" id="settings">{computed}Made with glotbench.</p></footer>'
+            "</body></html>"
+        )
         return "".join(parts)
 
     def _notes(self) -> str:
@@ -361,8 +367,12 @@ def build_report(
     datasize: Sequence[DataSizeResult] = (),
     lmm: Sequence[LmmSummary] = (),
     analysis: Analysis | None = None,
+    settings_text: str = "",
 ) -> Report:
     """A report of the leaderboard, variance components, comparisons and ranks.
+
+    ``settings_text``: the request's settings in words
+    (:meth:`glotbench.analysis.settings.AnalysisSettings.describe`), the footer.
 
     ``board`` holds the request's computed aggregates
     (:meth:`glotbench.analysis.headline.Analysis.leaderboard`); ``intervals``
@@ -380,6 +390,7 @@ def build_report(
         title,
         notes=_drop_covered(notes, (left_out, lacking, single)),
         row_notes=[n for n in (partial, left_out, lacking, single) if n is not None],
+        settings=settings_text,
     )
     overall_notes = [n for n in (partial, left_out) if n is not None]
     level = f"{board.confidence_level * 100:g}"

@@ -17,6 +17,7 @@ from glotbench.analysis.headline import Analysis, AnalysisSettings
 from glotbench.analysis.headline import analyze as analyze_headline
 from glotbench.analysis.mixed.model import LmmResult
 from glotbench.analysis.pair_view import RankedComparisons, ranked_comparisons
+from glotbench.analysis.settings import DEFAULT_SETTINGS
 from glotbench.analysis.variance import components, variance_components
 from glotbench.errors import InputError
 from glotbench.report.sources import LeaderboardSource
@@ -53,9 +54,9 @@ def write_leaderboard_site(
     *,
     title: str | None = None,
     language_groups: dict[str, Sequence[str]] | None = None,
-    n_draws: int = 1000,
-    seed: int = 0,
-    confidence_level: float = 0.95,
+    n_draws: int = DEFAULT_SETTINGS.n_draws,
+    seed: int = DEFAULT_SETTINGS.seed,
+    confidence_level: float = DEFAULT_SETTINGS.confidence_level,
     settings: AnalysisSettings | None = None,
     analysis: Analysis | None = None,
     pair_models: int | None = None,
@@ -63,9 +64,11 @@ def write_leaderboard_site(
 ) -> SiteResult:
     """Write the static interactive leaderboard folder ``out`` (``out/index.html``).
 
-    ``settings`` (default: from ``n_draws``, ``seed``, ``confidence_level``)
-    decide every view's draws; ``analysis``: the request's computed result
-    (:func:`analyze_headline` of ``source.replicated``), shown as is.
+    ``settings`` (default: from ``n_draws``, ``seed``, ``confidence_level``,
+    whose defaults are :data:`~glotbench.analysis.settings.DEFAULT_SETTINGS`')
+    decide every view's draws and are recorded in the page's footer;
+    ``analysis``: the request's computed result (:func:`analyze_headline` of
+    ``source.replicated``), shown as is.
     ``pair_models``: how many top models' pairs the pairwise view holds
     (default: as many as fit :data:`glotbench.analysis.pair_view.MAX_PAIR_CELLS`);
     ``comparisons``: the request's ranked comparisons, reused for those pairs.
@@ -119,14 +122,15 @@ def write_report(
     source: LeaderboardSource,
     *,
     title: str | None = None,
-    n_draws: int = 1000,
-    seed: int = 0,
+    n_draws: int = DEFAULT_SETTINGS.n_draws,
+    seed: int = DEFAULT_SETTINGS.seed,
     max_models: int = 10,
     datasize: Sequence[DataSizeResult | str | Path] = (),
     lmm: Sequence[LmmResult | str | Path] = (),
     settings: AnalysisSettings | None = None,
     analysis: Analysis | None = None,
     comparisons: RankedComparisons | None = None,
+    confidence_level: float = DEFAULT_SETTINGS.confidence_level,
 ) -> SiteResult:
     """Write the HTML report (one self-contained file) of a leaderboard source.
 
@@ -143,8 +147,10 @@ def write_report(
     residuals, their tests, fixed effects and ANOVA). Files are read first, so
     a bad one fails before anything is computed.
 
-    ``settings`` (default: ``n_draws`` and ``seed``, languages resampled with
-    replacement) decide the draws of the aggregates, comparisons and ranks;
+    ``settings`` (default: ``n_draws``, ``seed`` and ``confidence_level``, the
+    other fields :data:`~glotbench.analysis.settings.DEFAULT_SETTINGS`') decide
+    the draws of the aggregates, comparisons and ranks, and are recorded in the
+    report's footer;
     ``analysis``: the request's computed result (:func:`analyze_headline`),
     whose aggregates the report shows as is; ``comparisons``: its
     :func:`~glotbench.analysis.pair_view.ranked_comparisons`, shown as is when
@@ -166,7 +172,12 @@ def write_report(
         settings = (
             analysis.settings
             if analysis is not None
-            else AnalysisSettings(n_draws=n_draws, seed=seed, n_replicates=replicated.n_replicates)
+            else AnalysisSettings(
+                n_draws=n_draws,
+                seed=seed,
+                confidence_level=confidence_level,
+                n_replicates=replicated.n_replicates,
+            )
         )
     if analysis is None:
         analysis = analyze_headline(replicated, settings)
@@ -199,6 +210,7 @@ def write_report(
         datasize=datasize_results,
         lmm=lmm_summaries,
         analysis=analysis,
+        settings_text=settings.describe(replicated),
     )
     path = write_html(report, out)
     return SiteResult(

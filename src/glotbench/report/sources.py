@@ -19,6 +19,7 @@ import pandas as pd
 from glotbench.analysis.inputs import filter_frame
 from glotbench.analysis.replicates import ReplicatedScores, replicates_from_frame
 from glotbench.analysis.selection import replicates_from_store_selection
+from glotbench.analysis.settings import DEFAULT_SETTINGS, AnalysisSettings
 from glotbench.core.store import Store
 from glotbench.data import XTREME_R_CAVEATS, xtreme_r_baselines
 from glotbench.errors import InputError
@@ -86,21 +87,28 @@ def leaderboard_source(
     *,
     store: str | Path | None = None,
     demo: bool = False,
-    metric: str | None = None,
+    metric: str | Sequence[str] | None = None,
     models: Sequence[str] | None = None,
     tasks: Sequence[str] | None = None,
     languages: Sequence[str] | None = None,
     metadata_file: str | Path | None = None,
-    n_replicates: int = 200,
-    seed: int = 0,
+    n_replicates: int = DEFAULT_SETTINGS.n_replicates,
+    seed: int = DEFAULT_SETTINGS.seed,
+    settings: AnalysisSettings | None = None,
 ) -> LeaderboardSource:
     """Replicated scores and model metadata for the leaderboard / report.
 
     ``demo``: the embedded XTREME-R baselines. ``store``: its runs (per-example
     statistics, bootstrapped by the engine with ``n_replicates`` paired
     replicates per run, one metric per task) or, if it holds no runs, its
-    scores table. ``metadata_file`` adds or overrides model metadata.
+    scores table. ``metric``: ``METRIC`` and/or ``TASK=METRIC`` (None: each
+    task's primary metric). ``settings`` (the request's
+    :class:`~glotbench.analysis.settings.AnalysisSettings`), when given, sets
+    ``metric``, ``n_replicates`` and ``seed``, as the analyses read them.
+    ``metadata_file`` adds or overrides model metadata.
     """
+    if settings is not None:
+        metric, n_replicates, seed = settings.metric_choice, settings.n_replicates, settings.seed
     from glotbench.analysis.speed import speed_table
     from glotbench.report.leaderboard import XTREME_R_METADATA
     from glotbench.report.titles import store_title

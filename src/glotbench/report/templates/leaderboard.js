@@ -431,6 +431,9 @@
 
   document.getElementById("title").textContent = DATA.title;
   document.getElementById("level").textContent = String(level);
+  // footer: the settings every number on the page was computed with
+  document.getElementById("settings").textContent = DATA.settings ? DATA.settings.description : "";
+  document.getElementById("settings-command").textContent = DATA.pairwise ? DATA.pairwise.command : "";
   fillViewSelect();
   fillFilters();
   fillPairSelects();
