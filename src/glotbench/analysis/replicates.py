@@ -318,6 +318,22 @@ class CellStatistics(Protocol):
     def get_metric(self) -> Any: ...
 
 
+def seed_positions(cell: CellStatistics) -> list[int]:
+    """Position of each run among its model's runs: by seed value when the cell has
+    ``seeds`` (runs without a seed first), else by order of appearance — so a model's
+    s-th seed does not depend on the order the runs were loaded in."""
+    seeds = getattr(cell, "seeds", None)
+    order = range(len(cell.models))
+    if seeds is not None:
+        order = sorted(order, key=lambda j: (seeds[j] is not None, seeds[j] or 0, j))
+    position: Counter[str] = Counter()
+    out = [0] * len(cell.models)
+    for j in order:
+        out[j] = position[cell.models[j]]
+        position[cell.models[j]] += 1
+    return out
+
+
 def replicates_from_statistics(
     cells: Iterable[CellStatistics], metric: str, *, n_replicates: int = 1000, seed: int = 0
 ) -> ReplicatedScores:
@@ -367,14 +383,12 @@ def replicates_from_statistics(
             ordered, metric_of_cell, n_resamples=n_replicates, seed=stream
         )  # (B, runs), paired across all models and seeds of the cell
         full = point_scores(ordered, metric_of_cell)  # (runs,)
-        # run j is the s-th seed of its model; (model, seed) pairs are unique within a
-        # cell, so one fancy-indexed add places every run's replicates
-        position: Counter[str] = Counter()
+        # run j is the s-th seed of its model (by seed value); (model, seed) pairs are
+        # unique within a cell, so one fancy-indexed add places every run's replicates
         m_index, s_index = [], []
-        for model in cell.models:
+        for model, s in zip(cell.models, seed_positions(cell), strict=True):
             m_index.append(model_position[model])
-            s_index.append(position[model])
-            position[model] += 1
+            s_index.append(s)
         u = unit_index[unit]
         totals[m_index, u, s_index] += reps.T
         points[m_index, u, s_index] += full
