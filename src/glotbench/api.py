@@ -64,6 +64,9 @@ from glotbench.analysis.paired_files import (
     significance_test,
     store_pair_statistics,
 )
+from glotbench.analysis.planning.inputs import plan_from_inputs as plan
+from glotbench.analysis.planning.plan import Plan, PlanSettings, plan_design
+from glotbench.analysis.planning.power import Components, Design
 from glotbench.analysis.ranks import Ranks, rank_models
 from glotbench.analysis.replicates import ReplicatedScores
 from glotbench.analysis.significance import (
@@ -113,6 +116,7 @@ from glotbench.importers.reuben import import_reuben as _import_reuben
 from glotbench.importers.xtreme import import_xtreme as _import_xtreme
 from glotbench.metrics.base import Metric
 from glotbench.metrics.catalog import list_metrics
+from glotbench.report.planning_plot import write_power_curve
 from glotbench.report.sites import (
     SiteResult,
     parse_language_groups,
@@ -441,6 +445,20 @@ __all__ += ["analyze_buckets", "read_attributes_file"]
 
 
 __all__ += ["write_report"]
+
+
+# --- planning: power and minimum detectable differences (issue 26) ---
+
+
+__all__ += [
+    "Components",
+    "Design",
+    "Plan",
+    "PlanSettings",
+    "plan",
+    "plan_design",
+    "write_power_curve",
+]
 
 
 # --- harness importers (issue 8) ---

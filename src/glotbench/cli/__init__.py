@@ -38,7 +38,7 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from glotbench.cli import demo, metrics, report, reproduce, run, store
+from glotbench.cli import demo, metrics, plan, report, reproduce, run, store
 from glotbench.cli._help import FastHelpGroup
 from glotbench.cli._lazy import api
 from glotbench.cli._options import DEFAULT_STORE, JsonOption, StoreOption
@@ -93,7 +93,7 @@ app = typer.Typer(
 
 # Top-level commands, then the groups, in the order `glotbench --help` lists them. (Typer
 # >= 0.15 would merge an unnamed add_typer; registered_commands works from 0.12 on.)
-for _module in (demo, metrics, store, report, run, reproduce):
+for _module in (demo, metrics, store, report, run, reproduce, plan):
     app.registered_commands.extend(_module.commands.registered_commands)
 app.add_typer(import_app, name="import", cls=FastHelpGroup)
 app.add_typer(analyze_app, name="analyze", cls=FastHelpGroup)

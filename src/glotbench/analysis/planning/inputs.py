@@ -1,0 +1,179 @@
+"""Planning from a store, a scores file or given components (what ``api.plan`` runs)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from glotbench.analysis.inputs import load_replicated
+from glotbench.analysis.planning.estimate import adjacent_pairs, estimate_pair, pooled
+from glotbench.analysis.planning.plan import Plan, PlanSettings, override, pair_table, plan_design
+from glotbench.analysis.planning.power import Components, Design
+from glotbench.analysis.replicates import ReplicatedScores
+from glotbench.analysis.variance import ComponentTable, components
+from glotbench.core.store import Store
+from glotbench.errors import InputError
+
+
+def store_sizes(store: str | Path, source: ReplicatedScores | ComponentTable) -> np.ndarray:
+    """Test-set size of each unit of ``source``: the median over models of examples per run."""
+    with Store.open(store, read_only=True) as handle:
+        table = handle.summary().by_model_task_language
+    table = table[table["runs"] > 0]
+    per_run = table.assign(size=table["examples"] / table["runs"])
+    median = per_run.groupby(["task", "language"])["size"].median()
+    return np.array(
+        [float(median.get((u.task, u.language), np.nan)) for u in source.units], dtype=np.float64
+    )
+
+
+def _given_components(
+    sigma_seed: float | None,
+    sigma_boot: float | None,
+    sigma_example: float | None,
+    reference_examples: int | None,
+) -> Components:
+    if sigma_seed is None and sigma_boot is None and sigma_example is None:
+        raise InputError(
+            "give a store or scores file to estimate the components from, or the components "
+            "themselves (sigma_seed, and sigma_boot or sigma_example)",
+            field="sigma_seed",
+        )
+    if sigma_boot is not None and sigma_example is not None:
+        raise InputError("give sigma_boot or sigma_example, not both", field="sigma_example")
+    boot = sigma_example if sigma_example is not None else (sigma_boot or 0.0)
+    return Components(
+        sigma_seed_a=sigma_seed or 0.0,
+        sigma_seed_b=sigma_seed or 0.0,
+        sigma_boot_a=boot,
+        sigma_boot_b=boot,
+        reference_examples=1 if sigma_example is not None else reference_examples,
+    )
+
+
+def plan_from_inputs(
+    *,
+    store: str | Path | None = None,
+    input: str | Path | None = None,
+    metric: str | Sequence[str] | None = None,
+    models: Sequence[str] | None = None,
+    tasks: Sequence[str] | None = None,
+    languages: Sequence[str] | None = None,
+    bootstrap_replicates: int = 200,
+    sigma_seed: float | None = None,
+    sigma_boot: float | None = None,
+    sigma_example: float | None = None,
+    reference_examples: int | None = None,
+    sigma_b: float | None = None,
+    correlation: float | None = None,
+    examples: int | Sequence[int] | None = None,
+    seeds: int | None = None,
+    seeds_b: int | None = None,
+    n_languages: int | None = None,
+    resample_languages: bool = False,
+    settings: PlanSettings | None = None,
+) -> Plan:
+    """Plan a paired comparison; components from ``store``/``input`` or given.
+
+    With data, the components are estimated (:mod:`.estimate`) for the two
+    ``models`` when exactly two are named, otherwise pooled over the pairs of
+    neighbours in the ranking; given values (``sigma_*``, ``correlation``)
+    replace estimates. ``sigma_boot`` is the test-set SD at
+    ``reference_examples`` examples (default: the data's size, or
+    ``examples``); ``sigma_example`` is a per-example SD (σ_boot = σ_ex/√n).
+    The design defaults to the data's (sizes, seeds, shared languages);
+    ``examples``, ``seeds``, ``seeds_b``, ``n_languages`` and
+    ``resample_languages`` change it.
+    """
+    settings = settings or PlanSettings()
+    notes: list[str] = []
+    pairs = None
+    chosen: tuple[str, str] | None = None
+    if store is not None or input is not None:
+        source = load_replicated(
+            input=input,
+            store=None if input is not None else store,
+            metric=metric,
+            models=models,
+            tasks=tasks,
+            languages=languages,
+            n_replicates=bootstrap_replicates,
+            seed=settings.seed,
+        )
+        sizes = store_sizes(store, source) if input is None and store is not None else None
+        if sizes is None and reference_examples is not None:
+            sizes = np.full(len(source.units), float(reference_examples))
+        notes.extend(source.notes)
+        if len({u.task for u in source.units}) > 1:
+            notes.append(
+                "several tasks: every task × language cell counts as one language of the aggregate "
+                "(choose one task with --task to plan per task)"
+            )
+        if models is not None and len(models) == 2:
+            table = source if isinstance(source, ComponentTable) else components(source)
+            missing = [m for m in models if m not in table.models]
+            if missing:
+                raise InputError(f"no scores for model {missing[0]!r}", field="model")
+            estimate, pair_notes = estimate_pair(
+                source, table.models.index(models[0]), table.models.index(models[1]), sizes, table
+            )
+            estimates = [estimate]
+            chosen = (estimate.model_a, estimate.model_b)
+        else:
+            estimates, pair_notes = adjacent_pairs(source, sizes)
+            notes.append(
+                f"components pooled over the {len(estimates)} pair(s) of neighbours in the "
+                "ranking (name two models with --model to plan for one pair)"
+            )
+        notes.extend(pair_notes)
+        pairs = pair_table(estimates, settings)
+        estimated = estimates[0].components if chosen else pooled(estimates)
+        design = estimates[0].design
+        if sigma_example is not None:
+            sigma_boot, reference_examples = sigma_example, 1
+        estimated, changed = override(
+            estimated,
+            sigma_seed_a=sigma_seed,
+            sigma_seed_b=sigma_seed,
+            sigma_boot_a=sigma_boot,
+            sigma_boot_b=sigma_boot,
+            correlation=correlation,
+            sigma_between_difference=sigma_b,
+            reference_examples=reference_examples,
+        )
+        notes.extend(changed)
+        component_values = estimated
+    else:
+        reference = reference_examples
+        if reference is None and isinstance(examples, int) and sigma_boot is not None:
+            reference = examples
+            notes.append(f"sigma_boot taken to hold at the design's {examples} examples")
+        component_values = _given_components(sigma_seed, sigma_boot, sigma_example, reference)
+        component_values = replace(
+            component_values,
+            correlation=correlation if correlation is not None else 0.0,
+            sigma_between_difference=sigma_b if sigma_b is not None else float("nan"),
+        )
+        design = Design(examples=None, seeds=1, languages=1)
+    n_units = n_languages if n_languages is not None else design.languages
+    sizes_of_design = (
+        design.examples
+        if examples is None
+        else (examples if isinstance(examples, int) else tuple(int(v) for v in examples))
+    )
+    if examples is None and isinstance(sizes_of_design, tuple) and len(sizes_of_design) != n_units:
+        # the data's per-language sizes no longer fit the number of languages: use their mean
+        sizes_of_design = int(round(float(np.mean(sizes_of_design))))
+    design = Design(
+        examples=sizes_of_design,
+        seeds=seeds if seeds is not None else design.seeds,
+        seeds_b=seeds_b if seeds_b is not None else (None if seeds is not None else design.seeds_b),
+        languages=n_units,
+        resample_languages=resample_languages,
+    )
+    return plan_design(
+        component_values, design, settings, pairs=pairs, models=chosen, notes=tuple(notes)
+    )

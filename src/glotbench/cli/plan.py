@@ -1,0 +1,218 @@
+"""``glotbench plan``: power, minimum detectable difference and design search."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from glotbench.cli._lazy import api
+from glotbench.cli._options import JsonOption, SeedOption
+from glotbench.cli._output import console, frame_table, print_json, print_notes
+
+commands = typer.Typer()
+
+PAIR_COLUMNS = {
+    "model_a": "A",
+    "model_b": "B",
+    "observed_difference": "A − B",
+    "standard_error": "SE",
+    "minimum_detectable_difference": "MDD",
+    "detectable": "|A − B| ≥ MDD",
+    "correlation": "ρ",
+}
+
+
+def _sizes(text: str | None) -> int | list[int] | None:
+    """``--examples``: one size, or comma-separated sizes (one per language)."""
+    if text is None:
+        return None
+    try:
+        values = [int(part.strip().replace("_", "")) for part in text.split(",")]
+    except ValueError:
+        raise typer.BadParameter(
+            f"{text!r} is not a size or list of sizes", param_hint="--examples"
+        ) from None
+    if min(values) < 1:
+        raise typer.BadParameter("sizes must be positive", param_hint="--examples")
+    return values[0] if len(values) == 1 else values
+
+
+def _summary(plan: Any) -> Any:
+    import pandas as pd
+
+    rows = []
+    for name, answer in plan.answers.items():
+        rows.append(
+            {
+                "method": name + (" (answer)" if name == plan.method else ""),
+                "power at δ": answer["power"],
+                "± MC SE": answer.get("monte_carlo_error"),
+                "MDD": answer["minimum_detectable_difference"],
+                "SD of difference": answer.get("sd_of_difference", plan.standard_error),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+@commands.command("plan")
+def plan_command(
+    store: Annotated[
+        Path | None, typer.Option("--store", help="Estimate the components from this store.")
+    ] = None,
+    input: Annotated[
+        Path | None,
+        typer.Option("--input", "-i", help="Estimate them from a scores file (as analyze takes)."),
+    ] = None,
+    model: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--model", help="Two models: plan for this pair (default: neighbours pooled)."
+        ),
+    ] = None,
+    task: Annotated[list[str] | None, typer.Option("--task", help="Only these tasks.")] = None,
+    language: Annotated[
+        list[str] | None, typer.Option("--language", help="Only these languages.")
+    ] = None,
+    metric: Annotated[
+        list[str] | None, typer.Option("--metric", help="Metric (or TASK=METRIC).")
+    ] = None,
+    sigma_seed: Annotated[float | None, typer.Option("--sigma-seed", help="Seed SD.")] = None,
+    sigma_boot: Annotated[
+        float | None, typer.Option("--sigma-boot", help="Test-set SD at --boot-examples.")
+    ] = None,
+    sigma_example: Annotated[
+        float | None, typer.Option("--sigma-example", help="Per-example SD (σ_boot = it/√n).")
+    ] = None,
+    reference_examples: Annotated[
+        int | None,
+        typer.Option("--boot-examples", help="Test-set size at which --sigma-boot holds."),
+    ] = None,
+    sigma_b: Annotated[
+        float | None, typer.Option("--sigma-b", help="Between-language SD of the difference.")
+    ] = None,
+    correlation: Annotated[
+        float | None, typer.Option("--correlation", help="Correlation of the paired models.")
+    ] = None,
+    examples: Annotated[
+        str | None, typer.Option("--examples", help="Test-set size n, or one per language.")
+    ] = None,
+    seeds: Annotated[int | None, typer.Option("--seeds", help="Seeds per model.")] = None,
+    seeds_b: Annotated[int | None, typer.Option("--seeds-b", help="Seeds of model B.")] = None,
+    languages: Annotated[int | None, typer.Option("--languages", help="Languages L.")] = None,
+    resample_languages: Annotated[
+        bool,
+        typer.Option("--resample-languages", help="Languages are sampled (default: fixed)."),
+    ] = False,
+    delta: Annotated[float | None, typer.Option("--delta", help="Difference to detect.")] = None,
+    alpha: Annotated[float, typer.Option("--alpha", help="Two-sided level.")] = 0.05,
+    power: Annotated[float, typer.Option("--power", help="Target power.")] = 0.8,
+    vary: Annotated[
+        str | None,
+        typer.Option(
+            "--vary",
+            help="Smallest design reaching --power at --delta: examples, seeds or languages.",
+        ),
+    ] = None,
+    method: Annotated[
+        str,
+        typer.Option("--method", help="auto (closed form if balanced), closed, simulation, both."),
+    ] = "auto",
+    simulations: Annotated[
+        int, typer.Option("--simulations", help="Simulated evaluations.")
+    ] = 1000,
+    replicates: Annotated[
+        int, typer.Option("--replicates", help="Bootstrap replicates per run.")
+    ] = 200,
+    plot: Annotated[
+        Path | None, typer.Option("--plot", help="Write the power curve (PNG).")
+    ] = None,
+    seed: SeedOption = 0,
+    json_output: JsonOption = False,
+) -> None:
+    """Power to detect a difference δ, the minimum detectable difference, the smallest design.
+
+    For a paired comparison of two models' mean over languages, from a store,
+    a scores file or given components (docs/planning.md).
+    """
+    from glotbench.analysis.planning.plan import PlanSettings
+
+    settings = PlanSettings(
+        delta=delta,
+        alpha=alpha,
+        power=power,
+        vary=vary,  # type: ignore[arg-type]
+        method=method,  # type: ignore[arg-type]
+        simulations=simulations,
+        replicates=replicates,
+        seed=seed,
+    )
+    result = api.plan(
+        store=store,
+        input=input,
+        metric=metric,
+        models=model,
+        tasks=task,
+        languages=language,
+        bootstrap_replicates=replicates,
+        sigma_seed=sigma_seed,
+        sigma_boot=sigma_boot,
+        sigma_example=sigma_example,
+        reference_examples=reference_examples,
+        sigma_b=sigma_b,
+        correlation=correlation,
+        examples=_sizes(examples),
+        seeds=seeds,
+        seeds_b=seeds_b,
+        n_languages=languages,
+        resample_languages=resample_languages,
+        settings=settings,
+    )
+    if plot is not None:
+        api.write_power_curve(result, plot)
+    if json_output:
+        print_json(result.to_dict())
+        return
+    console.print(frame_table(_summary(result), title=_title(result)))
+    if result.search is not None:
+        console.print(_search_line(result.search))
+    if len(result.pairs):
+        console.print(
+            frame_table(
+                result.pairs.rename(columns=PAIR_COLUMNS),
+                title=f"Neighbours in the ranking: observed difference and MDD at power "
+                f"{result.settings.power:g}",
+            )
+        )
+    if plot is not None:
+        console.print(f"wrote {plot}")
+    print_notes(result.notes)
+
+
+def _title(plan: Any) -> str:
+    d = plan.design
+    pair = f"{plan.models[0]} − {plan.models[1]}: " if plan.models else ""
+    size = d.examples_scalar() if d.examples is not None else "n₀"
+    return (
+        f"{pair}n = {size}{' (per language)' if not d.balanced else ''}, seeds = {d.seeds}"
+        f"{'/' + str(d.n_seeds_b) if d.n_seeds_b != d.seeds else ''}, languages = {d.languages} "
+        f"({'resampled' if d.resample_languages else 'fixed'}), α = {plan.settings.alpha:g}, "
+        f"SE = {plan.standard_error:.4g}"
+    )
+
+
+def _search_line(search: dict[str, Any]) -> str:
+    if not search["reachable"]:
+        return (
+            f"no number of {search['vary']} reaches power {search['target_power']:g} at "
+            f"δ = {search['delta']:g} (power {search['limit_power']:.3f} at the search limit: "
+            "the other components set a floor)"
+        )
+    line = (
+        f"smallest {search['vary']}: {search['value']} (power {search['power']:.3f} at "
+        f"δ = {search['delta']:g})"
+    )
+    if "simulated_power" in search:
+        line += f"; simulated {search['simulated_power']:.3f} ± {search['monte_carlo_error']:.3f}"
+    return line
