@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from glotbench.core import Store
 from glotbench.core.ingest import import_examples_file, import_scores_file
+from glotbench.core.names import name_problem, normalise_name
 from glotbench.core.validate import has_control_chars, metric_score_range
 from glotbench.errors import GlotbenchError
 from glotbench.importers.euroeval import import_euroeval
@@ -36,7 +37,7 @@ SETTINGS = settings(
 LEGACY = FIXTURES / "euroeval" / "euroeval_benchmark_results.jsonl"
 
 names = st.one_of(
-    st.sampled_from(["m", "xnli", "de", "da+sv", "model-1", ""]),
+    st.sampled_from(["m", "xnli", "de", "da+sv", "model-1", "", "m\u200b", "e\u0301", "\u202ede"]),
     st.text(min_size=0, max_size=6),
 )
 numbers = st.one_of(
@@ -60,11 +61,17 @@ def _contents(store: Store) -> dict[str, list[str]]:
     }
 
 
+def _name_is_sane(text: str) -> bool:
+    """Stored names pass the name check: NFC, visible, at most MAX_NAME_CHARS."""
+    return bool(text) and name_problem(text) is None and normalise_name(text) == text
+
+
 def _stored_is_sane(store: Store) -> None:
     scores = store.scores()
     for _, row in scores.iterrows():
         for col in ("model", "task", "language", "dataset", "metric"):
             assert row[col] and not has_control_chars(row[col]), row
+            assert _name_is_sane(row[col]), row
         assert math.isfinite(row["score"]), row
         bounds = metric_score_range(row["metric"])
         if bounds is not None:
@@ -73,6 +80,7 @@ def _stored_is_sane(store: Store) -> None:
     for _, run in runs.iterrows():
         for col in ("model", "task", "language", "metric"):
             assert run[col] and not has_control_chars(run[col]), run
+            assert _name_is_sane(run[col]), run
 
 
 def _clean_or_clear(store: Store, call: Callable[[], object]) -> None:

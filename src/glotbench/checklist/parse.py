@@ -59,9 +59,9 @@ class _Seq(list):  # type: ignore[type-arg]
 
 
 def _loader() -> type:
-    import yaml
+    from glotbench.core.yaml_files import UniqueKeyLoader
 
-    class LineLoader(yaml.SafeLoader):
+    class LineLoader(UniqueKeyLoader):  # a repeated key is an error, not the last value
         def construct_mapping(self, node: Any, deep: bool = False) -> Any:  # type: ignore[override]
             out = _Map(super().construct_mapping(node, deep=True))
             out.line = node.start_mark.line + 1

@@ -30,7 +30,16 @@ from typing import Annotated, Any, Literal
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    model_validator,
+)
+
+from glotbench.core.names import name_problem, normalise_name
 
 #: Version of the store layout written by this glotbench. A store with a
 #: larger version is refused (it was written by a newer glotbench); an older
@@ -41,7 +50,19 @@ SCHEMA_VERSION = 2
 #: Number of hexadecimal digits of the SHA-256 kept in a run id.
 RUN_ID_HEX_DIGITS = 16
 
-NonEmptyStr = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+
+def _stored_name(text: str) -> str:
+    """A run-key name as stored: NFC, and no control or invisible character (core/names.py)."""
+    text = normalise_name(text)
+    problem = name_problem(text)
+    if problem is not None:
+        raise ValueError(problem)
+    return text
+
+
+NonEmptyStr = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1), AfterValidator(_stored_name)
+]
 
 #: Columns of the run key, in key order.
 RUN_KEY_COLUMNS: tuple[str, ...] = (

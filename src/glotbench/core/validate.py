@@ -31,6 +31,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from glotbench.core.names import (
+    CONTROL_CHARS,
+    INVISIBLE_CHARS,
+    MAX_NAME_CHARS,
+    name_problem,
+    normalise_name,
+)
 from glotbench.core.readers import TidyTable
 from glotbench.core.schema import RunRecord, normalise_metric_name
 from glotbench.errors import UnknownMetricError
@@ -148,11 +155,14 @@ def text_column(
     required: bool,
     allow_int: bool = False,
     rows: np.ndarray | None = None,
+    name: bool = False,
 ) -> pd.Series:
     """Stripped text values (object Series, None where missing).
 
     Reports empty required values and non-text values (JSON numbers, lists...;
-    integers are accepted when ``allow_int``).
+    integers are accepted when ``allow_int``). With ``name`` (model, task,
+    language, dataset, metric) the values are NFC-normalised and invisible
+    characters and over-long names are reported (:mod:`glotbench.core.names`).
     """
     s = table.frame[column]
     n = len(s)
@@ -190,6 +200,19 @@ def text_column(
                 bad[i] = True
         values = pd.Series(out, dtype=object)
     control = _control_mask(values)
+    if name:
+        values = _normalised_names(values)
+        texts = values.where(values.notna(), "").astype(str)
+        invisible = texts.str.contains(INVISIBLE_CHARS, regex=True).to_numpy(dtype=bool)
+        too_long = (texts.str.len() > MAX_NAME_CHARS).to_numpy(dtype=bool)
+        for mask in (invisible, too_long):
+            if rows is not None:
+                mask &= rows
+            problems.add_mask(
+                mask & ~control,
+                column,
+                lambda p: str(name_problem(str(values.iloc[p]), label)),
+            )
     if rows is not None:
         missing_report, bad_report = missing & rows, bad & rows
         control &= rows
@@ -218,8 +241,13 @@ def text_column(
     return values
 
 
-#: C0 and C1 control characters and DEL (tabs and newlines included)
-CONTROL_CHARS = r"[\x00-\x1f\x7f-\x9f]"
+def _normalised_names(values: pd.Series) -> pd.Series:
+    """Each distinct text of ``values`` in Unicode normal form C (None stays None)."""
+    distinct = values.dropna().unique()
+    changed = {v: normalise_name(v) for v in distinct if normalise_name(v) != v}
+    return values.replace(changed) if changed else values
+
+
 _CONTROL_RE = re.compile(CONTROL_CHARS)
 
 
@@ -618,12 +646,16 @@ def validate_scores(
     problems = _Problems(table)
     n = len(table)
 
-    model = text_column(table, cols["model"], problems, label="model", required=True)
-    task = text_column(table, cols["task"], problems, label="task", required=True)
-    language = text_column(table, cols["language"], problems, label="language", required=True)
-    metric = text_column(table, cols["metric"], problems, label="metric", required=True)
+    model = text_column(table, cols["model"], problems, label="model", required=True, name=True)
+    task = text_column(table, cols["task"], problems, label="task", required=True, name=True)
+    language = text_column(
+        table, cols["language"], problems, label="language", required=True, name=True
+    )
+    metric = text_column(table, cols["metric"], problems, label="metric", required=True, name=True)
     if "dataset" in cols:
-        dataset = text_column(table, cols["dataset"], problems, label="dataset", required=False)
+        dataset = text_column(
+            table, cols["dataset"], problems, label="dataset", required=False, name=True
+        )
         dataset = dataset.where(dataset.notna(), task)
     else:
         dataset = task.copy()
@@ -884,15 +916,19 @@ def validate_examples(table: TidyTable, *, labels: Sequence[str] | None = None) 
     problems = _Problems(table)
     n = len(table)
 
-    model = text_column(table, cols["model"], problems, label="model", required=True)
-    task = text_column(table, cols["task"], problems, label="task", required=True)
-    language = text_column(table, cols["language"], problems, label="language", required=True)
-    metric = text_column(table, cols["metric"], problems, label="metric", required=True)
+    model = text_column(table, cols["model"], problems, label="model", required=True, name=True)
+    task = text_column(table, cols["task"], problems, label="task", required=True, name=True)
+    language = text_column(
+        table, cols["language"], problems, label="language", required=True, name=True
+    )
+    metric = text_column(table, cols["metric"], problems, label="metric", required=True, name=True)
     example_id = text_column(
         table, cols["example_id"], problems, label="example_id", required=True, allow_int=True
     )
     if "dataset" in cols:
-        dataset = text_column(table, cols["dataset"], problems, label="dataset", required=False)
+        dataset = text_column(
+            table, cols["dataset"], problems, label="dataset", required=False, name=True
+        )
         dataset = dataset.where(dataset.notna(), task)
     else:
         dataset = task.copy()

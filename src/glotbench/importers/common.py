@@ -37,6 +37,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from glotbench.core.names import check_name
 from glotbench.core.readers import DuplicateKeyError, file_sha256, unique_keys
 
 try:  # a C JSON parser, about 3x the standard library's with a duplicate-key hook
@@ -46,7 +47,7 @@ except ImportError:  # pragma: no cover - orjson is a dependency; the stdlib pat
 from glotbench.core.schema import ImportRecord, RunRecord, stats_digest
 from glotbench.core.staging import RunSpool
 from glotbench.core.store import ScoreConflictError, Store, new_import_id
-from glotbench.core.validate import has_control_chars, metric_score_range, score_range_message
+from glotbench.core.validate import metric_score_range, score_range_message
 from glotbench.errors import InputError, UnknownMetricError
 from glotbench.importers.task_languages import language_suffix
 
@@ -339,23 +340,16 @@ def check_score_rows(rows: Sequence[ScoreRow]) -> None:
         seen[key] = r
 
 
-def _check_name(value: Any, what: str, *, path: str, line: int | None, field: str | None) -> None:
-    if not isinstance(value, str) or not value.strip():
+def _check_name(value: Any, what: str, *, path: str, line: int | None, field: str | None) -> str:
+    """``value`` as a stored name (:func:`glotbench.core.names.check_name`)."""
+    if what == "language" and (value is None or (isinstance(value, str) and not value.strip())):
         raise InputError(
-            f"the {what} is empty; every result needs a {what}"
-            + (" (the record names no language)" if what == "language" else ""),
+            "the language is empty; every result needs a language (the record names no language)",
             path=path,
             line=line,
             field=field,
         )
-    if has_control_chars(value):
-        raise InputError(
-            f"the {what} {value!r} contains a control character (NUL, tab, newline...); names "
-            "must be printable text",
-            path=path,
-            line=line,
-            field=field,
-        )
+    return check_name(value, what, path=path, line=line, field=field)
 
 
 def _json_finite(value: Any) -> bool:
@@ -372,7 +366,8 @@ def check_score_ranges(rows: Sequence[ScoreRow]) -> None:
     ranges: dict[str, tuple[float, float] | None] = {}
     for r in rows:
         for what in ("model", "task", "language", "dataset", "metric"):
-            _check_name(getattr(r, what), what, path=r.path, line=r.line, field=what)
+            name = _check_name(getattr(r, what), what, path=r.path, line=r.line, field=what)
+            setattr(r, what, name)  # stored NFC-normalised, as run keys are
         try:
             json.dumps(r.metadata, ensure_ascii=False, default=str, allow_nan=False)
         except ValueError:

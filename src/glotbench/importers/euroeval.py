@@ -50,6 +50,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from glotbench.core.names import check_name
 from glotbench.core.readers import file_sha256
 from glotbench.core.store import Store
 from glotbench.errors import InputError
@@ -171,6 +172,11 @@ def _raw_list(raw: Any, path: Path, line: int, field: str) -> list[dict[str, Any
     return [dict(item) for item in raw]
 
 
+def _name(value: Any, what: str, path: Path, line: int, field: str) -> str:
+    """A name as stored (:func:`glotbench.core.names.check_name`): text, NFC, visible."""
+    return check_name(value, what, path=str(path), line=line, field=field)
+
+
 def _language_list(value: Any, path: Path, line: int, field: str) -> list[str]:
     """The record's languages: a code or a non-empty list of non-empty codes."""
     if isinstance(value, str):
@@ -187,7 +193,7 @@ def _language_list(value: Any, path: Path, line: int, field: str) -> list[str]:
             line=line,
             field=field,
         )
-    return [x.strip() for x in value]
+    return [_name(x, "language", path, line, field) for x in value]
 
 
 def _require(rec: Mapping[str, Any], key: str, path: Path, line: int, prefix: str = "") -> Any:
@@ -200,9 +206,10 @@ def _require(rec: Mapping[str, Any], key: str, path: Path, line: int, prefix: st
 
 
 def _legacy(rec: dict[str, Any], path: Path, line: int) -> EuroEvalRecord:
-    model = str(_require(rec, "model", path, line))
-    dataset = str(_require(rec, "dataset", path, line))
-    task = str(_require(rec, "task", path, line))
+    # names are text, never str()-converted (an object as a model was stored as "{'a': 1}")
+    model = _name(_require(rec, "model", path, line), "model", path, line, "model")
+    dataset = _name(_require(rec, "dataset", path, line), "dataset", path, line, "dataset")
+    task = _name(_require(rec, "task", path, line), "task", path, line, "task")
     results = _require(rec, "results", path, line)
     if not isinstance(results, Mapping):
         raise InputError(
@@ -323,11 +330,13 @@ def _eee(rec: dict[str, Any], path: Path, line: int) -> EuroEvalRecord:
             line=line,
             field="evaluation_results",
         )
-    model = model_info.get("id") or model_info.get("name")
+    model_key = "id" if model_info.get("id") else "name"
+    model = model_info.get(model_key)
     if not model:
         raise InputError(
             "missing field 'model_info.id'", path=str(path), line=line, field="model_info.id"
         )
+    model = _name(model, "model", path, line, f"model_info.{model_key}")
     details = library.get("additional_details") or {}
     if not isinstance(details, Mapping):
         details = {}
@@ -431,9 +440,9 @@ def _eee(rec: dict[str, Any], path: Path, line: int) -> EuroEvalRecord:
     return EuroEvalRecord(
         line=line,
         layout="eee",
-        model=str(model),
-        dataset=str(dataset),
-        task=str(task),
+        model=model,
+        dataset=_name(dataset, "dataset", path, line, "eval_library.additional_details.dataset"),
+        task=_name(task, "task", path, line, "eval_library.additional_details.task"),
         languages=[str(x) for x in langs],
         total=total,
         ci_half_width=half,

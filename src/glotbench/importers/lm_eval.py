@@ -60,6 +60,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 
+from glotbench.core.names import check_name
 from glotbench.core.schema import RunRecord
 from glotbench.core.staging import RunSpool, staging_dir
 from glotbench.core.store import Store
@@ -144,7 +145,29 @@ def _find_runs(root: Path) -> list[LmEvalRun]:
     return runs
 
 
-def _model_name(data: Mapping[str, Any], override: str | None) -> str:
+def _not_available(value: Any) -> bool:
+    """lm-eval's "no value here": ``"N/A"`` (its stderr placeholder) or null."""
+    return value is None or (isinstance(value, str) and value.strip().upper() in ("N/A", ""))
+
+
+def _json_number(value: Any, path: str, field: str) -> float:
+    """``value`` when it is a JSON number (a boolean counts as 0/1), else InputError.
+
+    A number written as a string (``"0.5"``), a list or an object is refused,
+    never converted: the file was not written by lm-eval as documented.
+    """
+    if isinstance(value, bool | int | float):
+        return float(value)
+    shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+    raise InputError(
+        f"a metric value must be a JSON number, got {type(value).__name__} {shown}"
+        + (" (a number written as text: remove the quotes)" if isinstance(value, str) else ""),
+        path=path,
+        field=field,
+    )
+
+
+def _model_name(data: Mapping[str, Any], override: str | None, path: str) -> str:
     if override:
         return override
     name = data.get("model_name")
@@ -159,7 +182,13 @@ def _model_name(data: Mapping[str, Any], override: str | None) -> str:
         name = name or cfg.get("model")
     if not name:
         return "unknown-model"
-    text = str(name)
+    if not isinstance(name, str):  # never str()-converted: "{'a': 1}" is not a model
+        raise InputError(
+            f"the model name must be text, got {type(name).__name__} {name!r:.60}",
+            path=path,
+            field="model_name",
+        )
+    text = name
     if text.startswith(("/", "./", "../", "~")):  # a local checkpoint: its folder name
         return Path(text.rstrip("/")).name or text
     return text
@@ -266,12 +295,19 @@ def _score_rows(
                 if "," not in key or "_stderr," in key:
                     continue
                 metric, filt = _split_key(key)
-                score = finite_number(value)
+                where = f"{section}.{task}.{key}"
+                if _not_available(value):
+                    continue  # lm-eval writes "N/A" (or null) where it has no value
+                score = finite_number(_json_number(value, path, where))
                 if score is None:
-                    if not (isinstance(value, float) and math.isnan(value)):
-                        continue  # "N/A" or a non-numeric entry
                     score = math.nan  # not stored; write_import notes where it was
-                se = finite_number(metrics.get(f"{metric}_stderr,{filt}"))
+                stderr_key = f"{metric}_stderr,{filt}"
+                stderr = metrics.get(stderr_key)
+                se = (
+                    None
+                    if _not_available(stderr)
+                    else finite_number(_json_number(stderr, path, f"{section}.{task}.{stderr_key}"))
+                )
                 stored_metric = _score_name(metric, filt)
                 meta: dict[str, Any] = {
                     "source": "lm-evaluation-harness",
@@ -733,7 +769,12 @@ def read_lm_eval(
     checks: list[tuple[PendingRun, str, str, str]] = []
     for run in found:
         files.append(run.results_path)
-        model_name = _model_name(run.data, model)
+        model_name = check_name(
+            _model_name(run.data, model, str(run.results_path)),
+            "model",
+            path=str(run.results_path),
+            field=None if model else "model_name",
+        )
         index = order[model_name]
         order[model_name] += 1
         seed = _seed(run, index, seed_from)
@@ -824,6 +865,10 @@ def _run_of_column(
     metric, filt = col.metric, col.filt
     aggregations = _aggregations(run.data, task)
     name, language = mapping.split(task)
+    where = {"path": str(run.results_path), "field": f"results.{task}"}
+    name = check_name(name, "task", **where)
+    language = check_name(language, "language", **where)
+    check_name(metric, "metric", path=str(sample_path), field="metrics")
     built = _column_stats(col, sample_path, aggregations.get(metric), labels)
     if built is None:
         notes.append(

@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from glotbench.core.names import check_language_code, check_name
 from glotbench.core.schema import RunRecord
 from glotbench.core.staging import RunSpool, staging_dir
 from glotbench.core.store import Store
@@ -275,9 +276,12 @@ def _score_pair(
 
 
 def _languages(folder: Path, ext: str) -> dict[str, Path]:
+    """``test-<language>.<ext>`` files by language; a name that is no language code is refused
+    (``test-..tsv`` became the language ``.``)."""
     out = {}
     for p in sorted(folder.glob(f"test-*.{ext}")):
-        out[p.name[len("test-") : -len(ext) - 1]] = p
+        code = p.name[len("test-") : -len(ext) - 1]
+        out[check_language_code(code, path=str(p), field="language (from the file name)")] = p
     return out
 
 
@@ -301,7 +305,12 @@ def read_xtreme(
     for root, what in ((pred_root, "predictions"), (label_root, "labels")):
         if not root.is_dir():
             raise InputError(f"the {what} folder does not exist", path=str(root))
-    model_name = model or pred_root.resolve().name
+    model_name = check_name(
+        model or pred_root.resolve().name,
+        "model",
+        path=None if model else str(pred_root),
+        field="model" if model else "model (the predictions folder's name)",
+    )
     pred_tasks = sorted(p.name for p in pred_root.iterdir() if p.is_dir())
     if tasks:
         pred_tasks = [t for t in pred_tasks if t in set(tasks)]

@@ -21,13 +21,12 @@ if TYPE_CHECKING:  # the runner's modules load on first use (the facade imports 
 
 def list_suites() -> dict[str, str]:
     """Built-in suites: name -> description."""
-    import yaml
-
+    from glotbench.core.yaml_files import load_yaml
     from glotbench.runner.suite import builtin_suites
 
     out = {}
     for name, path in sorted(builtin_suites().items()):
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        raw = load_yaml(path.read_text(encoding="utf-8"), str(path)) or {}
         out[name] = str(raw.get("description", ""))
     return out
 

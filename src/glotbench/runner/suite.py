@@ -7,6 +7,7 @@ suite by name (``glotbench.suites``) or any YAML file.
 from __future__ import annotations
 
 import dataclasses
+import os
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,8 @@ class Suite(BaseModel):
     models: list[ModelSpec]
     #: folder that relative paths resolve against (set by load_suite)
     base_dir: str | None = None
+    #: accept dataset paths outside --data-dir (absolute, or leaving it with ``..``)
+    allow_outside_paths: bool = False
 
     def select(
         self,
@@ -232,8 +235,6 @@ def builtin_suites() -> dict[str, Path]:
 
 def load_suite(name_or_path: str | Path, *, data_dir: str | Path | None = None) -> Suite:
     """A built-in suite by name or a suite YAML file; ``data_dir`` roots relative paths."""
-    import yaml
-
     path = Path(name_or_path)
     builtin = builtin_suites()
     if not path.exists():
@@ -244,10 +245,10 @@ def load_suite(name_or_path: str | Path, *, data_dir: str | Path | None = None) 
                 f"no suite {str(name_or_path)!r}: not a file, and the built-in suites are "
                 f"{', '.join(sorted(builtin))}"
             )
-    try:
-        raw: Any = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise InputError(f"not valid YAML: {exc}", path=str(path)) from None
+    from glotbench.core.yaml_files import load_yaml
+
+    # a key given twice (two 'models:' lists) is refused, not silently the last one
+    raw: Any = load_yaml(path.read_text(encoding="utf-8"), str(path))
     if not isinstance(raw, dict):
         raise InputError("a suite file must be a YAML mapping", path=str(path))
     raw.setdefault("name", path.stem)
@@ -263,6 +264,7 @@ def load_suite(name_or_path: str | Path, *, data_dir: str | Path | None = None) 
         raise InputError(f"{first['msg']} (at {loc})", path=str(path)) from None
     for ds in suite.datasets:
         get_task(ds.task)  # unknown task -> clear error now
+    _check_names(suite, str(path))
     if suite.transfer is not None and suite.transfer.sources is not None:
         languages = sorted({ds.language for ds in suite.datasets})
         unknown = sorted(set(suite.transfer.sources) - set(languages))
@@ -283,9 +285,48 @@ def load_suite(name_or_path: str | Path, *, data_dir: str | Path | None = None) 
         if not base.is_dir():
             raise InputError("the data folder does not exist", path=str(base))
         suite.base_dir = str(base.resolve())
+        _confine_paths(suite, str(path))
     else:
         suite.base_dir = str(Path(data_dir).resolve()) if data_dir else str(path.parent.resolve())
+        if data_dir:
+            _confine_paths(suite, str(path))
     return suite
+
+
+def _check_names(suite: Suite, path: str) -> None:
+    """Model, dataset, task and language names pass the store's name check (core/names.py)."""
+    from glotbench.core.names import check_name
+
+    for i, model in enumerate(suite.models):
+        model.name = check_name(model.name, "model", path=path, field=f"models[{i}].name")
+    for i, ds in enumerate(suite.datasets):
+        for what in ("name", "task", "language"):
+            label = "dataset" if what == "name" else what
+            value = check_name(getattr(ds, what), label, path=path, field=f"datasets[{i}].{what}")
+            setattr(ds, what, value)
+
+
+def _confine_paths(suite: Suite, path: str) -> None:
+    """Dataset paths stay inside --data-dir unless the suite says ``allow_outside_paths: true``.
+
+    Refused: an absolute path, and a relative one that leaves the folder with
+    ``..`` (``../../../tmp/x.csv``); checked on the text, before any glob.
+    """
+    if suite.allow_outside_paths:
+        return
+    for i, ds in enumerate(suite.datasets):
+        for kind, items in (("paths", ds.paths), ("pool", ds.pool or [])):
+            for item in items:
+                text = str(item)
+                parts = Path(os.path.normpath(text)).parts
+                if Path(text).is_absolute() or (parts and parts[0] == ".."):
+                    raise InputError(
+                        f"the path {text!r} leaves --data-dir ({suite.base_dir}); give paths "
+                        "relative to it, or set 'allow_outside_paths: true' in the suite to "
+                        "read files elsewhere",
+                        path=path,
+                        field=f"datasets[{i}].{kind}",
+                    )
 
 
 def mark_speed_jobs(jobs: list[Job]) -> list[Job]:
