@@ -140,7 +140,11 @@ def test_ner_summary_imports(inputs: Path) -> None:
 def test_replication_configs_are_read(inputs: Path) -> None:
     config = ReubenConfig.from_yaml(inputs / "ner" / "idx-cols" / "config-seed-boot.yaml")
     assert config.is_replication_file
-    assert (config.seed_idx_col, config.boot_idx_col, config.score_col) == ("Seed", "Bootstrap", "F1")
+    assert (config.seed_idx_col, config.boot_idx_col, config.score_col) == (
+        "Seed",
+        "Bootstrap",
+        "F1",
+    )
     assert config.num_bootstrap_resamples == 10_000
 
 

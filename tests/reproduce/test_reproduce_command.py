@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 
 from glotbench.cli import app
 from glotbench.errors import InputError
+from glotbench.report.reproduction import build_page
 from glotbench.reproduce import PAPER_MODULES, papers
 from glotbench.reproduce.base import Cell, PaperReproduction, TableReproduction
-from glotbench.report.reproduction import build_page
 
 DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
 
@@ -49,10 +49,13 @@ def test_saleva_json_and_page(tmp_path: Path) -> None:
 
 
 def _fake_paper(data_dir: Path) -> PaperReproduction:
-    cells = [Cell.compare("x", 1.0, 1.001, 0.005), Cell.compare("y", 2.0, 2.5, 0.005,
-                                                                 reason_if_differs="r")]
-    return PaperReproduction("fake", "cite", "inputs", [TableReproduction("Table 9", "t", "m",
-                                                                          cells)])
+    cells = [
+        Cell.compare("x", 1.0, 1.001, 0.005),
+        Cell.compare("y", 2.0, 2.5, 0.005, reason_if_differs="r"),
+    ]
+    return PaperReproduction(
+        "fake", "cite", "inputs", [TableReproduction("Table 9", "t", "m", cells)]
+    )
 
 
 def test_terminal_summary_and_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -78,12 +81,19 @@ def test_page_escapes_and_shows_every_cell() -> None:
         Cell.compare("c", 2.0, 2.5, 0.005, reason_if_differs="swapped & wrong"),
         Cell("d", 3.0, None, 0.05, "not_reproducible", "input X missing"),
     ]
-    paper = PaperReproduction("p", "cite", "inputs", [TableReproduction("Table 1", "t", "m",
-                                                                         cells, ["note <x>"])])
+    paper = PaperReproduction(
+        "p", "cite", "inputs", [TableReproduction("Table 1", "t", "m", cells, ["note <x>"])]
+    )
     html = build_page([paper]).render()
     assert "a &lt;b&gt;" in html and "swapped &amp; wrong" in html and "note &lt;x&gt;" in html
-    assert "+0.0049" in html and "input X missing" in html and "<b>" not in html.replace(
-        "<b>Method:</b>", ""
-    ).replace("<b>Inputs:</b>", "").replace("<b>Notes</b>", "").replace(
-        "<b>reproduced</b>", ""
-    ).replace("<b>differs</b>", "").replace("<b>not reproducible</b>", "")
+    assert (
+        "+0.0049" in html
+        and "input X missing" in html
+        and "<b>"
+        not in html.replace("<b>Method:</b>", "")
+        .replace("<b>Inputs:</b>", "")
+        .replace("<b>Notes</b>", "")
+        .replace("<b>reproduced</b>", "")
+        .replace("<b>differs</b>", "")
+        .replace("<b>not reproducible</b>", "")
+    )

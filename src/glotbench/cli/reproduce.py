@@ -57,8 +57,9 @@ def reproduce_command(
         frame = (
             api.reproduction_summary([paper])
             .drop(columns=["paper", "title"])
-            .rename(columns={"not_reproducible": "not reproducible",
-                             "max_abs_difference": "max |diff|"})  # fmt: skip
+            .rename(
+                columns={"not_reproducible": "not reproducible", "max_abs_difference": "max |diff|"}
+            )  # fmt: skip
         )
         console.print(
             frame_table(

@@ -245,7 +245,9 @@ def _affixes(score: str, other: str) -> tuple[str, str] | None:
     return score[:n], score[n:]
 
 
-def metric_columns(columns: Sequence[str], config: ReubenConfig) -> list[tuple[str, dict[str, str | None]]]:
+def metric_columns(
+    columns: Sequence[str], config: ReubenConfig
+) -> list[tuple[str, dict[str, str | None]]]:
     """(base name, {score, seed_sd, boot_sd, replication_sd} columns) of each metric in a file.
 
     The declared score column is always one. When the declared SD columns share
@@ -271,8 +273,8 @@ def metric_columns(columns: Sequence[str], config: ReubenConfig) -> list[tuple[s
             prefix = prefixes.pop()
             affix = (
                 prefix,
-                score[len(prefix):],
-                {k: v[len(prefix):] for k, v in sd_cols.items()},
+                score[len(prefix) :],
+                {k: v[len(prefix) :] for k, v in sd_cols.items()},
             )
     if affix is None:
         found.append((score, {"score": score, **declared}))
@@ -371,8 +373,9 @@ class ReubenRows:
     def summary_frame(self, metric: str | None = None) -> pd.DataFrame:
         """The columns :func:`glotbench.analysis.variance.components_from_summary` reads."""
         frame = self.frame if metric is None else self.frame[self.frame["metric"] == metric]
-        keep = [c for c in ("model", "task", "language", "metric", "score",
-                            "sigma_seed", "sigma_boot", "sigma_w") if c in frame.columns]  # fmt: skip
+        wanted = ("model", "task", "language", "metric", "score", "sigma_seed", "sigma_boot",
+                  "sigma_w")  # fmt: skip
+        keep = [c for c in wanted if c in frame.columns]
         return frame[keep].reset_index(drop=True)
 
 
@@ -417,9 +420,7 @@ def read_reuben(
         raise InputError("no such file", path=str(file))
     config = config or ReubenConfig()
     specs = (
-        dict(metrics)
-        if isinstance(metrics, Mapping)
-        else parse_metric_specs(metrics)  # type: ignore[arg-type]
+        dict(metrics) if isinstance(metrics, Mapping) else parse_metric_specs(metrics)  # type: ignore[arg-type]
     )
     rows = list(_iter_rows(file))
     from_text = file.suffix.lower() in (".csv", ".tsv")
@@ -511,14 +512,17 @@ def read_reuben(
             out.append(entry)
             lines.append(line)
     frame = pd.DataFrame(out)
-    key = ["model", "language", "metric"] + (["seed", "replicate"] if config.is_replication_file else [])
+    key = ["model", "language", "metric"] + (
+        ["seed", "replicate"] if config.is_replication_file else []
+    )
     dup = frame.duplicated([k for k in key if k in frame], keep=False)
     if dup.any():
         second = [i for i in range(len(frame)) if dup.iloc[i]][1]
         row = frame.iloc[second]
         raise InputError(
             f"model {row['model']!r} and {config.task_col} {row['language']!r} repeat an earlier "
-            "row" + (" with the same seed and bootstrap index" if config.is_replication_file else ""),
+            "row"
+            + (" with the same seed and bootstrap index" if config.is_replication_file else ""),
             path=str(file),
             line=lines[second],
             field=config.task_col,
@@ -637,14 +641,18 @@ def import_reuben(
         allow_unknown_metrics=allow_unknown_metrics,
     )  # fmt: skip
     file = rows.path
-    files = [file] + ([Path(cfg.source)] if config is not None and Path(cfg.source).is_file() else [])
+    files = [file] + (
+        [Path(cfg.source)] if config is not None and Path(cfg.source).is_file() else []
+    )
     extra = f"reuben|task={task}|metrics={sorted(metrics or [])}|percent={percent}"
     sha = files_sha256(files, file.parent, extra=extra)
     result = write_import(
         store, kind="reuben", source=file, sha=sha, runs=[], score_rows=score_rows(rows),
         n_files=len(files), progress=progress, t0=t0,
     )  # fmt: skip
-    result.notes = list(result.notes) + rows.notes + [
-        f"metrics: {', '.join(f'{k} -> {v}' for k, v in rows.metrics.items())}"
-    ]
+    result.notes = (
+        list(result.notes)
+        + rows.notes
+        + [f"metrics: {', '.join(f'{k} -> {v}' for k, v in rows.metrics.items())}"]
+    )
     return result

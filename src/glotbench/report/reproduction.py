@@ -96,8 +96,10 @@ def build_page(papers: Sequence[PaperReproduction]) -> Report:
         "found; <b>not reproducible</b>: the input it needs was not published.</p>"
         + html_table(
             summary_frame(papers).rename(
-                columns={"not_reproducible": "not reproducible",
-                         "max_abs_difference": "max |difference|"}  # fmt: skip
+                columns={
+                    "not_reproducible": "not reproducible",
+                    "max_abs_difference": "max |difference|",
+                }  # fmt: skip
             ),
             digits=4,
         ),

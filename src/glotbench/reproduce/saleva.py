@@ -145,6 +145,37 @@ def read_flores(data_dir: Path) -> tuple[ReubenRows, list[str]]:
     return rows, [note]
 
 
+def winsorised_count(values: np.ndarray, threshold: float = 3.5) -> int:
+    """How many SDs reuben's ``fix_outliers`` would replace: outside [Q1 − 3.5·IQR, Q3 + 3.5·IQR].
+
+    reuben/analysis.py ``winsorize(method="iqr")``, applied by ``grab_data_and_preprocess``
+    to each SD column over all models and tasks (numpy's default percentiles).
+    """
+    q1, q3 = np.percentile(values, [25, 75])
+    iqr = q3 - q1
+    return int(((values < q1 - threshold * iqr) | (values > q3 + threshold * iqr)).sum())
+
+
+def _outlier_note(rows: ReubenRows, metric: str | None = None) -> str:
+    frame = rows.summary_frame(metric)
+    columns = {
+        "σ_seed": frame["sigma_seed"].to_numpy(),
+        "σ_boot": frame["sigma_boot"].to_numpy(),
+        "σ_w": np.hypot(frame["sigma_seed"], frame["sigma_boot"]).to_numpy(),
+    }
+    counts = {name: winsorised_count(v) for name, v in columns.items()}
+    changed = sum(counts.values())
+    return (
+        "reuben's config sets fix_outliers (SDs beyond 3.5 IQR replaced by the median); "
+        + (
+            "no SD of this file is beyond that, so it changes nothing here"
+            if changed == 0
+            else f"it would replace {counts} SDs here, which glotbench keeps"
+        )  # fmt: skip
+        + f" ({metric or 'all metrics'})."
+    )
+
+
 def _table(rows: ReubenRows, metric: str | None = None) -> ComponentTable:
     return components_from_summary(rows.summary_frame(metric))
 
@@ -179,8 +210,12 @@ def _variance_summary(
             recomputed = summary[f"{row['quantity']}_{row['statistic']}"] * scale
         cells.append(
             Cell.compare(
-                _cell_key(row["model"], row.get("metric") if row.get("metric") not in ("F1",) else "",
-                          row["quantity"], row["statistic"]),
+                _cell_key(
+                    row["model"],
+                    row.get("metric") if row.get("metric") not in ("F1",) else "",
+                    row["quantity"],
+                    row["statistic"],
+                ),
                 value,
                 recomputed,
                 rounding_tolerance(row["value"]),
@@ -199,8 +234,12 @@ def _per_language_components(
         recomputed = per_unit.loc[(row["model_key"], row["task_key"]), row["quantity"]] * scale
         cells.append(
             Cell.compare(
-                _cell_key(row["model"], row["language_or_pair"],
-                          row["metric"] if row["metric"] != "F1" else "", row["quantity"]),
+                _cell_key(
+                    row["model"],
+                    row["language_or_pair"],
+                    row["metric"] if row["metric"] != "F1" else "",
+                    row["quantity"],
+                ),
                 _value(row["value"]),
                 recomputed,
                 rounding_tolerance(row["value"]),
@@ -229,18 +268,27 @@ def _pairwise(published: pd.DataFrame, table: ComponentTable, scale: float) -> l
             diff, sd = lookup[(b, a, lang)]
             diff = -diff
         printed = row["value"]
-        key = _cell_key(row["language_or_pair"], row["metric"] if row["metric"] != "F1" else "",
-                        f"{row['model']} − {row['model2']}",
-                        "mean difference" if row["quantity"] == "mean_diff" else "SD")
+        key = _cell_key(
+            row["language_or_pair"],
+            row["metric"] if row["metric"] != "F1" else "",
+            f"{row['model']} − {row['model2']}",
+            "mean difference" if row["quantity"] == "mean_diff" else "SD",
+        )
         if row["quantity"] == "mean_diff":
-            cells.append(Cell.compare(key, _value(printed), diff * scale,
-                                      rounding_tolerance(printed)))
+            cells.append(
+                Cell.compare(key, _value(printed), diff * scale, rounding_tolerance(printed))
+            )
         else:
             tol = rounding_tolerance(printed) + mc_sd_tolerance(sd * scale)
-            cells.append(Cell.compare(
-                key, _value(printed), sd * scale, tol,
-                reason_if_differs="outside the Monte Carlo tolerance of two 10,000-draw SDs",
-            ))
+            cells.append(
+                Cell.compare(
+                    key,
+                    _value(printed),
+                    sd * scale,
+                    tol,
+                    reason_if_differs="outside the Monte Carlo tolerance of two 10,000-draw SDs",
+                )
+            )
     return cells
 
 
@@ -268,7 +316,9 @@ def _table_1_and_10(data_dir: Path, xquad: ReubenRows) -> list[TableReproduction
     published_w = t10[t10["quantity"] == "sigma_w"]
     first = t10.iloc[0]
     ours = per_unit.set_index(["model", "language"]).loc[(first["model_key"], first["task_key"])]
-    t10_seed = t10[(t10["model_key"] == first["model_key"]) & (t10["task_key"] == first["task_key"])]
+    t10_seed = t10[
+        (t10["model_key"] == first["model_key"]) & (t10["task_key"] == first["task_key"])
+    ]
     printed = dict(zip(t10_seed["quantity"], t10_seed["value"], strict=True))
     other_run = (
         "Table 10 (and Table 1, its summary) were computed from other replications than the "
@@ -293,27 +343,35 @@ def _table_1_and_10(data_dir: Path, xquad: ReubenRows) -> list[TableReproduction
         "the file: the per-language means also differ slightly between the two runs.",
     ]
     cells1 = _variance_summary(
-        t1, table, 100.0, between_ddof=1,
-        reason=lambda row: "computed from other replications than the published file "
-        "(see notes)",
+        t1,
+        table,
+        100.0,
+        between_ddof=1,
+        reason=lambda row: "computed from other replications than the published file (see notes)",
     )
     cells10 = _per_language_components(
-        t10, table, 100.0,
+        t10,
+        table,
+        100.0,
         reason="computed from other replications than the published file (see notes)",
     )
     return [
         TableReproduction(
-            "Table 1", "XQuAD F1: variance components per model (σ_b; mean/SD/min/max over 12 "
+            "Table 1",
+            "XQuAD F1: variance components per model (σ_b; mean/SD/min/max over 12 "
             "languages of σ_w, σ_boot, σ_seed)",
             "glotbench variance components (analyze variance) of the reuben-imported "
             "xquad/sd-cols/data.jsonl (F1, SD_seed, SD_boot_avg), ×100; σ_b with ddof = 1",
-            cells1, notes1,
+            cells1,
+            notes1,
         ),
         TableReproduction(
-            "Table 10", "XQuAD F1: σ_seed, σ_boot, σ_w per model and language",
+            "Table 10",
+            "XQuAD F1: σ_seed, σ_boot, σ_w per model and language",
             "glotbench variance components per language of the imported summary, ×100 "
             "(σ_w = √(σ_seed² + σ_boot²))",
-            cells10, notes10,
+            cells10,
+            notes10,
         ),
     ]
 
@@ -343,6 +401,7 @@ def _table_2(data_dir: Path, xquad: ReubenRows) -> TableReproduction:
             f"The mean differences are exact (no Monte Carlo): all {len(flags)} reproduce within "
             "rounding. The SDs agree with √(σ_w,a² + σ_w,b²) from the published file, not with "
             "Table 10's σ_w — evidence that Table 2 was computed from the published file.",
+            _outlier_note(xquad),
         ],
     )
 
@@ -365,7 +424,10 @@ def _with_table_10_sds(data_dir: Path, xquad: ReubenRows) -> ComponentTable:
 
 def _shares(table: ComponentTable, languages: str) -> pd.DataFrame:
     settings = DrawSettings(
-        scheme="parametric", n_draws=N_DRAWS, seed=SEED, languages=languages  # type: ignore[arg-type]
+        scheme="parametric",
+        n_draws=N_DRAWS,
+        seed=SEED,
+        languages=languages,  # type: ignore[arg-type]
     )
     return rank_models(table, settings).distribution.set_index(["aggregator", "model"])
 
@@ -405,7 +467,10 @@ def _table_3(data_dir: Path, xquad: ReubenRows) -> TableReproduction:
         cells.append(
             Cell.compare(
                 _cell_key(row["aggregator"], row["model"], f"rank {row['rank']}", "% of draws"),
-                value, share, tol, reason_if_differs=reason,
+                value,
+                share,
+                tol,
+                reason_if_differs=reason,
             )
         )
     mean = table.mean * 100
@@ -484,7 +549,7 @@ def _flores_tables(data_dir: Path) -> list[TableReproduction]:
             "on the reuben-imported flores/data.jsonl (*_mean, *_seed_sd, *_boot_sd); SD "
             f"tolerance rounding + {Z_MC:g}·SD/√{N_DRAWS:,}.",
             cells7,
-            notes,
+            [*notes, *(_outlier_note(flores, metric) for metric in metric_of.values())],
         ),
         TableReproduction(
             "Table 8",
@@ -573,7 +638,9 @@ def _ner_tables(data_dir: Path) -> list[TableReproduction]:
             if number in (4, 9) and row["quantity"] == "sigma_b":
                 cells.append(
                     Cell.compare(
-                        key, value, float(between[row["model_key"]]),
+                        key,
+                        value,
+                        float(between[row["model_key"]]),
                         rounding_tolerance(row["value"]),
                         reason_if_differs="the summary's per-dataset means are not the "
                         "replication means the paper used (see notes)",
@@ -581,8 +648,14 @@ def _ner_tables(data_dir: Path) -> list[TableReproduction]:
                 )
                 continue
             cells.append(
-                Cell(key, value, None, rounding_tolerance(row["value"]), "not_reproducible",
-                     _MISSING_NER)
+                Cell(
+                    key,
+                    value,
+                    None,
+                    rounding_tolerance(row["value"]),
+                    "not_reproducible",
+                    _MISSING_NER,
+                )
             )
         method = (
             "σ_b: glotbench variance components of the reuben-imported ner/sd-cols summary; "
