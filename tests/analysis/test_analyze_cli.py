@@ -599,9 +599,12 @@ def test_xtreme_r_several_tasks(cli: Cli, xtreme_csv: Path) -> None:
     """The table mixes metrics (one per task); F1 tasks are unbalanced across models."""
     # without --metric each task is analysed on its only metric (issue 12)
     languages_only = ("--scheme", "languages-only", "--resample-languages", "without")
+    # mT5-XXL translate-train-all has TyDiQA-GoldP only (Table 21's "mT5" row, issue 23) and
+    # shares no language with mT5-XXL, so it is left out of these designs
+    models = tuple(f"--model={m}" for m in ZERO_SHOT_AND_MBERT_TRANSLATE_TRAIN)
     payload = _json(
-        cli("analyze", "ranks", "--input", xtreme_csv, *languages_only, "--k", "3", *DRAWS,
-            "--json")
+        cli("analyze", "ranks", "--input", xtreme_csv, *models, *languages_only, "--k", "3",
+            *DRAWS, "--json")
     )  # fmt: skip
     notes = " ".join(payload["notes"])
     assert "metric per task:" in notes and "lareqa: map@20" in notes and "xnli: accuracy" in notes
@@ -613,6 +616,7 @@ def test_xtreme_r_several_tasks(cli: Cli, xtreme_csv: Path) -> None:
             xtreme_csv,
             "--metric",
             "f1",
+            *models,
             "--scheme",
             "languages-only",
             "--resample-languages",
@@ -626,6 +630,15 @@ def test_xtreme_r_several_tasks(cli: Cli, xtreme_csv: Path) -> None:
     _check_payload("ranks", payload)
     notes = " ".join(payload["notes"])
     assert "unbalanced design" in notes and "mT5-XXL lacks" in notes and "wikiann-ner/" in notes
+
+
+ZERO_SHOT_AND_MBERT_TRANSLATE_TRAIN = (
+    "mBERT",
+    "XLM-R Large",
+    "mT5-XXL",
+    "mBERT translate-train",
+    "mBERT translate-train-all",
+)
 
 
 # -- the store path ---------------------------------------------------------------------------
