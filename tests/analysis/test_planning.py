@@ -305,3 +305,40 @@ def test_cli_json_plot_and_errors(cli, tmp_path: Path) -> None:  # type: ignore[
     )
     assert bad.exit_code == 2
     assert json.loads(bad.stdout)["error"]["field"] == "sigma_b"
+
+
+def test_scores_file_with_replicates(tmp_path: Path) -> None:
+    from glotbench.api import plan
+    from tests.analysis.conftest import long_frame, simulate
+
+    rng = np.random.default_rng(11)
+    values = simulate(
+        rng,
+        [0.7, 0.68],
+        tau=0.05,
+        sigma_seed=0.02,
+        sigma_boot=0.01,
+        n_languages=20,
+        n_seeds=3,
+        n_reps=200,
+    )
+    path = tmp_path / "scores.csv"
+    long_frame(values, models=["A", "B"]).to_csv(path, index=False)
+    result = plan(
+        input=path,
+        models=["A", "B"],
+        reference_examples=800,
+        examples=3200,
+        settings=PlanSettings(delta=0.01, method="closed"),
+    )
+    c = result.components
+    assert result.notes == ()
+    assert c.reference_examples == 800 and result.design.examples == 3200
+    assert result.design.seeds == 3 and result.design.languages == 20
+    assert c.sigma_seed_a == pytest.approx(0.02, rel=0.25)
+    assert c.sigma_boot_a == pytest.approx(0.01, rel=0.1)
+    assert abs(c.correlation) < 0.1  # the replicates' noise is independent between models
+    # the language effect is shared by both models: the difference has none
+    assert c.sigma_between_difference < 0.01
+    se = math.sqrt(difference_variance(c, result.design))
+    assert result.standard_error == pytest.approx(se)

@@ -48,7 +48,7 @@ def _summary(plan: Any) -> Any:
             {
                 "method": name + (" (answer)" if name == plan.method else ""),
                 "power at δ": answer["power"],
-                "± MC SE": answer.get("monte_carlo_error"),
+                "± MC SE": answer.get("monte_carlo_error") or float("nan"),
                 "MDD": answer["minimum_detectable_difference"],
                 "SD of difference": answer.get("sd_of_difference", plan.standard_error),
             }
@@ -193,7 +193,7 @@ def plan_command(
 def _title(plan: Any) -> str:
     d = plan.design
     pair = f"{plan.models[0]} − {plan.models[1]}: " if plan.models else ""
-    size = d.examples_scalar() if d.examples is not None else "n₀"
+    size = d.examples_scalar() or plan.components.reference_examples or "n₀"
     return (
         f"{pair}n = {size}{' (per language)' if not d.balanced else ''}, seeds = {d.seeds}"
         f"{'/' + str(d.n_seeds_b) if d.n_seeds_b != d.seeds else ''}, languages = {d.languages} "

@@ -105,7 +105,9 @@ def plan_from_inputs(
         )
         sizes = store_sizes(store, source) if input is None and store is not None else None
         if sizes is None and reference_examples is not None:
+            # a scores file does not know its test-set size: the given one is the data's
             sizes = np.full(len(source.units), float(reference_examples))
+            reference_examples = None
         notes.extend(source.notes)
         if len({u.task for u in source.units}) > 1:
             notes.append(

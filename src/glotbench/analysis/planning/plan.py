@@ -142,19 +142,32 @@ class Plan:
         return pd.DataFrame([{"method": name} | values for name, values in self.answers.items()])
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "models": list(self.models) if self.models else None,
-            "components": self.components.to_dict(),
-            "design": self.design.to_dict(),
-            "settings": self.settings.__dict__,
-            "standard_error": self.standard_error,
-            "method": self.method,
-            "answers": self.answers,
-            "search": self.search,
-            "curve": records(self.curve),
-            "pairs": records(self.pairs),
-            "notes": list(self.notes),
-        }
+        """JSON-ready: non-finite numbers (an unreachable difference) become None."""
+        return _finite(
+            {
+                "models": list(self.models) if self.models else None,
+                "components": self.components.to_dict(),
+                "design": self.design.to_dict(),
+                "settings": self.settings.__dict__,
+                "standard_error": self.standard_error,
+                "method": self.method,
+                "answers": self.answers,
+                "search": self.search,
+                "curve": records(self.curve),
+                "pairs": records(self.pairs),
+                "notes": list(self.notes),
+            }
+        )
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_finite(item) for item in value]
+    if isinstance(value, float | np.floating) and not math.isfinite(float(value)):
+        return None
+    return value
 
 
 #: example values an automatic simulation may draw (languages × n × evaluations)
@@ -206,7 +219,9 @@ def _search(
         out["limit_power"] = closed_form_power(c, limit, delta, alpha)
         return out
     out["power"] = closed_form_power(c, found, delta, alpha)
-    if simulate and _affordable(found, settings, c.reference_examples):
+    if simulate and not _affordable(found, settings, c.reference_examples):
+        out["simulation_skipped"] = "the design found is too large to simulate within the budget"
+    elif simulate:
         simulated = _simulate(c, found, settings)
         power = float(simulated.power(delta, alpha)[0])
         out["simulated_power"] = power
