@@ -105,6 +105,7 @@ from glotbench.core.failures import list_failures
 from glotbench.core.ingest import open_store_for_import
 from glotbench.core.layout import DEFAULT_STORE_PATH
 from glotbench.core.line_files import read_examples_file, read_scores_file
+from glotbench.core.lock import set_lock_timeout
 from glotbench.core.store import ExportResult, FailureList
 from glotbench.demo_starter import StarterDemo, starter_demo
 from glotbench.demo_xtreme import Demo, demo, demo_leaderboard, write_demo_pages
@@ -185,6 +186,7 @@ __all__ += [
     "import_parquet",
     "import_scores",
     "open_store",
+    "set_lock_timeout",
     "show_store",
 ]
 
@@ -198,9 +200,11 @@ def open_store(
 ) -> Store:
     """Open (or create, unless ``read_only``) a results store; use it as a context manager.
 
-    Waits up to ``lock_timeout`` s (default ``$GLOTBENCH_LOCK_TIMEOUT`` or 60) for
-    a store another process holds; ``hold=False`` locks the file only while it is
-    read or written (see ``docs/store.md``, Concurrency).
+    Waits up to ``lock_timeout`` s for a store another process holds (default:
+    :func:`set_lock_timeout`'s, else ``$GLOTBENCH_LOCK_TIMEOUT``, else 60; every
+    function here that opens a store takes ``lock_timeout`` too); ``hold=False``
+    locks the file only while it is read or written (see ``docs/store.md``,
+    Concurrency).
     """
     return Store.open(store, read_only=read_only, hold=hold, lock_timeout=lock_timeout)
 
@@ -209,6 +213,7 @@ def import_scores(
     path: str | Path,
     *,
     store: str | Path = DEFAULT_STORE_PATH,
+    lock_timeout: float | None = None,
     allow_unknown_metrics: bool = False,
     percent: bool = False,
 ) -> ImportResult:
@@ -223,7 +228,7 @@ def import_scores(
     is written. ``percent``: the file gives 0–1 metrics in percent (divided
     by 100 on import; BLEU/chrF are 0–100 anyway).
     """
-    with open_store_for_import(store) as s:
+    with open_store_for_import(store, lock_timeout=lock_timeout) as s:
         return import_scores_file(
             s, path, allow_unknown_metrics=allow_unknown_metrics, percent=percent
         )
@@ -233,6 +238,7 @@ def import_examples(
     path: str | Path,
     *,
     store: str | Path = DEFAULT_STORE_PATH,
+    lock_timeout: float | None = None,
     labels: Sequence[str] | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> ImportResult:
@@ -243,13 +249,18 @@ def import_examples(
     the label set of label-count metrics (macro-F1, MCC, ...); otherwise it is
     read from the ``tp[LABEL]`` column names.
     """
-    with open_store_for_import(store) as s:
+    with open_store_for_import(store, lock_timeout=lock_timeout) as s:
         return import_examples_file(s, path, labels=labels, progress=progress)
 
 
-def import_parquet(path: str | Path, *, store: str | Path = DEFAULT_STORE_PATH) -> ImportResult:
+def import_parquet(
+    path: str | Path,
+    *,
+    store: str | Path = DEFAULT_STORE_PATH,
+    lock_timeout: float | None = None,
+) -> ImportResult:
     """Merge a Parquet snapshot written by :func:`export_store` into ``store``."""
-    with open_store_for_import(store) as s:
+    with open_store_for_import(store, lock_timeout=lock_timeout) as s:
         return s.import_parquet(path)
 
 
@@ -257,19 +268,22 @@ def add_scores(
     frame: pd.DataFrame,
     *,
     store: str | Path = DEFAULT_STORE_PATH,
+    lock_timeout: float | None = None,
     source: str = "<DataFrame>",
     allow_unknown_metrics: bool = False,
 ) -> ImportResult:
     """Add a DataFrame of scores (the columns of a scores file) in one transaction."""
-    with open_store_for_import(store) as s:
+    with open_store_for_import(store, lock_timeout=lock_timeout) as s:
         return add_scores_frame(
             s, frame, source=source, allow_unknown_metrics=allow_unknown_metrics
         )
 
 
-def show_store(store: str | Path = DEFAULT_STORE_PATH) -> StoreSummary:
+def show_store(
+    store: str | Path = DEFAULT_STORE_PATH, *, lock_timeout: float | None = None
+) -> StoreSummary:
     """What the store holds: counts and a per (model, task, language) table."""
-    with Store.open(store, read_only=True) as s:
+    with Store.open(store, read_only=True, lock_timeout=lock_timeout) as s:
         return s.summary()
 
 
@@ -277,6 +291,7 @@ def export_store(
     out: str | Path,
     *,
     store: str | Path = DEFAULT_STORE_PATH,
+    lock_timeout: float | None = None,
     table: str = "all",
     keep_formulas: bool = False,
 ) -> ExportResult:
@@ -285,7 +300,7 @@ def export_store(
     CSV text cells that a spreadsheet would run as a formula get a leading
     apostrophe unless ``keep_formulas``.
     """
-    with Store.open(store, read_only=True) as s:
+    with Store.open(store, read_only=True, lock_timeout=lock_timeout) as s:
         files = s.export(out, table=table, keep_formulas=keep_formulas)
     return ExportResult(store=str(store), table=table, files=[str(f) for f in files])
 
@@ -477,6 +492,7 @@ def import_lm_eval(
     path: str | Path,
     *,
     store: str | Path = DEFAULT_STORE_PATH,
+    lock_timeout: float | None = None,
     model: str | None = None,
     families: Sequence[str] | None = None,
     task_map: Sequence[str] | None = None,
@@ -499,7 +515,7 @@ def import_lm_eval(
     639 code (``scala_da``). Re-importing the same folder is a no-op.
     See ``docs/importers/lm-eval.md``.
     """
-    with open_store_for_import(store) as s:
+    with open_store_for_import(store, lock_timeout=lock_timeout) as s:
         return _import_lm_eval(
             s,
             path,
@@ -517,14 +533,14 @@ def import_lm_eval(
 
 
 def import_euroeval(
-    path: str | Path, *, store: str | Path = DEFAULT_STORE_PATH
+    path: str | Path, *, store: str | Path = DEFAULT_STORE_PATH, lock_timeout: float | None = None
 ) -> HarnessImportResult:
     """Import a EuroEval / ScandEval results JSONL file (pre-v17 records and v17+ EEE records).
 
     Totals become scores on 0–1 with ``stderr`` = EuroEval's 1.96·SE / 1.96;
     every iteration becomes a replicate score. See ``docs/importers/euroeval.md``.
     """
-    with open_store_for_import(store) as s:
+    with open_store_for_import(store, lock_timeout=lock_timeout) as s:
         return _import_euroeval(s, path)
 
 
@@ -533,6 +549,7 @@ def import_reuben(
     *,
     config: str | Path | None = None,
     store: str | Path = DEFAULT_STORE_PATH,
+    lock_timeout: float | None = None,
     task: str = "reuben",
     metrics: Sequence[str] | None = None,
     percent: bool = False,
@@ -546,7 +563,7 @@ def import_reuben(
     ``metrics``: ``COLUMN=NAME`` or ``COLUMN=NAME:LO:HI``; ``percent``: 0–1
     metrics given in percent. See ``docs/importers/reuben.md``.
     """
-    with open_store_for_import(store) as s:
+    with open_store_for_import(store, lock_timeout=lock_timeout) as s:
         return _import_reuben(
             s,
             path,
@@ -563,6 +580,7 @@ def import_xtreme(
     labels: str | Path,
     *,
     store: str | Path = DEFAULT_STORE_PATH,
+    lock_timeout: float | None = None,
     model: str | None = None,
     tasks: Sequence[str] | None = None,
     seed: int | None = None,
@@ -573,7 +591,7 @@ def import_xtreme(
     The result's ``aggregates`` reproduce XTREME's averaging (unweighted over
     languages; QA as the mean of EM and F1). See ``docs/importers/xtreme.md``.
     """
-    with open_store_for_import(store) as s:
+    with open_store_for_import(store, lock_timeout=lock_timeout) as s:
         return _import_xtreme(
             s, predictions, labels, model=model, tasks=tasks, seed=seed, progress=progress
         )
@@ -696,6 +714,7 @@ def import_shards(
     folder: str | Path,
     *,
     store: str | Path = DEFAULT_STORE_PATH,
+    lock_timeout: float | None = None,
     progress: Any = None,
 ) -> Any:
     """Merge the Parquet shards of ``folder`` (one per job) into ``store``; idempotent.
@@ -704,7 +723,7 @@ def import_shards(
     """
     from glotbench.core.shards import merge_shards
 
-    with open_store_for_import(store) as s:
+    with open_store_for_import(store, lock_timeout=lock_timeout) as s:
         return merge_shards(s, folder, progress=progress)
 
 

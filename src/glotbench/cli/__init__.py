@@ -180,7 +180,12 @@ def _root(
     ] = None,
 ) -> None:
     """Uncertainty-aware multilingual, multitask NLP evaluation."""
-    if lock_timeout is not None:  # read by every Store.open (glotbench.core.lock)
-        import os
+    # a parameter of every store this command opens (glotbench.core.lock), not an
+    # environment variable; $GLOTBENCH_LOCK_TIMEOUT is the option's documented fallback.
+    # Imported only when needed (it loads DuckDB) or already loaded (to unset it).
+    import sys
 
-        os.environ["GLOTBENCH_LOCK_TIMEOUT"] = repr(lock_timeout)
+    if lock_timeout is not None or "glotbench.core.lock" in sys.modules:
+        from glotbench.core.lock import set_lock_timeout
+
+        set_lock_timeout(lock_timeout)

@@ -118,11 +118,19 @@ def analysis_settings(
     return AnalysisSettings(**values)
 
 
-def store_from_environment(ctx: typer.Context, name: str = "store") -> bool:
-    """Whether the option ``name`` took its value from ``$GLOTBENCH_STORE`` (not typed)."""
+def store_from_environment(ctx: typer.Context | None = None, name: str = "store") -> bool:
+    """Whether the option ``name`` took its value from ``$GLOTBENCH_STORE`` (not typed).
+
+    Where a store is one of several inputs (``--demo``, files), an input typed on
+    the command line wins over the environment's store. ``ctx``: default, the
+    running command's.
+    """
     import click
 
-    return ctx.get_parameter_source(name) is click.core.ParameterSource.ENVIRONMENT
+    context = ctx if ctx is not None else click.get_current_context(silent=True)
+    if context is None:
+        return False
+    return context.get_parameter_source(name) is click.core.ParameterSource.ENVIRONMENT
 
 
 DatasetOption = Annotated[str | None, typer.Option("--dataset", help="Dataset (store).")]

@@ -34,6 +34,7 @@ from glotbench.cli._options import (
     TaskOption,
     analysis_settings,
     parse_sizes,
+    store_from_environment,
 )
 from glotbench.cli._output import (
     console,
@@ -649,13 +650,7 @@ def analyze_transfer_command(
         bool,
         typer.Option("--example", help="Use the published ScandEval table (Nielsen 2023, App. A)."),
     ] = False,
-    store: Annotated[
-        Path | None,
-        typer.Option(
-            "--store",
-            help="A store with zero-shot transfer runs (e.g. 'glotbench run scandi-transfer').",
-        ),
-    ] = None,
+    store: StoreOption = None,  # zero-shot transfer runs, e.g. of 'glotbench run scandi-transfer'
     metric: Annotated[
         list[str] | None,
         typer.Option(
@@ -685,6 +680,8 @@ def analyze_transfer_command(
     """
     if observations not in ("model", "dataset"):
         raise typer.BadParameter("use model or dataset", param_hint="--observations")
+    if store is not None and (input is not None or example) and store_from_environment():
+        store = None  # --input / --example typed win over $GLOTBENCH_STORE
     if sum([input is not None, example, store is not None]) != 1:
         raise typer.BadParameter(
             "give one of --input FILE, --store PATH or --example", param_hint="--input"

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from glotbench.cli._lazy import api
-from glotbench.cli._options import JsonOption
+from glotbench.cli._options import JsonOption, StoreOption
 from glotbench.cli._output import console, frame_table, print_json, print_notes
 
 checklist_app = typer.Typer(
@@ -57,9 +57,7 @@ def checklist_score_command(
         list[str] | None,
         typer.Option("--model", "-m", help="Model name per predictions file (default: stem)."),
     ] = None,
-    store: Annotated[
-        Path | None, typer.Option("--store", help="Store the results as runs in this store.")
-    ] = None,
+    store: StoreOption = None,  # given (or $GLOTBENCH_STORE): the results are stored as runs
     replicates: Annotated[int, typer.Option("--replicates", help="Bootstrap replicates.")] = 1000,
     confidence: Annotated[
         float, typer.Option("--confidence", help="Confidence level of the intervals.")

@@ -16,7 +16,9 @@ from glotbench.cli._options import (
     LevelOption,
     ModelsOption,
     SeedOption,
+    StoreOption,
     TaskOption,
+    store_from_environment,
 )
 from glotbench.cli._output import console, frame_table, print_json
 
@@ -40,9 +42,7 @@ SigMetricOption = Annotated[
     str | None,
     typer.Option("--metric", help="Metric (registry name); needed with --references or --store."),
 ]
-SigStoreOption = Annotated[
-    Path | None, typer.Option("--store", help="Read per-example statistics from this store.")
-]
+SigStoreOption = StoreOption  # per-example statistics read from the store
 ResamplesOption = Annotated[int, typer.Option("--resamples", help="Number of resamples.")]
 
 
@@ -68,6 +68,8 @@ def _pair_source(
     models: list[str] | None,
     run_seed: int | None,
 ) -> tuple[Any, Any, Any, tuple[str, str]]:
+    if store is not None and files and store_from_environment():
+        store = None  # files typed win over $GLOTBENCH_STORE
     if store is not None:
         if files:
             raise typer.BadParameter("give either files or --store, not both")

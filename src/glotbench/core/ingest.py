@@ -51,8 +51,8 @@ STREAM_BATCH_ROWS = 100_000
 
 
 @contextmanager
-def open_store_for_import(path: str | Path) -> Iterator[Store]:
-    """Open (or create) a store for an import.
+def open_store_for_import(path: str | Path, lock_timeout: float | None = None) -> Iterator[Store]:
+    """Open (or create) a store for an import (waiting up to ``lock_timeout`` s for a lock).
 
     If the store did not exist and the import fails before writing anything
     (e.g. a validation error), the newly created, empty store file is removed
@@ -64,7 +64,7 @@ def open_store_for_import(path: str | Path) -> Iterator[Store]:
     # hold=False: the file is locked only for each read and each batch's
     # transaction, so readers (`glotbench show`, analyses) are not locked out
     # while the import parses and validates
-    store = Store.open(p, hold=False)
+    store = Store.open(p, hold=False, lock_timeout=lock_timeout)
     try:
         yield store
     except BaseException:

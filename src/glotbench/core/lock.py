@@ -44,11 +44,29 @@ _MAX_PAUSE = 0.1
 _HOLDER = re.compile(r"Conflicting lock is held in (?P<program>.*?) \(PID (?P<pid>\d+)\)")
 
 
+#: the process's lock wait, set by :func:`set_lock_timeout` (the CLI's ``--lock-timeout``)
+_process_timeout: float | None = None
+
+
+def set_lock_timeout(value: float | None) -> None:
+    """Set the lock wait of every store this process opens without its own (None: unset).
+
+    The command line's ``--lock-timeout`` passes its value here, as a
+    parameter; ``$GLOTBENCH_LOCK_TIMEOUT`` is read only when neither an
+    argument nor this is given (documented fallback, ``docs/store.md``).
+    """
+    global _process_timeout
+    _process_timeout = None if value is None else lock_timeout(value)
+
+
 def lock_timeout(value: float | None = None) -> float:
-    """The lock wait in seconds: ``value``, else ``$GLOTBENCH_LOCK_TIMEOUT``, else 60.
+    """The lock wait in seconds: ``value``, else :func:`set_lock_timeout`'s, else
+    ``$GLOTBENCH_LOCK_TIMEOUT``, else 60.
 
     ``0`` means "do not wait" (fail at once, DuckDB's own behaviour).
     """
+    if value is None and _process_timeout is not None:
+        value = _process_timeout
     if value is None:
         raw = os.environ.get(LOCK_TIMEOUT_ENV, "").strip()
         if not raw:
@@ -114,12 +132,12 @@ def connect(
                     f"the store {path} is in use by {holder_of(exc)}: DuckDB allows one "
                     "writing process or several reading ones at a time, and glotbench waited "
                     f"{limit:g} s to {mode} it; try again when that process has finished, "
-                    f"or wait longer with {LOCK_TIMEOUT_ENV}=<seconds>"
+                    f"or wait longer with --lock-timeout SECONDS (or {LOCK_TIMEOUT_ENV})"
                 ) from None
             if not told and waited >= NOTICE_AFTER:
                 notice(
                     f"glotbench: waiting for the store {path}, held by {holder_of(exc)} "
-                    f"(up to {limit:g} s; set {LOCK_TIMEOUT_ENV} to change) ..."
+                    f"(up to {limit:g} s; change with --lock-timeout or {LOCK_TIMEOUT_ENV}) ..."
                 )
                 told = True
             time.sleep(min(pause, max(limit - waited, 0.0)))

@@ -164,12 +164,13 @@ def _acquire(path: Path, limit: float, notice: Callable[[str], None], what: str)
             raise StoreError(
                 f"the store {what} is being written by {_describe(read_owner(path))}; "
                 f"glotbench waited {limit:g} s for it to finish: try again when it has "
-                f"finished, or wait longer with {LOCK_TIMEOUT_ENV}=<seconds>"
+                f"finished, or wait longer with --lock-timeout SECONDS (or {LOCK_TIMEOUT_ENV})"
             )
         if not told and waited >= NOTICE_AFTER:
             notice(
                 f"glotbench: waiting for {_describe(read_owner(path))} to finish writing to "
-                f"the store {what} (up to {limit:g} s; set {LOCK_TIMEOUT_ENV} to change) ..."
+                f"the store {what} (up to {limit:g} s; change with --lock-timeout or "
+                f"{LOCK_TIMEOUT_ENV}) ..."
             )
             told = True
         time.sleep(min(pause, max(limit - waited, 0.0)))
