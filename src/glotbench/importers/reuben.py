@@ -473,17 +473,17 @@ def read_reuben(
             boot_col = config.boot_idx_col or (
                 config.replication_idx_col if config.replication_idx_col != seed_col else None
             )
-            for key, column in (("seed", seed_col), ("replicate", boot_col)):
-                if column is None:
+            for key, index_column in (("seed", seed_col), ("replicate", boot_col)):
+                if index_column is None:
                     indices[key] = None
                     continue
-                index = _index(record[column])
+                index = _index(record[index_column])
                 if index is None:
                     raise InputError(
-                        f"the {key} index must be a non-negative integer, got {record[column]!r}",
+                        f"the {key} index must be a non-negative integer, got {record[index_column]!r}",
                         path=str(file),
                         line=line,
-                        field=column,
+                        field=index_column,
                     )
                 indices[key] = index
         for base, cols in layout:
@@ -492,9 +492,10 @@ def read_reuben(
             factor = 100.0 if divide else 1.0
             entry: dict[str, Any] = {**ids, "task": task, "metric": spec.name, **indices}
             for key in ("score", "seed_sd", "boot_sd", "replication_sd"):
-                column = cols.get(key)  # type: ignore[union-attr]
-                if not column:
+                found = cols.get(key)  # type: ignore[union-attr]
+                if not found:
                     continue
+                column = str(found)
                 value = _number(record.get(column), text=from_text)
                 if value is None:
                     raise InputError(
@@ -512,10 +513,10 @@ def read_reuben(
             out.append(entry)
             lines.append(line)
     frame = pd.DataFrame(out)
-    key = ["model", "language", "metric"] + (
+    unique_by = ["model", "language", "metric"] + (
         ["seed", "replicate"] if config.is_replication_file else []
     )
-    dup = frame.duplicated([k for k in key if k in frame], keep=False)
+    dup = frame.duplicated([k for k in unique_by if k in frame], keep=False)
     if dup.any():
         second = [i for i in range(len(frame)) if dup.iloc[i]][1]
         row = frame.iloc[second]

@@ -253,6 +253,7 @@ def _pairwise(published: pd.DataFrame, table: ComponentTable, scale: float) -> l
     """Table 2 / 7 cells: observed per-language difference and its SD over parametric draws."""
     settings = DrawSettings(scheme="parametric", n_draws=N_DRAWS, seed=SEED)
     per_language = compare_models(table, settings, per_language=True).per_language
+    assert per_language is not None  # per_language=True
     lookup = {
         (a, b, lang): (d, s)
         for a, b, lang, d, s in per_language[
