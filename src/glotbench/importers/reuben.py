@@ -480,7 +480,8 @@ def read_reuben(
                 index = _index(record[index_column])
                 if index is None:
                     raise InputError(
-                        f"the {key} index must be a non-negative integer, got {record[index_column]!r}",
+                        f"the {key} index must be a non-negative integer, "
+                        f"got {record[index_column]!r}",
                         path=str(file),
                         line=line,
                         field=index_column,
