@@ -161,6 +161,26 @@ class ReplicatedScores:
             self, models=tuple(models), values=self.values[index], point=point
         )
 
+    def point_frame(self) -> pd.DataFrame:
+        """One row per model, task and language: its point estimate (:meth:`points`).
+
+        The table every score shown as "the model's score" comes from (the
+        leaderboard's cells, the analytic leaderboard); sorted by model, task,
+        language. :meth:`to_frame` has every replicate instead.
+        """
+        points = self.points()
+        m, u = np.nonzero(~np.isnan(points))
+        frame = pd.DataFrame(
+            {
+                "model": np.asarray(self.models, dtype=object)[m],
+                "task": np.asarray([unit.task for unit in self.units], dtype=object)[u],
+                "language": np.asarray([unit.language for unit in self.units], dtype=object)[u],
+                "score": points[m, u],
+            }
+        )
+        order = ["model", "task", "language"]
+        return frame.sort_values(order, kind="stable").reset_index(drop=True)
+
     def to_frame(self) -> pd.DataFrame:
         """Long form: model, task, language, seed (position), replicate, score."""
         m, u, s, b = np.nonzero(~np.isnan(self.values))

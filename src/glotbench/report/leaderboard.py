@@ -464,25 +464,9 @@ def _language_view(
 
 def _cell_scores(source: ReplicatedScores) -> pd.DataFrame:
     """One score per model, task and language: its point estimate, the mean over seeds of
-    each seed's full-test-set score (:meth:`ReplicatedScores.points`; never a mean of
-    bootstrap replicates when the full-sample score is known).
-
-    Computed on the (model, unit, seed) array, without the long table of every
-    replicate (10⁷ rows for 200 models × 50 languages × 1,000).
-    """
-    points = source.points()
-    count = (~np.isnan(points)).astype(int)
-    total = np.nan_to_num(points)
-    m, u = np.nonzero(count > 0)
-    frame = pd.DataFrame(
-        {
-            "model": np.asarray(source.models, dtype=object)[m],
-            "task": np.asarray([unit.task for unit in source.units], dtype=object)[u],
-            "language": np.asarray([unit.language for unit in source.units], dtype=object)[u],
-            "score": total[m, u] / count[m, u],
-        }
-    )
-    return frame.sort_values(["model", "task", "language"], kind="stable").reset_index(drop=True)
+    each seed's full-test-set score (:meth:`ReplicatedScores.point_frame`; never a mean of
+    bootstrap replicates when the full-sample score is known)."""
+    return source.point_frame()
 
 
 def _cell_rows(source: ReplicatedScores, confidence_level: float) -> list[list[Any]]:

@@ -184,7 +184,7 @@ def write_report(
     elif analysis.settings != settings:
         raise InputError("the analysis was computed with other settings than the report's")
     board = analysis.leaderboard(
-        leaderboard(replicated.to_frame(), confidence_level=settings.confidence_level)
+        leaderboard(replicated.point_frame(), confidence_level=settings.confidence_level)
     )
     variance = variance_components(components(replicated))
     notes += list(variance.notes)
