@@ -26,6 +26,7 @@ from glotbench.analysis.datasize_store import datasize_inputs_from_store
 from glotbench.analysis.euroeval_rank import EuroEvalRank, iterations_from_frame
 from glotbench.analysis.euroeval_rank import euroeval_rank as euroeval_rank_scores
 from glotbench.analysis.inputs import filter_frame, read_attributes_file
+from glotbench.analysis.scopes import ScopedResults
 from glotbench.analysis.transfer import TransferGroups, transfer_groups
 from glotbench.core.layout import DEFAULT_STORE_PATH
 from glotbench.core.store import Store
@@ -88,16 +89,19 @@ def analyze_datasize(
     aso: bool = True,
     aso_draws: int | None = 25,
     aso_bootstrap_iterations: int = 200,
-) -> DataSizeResult:
+) -> DataSizeResult | ScopedResults:
     """Evaluation-size analysis from one of three sources.
 
     * ``gold`` + ``predictions``: CoNLL-U prediction files (``metric`` las, uas
       or upos; a ``-seedN`` suffix of a file name marks a seed of one model);
     * ``gold`` + ``simulate_models``: simulated UPOS taggers (error rates 2 %
       to 2 % + 1 % × (models − 1), ``simulate_seeds`` seeds each) on the gold file;
-    * ``store``: the runs of ``dataset``/``task``/``language``/``metric``
-      (sizes in tokens when the metric has a ``tokens`` or ``words`` statistic
-      or the runs store ``test_tokens`` metadata, as ``glotbench run`` does for
+    * ``store``: the runs matching ``dataset``/``task``/``language``/``metric``
+      (any of them may be omitted: one matching test set is analysed, several
+      each, as a :class:`~glotbench.analysis.scopes.ScopedResults`; see
+      :mod:`glotbench.analysis.scopes`); sizes in tokens when the metric has
+      a ``tokens`` or ``words`` statistic or the runs store ``test_tokens``
+      metadata, as ``glotbench run`` does for
       token tasks such as NER; else in examples), examples in the order of
       their stored ``source_position`` (else the stored order, with a note:
       :func:`glotbench.analysis.datasize_store.datasize_inputs_from_store`).
@@ -114,29 +118,41 @@ def analyze_datasize(
             raise InputError("give --pred files (or --simulate-models) with --gold")
         stats, labels, tokens, bound = conllu_statistics(gold, predictions, metric or "las")
     elif store is not None:
-        missing = [
-            name
-            for name, value in (
-                ("--dataset", dataset),
-                ("--task", task),
-                ("--language", language),
-                ("--metric", metric),
-            )
-            if value is None
-        ]
-        if missing:
-            raise InputError(f"reading the store needs {', '.join(missing)}")
+        from glotbench.analysis.scopes import scoped, store_scopes
+
         with Store.open(store, read_only=True) as handle:
-            inputs = datasize_inputs_from_store(
-                handle,
-                dataset,  # type: ignore[arg-type]
-                task,  # type: ignore[arg-type]
-                language,  # type: ignore[arg-type]
-                metric,  # type: ignore[arg-type]
+            scopes, scope_notes = store_scopes(
+                handle, dataset=dataset, task=task, language=language, metric=metric,
                 models=models,
+            )  # fmt: skip
+            loaded = {
+                scope: datasize_inputs_from_store(
+                    handle, scope.dataset, scope.task, scope.language, scope.metric,
+                    models=models,
+                )  # fmt: skip
+                for scope in scopes
+            }
+
+        def one(scope: Any) -> DataSizeResult:
+            inputs = loaded[scope]
+            return datasize_analysis(
+                inputs.stats,
+                inputs.metric,
+                models=inputs.models,
+                tokens=inputs.tokens,
+                sizes=sizes,
+                strategies=strategies,
+                n_draws=n_draws,
+                level=level,
+                seed=seed,
+                aso=aso,
+                aso_draws=aso_draws,
+                aso_bootstrap_iterations=aso_bootstrap_iterations,
+                order=inputs.order,
+                notes=inputs.notes,
             )
-        stats, labels, bound = inputs.stats, inputs.models, inputs.metric
-        tokens, order, notes = inputs.tokens, inputs.order, inputs.notes
+
+        return scoped(scopes, scope_notes, one)  # type: ignore[no-any-return]
     else:
         raise InputError("give --store (with --dataset/--task/--language/--metric) or --gold")
     return datasize_analysis(
@@ -210,9 +226,9 @@ def analyze_buckets(
     *,
     store: str | Path,
     attributes: str | Path | pd.DataFrame | None = None,
-    task: str,
-    language: str,
-    metric: str,
+    task: str | None = None,
+    language: str | None = None,
+    metric: str | None = None,
     dataset: str | None = None,
     models: Sequence[str] | None = None,
     columns: Sequence[str] | None = None,
@@ -223,12 +239,14 @@ def analyze_buckets(
 ) -> Any:
     """Bucket analysis of stored runs on one dataset (see :mod:`glotbench.analysis.buckets`).
 
-    Without ``attributes`` the built-in attributes the runner stored are used
-    (docs/buckets.md); with them, the file's columns are added to (and replace)
-    the stored ones of the same name.
+    ``dataset``, ``task``, ``language`` and ``metric`` filter the store's test
+    sets; any may be omitted: one matching test set is analysed, several each
+    (a :class:`~glotbench.analysis.scopes.ScopedResults`;
+    :mod:`glotbench.analysis.scopes`). Without ``attributes`` the built-in
+    attributes the runner stored are used (docs/buckets.md); with them, the
+    file's columns are added to (and replace) the stored ones of the same name.
     """
-    from glotbench.analysis.buckets import analyze_buckets as bucket_analysis
-    from glotbench.core.attribute_store import read_attributes, read_unit_stats
+    from glotbench.analysis.scopes import scoped, store_scopes
 
     if attributes is None:
         table = None
@@ -237,19 +255,38 @@ def analyze_buckets(
     else:
         table = read_attributes_file(attributes)
     with Store.open(store, read_only=True) as handle:
-        if dataset is None:
-            runs = handle.runs(tasks=[task], languages=[language], metrics=[metric], models=models)
-            datasets = sorted(runs["dataset"].unique())
-            if len(datasets) > 1:
-                raise InputError(
-                    f"{task}/{language} has several datasets ({', '.join(datasets)}); "
-                    "choose one with --dataset",
-                    field="dataset",
-                )
-            dataset = datasets[0] if datasets else task
-        matrix = handle.stats_matrix(dataset, task, language, metric, models=models)
-        stored, unit_table = read_attributes(handle, dataset)
-        unit_stats = read_unit_stats(handle, matrix.run_ids)
+        scopes, notes = store_scopes(
+            handle, dataset=dataset, task=task, language=language, metric=metric, models=models
+        )
+        results = {
+            scope: _buckets_of(
+                handle, scope, table, models, columns, n_buckets, n_resamples,
+                confidence_level, seed,
+            )  # fmt: skip
+            for scope in scopes
+        }
+    return scoped(scopes, notes, results.__getitem__)
+
+
+def _buckets_of(
+    handle: Store,
+    scope: Any,
+    table: pd.DataFrame | None,
+    models: Sequence[str] | None,
+    columns: Sequence[str] | None,
+    n_buckets: int,
+    n_resamples: int,
+    confidence_level: float,
+    seed: int,
+) -> Any:
+    """The bucket analysis of one stored test set (:func:`analyze_buckets`)."""
+    from glotbench.analysis.buckets import analyze_buckets as bucket_analysis
+    from glotbench.core.attribute_store import read_attributes, read_unit_stats
+
+    dataset = scope.dataset
+    matrix = handle.stats_matrix(dataset, scope.task, scope.language, scope.metric, models=models)
+    stored, unit_table = read_attributes(handle, dataset)
+    unit_stats = read_unit_stats(handle, matrix.run_ids)
     if table is None:
         if stored.empty and unit_table.empty:
             raise InputError(

@@ -614,25 +614,41 @@ def analyze_datasize_command(
         aso_draws=aso_draws or None,
         aso_bootstrap_iterations=aso_iterations,
     )
-    if plot is not None:
-        result.plot(plot)
+    several = hasattr(result, "scopes")  # the filters matched several test sets
+    parts = list(result) if several else [(None, result)]
+    plots = {}
+    for scope, one in parts:
+        if plot is not None:  # several test sets: one plot each, the scope in its name
+            name = plot.name if scope is None else f"{plot.stem}-{scope.slug()}{plot.suffix}"
+            plots[scope] = plot.with_name(name)
+            one.plot(plots[scope])
     if json_output:
         payload = result.to_dict()
-        payload["plot"] = None if plot is None else str(plot)
+        if not several:
+            payload["plot"] = None if plot is None else str(plot)
+        else:
+            for entry, (scope, _) in zip(payload["scopes"], parts, strict=True):
+                entry["plot"] = str(plots[scope]) if scope in plots else None
         print_json(payload)
         return
-    console.print(
-        frame_table(
-            result.table,
-            title=f"Weighted τ vs the full set ({result.n_tokens:g} {result.token_unit}, "
-            f"{len(result.models)} models × {result.n_seeds} seeds; example order: "
-            f"{result.order})",
+    for scope, one in parts:
+        where = "" if scope is None else f"{scope.label()}: "
+        console.print(
+            frame_table(
+                one.table,
+                title=f"{where}Weighted τ vs the full set ({one.n_tokens:g} {one.token_unit}, "
+                f"{len(one.models)} models × {one.n_seeds} seeds; example order: "
+                f"{one.order})",
+            )
         )
-    )
-    console.print(frame_table(result.recommendation, title=f"Smallest size with mean τ ≥ {level}"))
-    print_notes(result.notes)
-    if plot is not None:
-        console.print(f"plot written to {plot}", highlight=False)
+        console.print(
+            frame_table(one.recommendation, title=f"{where}Smallest size with mean τ ≥ {level}")
+        )
+        print_notes(one.notes)
+        if scope in plots:
+            console.print(f"plot written to {plots[scope]}", highlight=False)
+    if several:
+        print_notes(result.notes)
 
 
 @analyze_app.command("transfer")
@@ -718,11 +734,27 @@ def analyze_transfer_command(
 
 @analyze_app.command("buckets")
 def analyze_buckets_command(
-    task: Annotated[str, typer.Option("--task", help="Task of the runs.")],
-    language: Annotated[str, typer.Option("--language", help="Language of the runs.")],
-    metric: Annotated[str, typer.Option("--metric", help="Metric of the runs.")],
+    task: Annotated[
+        str | None,
+        typer.Option("--task", help="Task of the runs (default: every task that matches)."),
+    ] = None,
+    language: Annotated[
+        str | None,
+        typer.Option("--language", help="Language of the runs (default: every one that matches)."),
+    ] = None,
+    metric: Annotated[
+        str | None,
+        typer.Option("--metric", help="Metric of the runs (default: each task's primary metric)."),
+    ] = None,
     store: StoreOption = DEFAULT_STORE,
-    dataset: Annotated[str | None, typer.Option("--dataset", help="Dataset (if several).")] = None,
+    dataset: Annotated[
+        str | None,
+        typer.Option(
+            "--dataset",
+            help="Dataset of the runs. Filters left out: one matching dataset is analysed, "
+            "several each.",
+        ),
+    ] = None,
     model: ListOption = None,
     attributes: Annotated[
         Path | None,
@@ -763,12 +795,21 @@ def analyze_buckets_command(
     if json_output:
         print_json(result.to_dict())
         return
-    console.print(frame_table(result.buckets, title=f"{metric} per bucket ({task}/{language})"))
-    if not result.diagnosis.empty:
-        console.print(
-            frame_table(result.diagnosis, title="Where A beats B by the most, and B beats A")
+    several = hasattr(result, "scopes")  # the filters matched several test sets
+    for scope, one in list(result) if several else [(None, result)]:
+        where = (
+            f"{scope.metric} per bucket ({scope.dataset}: {scope.task}/{scope.language})"
+            if scope is not None
+            else "per bucket" if metric is None else f"{metric} per bucket ({task}/{language})"
         )
-    print_notes(result.notes)
+        console.print(frame_table(one.buckets, title=where))
+        if not one.diagnosis.empty:
+            console.print(
+                frame_table(one.diagnosis, title="Where A beats B by the most, and B beats A")
+            )
+        print_notes(one.notes)
+    if several:
+        print_notes(result.notes)
 
 
 @analyze_app.command("lmm-robustness")
