@@ -136,7 +136,8 @@ def read_flores(data_dir: Path) -> tuple[ReubenRows, list[str]]:
     models = sorted({records[i - 1]["model"] for i in fixed_lines})
     note = (
         f"Input erratum: flores/data.jsonl gives chrF 100× too large on lines "
-        f"{fixed_lines[0]}–{fixed_lines[-1]} ({', '.join(models)}, {len(fixed_lines)} rows: chrf_mean, "
+        f"{fixed_lines[0]}–{fixed_lines[-1]} ({', '.join(models)}, {len(fixed_lines)} rows: "
+        "chrf_mean, "
         f"chrf_seed_sd, chrf_boot_sd). glotbench's importer refuses the file — “{refusal}” — so "
         "these three columns were divided by 100 for the recomputation; the paper's ChrF++ "
         "numbers for Clarus 7B (Tables 7, 8, 11) reproduce from the divided values, so the "
