@@ -34,6 +34,7 @@ from glotbench.analysis.euroeval_rank import (
 from glotbench.analysis.replicates import replicates_from_frame
 from glotbench.analysis.variance import components_from_summary
 from glotbench.errors import InputError
+from glotbench.resample.weights import stream_seed
 
 from ..conftest import CliResult
 
@@ -111,19 +112,24 @@ def _reference_bootstrap(
 ) -> dict[tuple[str, str], tuple[float, float, float]]:
     """Median and 2.5/97.5 percentiles per (dataset, model), written out with numpy.
 
-    Same seed convention as glotbench (documented there): one generator,
-    datasets ordered by (language, task, dataset), models in name order, B × n
-    draws with replacement per model.
+    Same seed convention as glotbench (documented there): one generator per
+    (dataset, model), seeded by ``stream_seed(seed, "euroeval rank", task,
+    language, k, model)`` with k the dataset's position among those of its task
+    and language; B × n draws with replacement per model.
     """
-    rng = np.random.default_rng(seed)
     out = {}
+    seen: dict[tuple[str, str], int] = {}
     for language, task, dataset in sorted(data):
+        k = seen.get((task, language), 0)
+        seen[(task, language)] = k + 1
         per_model = data[(language, task, dataset)]
         everything = np.concatenate([np.asarray(v) for v in per_model.values()])
         best = max(np.mean(v) for v in per_model.values())
         sd = np.std(everything) or 1.0
         for model in sorted(per_model):
             x = np.asarray(per_model[model])
+            entropy = stream_seed(seed, "euroeval rank", task, language, k, model)
+            rng = np.random.default_rng(np.random.SeedSequence(entropy))
             resampled = rng.choice(x, size=(n_bootstraps, x.size), replace=True)
             scores = 1 + (best - resampled.mean(axis=1)) / sd
             low, high = np.percentile(scores, [2.5, 97.5])
@@ -473,3 +479,37 @@ def test_the_sd_of_euroeval_iterations_is_sigma_w_not_a_bootstrap_sd(tmp_path: P
         )
         assert np.isnan(row["sigma_boot"]) and np.isnan(row["sigma_seed"])
     assert any("sigma_w (seed + bootstrap)" in note for note in result.notes)
+
+
+def test_ranks_and_euroeval_rank_draw_the_same_units_the_same_way() -> None:
+    """Issue 22: under one seed, ``analyze ranks`` (units ordered by task, then language,
+    named task/language) and ``analyze euroeval-rank`` (datasets ordered by language, task,
+    dataset, with their own names) give every model the same bootstrap on the same unit;
+    adding a model moves no other model's interval width (its own resamples are unchanged)."""
+    from glotbench.analysis.ranks import rank_models
+
+    one_per_unit = {k: v for k, v in ITERATIONS.items() if k[2].endswith("-1")}
+    frame = _frame(one_per_unit)
+    direct = euroeval_rank(iterations_from_frame(frame), n_bootstraps=300, seed=4).datasets
+    through_ranks = rank_models(
+        replicates_from_frame(frame.drop(columns="dataset")),
+        DrawSettings(n_draws=50, seed=4),
+        aggregators=("mean",),
+        rank_bootstraps=300,
+    ).euroeval.datasets
+    key = ["task", "language", "model"]
+    left = direct.set_index(key).sort_index()
+    right = through_ranks.set_index(key).sort_index()
+    assert len(left) == len(right) > 0
+    for column in ("score", "low", "high"):
+        np.testing.assert_allclose(left[column], right[column], rtol=1e-12)
+    # without model C, A's and B's resamples are the same draws: the rank score moves
+    # only through best and the pooled SD, an affine map 1 + (best − x̄*)/sd
+    fewer = euroeval_rank(
+        iterations_from_frame(frame[frame["model"] != "C"]), n_bootstraps=300, seed=4
+    ).datasets.set_index(key)
+    for (task, language, model), row in fewer.iterrows():
+        full = left.loc[(task, language, model)]
+        # x̄* = best − (score − 1)·sd is the resampled mean: identical in both runs
+        resampled = row["best"] - (row["score"] - 1) * row["pooled_sd"]
+        assert resampled == pytest.approx(full["best"] - (full["score"] - 1) * full["pooled_sd"])

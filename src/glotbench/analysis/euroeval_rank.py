@@ -25,9 +25,15 @@ with a bootstrapped test set):
   of a mean of independent parts; z cancels, h = √(Σ h_i²)/k. Aggregated
   intervals are symmetric: score ± h.
 
-Bootstrap convention (glotbench): one ``numpy.random.default_rng(seed)``;
-datasets in table order, within a dataset the models in table order; each
-model draws ``rng.integers(0, n_m, size=(B, n_m))`` resample indices.
+Bootstrap convention (glotbench): each model on each dataset has its own
+generator, ``default_rng(SeedSequence(stream_seed(seed, "euroeval rank",
+task, language, k, model)))`` (k: the dataset's position among the table's
+datasets of the same task and language, 0 for the first), and draws
+``rng.integers(0, n_m, size=(B, n_m))`` resample indices. The draws are a
+function of the seed and the (dataset, model) identity alone, so ``analyze
+ranks`` and ``analyze euroeval-rank`` draw the same way for the same units,
+whatever order they list them in, and adding a model or dataset changes no
+other model's resamples (issue 22).
 EuroEval's own default number of resamples is a constant of its leaderboard
 scripts; the stored versions we read use ``n_bootstraps = 1000`` as the
 default of their bootstrap function, so glotbench's default is 1000.
@@ -44,6 +50,7 @@ reference's score. No interval. Welch's t (Welch 1947): t = (x̄_a − x̄_b) /
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -57,6 +64,7 @@ from glotbench.analysis.replicates import ReplicatedScores
 from glotbench.analysis.results import records
 from glotbench.analysis.variance import ComponentTable
 from glotbench.errors import InputError
+from glotbench.resample.weights import stream_seed
 
 Method = Literal["2026-05-28", "2025"]
 
@@ -230,11 +238,13 @@ def select_dataset_metrics(
     )
 
     specs = [str(m).strip() for m in (metrics or ()) if str(m).strip()]
-    overrides = tuple(sorted(
-        (t.strip(), m.strip().lower())
-        for t, sep, m in (spec.rpartition("=") for spec in specs)
-        if sep
-    ))
+    overrides = tuple(
+        sorted(
+            (t.strip(), m.strip().lower())
+            for t, sep, m in (spec.rpartition("=") for spec in specs)
+            if sep
+        )
+    )
     plain = [spec.lower() for spec in specs if "=" not in spec]
     data = data.assign(metric=data["metric"].astype(str).str.strip().str.lower())
     by_task = {str(t): sorted(set(g["metric"])) for t, g in data.groupby("task", sort=True)}
@@ -408,12 +418,13 @@ def pooled_sd(iterations: np.ndarray) -> float:
 def dataset_rank_scores(
     iterations: np.ndarray,
     n_bootstraps: int,
-    rng: np.random.Generator,
+    rng: np.random.Generator | Sequence[np.random.Generator],
     confidence_level: float = 0.95,
 ) -> dict[str, np.ndarray | float]:
     """Current EuroEval rank score of each model on one dataset.
 
-    ``iterations`` is (models × iterations), NaN where absent. Returns best,
+    ``iterations`` is (models × iterations), NaN where absent; ``rng`` one
+    generator for all models in turn, or one per model. Returns best,
     pooled SD, the plug-in score and the bootstrap median and percentile
     interval per model (NaN for a model without scores).
     """
@@ -431,7 +442,8 @@ def dataset_rank_scores(
         if n[m] == 0:
             continue
         x = iterations[m][finite[m]]
-        idx = rng.integers(0, x.size, size=(n_bootstraps, x.size))
+        generator = rng if isinstance(rng, np.random.Generator) else rng[m]
+        idx = generator.integers(0, x.size, size=(n_bootstraps, x.size))
         boot = 1 + (best - x[idx].mean(axis=1)) / spread
         median[m] = np.median(boot)
         low[m], high[m] = np.percentile(boot, [100 * alpha, 100 * (1 - alpha)])
@@ -630,9 +642,19 @@ def euroeval_rank(
     if not 0 < confidence_level < 1:
         raise InputError("the confidence level must lie between 0 and 1", field="confidence_level")
     z = float(norm.ppf(1 - (1 - confidence_level) / 2))
-    rng = np.random.default_rng(seed)
     rows = []
+    occurrence: Counter[tuple[str, str]] = Counter()
     for d, dataset in enumerate(table.datasets):
+        cell = (table.tasks[d], table.languages[d])
+        rngs = [
+            np.random.default_rng(
+                np.random.SeedSequence(
+                    stream_seed(seed, "euroeval rank", *cell, occurrence[cell], m)
+                )
+            )
+            for m in table.models
+        ]
+        occurrence[cell] += 1
         if chosen == LEGACY_METHOD:
             legacy = euroeval_rank_scores(table.mean[:, d], table.sd[:, d], table.n[:, d])
             nan = np.full(len(table.models), np.nan)
@@ -650,7 +672,7 @@ def euroeval_rank(
                 table.mean[:, d], table.sd[:, d], table.n[:, d], confidence_level
             )
         else:
-            out = dataset_rank_scores(table.scores[:, d], n_bootstraps, rng, confidence_level)
+            out = dataset_rank_scores(table.scores[:, d], n_bootstraps, rngs, confidence_level)
         for m, model in enumerate(table.models):
             if not np.isfinite(table.mean[m, d]):
                 continue
