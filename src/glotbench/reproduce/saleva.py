@@ -408,8 +408,8 @@ def _table_2(data_dir: Path, xquad: ReubenRows) -> TableReproduction:
         cells,
         [
             f"The mean differences are exact (no Monte Carlo): {exact} of {len(flags)} reproduce "
-            "within rounding. The SDs agree with √(σ_w,a² + σ_w,b²) from the published file, not with "
-            "Table 10's σ_w — evidence that Table 2 was computed from the published file.",
+            "within rounding. The SDs agree with √(σ_w,a² + σ_w,b²) from the published file, "
+            "not with Table 10's σ_w — evidence that Table 2 was computed from the published file.",
             f"The printed * (|d/SD| < 2, not significant) agrees with glotbench's effect sizes "
             f"in {agree}/{len(flags)} cells.",
             _outlier_note(xquad),
