@@ -342,3 +342,32 @@ def test_scores_file_with_replicates(tmp_path: Path) -> None:
     assert c.sigma_between_difference < 0.01
     se = math.sqrt(difference_variance(c, result.design))
     assert result.standard_error == pytest.approx(se)
+
+
+def test_detectable_differences_match_statsmodels() -> None:
+    import pandas as pd
+
+    from glotbench.analysis.planning.detectable import detectable_differences
+
+    effect = NormalIndPower().solve_power(effect_size=None, nobs1=1, alpha=0.05, power=0.8, ratio=0)
+    frame = pd.DataFrame({"difference": [0.05, -0.01, 0.0], "sd": [0.01, 0.01, np.nan]})
+    out = detectable_differences(frame)
+    assert out["mdd"].to_numpy()[:2] == pytest.approx([effect * 0.01] * 2, rel=1e-6)
+    assert np.isnan(out["mdd"].iloc[2])
+    assert out["detectable"].tolist() == [True, False, False]
+
+
+def test_leaderboard_pairs_carry_the_minimum_detectable_difference() -> None:
+    from glotbench.analysis.headline import AnalysisSettings, analyze
+    from glotbench.analysis.pair_view import pair_comparisons
+    from tests.analysis.test_pair_view import _source
+
+    settings = AnalysisSettings(n_draws=300, seed=5)
+    source = _source(n_models=3)
+    data = pair_comparisons(source, analyze(source, settings).overall, settings).to_dict()
+    assert data["mdd_power"] == 0.8
+    factor = norm.ppf(0.975) + norm.ppf(0.8)  # the far tail adds < 1e-6 here
+    for pair in data["pairs"].values():
+        overall = pair["overall"]
+        assert overall["mdd"] == pytest.approx(factor * overall["sd"], rel=1e-4)
+        assert overall["detectable"] == (abs(overall["difference"]) >= overall["mdd"])

@@ -34,6 +34,7 @@ import numpy as np
 from glotbench.analysis.compare import EFFECT_THRESHOLD, Comparison, compare_models
 from glotbench.analysis.draws import DrawSettings
 from glotbench.analysis.headline import Analysis, AnalysisSettings, ViewAnalysis, is_replicated
+from glotbench.analysis.planning.detectable import POWER, mdd_factor
 from glotbench.analysis.ranks import Ranks, rank_models
 from glotbench.analysis.replicates import ReplicatedScores
 
@@ -107,6 +108,9 @@ class PairComparisons:
                     "flagged": bool(row.flagged),
                     "ci": [_number(row.ci_low), _number(row.ci_high)],
                     "share_a_better": _number(row.share_a_better),
+                    # the smallest true difference the design detects at 80 % power
+                    "mdd": _number(mdd_factor() * row.sd),
+                    "detectable": bool(abs(row.difference) >= mdd_factor() * row.sd),
                 },
             }
         return {
@@ -117,6 +121,7 @@ class PairComparisons:
             "max_cells": self.max_cells,
             "replicated": self.replicated,
             "effect_threshold": EFFECT_THRESHOLD,
+            "mdd_power": POWER,
             "draws": self.comparison.settings.describe(),
             "pairs": pairs,
             "notes": list(self.comparison.notes),

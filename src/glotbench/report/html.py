@@ -20,6 +20,7 @@ from glotbench.analysis.aggregate import Leaderboard
 from glotbench.analysis.compare import Comparison
 from glotbench.analysis.datasize import DataSizeResult
 from glotbench.analysis.headline import Analysis
+from glotbench.analysis.planning.detectable import ALPHA, POWER, detectable_differences, mdd_factor
 from glotbench.analysis.ranks import Ranks
 from glotbench.analysis.variance import VarianceComponents
 from glotbench.core.atomic_files import write_text_atomic
@@ -478,10 +479,15 @@ def build_report(
             "percentile interval of the difference A − B over the same paired draws as the "
             "aggregates, so it contains the same sources of variation; sd: the SD of the "
             "difference over the draws; effect_size = difference / sd, flagged at "
-            f"|effect| ≥ 2; share_a_better: the share of draws with A ahead.</p>"
+            f"|effect| ≥ 2; share_a_better: the share of draws with A ahead; mdd: the "
+            f"minimum detectable difference, the smallest true difference this design detects "
+            f"with {POWER:.0%} power at two-sided α = {ALPHA:g} ({mdd_factor():.2f} × sd; "
+            "docs/planning.md), and detectable: |difference| ≥ mdd.</p>"
             + _figure(plots.forest_plot(comparison.aggregates), "differences A − B of the mean")
             + "<h3>Differences A − B</h3>"
-            + html_table(comparison.aggregates.drop(columns=["aggregator"]), 3)
+            + html_table(
+                detectable_differences(comparison.aggregates).drop(columns=["aggregator"]), 3
+            )
             + f"<h3>Task–language cells compared ({len(comparison.languages)})</h3>"
             + html_table(cell_grid(comparison.languages, board.tasks), key=()),
         )

@@ -425,6 +425,9 @@
       pairNumber(o.difference, DIFF_DIGITS) + ", SD over paired draws " + pairNumber(o.sd, DIFF_DIGITS) +
       ", effect size " + pairNumber(o.effect, 2) + (o.flagged ? " (flagged)" : "") + ", " + level +
       "% interval [" + pairNumber(o.ci[0], DIFF_DIGITS) + ", " + pairNumber(o.ci[1], DIFF_DIGITS) + "]; " +
+      (o.mdd === undefined || o.mdd === null ? "" : "minimum detectable difference at " +
+        pairNumber(P.mdd_power * 100, 0) + "% power " + pairNumber(o.mdd, DIFF_DIGITS) +
+        (o.detectable ? " (the gap is detectable)" : " (the gap is below it: not reliably detectable with this design)") + "; ") +
       a + " is ahead in " + pairNumber(o.share_a_better * 100, 1) + "% of the draws and has the higher mean in " +
       pair.n_a_better + " of the " + P.units.length + " cells" + (pair.sd ? "" : " (one score per cell: no per-cell SD)") + ".";
   }
