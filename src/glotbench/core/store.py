@@ -55,7 +55,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager, nullcontext, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -251,13 +251,18 @@ class Store(RunWritesPart, ScoresPart, ReadsPart, FailuresPart, ImportsPart, Exp
                 p.parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise StoreError(f"cannot create the directory of {p}: {exc}") from None
-        con = cls._connect(p, read_only, lock_timeout)
-        store = cls(con, p, read_only, lock_timeout=lock_timeout)
-        try:
-            store._initialise()
-        except BaseException:
-            store.close()
-            raise
+        # a new (missing or still empty) file is created and given its tables under the
+        # writer lock: a second process that opens it meanwhile would find an empty file
+        # ("not a DuckDB database") before DuckDB has locked it
+        fresh = not read_only and (not p.exists() or p.stat().st_size == 0)
+        with writer_lock(p, timeout=lock_timeout) if fresh else nullcontext():
+            con = cls._connect(p, read_only, lock_timeout)
+            store = cls(con, p, read_only, lock_timeout=lock_timeout)
+            try:
+                store._initialise()
+            except BaseException:
+                store.close()
+                raise
         store.hold = hold
         if not hold:
             store.release()
