@@ -190,6 +190,23 @@ class NER(TokenClassification):
             raise DatasetError("task ner from CoNLL-U needs 'ner: true' (name=B-PER in MISC)")
         return {"id": record["id"], "tokens": record["tokens"], "tags": record["ner"]}
 
+    #: ``options: {ner_labels: ...}`` of a dataset: the source's tags as they are, or
+    #: mapped to ScandEval's PER/LOC/ORG/MISC (:mod:`glotbench.metrics.ner_labels`)
+    LABEL_SCHEMES = ("as-is", "scandeval")
+
+    def prepare(self, record: Record, language: str, options: dict[str, Any]) -> None:
+        """With ``ner_labels: scandeval``, map the tags to ScandEval's four types (NorNE's
+        GPE_LOC -> LOC, GPE_ORG -> ORG, PROD/DRV/EVT -> MISC, as EuroEval converts it)."""
+        scheme = options.get("ner_labels", "as-is")
+        if scheme not in self.LABEL_SCHEMES:
+            raise DatasetError(
+                f"options.ner_labels {scheme!r} is not one of {', '.join(self.LABEL_SCHEMES)}"
+            )
+        if scheme == "scandeval":
+            from glotbench.metrics.ner_labels import scandeval_tags
+
+            record["tags"] = scandeval_tags(record["tags"])
+
     def example_attributes(self, dataset: Dataset) -> list[dict[str, Any]]:
         """Sentence attributes, and per gold entity unit its length, label and OOV share."""
         rows = super().example_attributes(dataset)
