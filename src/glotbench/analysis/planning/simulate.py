@@ -14,8 +14,10 @@ as per-example statistics (value, 1) of a mean-type metric. The analysis is
 then the real one: every run is bootstrapped by the resampling engine
 (:func:`glotbench.resample.replicate_scores`, one weight matrix per test set
 shared by all runs: paired), σ_seed per model and language comes from the
-variance analysis (:func:`glotbench.analysis.variance.components`; the
-planning value where a model has one seed, which no analysis can estimate),
+variance analysis' estimator (the SD of the seeds' full-test-set scores,
+:func:`glotbench.analysis.variance.nan_sd`, as in
+:func:`~glotbench.analysis.variance.components`; the planning value where a
+model has one seed, which no analysis can estimate),
 the paired bootstrap variance of the difference from the same estimator as
 the store's (:func:`~glotbench.analysis.planning.estimate.paired_bootstrap_variances`),
 and the test rejects when
@@ -41,8 +43,7 @@ import numpy as np
 
 from glotbench.analysis.planning.estimate import paired_bootstrap_variances
 from glotbench.analysis.planning.power import Components, Design, critical_value
-from glotbench.analysis.replicates import ReplicatedScores, Unit
-from glotbench.analysis.variance import components as variance_components
+from glotbench.analysis.variance import nan_sd
 from glotbench.errors import InputError
 from glotbench.resample.engine import replicate_scores
 
@@ -150,23 +151,16 @@ def _language_block(
     replicates = replicate_scores(stats, _mean_score, n_resamples=n_replicates, seed=engine_seed)
     point = values.mean(axis=1)
     difference = (point[:rows] + offsets_a.mean(axis=1)) - (point[rows:] + offsets_b.mean(axis=1))
-    # the replicated scores of this language as the analyses hold them: models A_r, B_r
+    # the replicates of this language as the analyses hold them: (run, seed, replicate)
     n_seeds = max(s_a, s_b)
     laid = np.full((2 * rows, 1, n_seeds, n_replicates), np.nan)
     laid[0::2, 0, :s_a] = replicates.T[:rows, None, :] + offsets_a[:, :, None]
     laid[1::2, 0, :s_b] = replicates.T[rows:, None, :] + offsets_b[:, :, None]
-    seed_points = np.full((2 * rows, 1, n_seeds), np.nan)  # full-test-set score of each run
-    seed_points[0::2, 0, :s_a] = point[:rows, None] + offsets_a
-    seed_points[1::2, 0, :s_b] = point[rows:, None] + offsets_b
-    scores = ReplicatedScores(
-        tuple(f"{x}{r}" for r in range(rows) for x in "AB"),
-        (Unit("task", "language"),),
-        laid,
-        "examples",
-        point=seed_points,
-    )
-    table = variance_components(scores)
-    seed_sd = table.sigma_seed[:, 0]
+    seed_points = np.full((2 * rows, n_seeds), np.nan)  # full-test-set score of each run
+    seed_points[0::2, :s_a] = point[:rows, None] + offsets_a
+    seed_points[1::2, :s_b] = point[rows:, None] + offsets_b
+    # σ_seed as the variance analysis estimates it: the SD (ddof 1) of the seeds' points
+    seed_sd = nan_sd(seed_points, axis=1)
     seed_a = np.where(np.isnan(seed_sd[0::2]), c.sigma_seed_a, seed_sd[0::2])
     seed_b = np.where(np.isnan(seed_sd[1::2]), c.sigma_seed_b, seed_sd[1::2])
     boot_diff = paired_bootstrap_variances(laid[0::2, 0], laid[1::2, 0])[2]
