@@ -59,7 +59,10 @@ def _summary(plan: Any) -> Any:
 @commands.command("plan")
 def plan_command(
     store: Annotated[
-        Path | None, typer.Option("--store", help="Estimate the components from this store.")
+        Path | None,
+        typer.Option(
+            "--store", help="Estimate the components from this store.", envvar="GLOTBENCH_STORE"
+        ),
     ] = None,
     input: Annotated[
         Path | None,
