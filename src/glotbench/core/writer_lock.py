@@ -193,10 +193,11 @@ def writer_lock(
 ) -> Iterator[None]:
     """Hold the store's writer lock for the block (re-entrant within a process).
 
-    Waits up to ``timeout`` seconds (default ``$GLOTBENCH_LOCK_TIMEOUT`` or
-    60) while another process holds it, telling the user once after a second
-    (``on_wait``, default stderr), then raises a :class:`StoreError` naming
-    the owner. Threads of one process take turns.
+    Waits up to ``timeout`` seconds (default :func:`glotbench.core.lock.lock_timeout`:
+    ``--lock-timeout``, ``$GLOTBENCH_LOCK_TIMEOUT`` or 60) while another
+    process holds it, telling the user once after a second (``on_wait``,
+    default stderr), then raises a :class:`StoreError` naming the owner.
+    Threads of one process take turns.
     """
     path = writer_lock_path(store_path)
     key = str(path)
