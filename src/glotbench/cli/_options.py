@@ -118,19 +118,14 @@ def analysis_settings(
     return AnalysisSettings(**values)
 
 
-def store_from_environment(ctx: typer.Context | None = None, name: str = "store") -> bool:
-    """Whether the option ``name`` took its value from ``$GLOTBENCH_STORE`` (not typed).
+def store_from_environment(ctx: typer.Context, name: str = "store") -> bool:
+    """Whether the option ``name`` of the running command took ``$GLOTBENCH_STORE`` (not typed).
 
     Where a store is one of several inputs (``--demo``, files), an input typed on
-    the command line wins over the environment's store. ``ctx``: default, the
-    running command's.
+    the command line wins over the environment's store.
     """
-    import click
-
-    context = ctx if ctx is not None else click.get_current_context(silent=True)
-    if context is None:
-        return False
-    return context.get_parameter_source(name) is click.core.ParameterSource.ENVIRONMENT
+    source = ctx.get_parameter_source(name)  # Typer's own click: compare by name
+    return source is not None and source.name == "ENVIRONMENT"
 
 
 DatasetOption = Annotated[str | None, typer.Option("--dataset", help="Dataset (store).")]

@@ -653,6 +653,7 @@ def analyze_datasize_command(
 
 @analyze_app.command("transfer")
 def analyze_transfer_command(
+    ctx: typer.Context,
     input: Annotated[
         Path | None,
         typer.Option(
@@ -696,7 +697,7 @@ def analyze_transfer_command(
     """
     if observations not in ("model", "dataset"):
         raise typer.BadParameter("use model or dataset", param_hint="--observations")
-    if store is not None and (input is not None or example) and store_from_environment():
+    if store is not None and (input is not None or example) and store_from_environment(ctx):
         store = None  # --input / --example typed win over $GLOTBENCH_STORE
     if sum([input is not None, example, store is not None]) != 1:
         raise typer.BadParameter(

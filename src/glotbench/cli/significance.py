@@ -58,6 +58,7 @@ def _fields_table(payload: dict[str, Any], title: str) -> Any:
 
 
 def _pair_source(
+    ctx: typer.Context,
     files: list[Path] | None,
     references: Path | None,
     metric: str | None,
@@ -68,7 +69,7 @@ def _pair_source(
     models: list[str] | None,
     run_seed: int | None,
 ) -> tuple[Any, Any, Any, tuple[str, str]]:
-    if store is not None and files and store_from_environment():
+    if store is not None and files and store_from_environment(ctx):
         store = None  # files typed win over $GLOTBENCH_STORE
     if store is not None:
         if files:
@@ -94,6 +95,7 @@ def _pair_source(
 
 
 def _paired_command(
+    ctx: typer.Context,
     test: str,
     files: list[Path] | None,
     references: Path | None,
@@ -110,6 +112,7 @@ def _paired_command(
     json_output: bool,
 ) -> None:
     stats_a, stats_b, bound, names = _pair_source(
+        ctx,
         files, references, metric, store, dataset, task, language, models, run_seed
     )
     result = api.significance_test(
@@ -140,6 +143,7 @@ RunSeedOption = Annotated[
 
 @significance_app.command("bootstrap")
 def significance_bootstrap_command(
+    ctx: typer.Context,
     files: PairFiles = None,
     references: ReferencesOption = None,
     metric: SigMetricOption = None,
@@ -156,6 +160,7 @@ def significance_bootstrap_command(
 ) -> None:
     """Paired bootstrap test of score(A) − score(B): two-sided p-value (+1) and CI."""
     _paired_command(
+        ctx,
         "bootstrap",
         files,
         references,
@@ -175,6 +180,7 @@ def significance_bootstrap_command(
 
 @significance_app.command("permutation")
 def significance_permutation_command(
+    ctx: typer.Context,
     files: PairFiles = None,
     references: ReferencesOption = None,
     metric: SigMetricOption = None,
@@ -190,6 +196,7 @@ def significance_permutation_command(
 ) -> None:
     """Paired approximate randomisation test of score(A) − score(B) (two-sided, +1)."""
     _paired_command(
+        ctx,
         "permutation",
         files,
         references,
