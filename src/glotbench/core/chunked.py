@@ -71,7 +71,7 @@ def iter_tidy_chunks(path: str | Path, chunk_rows: int = CHUNK_ROWS) -> Iterator
 
 def _csv_chunks(path: Path, gz: bool, chunk_rows: int) -> Iterator[TidyTable]:
     names = csv_header(path, gz)
-    _check_record_lengths(path, gz, len(names))
+    _check_record_lengths(path, gz, len(names), names)
     first = 1
     try:
         reader = pd.read_csv(path, **csv_read_options(gz, names), chunksize=chunk_rows)

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from glotbench.core.limits import bounded_lines
 from glotbench.errors import InputError
 
 
@@ -26,7 +27,7 @@ def read_examples_file(path: Path) -> list[Any]:
     items: list[Any] = []
     try:
         with opener(path, "rt", encoding="utf-8") as fh:
-            for line_number, line in enumerate(fh, start=1):
+            for line_number, line in bounded_lines(fh, str(path)):
                 text = line.rstrip("\n")
                 if not is_json:
                     items.append(text)
@@ -53,7 +54,8 @@ def read_scores_file(path: str | Path) -> np.ndarray:
     """
     p = Path(path)
     try:
-        lines = p.read_text(encoding="utf-8").splitlines()
+        with open(p, encoding="utf-8") as fh:  # line by line: an over-long line is refused
+            lines = [line.rstrip("\r\n") for _, line in bounded_lines(fh, str(p))]
     except FileNotFoundError:
         raise InputError("file not found", path=str(p)) from None
     except UnicodeDecodeError:

@@ -31,7 +31,14 @@ from typing import IO, Any, Literal
 import numpy as np
 import pandas as pd
 
+from glotbench.core.limits import MAX_FIELD_CHARS, MAX_LINE_BYTES, bounded_lines, text_lines
 from glotbench.errors import InputError
+
+# the csv module's own limit (128 KiB by default) ended in a raw _csv.Error; fields are
+# checked against MAX_FIELD_CHARS with the file, line and column named, so the module's
+# limit only has to bound memory (a quoted field can span lines): one line's limit
+if csv.field_size_limit() < MAX_LINE_BYTES:
+    csv.field_size_limit(MAX_LINE_BYTES)
 
 SourceKind = Literal["csv", "jsonl", "parquet", "frame"]
 
@@ -192,7 +199,7 @@ def _csv_record_lines(path: Path, gz: bool, records: Sequence[int]) -> dict[int,
     last = max(wanted)
     out: dict[int, int] = {}
     with _open_text(path, gz) as fh:
-        reader = csv.reader(fh)
+        reader = csv.reader(text_lines(fh, str(path)))
         record = 0
         start = reader.line_num + 1
         for _row in reader:
@@ -233,7 +240,7 @@ def _check_utf8(path: Path, gz: bool) -> None:
     """Raise InputError naming the first line that is not valid UTF-8."""
     opener = gzip.open if gz else open
     with opener(path, "rb") as fh:
-        for lineno, raw in enumerate(fh, start=1):
+        for lineno, raw in bounded_lines(fh, str(path)):
             try:
                 raw.decode("utf-8")
             except UnicodeDecodeError as exc:
@@ -263,6 +270,8 @@ def csv_read_options(gz: bool, names: list[str]) -> dict[str, Any]:
 
 def _read_csv(path: Path, gz: bool) -> TidyTable:
     names = csv_header(path, gz)
+    # first, in bounded memory: line and field lengths, record lengths (pandas reads whole)
+    _check_record_lengths(path, gz, len(names), names)
     try:
         frame = pd.read_csv(path, **csv_read_options(gz, names))
     except UnicodeDecodeError:
@@ -273,7 +282,6 @@ def _read_csv(path: Path, gz: bool) -> TidyTable:
     except (OSError, EOFError) as exc:
         raise InputError(f"cannot read the file: {exc}", path=str(path)) from None
     check_csv_frame(path, gz, frame, names)
-    _check_record_lengths(path, gz, len(names))
     return csv_chunk_table(path, gz, frame, names, first_record=1)
 
 
@@ -304,7 +312,7 @@ def csv_header(path: Path, gz: bool) -> list[str]:
     """The checked column names of a CSV file's header line."""
     try:
         with _open_text(path, gz) as fh:
-            header = next(csv.reader(fh), None)
+            header = next(csv.reader(text_lines(fh, str(path))), None)
     except UnicodeDecodeError:
         _check_utf8(path, gz)
         raise
@@ -332,13 +340,55 @@ def csv_header(path: Path, gz: bool) -> list[str]:
     return names
 
 
-def _check_record_lengths(path: Path, gz: bool, n_columns: int) -> None:
-    """Every non-blank record has as many fields as the header (pandas pads short ones)."""
+def _check_record_lengths(
+    path: Path, gz: bool, n_columns: int, names: Sequence[str] | None = None
+) -> None:
+    """Every non-blank record has as many fields as the header (pandas pads short ones).
+
+    Also, reading in bounded memory: no line is longer than ``MAX_LINE_BYTES``
+    and no field longer than ``MAX_FIELD_CHARS`` (InputError naming the line
+    and the column).
+    """
+    try:
+        _check_records(path, gz, n_columns, names)
+    except UnicodeDecodeError:
+        _check_utf8(path, gz)
+        raise
+    except (OSError, EOFError) as exc:
+        raise InputError(f"cannot read the file: {exc}", path=str(path)) from None
+
+
+def _check_records(path: Path, gz: bool, n_columns: int, names: Sequence[str] | None) -> None:
     with _open_text(path, gz) as fh:
-        reader = csv.reader(fh)
-        next(reader, None)
+        reader = csv.reader(text_lines(fh, str(path)))
+        start = 1
+        try:
+            next(reader, None)
+        except csv.Error as exc:
+            raise InputError(f"malformed CSV: {exc}", path=str(path), line=1) from None
         start = reader.line_num + 1
-        for row in reader:
+        rows = iter(reader)
+        while True:
+            try:
+                row = next(rows, None)
+            except csv.Error as exc:  # a quoted field longer than one line's limit
+                raise InputError(
+                    f"malformed CSV: {exc} (fields may have at most {MAX_FIELD_CHARS:,} "
+                    "characters)",
+                    path=str(path),
+                    line=start,
+                ) from None
+            if row is None:
+                break
+            if row and max(map(len, row)) > MAX_FIELD_CHARS:
+                i = max(range(len(row)), key=lambda j: len(row[j]))
+                raise InputError(
+                    f"the field has {len(row[i]):,} characters; fields may have at most "
+                    f"{MAX_FIELD_CHARS:,} (see docs/formats.md, 'Limits')",
+                    path=str(path),
+                    line=start,
+                    field=names[i] if names is not None and i < len(names) else f"column {i + 1}",
+                )
             if row and len(row) != n_columns:
                 if len(row) == 1 and not row[0].strip():
                     start = reader.line_num + 1
@@ -360,7 +410,7 @@ def _check_record_lengths(path: Path, gz: bool, n_columns: int) -> None:
 
 def _csv_shape_error(path: Path, gz: bool, n_columns: int, fallback: str) -> InputError:
     with _open_text(path, gz) as fh:
-        reader = csv.reader(fh)
+        reader = csv.reader(text_lines(fh, str(path)))
         start = 1
         try:
             for row in reader:
@@ -380,7 +430,7 @@ def _csv_shape_error(path: Path, gz: bool, n_columns: int, fallback: str) -> Inp
 def _iter_lines(path: Path, gz: bool) -> Iterator[tuple[int, str, bool]]:
     """(line number, text, terminated) for each physical line."""
     with _open_text(path, gz) as fh:
-        for lineno, line in enumerate(fh, start=1):
+        for lineno, line in bounded_lines(fh, str(path)):
             terminated = line.endswith("\n")
             yield lineno, line, terminated
 

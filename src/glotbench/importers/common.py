@@ -37,6 +37,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from glotbench.core.limits import MAX_LINE_BYTES, check_file_size, line_too_long
 from glotbench.core.names import check_name
 from glotbench.core.readers import DuplicateKeyError, file_sha256, unique_keys
 
@@ -516,6 +517,7 @@ class HarnessImportResult:
 def read_json_file(path: Path) -> Any:
     """A whole JSON file; errors name the file and the line of the problem."""
     try:
+        check_file_size(path.stat().st_size, str(path))
         text = path.read_text(encoding="utf-8-sig")
     except OSError as exc:
         raise InputError(f"cannot read the file: {exc}", path=str(path)) from None
@@ -643,12 +645,7 @@ def iter_jsonl_blocks(
     with fh:
         first = 1
         while True:
-            raw_lines = fh.readlines(1 << 24) if block_lines > 0 else []
-            while raw_lines and len(raw_lines) < block_lines:
-                more = fh.readlines(1 << 24)
-                if not more:
-                    break
-                raw_lines.extend(more)
+            raw_lines = _read_block(fh, path, first, block_lines)
             if not raw_lines:
                 return
             numbered = [(first + i, raw) for i, raw in enumerate(raw_lines) if raw.strip()]
@@ -664,6 +661,29 @@ def iter_jsonl_blocks(
                 if value is not None:
                     block.append((lineno, value))
             yield block
+
+
+#: bytes of lines read per block (besides ``block_lines``): memory stays bounded with long lines
+BLOCK_BYTES = 1 << 26
+
+
+def _read_block(fh: Any, path: Path, first: int, block_lines: int) -> list[bytes]:
+    """Up to ``block_lines`` lines (and about :data:`BLOCK_BYTES`); an over-long line is refused.
+
+    Each line is read with ``readline(MAX_LINE_BYTES + 1)``, so a line longer
+    than the limit is refused after one limit's worth of it was read.
+    """
+    lines: list[bytes] = []
+    size = 0
+    while len(lines) < block_lines and size < BLOCK_BYTES:
+        raw = fh.readline(MAX_LINE_BYTES + 1)
+        if not raw:
+            break
+        if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+            raise line_too_long(str(path), first + len(lines), MAX_LINE_BYTES)
+        lines.append(raw)
+        size += len(raw)
+    return lines
 
 
 def files_sha256(files: Sequence[Path], root: Path, extra: str = "") -> str:

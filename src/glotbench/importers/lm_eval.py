@@ -60,6 +60,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 
+from glotbench.core.limits import MAX_LINE_BYTES
 from glotbench.core.names import check_name
 from glotbench.core.schema import RunRecord
 from glotbench.core.staging import RunSpool, staging_dir
@@ -450,7 +451,9 @@ def _line_count(path: Path) -> tuple[int, bool]:
 def _first_metrics(path: Path) -> list[str] | None:
     """The ``metrics`` list of the file's first line, when it is a plain list of names."""
     with open(path, "rb") as fh:
-        first = fh.readline()
+        first = fh.readline(MAX_LINE_BYTES + 1)  # an over-long line: the strict reader refuses it
+    if len(first) > MAX_LINE_BYTES:
+        return None
     try:
         names = json.loads(first).get("metrics")
     except (ValueError, AttributeError):
@@ -482,19 +485,25 @@ def _read_columnar(
     wanted = ["doc_id", "filter", "metrics", *names]
     # column names reach DuckDB as a struct literal built from the data: quoted
     spec = ", ".join(f"{_sql_string(k)}: 'JSON'" for k in wanted)
+    # the type checks are done by DuckDB and come back as booleans (one byte a sample), the
+    # file as its position in $1: no Python object per sample but the example id
     picks = ", ".join(
-        f"json_type({_sql_ident(n)}) AS t{i}, TRY_CAST({_sql_ident(n)} AS DOUBLE) AS v{i}"
+        f"coalesce(json_type({_sql_ident(n)}) IN ('DOUBLE', 'BIGINT', 'UBIGINT'), false) AS ok{i}, "
+        f"TRY_CAST({_sql_ident(n)} AS DOUBLE) AS v{i}"
         for i, n in enumerate(names)
     )
     sql = (
-        "SELECT filename, json_type(doc_id) AS tid, json_extract_string(doc_id, '$') AS doc_id, "
-        "json_type(filter) AS tf, json_extract_string(filter, '$') AS filt, "
-        f"metrics::VARCHAR = $2 AS same_metrics, {picks} "
+        "SELECT list_position($1, filename)::INTEGER AS file_no, "
+        "coalesce(json_type(doc_id) IN ('BIGINT', 'UBIGINT', 'VARCHAR'), false) AS id_ok, "
+        "json_extract_string(doc_id, '$') AS doc_id, "
+        "coalesce(json_type(filter) IN ('VARCHAR', 'NULL'), true) AS filter_ok, "
+        "json_extract_string(filter, '$') AS filt, "
+        f"coalesce(metrics::VARCHAR = $2, false) AS same_metrics, {picks} "
         f"FROM read_json($1, format = 'newline_delimited', filename = true, columns = {{{spec}}})"
     )
     metrics_json = json.dumps(names, separators=(",", ":"))
     try:
-        frame = con.execute(sql, [[str(p) for p in paths], metrics_json]).df()
+        table = con.sql(sql, params=[[str(p) for p in paths], metrics_json]).to_arrow_table()
     except duckdb.Error:
         if len(paths) == 1:
             return {paths[0]: None}
@@ -502,53 +511,70 @@ def _read_columnar(
         for path in paths:
             out.update(_read_columnar(con, [path], names))
         return out
-    files = frame["filename"].to_numpy(dtype=object)
+    files = table.column("file_no").to_numpy(zero_copy_only=False)
     starts = np.flatnonzero(np.r_[True, files[1:] != files[:-1]])
     ends = np.r_[starts[1:], len(files)]
-    blocks = {str(files[a]): (int(a), int(b)) for a, b in zip(starts, ends, strict=True)}
+    blocks = {int(files[a]): (int(a), int(b)) for a, b in zip(starts, ends, strict=True)}
     out = {}
-    for path in paths:
-        block = blocks.get(str(path))
+    for number, path in enumerate(paths, start=1):
+        block = blocks.get(number)
         if block is None or len(blocks) != len(starts):  # a file's rows not contiguous
             out[path] = None
             continue
-        out[path] = _columns_of(frame.iloc[block[0] : block[1]], path, names)
+        out[path] = _columns_of(table.slice(block[0], block[1] - block[0]), path, names)
+    del table
     return out
 
 
 def _columns_of(
-    frame: pd.DataFrame, path: Path, names: list[str]
+    table: Any, path: Path, names: list[str]
 ) -> tuple[dict[tuple[str, str], _Column], int] | None:
-    """One file's rows of :func:`_read_columnar` as columns, or None if a check fails."""
-    n = len(frame)
+    """One file's rows of :func:`_read_columnar` (an Arrow table) as columns, or None if a check
+    fails."""
+    import pyarrow.compute as pc
+
+    n = table.num_rows
     n_lines, ends_with_newline = _line_count(path)
     if not ends_with_newline or n != n_lines or n == 0:  # blank lines: rows are not lines
         return None
-    ok = (
-        frame["tid"].isin(("BIGINT", "UBIGINT", "VARCHAR")).all()
-        and (frame["doc_id"] != "").all()
-        and (frame["tf"].isna() | frame["tf"].isin(("VARCHAR", "NULL"))).all()
-        and frame["same_metrics"].all()
-    )
-    if not ok:
+
+    def all_true(column: str) -> bool:
+        return bool(pc.all(table.column(column)).as_py())
+
+    doc_ids = table.column("doc_id")
+    if not (
+        all_true("id_ok")
+        and all_true("filter_ok")
+        and all_true("same_metrics")
+        and not pc.any(pc.equal(doc_ids, "")).as_py()
+    ):
         return None
     for i in range(len(names)):  # numbers only; booleans, strings, lists: the strict reader
-        if not frame[f"t{i}"].isin(("DOUBLE", "BIGINT", "UBIGINT")).all():
+        if not all_true(f"ok{i}"):
             return None
-    filters = frame["filt"].fillna("").replace("", "none").astype(str).to_numpy()
-    ids = frame["doc_id"].astype(str).to_numpy(dtype=object)
-    lines = np.arange(1, n + 1, dtype=np.int64)
+    # filters as small integer codes (one "none" per sample was a Python string each)
+    filt = pc.if_else(
+        pc.or_kleene(pc.is_null(table.column("filt")), pc.equal(table.column("filt"), "")),
+        "none",
+        table.column("filt"),
+    )
+    encoded = pc.dictionary_encode(filt).combine_chunks()
+    codes = encoded.indices.to_numpy(zero_copy_only=False)
+    ids = doc_ids.to_numpy(zero_copy_only=False).astype(object)
     columns: dict[tuple[str, str], _Column] = {}
-    for filt in pd.unique(filters):
-        rows = np.flatnonzero(filters == filt)
+    for code, filt_name in enumerate(encoded.dictionary.to_pylist()):
+        rows = np.flatnonzero(codes == code)
+        if rows.size == 0:
+            continue
         if pd.Index(ids[rows]).has_duplicates:
             return None
         for i, name in enumerate(names):
-            values = frame[f"v{i}"].to_numpy(dtype=np.float64)[rows]
+            values = table.column(f"v{i}").to_numpy(zero_copy_only=False)[rows]
             if not np.isfinite(values).all():
                 return None
-            columns[(name, str(filt))] = _Column(
-                name, str(filt), int(lines[rows[0]]), list(ids[rows]), values, list(lines[rows])
+            # ids and lines as arrays: a list held one Python object per sample
+            columns[(name, str(filt_name))] = _Column(
+                name, str(filt_name), int(rows[0]) + 1, ids[rows], values, rows + 1
             )
     return columns, n
 

@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from glotbench.core.limits import bounded_lines
 from glotbench.core.names import check_language_code, check_name
 from glotbench.core.schema import RunRecord
 from glotbench.core.staging import RunSpool, staging_dir
@@ -104,8 +105,8 @@ _UNSUPPORTED = {
 
 def _lines(path: Path) -> list[str]:
     try:
-        with open(path, encoding="utf-8") as fh:
-            return [line.rstrip("\n").rstrip("\r") for line in fh]
+        with open(path, encoding="utf-8") as fh:  # an over-long line is refused while read
+            return [line.rstrip("\n").rstrip("\r") for _, line in bounded_lines(fh, str(path))]
     except OSError as exc:
         raise InputError(f"cannot read the file: {exc}", path=str(path)) from None
     except UnicodeDecodeError as exc:
