@@ -97,3 +97,19 @@ def test_process_start_time_matches_psutil():
     mine = process_start_time(os.getpid())
     assert mine is not None
     assert abs(mine - psutil.Process().create_time()) < 1.0
+
+
+def test_one_lock_per_store_file_whatever_path_names_it(tmp_path: Path):
+    (tmp_path / "real").mkdir()
+    store = tmp_path / "real" / "s.duckdb"
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    other = tmp_path / "link" / ".." / "link" / "s.duckdb"
+    assert writer_lock_path(other) == writer_lock_path(store)
+    proc = _holder(store, 60)
+    try:
+        with pytest.raises(StoreError, match=f"process {proc.pid}"):
+            with writer_lock(other, timeout=0):
+                pass
+    finally:
+        proc.kill()
+        proc.wait()

@@ -57,8 +57,8 @@ _registry = threading.Lock()
 
 
 def writer_lock_path(store_path: str | Path) -> Path:
-    """The lock file of the store at ``store_path``."""
-    p = Path(store_path).absolute()
+    """The lock file of the store at ``store_path`` (symlinks resolved: one lock per file)."""
+    p = Path(store_path).resolve()
     return p.with_name(p.name + WRITER_LOCK_SUFFIX)
 
 
