@@ -129,3 +129,30 @@ def test_datasize_cli_analyses_each_language(
               "--language", "en", "--sizes", "10,all", "--draws", "10", "--no-aso", "--json")
     assert one.exit_code == 0, one.stderr
     assert "table" in json.loads(one.stdout)
+
+
+def test_lmm_fits_each_metric_of_the_store(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    rng = np.random.default_rng(5)
+    rows = [
+        {"model": m, "task": task, "language": lang, "metric": metric, "seed": s,
+         "score": base + 0.02 * rng.normal()}
+        for task, metric in (("xnli", "accuracy"), ("pawsx", "f1_macro"))
+        for m, base in (("A", 0.8), ("B", 0.7), ("C", 0.6))
+        for lang in ("de", "en", "fr", "es")
+        for s in range(2)
+    ]  # fmt: skip
+    pd.DataFrame(rows).to_csv(tmp_path / "s.csv", index=False)
+    store = tmp_path / "s.duckdb"
+    assert cli("import", "scores", tmp_path / "s.csv", "--store", store).exit_code == 0
+    args = ("analyze", "lmm", "--store", store, "-f", "score ~ model + (1 | language)", "--json")
+    both = cli(*args)
+    assert both.exit_code == 0, both.stderr
+    payload = json.loads(both.stdout)
+    assert [p["scope"]["metric"] for p in payload["scopes"]] == ["accuracy", "f1_macro"]
+    assert "a mixed model is fitted for each" in payload["notes"][0]
+    for entry in payload["scopes"]:
+        alone = cli(*args, "--metric", entry["scope"]["metric"])
+        assert alone.exit_code == 0, alone.stderr
+        assert entry["result"]["fixed_effects"] == json.loads(alone.stdout)["fixed_effects"]

@@ -200,3 +200,53 @@ def scoped(
             result = dataclasses.replace(result, notes=(*notes, *result.notes))
         return result
     return ScopedResults(tuple(scopes), tuple(analyse(s) for s in scopes), tuple(notes))
+
+
+def lmm_frames(
+    input: Any = None,
+    store: Any = None,
+    *,
+    metric: str | None = None,
+    models: Sequence[str] | None = None,
+    tasks: Sequence[str] | None = None,
+    languages: Sequence[str] | None = None,
+) -> tuple[list[tuple[str | None, pd.DataFrame, Callable[..., InputError]]], list[str]]:
+    """The tables a mixed model is fitted on: one per metric the store's matches hold.
+
+    A file, or a store with ``metric`` given or one metric among the matching
+    runs (else scores), gives one table
+    (:func:`glotbench.analysis.inputs.load_lmm_frame`); a store whose matching
+    runs (or, without runs, scores) hold several metrics gives one table per
+    metric, each analysed on its own (scores of different metrics are not one
+    response variable). Returns ``[(metric, frame, error), ...]`` and notes.
+    """
+    from glotbench.analysis.inputs import load_lmm_frame
+    from glotbench.core.layout import DEFAULT_STORE_PATH
+    from glotbench.core.store import Store
+
+    def one(name: str | None) -> tuple[str | None, pd.DataFrame, Callable[..., InputError]]:
+        frame, error = load_lmm_frame(
+            input, store, metric=name, models=models, tasks=tasks, languages=languages
+        )
+        return name, frame, error
+
+    if input is not None or metric is not None:
+        return [one(metric)], []
+    path = store if store is not None else DEFAULT_STORE_PATH
+    filters = {
+        "models": list(models) if models else None,
+        "tasks": list(tasks) if tasks else None,
+        "languages": list(languages) if languages else None,
+    }
+    with Store.open(path, read_only=True) as handle:
+        runs = handle.runs(**filters)
+        table = runs if not runs.empty else handle.scores(**filters)
+    names = sorted(set(table["metric"].astype(str))) if not table.empty else []
+    if len(names) <= 1:
+        return [one(None)], []
+    source = "runs" if not runs.empty else "scores"
+    note = (
+        f"the matching {source} hold {len(names)} metrics ({', '.join(names)}); a mixed model "
+        "is fitted for each (give --metric to fit one)"
+    )
+    return [one(name) for name in names], [note]

@@ -484,7 +484,9 @@ def analyze_lmm_command(
     json_output: JsonOption = False,
 ) -> None:
     """Linear mixed model: Satterthwaite tests, Type III ANOVA + partial η², EMMs, R²."""
-    frame, error = api.load_lmm_frame(
+    from glotbench.analysis.scopes import lmm_frames
+
+    tables, scope_notes = lmm_frames(
         input,
         store if store is not None or input is not None else DEFAULT_STORE,
         metric=metric,
@@ -492,21 +494,44 @@ def analyze_lmm_command(
         tasks=task,
         languages=language,
     )
-    result = api.analyze_mixed_model(
-        frame,
-        formula,
-        emmeans=emmeans or [],
-        reml=reml,
-        adjust=adjust,
-        error=error,
-        qq_plot=qq_plot,
-        seed=seed,
-        residuals=residuals,
-        residuals_by=residuals_by,
-    )
+    fits = []
+    for name, frame, error in tables:  # one per metric when the store holds several
+        plot = qq_plot
+        if qq_plot is not None and len(tables) > 1:
+            plot = qq_plot.with_name(f"{qq_plot.stem}-{name}{qq_plot.suffix}")
+        result = api.analyze_mixed_model(
+            frame,
+            formula,
+            emmeans=emmeans or [],
+            reml=reml,
+            adjust=adjust,
+            error=error,
+            qq_plot=plot,
+            seed=seed,
+            residuals=residuals,
+            residuals_by=residuals_by,
+        )
+        fits.append((name, result))
     if json_output:
-        print_json(result.to_dict())
+        if len(fits) == 1:
+            print_json(fits[0][1].to_dict())
+        else:
+            print_json(
+                {
+                    "scopes": [{"scope": {"metric": n}, "result": r.to_dict()} for n, r in fits],
+                    "notes": scope_notes,
+                }
+            )
         return
+    for name, result in fits:
+        if len(fits) > 1:
+            console.print(f"metric {name}", style="bold", markup=False, highlight=False)
+        _print_lmm(result, reml)
+    print_notes(scope_notes)
+
+
+def _print_lmm(result: Any, reml: bool) -> None:
+    """The terminal tables of one mixed-model fit (`analyze lmm`)."""
     criterion = "REML" if reml else "ML"
     console.print(
         frame_table(result.fixed_effects, title=f"Fixed effects ({criterion}, Satterthwaite df)")
