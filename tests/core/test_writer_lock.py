@@ -113,3 +113,10 @@ def test_one_lock_per_store_file_whatever_path_names_it(tmp_path: Path):
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_a_lock_file_that_cannot_be_created_is_a_store_error(tmp_path: Path):
+    (tmp_path / "file").write_text("not a folder")
+    with pytest.raises(StoreError, match="writer lock file .* cannot be created"):
+        with writer_lock(tmp_path / "file" / "s.duckdb", timeout=0):
+            pass

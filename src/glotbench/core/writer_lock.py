@@ -142,7 +142,13 @@ def _acquire(path: Path, limit: float, notice: Callable[[str], None], what: str)
     pause = _PAUSE
     told = False
     while True:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise StoreError(
+                f"cannot write to the store {what}: its writer lock file {path} cannot be "
+                f"created ({exc.strerror or exc}); the store's folder must be writable"
+            ) from None
         if _try_lock(fd):
             if _same_file(fd, path):
                 owner = {
