@@ -462,6 +462,11 @@ class NoJobError(InputError):
         super().__init__(message)
 
 
+def response_cache_path(store: str | Path) -> str:
+    """The file beside ``store`` caching HTTP models' responses: ``<store>.responses.sqlite``."""
+    return str(Path(store).resolve()) + ".responses.sqlite"
+
+
 def run_suite(
     suite: Suite,
     *,
@@ -494,7 +499,11 @@ def run_suite(
     if not jobs:
         raise NoJobError(suite, notes)
     session = uuid.uuid4().hex  # adapters / deterministic predictions are reused within it
-    jobs = [dataclasses.replace(job, session=session, suite=suite.name) for job in jobs]
+    cache = response_cache_path(store)
+    jobs = [
+        dataclasses.replace(job, session=session, suite=suite.name, response_cache=cache)
+        for job in jobs
+    ]
     datasets = build_datasets(suite, jobs)
     own = [datasets[d.name] for d in suite.datasets]  # without the derived transfer datasets
     for ds in own:

@@ -110,6 +110,8 @@ class Job:
     #: cross-lingual protocols: the datasets whose training splits this job trains
     #: on instead of its own (:mod:`glotbench.runner.transfer`); empty: its own
     train_from: tuple[str, ...] = ()
+    #: the file that caches HTTP models' responses (beside the store); empty: none
+    response_cache: str = ""
 
     @property
     def dataset_key(self) -> str:
@@ -217,7 +219,7 @@ def measure_speed(model: Any, task: Task, settings: SpeedSettings | None) -> dic
     """ScandEval's speed benchmark on a trained model, through the task kind's call."""
     if settings is None or task.kind not in SPEED_CALLS or not model.supports(task):
         return None
-    if type(model).__name__ == "PredictionsFile":
+    if type(model).__name__ == "PredictionsFile" or not getattr(model, "speed_benchmark", True):
         return None
     result = benchmark_speed(SPEED_CALLS[task.kind](model), settings, call=task.kind)
     return result.to_dict()
@@ -275,6 +277,8 @@ def execute_job(job: Job, dataset: Dataset, *, base: str | Path | None = None) -
     start = time.perf_counter()
     task = get_task(dataset.task, **job.dataset.task_options())
     model = _adapter(job, base)
+    if job.response_cache and hasattr(model, "use_cache_file"):
+        model.use_cache_file(job.response_cache)
     if not model.supports(task):
         raise ModelError(f"model {job.model.name!r} cannot do task {task.name!r}")
     _seed_everything(job.seed)

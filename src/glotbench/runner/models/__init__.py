@@ -17,6 +17,8 @@ Kinds (``ModelSpec.kind``):
 ``hf-qa``           Hugging Face encoder fine-tuned for extractive QA (extra ``neural``)
 ``hf-embed``        Hugging Face encoder, mean-pooled sentence vectors for retrieval
                     (extra ``neural``)
+``openai``          a model behind an OpenAI-compatible HTTP server (vLLM, TGI, llama.cpp,
+                    hosted APIs): completions or chat, cached responses (standard library only)
 """
 
 from __future__ import annotations
@@ -49,6 +51,8 @@ MODEL_KINDS: dict[str, str] = {
     "hf-qa": "Hugging Face encoder, fine-tuned for extractive QA (needs torch, transformers)",
     "hf-embed": "Hugging Face encoder, mean-pooled vectors for retrieval "
     "(needs torch, transformers)",
+    "openai": "a model behind an OpenAI-compatible HTTP server (vLLM, TGI, llama.cpp, hosted "
+    "APIs): zero/few-shot classification, QA, translation; completions or chat",
 }
 NEURAL_KINDS = frozenset({"hf-encoder", "hf-generative", "hf-qa", "hf-embed"})
 
@@ -98,6 +102,10 @@ def build_model(spec: ModelSpec | dict[str, Any], *, base: str | Path | None = N
             from glotbench.runner.models.hf_retrieval import HFEmbedder
 
             return HFEmbedder(spec.name, base=base, **opts)
+        if kind == "openai":
+            from glotbench.runner.models.openai_http import OpenAICompatible
+
+            return OpenAICompatible(spec.name, **opts)
     except TypeError as exc:
         raise ModelError(f"model {spec.name!r} (kind {kind}): bad options: {exc}") from None
     raise UnknownNameError(

@@ -21,6 +21,25 @@ if TYPE_CHECKING:
     from glotbench.runner.tasks import Task
 
 
+#: per kind, options about how requests travel (server address, concurrency, retries,
+#: cache): they do not change a model's answers, so they are left out of its config hash
+TRANSPORT_OPTIONS: dict[str, frozenset[str]] = {
+    "openai": frozenset(
+        {
+            "base_url",
+            "api_key_env",
+            "concurrency",
+            "timeout",
+            "max_retries",
+            "retry_base_seconds",
+            "max_retry_seconds",
+            "requests_per_second",
+            "cache",
+        }
+    )
+}
+
+
 class ModelSpec(BaseModel):
     """One entry of a suite's ``models`` list.
 
@@ -48,7 +67,10 @@ class ModelSpec(BaseModel):
     deterministic: bool = False
 
     def config_hash(self) -> str:
-        return content_hash({"kind": self.kind, "options": self.options})[:16]
+        """Hash of the kind and the options that change answers (not how requests travel)."""
+        skip = TRANSPORT_OPTIONS.get(self.kind, frozenset())
+        options = {k: v for k, v in self.options.items() if k not in skip}
+        return content_hash({"kind": self.kind, "options": options})[:16]
 
 
 class Model:

@@ -317,6 +317,11 @@ class HFGenerative(Model):
     ) -> None:
         """Load the model (once), fix the iteration seed and draw the few-shot examples."""
         torch, transformers = _torch()
+        self.prepare(task, dataset, train, seed)
+        self.load(torch, transformers)
+
+    def prepare(self, task: Task, dataset: Dataset, train: Sequence[Record], seed: int) -> None:
+        """Fix the iteration seed, the task's defaults and draw the few-shot examples."""
         if task.kind != "sequence" and self.vote > 1:
             raise ModelError(
                 f"model {self.name!r}: vote: {self.vote} is for classification; a {task.kind} "
@@ -337,6 +342,9 @@ class HFGenerative(Model):
                 len(train), min(self.few_shot, len(train)), replace=False
             )
             self.shots = [train[int(i)] for i in idx]
+
+    def load(self, torch: Any, transformers: Any) -> None:
+        """Load the tokenizer and the model onto the device (once per adapter)."""
         if self.model is None:
             self.device = resolve_device(self.device_option, torch, self.name)
             self.precision = resolve_precision(self.precision, self.device, torch)
