@@ -7,9 +7,9 @@ Two metrics that are the mean of one per-example value, n examples, B resamples:
 * a continuous SQuAD-F1-like metric: per-example values in [0, 1], a point
   mass at 1 (exact answers), a point mass at 0 (no shared token) and a
   continuous part in between. More than n/4 distinct values, so glotbench's
-  "auto" does not compress fully; it draws the two point masses as
-  multinomial counts and example indices only for the continuous part
-  (exact partial compression, see ``glotbench.resample.weights``);
+  "auto" does not compress fully; it keeps the two point masses once in
+  W @ S (exact partial compression, see ``glotbench.resample.weights``; the
+  n example indices are drawn per replicate either way);
 * purely continuous values (Beta(2, 2), all distinct, like segment-level
   scores): nothing to compress, n example indices drawn per replicate.
 

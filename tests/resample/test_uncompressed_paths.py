@@ -1,7 +1,7 @@
 """Uncompressed and partially compressed resampling: exactness against scipy and closed forms.
 
-The fast paths (gathering drawn rows in cache-sized slices, drawing heavy
-rows as multinomial counts) must not change the bootstrap distribution:
+The fast paths (gathering drawn rows in cache-sized slices, counting drawn
+indices per heavy row) must not change the bootstrap distribution:
 checked against ``scipy.stats.bootstrap``, the exact bootstrap SE of a mean
 (sd(x, ddof=0)/√n), the counting path on the very same draws, and a
 two-sample KS test against the plain example-level bootstrap.

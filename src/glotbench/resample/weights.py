@@ -71,8 +71,7 @@ import numpy.typing as npt
 
 #: rows of W generated from one seeded generator
 BLOCK = 256
-#: multiplicity from which a distinct row is drawn as a count (partial compression);
-#: one multinomial category costs about as much as drawing ~20 example indices
+#: multiplicity from which a distinct row is kept once in W @ S (partial compression)
 HEAVY_MIN = 32
 #: share of the examples that heavy rows must cover for partial compression
 PARTIAL_MIN_SHARE = 0.1
@@ -162,8 +161,9 @@ class Support:
     original example to its row in ``rows`` (used by the jackknife).
 
     ``heavy`` > 0 marks a partially compressed support: ``rows[:heavy]`` are
-    distinct rows drawn as multinomial counts and ``rows[heavy:]`` the other
-    examples, one row each, drawn by example index (see the module docstring).
+    distinct rows shared by many examples and ``rows[heavy:]`` the other
+    examples, one row each (see the module docstring). Draws are always of
+    example indices; the support only decides how they are counted.
     """
 
     rows: npt.NDArray[np.float64]
@@ -182,7 +182,7 @@ class Support:
 
     @property
     def light(self) -> int:
-        """Examples drawn by index: all n, or those outside the heavy rows."""
+        """Examples with a row of their own: all n, or those outside the heavy rows."""
         return self.size - self.heavy
 
 
