@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from glotbench.analysis.compare import aggregate_scores
+from glotbench.analysis.compare import aggregate_scores, compare_models
 from glotbench.analysis.headline import AnalysisSettings, analyze
 from glotbench.analysis.replicates import replicates_from_statistics
 from glotbench.metrics import get_metric
@@ -200,3 +200,23 @@ def test_the_same_seed_draws_the_same_way_in_every_command() -> None:
         # the page prints 4 decimals (report.leaderboard._num)
         expected = [headline.observed[m], headline.se[m], headline.ci_low[m], headline.ci_high[m]]
         assert _leaderboard_row(page, model) == [round(float(v), 4) for v in expected]
+
+
+def test_a_pair_comparison_does_not_depend_on_the_other_models() -> None:
+    """analyze compare: the (m0, m1) difference, its SD, interval and share are the same
+    with two or four models loaded (paired draws of the two models are unchanged)."""
+    design = _design(8)
+
+    def pair(models: tuple[str, ...]) -> np.ndarray:
+        source = replicates_from_statistics(
+            _cells(design, models, UNITS), "accuracy", n_replicates=32, seed=SETTINGS.seed
+        )
+        frame = compare_models(source, SETTINGS.draws(source), aggregators=("mean",)).aggregates
+        row = frame[(frame["model_a"] == "m0") & (frame["model_b"] == "m1")]
+        if row.empty:  # listed the other way round
+            row = frame[(frame["model_a"] == "m1") & (frame["model_b"] == "m0")]
+            values = row[["difference", "sd", "ci_high", "ci_low"]].to_numpy(float)[0]
+            return np.array([-values[0], values[1], -values[2], -values[3]])
+        return row[["difference", "sd", "ci_low", "ci_high"]].to_numpy(float)[0]
+
+    _close(pair(("m0", "m1")), pair(MODELS))
