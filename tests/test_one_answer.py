@@ -414,3 +414,23 @@ def test_settings_validate_and_describe_themselves() -> None:
     text = DEFAULT_SETTINGS.describe()
     assert "10,000 draws" in text and "1,000 bootstrap replicates" in text and "95%" in text
     assert math.isclose(DEFAULT_SETTINGS.z, 1.959963984540054)
+
+
+def test_every_analysis_json_records_its_settings(cli: Cli, stores: dict[str, Path]) -> None:
+    """A ``settings`` object in every analysis's ``--json``, with the options the request used."""
+    runs, euroeval = stores["runs"], stores["euroeval"]
+    cases = {
+        ("variance", "n_replicates", 60): ["--store", runs, "--replicates", "60"],
+        ("transfer", "min_size", 3): ["--example", "--min-size", "3"],
+        ("lmm", "formula", "score ~ task + (1 | model)"): [
+            "--store", runs, "--formula", "score ~ task + (1 | model)", "--seed", "4",
+        ],
+        ("euroeval-rank", "n_bootstraps", 50): ["--store", euroeval, "--bootstraps", "50"],
+        ("datasize", "n_draws", 5): [
+            "--store", runs, "--dataset", "xnli", "--task", "xnli", "--language", "da",
+            "--metric", "accuracy", "--sizes", "10,all", "--draws", "5", "--no-aso",
+        ],
+    }  # fmt: skip
+    for (command, key, value), args in cases.items():
+        payload = _json(cli("analyze", command, *args, "--json"))
+        assert payload["settings"][key] == value, command

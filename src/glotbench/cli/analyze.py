@@ -111,6 +111,15 @@ def _source(
     )
 
 
+def _print_with_settings(payload: dict[str, Any], **settings: Any) -> None:
+    """Print ``payload`` with the settings the request used, as its JSON ``settings`` object."""
+    plain = {
+        key: str(value) if isinstance(value, Path) else value for key, value in settings.items()
+    }
+    payload["settings"] = {**plain, **payload.get("settings", {})}
+    print_json(payload)
+
+
 @analyze_app.command("variance")
 def analyze_variance_command(
     input: InputOption = None,
@@ -392,7 +401,15 @@ def analyze_euroeval_rank_command(
     console.print(frame_table(result.overall, title=title))
     console.print(frame_table(result.languages, title="Per language"))
     columns = [
-        "dataset", "metric", "model", "n_iterations", "mean", "plug_in", "score", "low", "high"
+        "dataset",
+        "metric",
+        "model",
+        "n_iterations",
+        "mean",
+        "plug_in",
+        "score",
+        "low",
+        "high",
     ]
     console.print(
         frame_table(result.datasets[columns], title="Per dataset (metric: the one it is scored on)")
@@ -513,15 +530,25 @@ def analyze_lmm_command(
         )
         fits.append((name, result))
     if json_output:
-        if len(fits) == 1:
-            print_json(fits[0][1].to_dict())
-        else:
-            print_json(
-                {
-                    "scopes": [{"scope": {"metric": n}, "result": r.to_dict()} for n, r in fits],
-                    "notes": scope_notes,
-                }
-            )
+        payload = (
+            fits[0][1].to_dict()
+            if len(fits) == 1
+            else {
+                "scopes": [{"scope": {"metric": n}, "result": r.to_dict()} for n, r in fits],
+                "notes": scope_notes,
+            }
+        )
+        _print_with_settings(
+            payload,
+            formula=formula,
+            reml=reml,
+            adjust=adjust,
+            emmeans=emmeans or [],
+            residuals=residuals or qq_plot is not None or bool(residuals_by),
+            residuals_by=residuals_by or [],
+            metric=metric,
+            seed=seed,
+        )
         return
     for name, result in fits:
         if len(fits) > 1:
@@ -654,7 +681,18 @@ def analyze_datasize_command(
         else:
             for entry, (scope, _) in zip(payload["scopes"], parts, strict=True):
                 entry["plot"] = str(plots[scope]) if scope in plots else None
-        print_json(payload)
+        _print_with_settings(
+            payload,
+            metric=metric,
+            sizes=sizes,
+            strategies=[s.upper() for s in strategy] if strategy else list(api.STRATEGIES),
+            n_draws=draws,
+            level=level,
+            seed=seed,
+            aso=not no_aso,
+            aso_draws=aso_draws or None,
+            aso_iterations=aso_iterations,
+        )
         return
     for scope, one in parts:
         where = "" if scope is None else f"{scope.label()}: "
@@ -743,7 +781,9 @@ def analyze_transfer_command(
         min_size=min_size,
     )
     if json_output:
-        print_json(result.to_dict())
+        _print_with_settings(
+            result.to_dict(), observations=observations, min_size=min_size, metric=metrics
+        )
         return
     console.print(
         frame_table(
@@ -826,7 +866,9 @@ def analyze_buckets_command(
         where = (
             f"{scope.metric} per bucket ({scope.dataset}: {scope.task}/{scope.language})"
             if scope is not None
-            else "per bucket" if metric is None else f"{metric} per bucket ({task}/{language})"
+            else "per bucket"
+            if metric is None
+            else f"{metric} per bucket ({task}/{language})"
         )
         console.print(frame_table(one.buckets, title=where))
         if not one.diagnosis.empty:
@@ -879,7 +921,18 @@ def analyze_lmm_robustness_command(
         seed=seed,
     )
     if json_output:
-        print_json(result.to_dict())
+        _print_with_settings(
+            result.to_dict(),
+            formula=formula,
+            factor=factor,
+            subject=subject,
+            within=within or [factor],
+            fractions=fraction,
+            repeats=repeats,
+            alpha=alpha,
+            metric=metric,
+            seed=seed,
+        )
         return
     console.print(
         frame_table(result.to_frame(), title=f"Detection of {factor!r} as rows go missing")
