@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from glotbench.analysis.compare import aggregate_scores, compare_models
 from glotbench.analysis.headline import AnalysisSettings, analyze
+from glotbench.analysis.ranks import rank_models
 from glotbench.analysis.replicates import replicates_from_statistics
 from glotbench.metrics import get_metric
 from glotbench.report.leaderboard import build_leaderboard
@@ -185,7 +186,8 @@ def test_other_tasks_and_languages_change_no_task_view(languages: str) -> None:
 
 
 def test_the_same_seed_draws_the_same_way_in_every_command() -> None:
-    """analyze (headline), analyze aggregate and the leaderboard share one set of draws."""
+    """analyze (headline), analyze aggregate, analyze ranks and the leaderboard share one set
+    of draws."""
     source = replicates_from_statistics(
         _cells(_design(4), MODELS, UNITS), "accuracy", n_replicates=32, seed=SETTINGS.seed
     )
@@ -193,6 +195,10 @@ def test_the_same_seed_draws_the_same_way_in_every_command() -> None:
     frame = aggregate_scores(source, SETTINGS.draws(source)).frame
     means = frame[frame["aggregator"] == "mean"].set_index("model")
     page = build_leaderboard(source, settings=SETTINGS).to_dict()
+    # analyze ranks: the rank distribution of the headline's draws
+    ranks = rank_models(source, SETTINGS.draws(source), aggregators=("mean",)).distribution
+    shares = ranks.set_index("model").drop(columns="aggregator").loc[list(headline.models)]
+    np.testing.assert_allclose(shares.to_numpy(float), headline.ranks.shares, rtol=1e-12)
     for model in MODELS:
         m = headline.models.index(model)
         assert means.loc[model, "se_resampled"] == pytest.approx(headline.se[m], rel=1e-12)
