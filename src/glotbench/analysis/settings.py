@@ -8,9 +8,9 @@ so that the same store gives the same numbers whichever door asks
 (:meth:`AnalysisSettings.record`: the JSON ``settings`` object, the footers of
 the leaderboard page and the report).
 
-The interval of an aggregate is the normal interval mean ± z·SE with
-z = Φ⁻¹(1/2 + level/2); a pair's interval is the percentile interval of its
-paired draws (Sälevä, Ataman & Lignos 2025, §6.2).
+The interval of an aggregate is the percentile interval of its draws (so it
+stays in the metric's range; docs/methods.md), as a pair's interval is the
+percentile interval of its paired draws (Sälevä, Ataman & Lignos 2025, §6.2).
 """
 
 from __future__ import annotations
@@ -130,7 +130,6 @@ class AnalysisSettings:
     def interval_text(self, source: ReplicatedScores) -> str:
         """In words: what ± SE and the intervals contain, for ``source``."""
         level = f"{self.confidence_level * 100:g}%"
-        z = f"{self.z:.2f}"
         if self.languages == "with":
             langs = "resampling the languages with replacement"
         elif self.languages == "without":
@@ -139,13 +138,15 @@ class AnalysisSettings:
             langs = "with the languages fixed"
         if self.resolved_scheme(source) == "languages-only":
             return (
-                f"± SE and {level} intervals (mean ± {z}·SE) count the choice of languages "
-                f"only: one score per model and language, so no seed or test-set variance is "
+                f"± SE and {level} intervals (percentile intervals of the draws) count the "
+                "choice of languages only: one score per model and language, so no seed or "
+                "test-set variance is "
                 f"known; SE = SD of the mean over {self.n_draws} draws {langs}"
             )
         return (
-            f"± SE and {level} intervals (mean ± {z}·SE) count seeds, test-set bootstrap "
-            f"and languages: SE = SD of the mean over {self.n_draws} paired draws, each "
+            f"± SE and {level} intervals (percentile intervals of the draws) count seeds, "
+            "test-set bootstrap and languages: SE = SD of the mean over "
+            f"{self.n_draws} paired draws, each "
             f"taking one seed and one test-set bootstrap replicate per language and {langs}"
         )
 
