@@ -58,6 +58,10 @@ def test_one_alias_table() -> None:
     # the embedded data uses canonical names only, and every XTREME folder has one
     assert set(xtreme_r_baselines()["task"]) <= set(TASK_ALIASES)
     assert {canonical_task(t) for t in TASKS} <= set(TASK_ALIASES)
+    # the runner's own task names are never renamed (its "pos" is not XTREME's udpos)
+    from glotbench.runner.tasks import task_names
+
+    assert all(canonical_task(name) == name for name in task_names())
 
 
 def test_published_models_stay_beside_runs(mixed_store: Path) -> None:

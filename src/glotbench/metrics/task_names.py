@@ -26,7 +26,7 @@ TASK_ALIASES: Mapping[str, tuple[str, ...]] = {
     "xnli": ("xnli",),
     "pawsx": ("paws-x", "paws_x", "paws"),
     "xcopa": ("xcopa",),
-    "udpos": ("ud-pos", "ud_pos", "pos"),
+    "udpos": ("ud-pos", "ud_pos"),  # not "pos": the runner's own task of that name
     "wikiann-ner": ("panx", "pan-x", "pan_x", "wikiann", "wikiann_ner", "wikiann ner"),
     "xquad": ("xquad",),
     "mlqa": ("mlqa",),
