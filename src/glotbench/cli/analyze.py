@@ -370,7 +370,7 @@ def analyze_euroeval_rank_command(
         int, typer.Option("--bootstraps", help="Bootstrap resamples of each model's iterations.")
     ] = 1000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")] = 0,
-    confidence_level: LevelOption = 0.95,
+    confidence_level: LevelOption = DEFAULTS.confidence_level,
     json_output: JsonOption = False,
 ) -> None:
     """EuroEval's leaderboard rank score (1 = best) per dataset, task, language and overall."""
@@ -497,7 +497,7 @@ def analyze_lmm_command(
     task: TaskFilter = None,
     language: LanguageFilter = None,
     metric: MetricFilter = None,
-    seed: SeedOption = 0,
+    seed: SeedOption = DEFAULTS.seed,
     json_output: JsonOption = False,
 ) -> None:
     """Linear mixed model: Satterthwaite tests, Type III ANOVA + partial η², EMMs, R²."""
@@ -632,7 +632,7 @@ def analyze_datasize_command(
     ] = None,
     draws: Annotated[int, typer.Option("--draws", help="Draws per size and strategy.")] = 100,
     level: Annotated[float, typer.Option("--level", help="τ level for the recommendation.")] = 0.9,
-    seed: SeedOption = 0,
+    seed: SeedOption = DEFAULTS.seed,
     no_aso: Annotated[bool, typer.Option("--no-aso", help="Skip the ASO agreement.")] = False,
     aso_draws: Annotated[
         int, typer.Option("--aso-draws", help="Draws per cell with ASO (0 = all).")
@@ -900,7 +900,7 @@ def analyze_lmm_robustness_command(
     ] = None,
     repeats: Annotated[int, typer.Option("--repeats", help="Refits per fraction.")] = 20,
     alpha: Annotated[float, typer.Option("--alpha", help="Significance level.")] = 0.05,
-    seed: SeedOption = 0,
+    seed: SeedOption = DEFAULTS.seed,
     json_output: JsonOption = False,
 ) -> None:
     """How often LMM and RM-ANOVA still detect a factor as 5 %…50 % of rows go missing."""

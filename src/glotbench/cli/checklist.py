@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from glotbench.cli._lazy import api
-from glotbench.cli._options import JsonOption, StoreOption
+from glotbench.cli._options import DEFAULTS, JsonOption, StoreOption
 from glotbench.cli._output import console, frame_table, print_json, print_notes
 
 checklist_app = typer.Typer(
@@ -58,11 +58,16 @@ def checklist_score_command(
         typer.Option("--model", "-m", help="Model name per predictions file (default: stem)."),
     ] = None,
     store: StoreOption = None,  # given (or $GLOTBENCH_STORE): the results are stored as runs
-    replicates: Annotated[int, typer.Option("--replicates", help="Bootstrap replicates.")] = 1000,
+    replicates: Annotated[
+        int, typer.Option("--replicates", help="Bootstrap replicates.")
+    ] = DEFAULTS.n_replicates,
     confidence: Annotated[
-        float, typer.Option("--confidence", help="Confidence level of the intervals.")
-    ] = 0.95,
-    seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
+        float,
+        typer.Option(
+            "--confidence-level", "--confidence", help="Confidence level of the intervals."
+        ),
+    ] = DEFAULTS.confidence_level,
+    seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = DEFAULTS.seed,
     json_output: JsonOption = False,
 ) -> None:
     """Failure rates per model, test and language with paired bootstrap CIs."""

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from glotbench.cli._lazy import api
-from glotbench.cli._options import JsonOption
+from glotbench.cli._options import DEFAULTS, JsonOption
 from glotbench.cli._output import console, frame_table, print_json
 
 commands = typer.Typer()
@@ -47,11 +47,11 @@ def bootstrap_command(
     ] = 10_000,
     confidence_level: Annotated[
         float, typer.Option("--confidence-level", help="Level of the interval.")
-    ] = 0.95,
+    ] = DEFAULTS.confidence_level,
     method: Annotated[
         str, typer.Option("--method", help="Interval: percentile or bca.")
     ] = "percentile",
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the resampling.")] = 0,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the resampling.")] = DEFAULTS.seed,
     json_output: JsonOption = False,
 ) -> None:
     """Score a predictions file with a bootstrap standard error and confidence interval."""

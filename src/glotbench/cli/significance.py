@@ -10,6 +10,7 @@ import typer
 
 from glotbench.cli._lazy import api
 from glotbench.cli._options import (
+    DEFAULTS,
     DatasetOption,
     JsonOption,
     LanguageOption,
@@ -112,8 +113,7 @@ def _paired_command(
     json_output: bool,
 ) -> None:
     stats_a, stats_b, bound, names = _pair_source(
-        ctx,
-        files, references, metric, store, dataset, task, language, models, run_seed
+        ctx, files, references, metric, store, dataset, task, language, models, run_seed
     )
     result = api.significance_test(
         test,
@@ -154,8 +154,8 @@ def significance_bootstrap_command(
     model: ModelsOption = None,
     run_seed: RunSeedOption = None,
     resamples: ResamplesOption = 10_000,
-    seed: SeedOption = 0,
-    confidence_level: LevelOption = 0.95,
+    seed: SeedOption = DEFAULTS.seed,
+    confidence_level: LevelOption = DEFAULTS.confidence_level,
     json_output: JsonOption = False,
 ) -> None:
     """Paired bootstrap test of score(A) − score(B): two-sided p-value (+1) and CI."""
@@ -191,7 +191,7 @@ def significance_permutation_command(
     model: ModelsOption = None,
     run_seed: RunSeedOption = None,
     resamples: ResamplesOption = 10_000,
-    seed: SeedOption = 0,
+    seed: SeedOption = DEFAULTS.seed,
     json_output: JsonOption = False,
 ) -> None:
     """Paired approximate randomisation test of score(A) − score(B) (two-sided, +1)."""
@@ -219,7 +219,7 @@ def significance_aso_command(
     files: Annotated[
         list[Path], typer.Argument(help="Score files, one score per line (e.g. per seed).")
     ],
-    confidence_level: LevelOption = 0.95,
+    confidence_level: LevelOption = DEFAULTS.confidence_level,
     iterations: Annotated[
         int, typer.Option("--iterations", help="Bootstrap iterations (deepsig default 1000).")
     ] = 1000,
