@@ -78,7 +78,14 @@ class DesignError(GlotbenchError):
 
 @dataclass(frozen=True)
 class DrawSettings:
-    """How to draw replications: scheme, count, seed and language resampling."""
+    """How to draw replications: scheme, count, seed and language resampling.
+
+    A resolved recipe (no ``auto`` scheme). The defaults of the commands, pages
+    and API are not these field defaults but those of
+    :class:`glotbench.analysis.settings.AnalysisSettings`, whose
+    :meth:`~glotbench.analysis.settings.AnalysisSettings.draws` gives the
+    recipe for a source.
+    """
 
     scheme: Scheme = "nonparametric"
     n_draws: int = 10_000
