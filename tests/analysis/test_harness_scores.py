@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from glotbench import api
+from glotbench.analysis.euroeval_rank import iterations_from_replicated
 from glotbench.analysis.settings import AnalysisSettings
 from glotbench.report.leaderboard import build_leaderboard
 
@@ -71,6 +72,12 @@ def test_lm_eval_accuracy_equals_the_harness_in_aggregate_leaderboard_and_report
     for cell, accuracy in expected.items():
         assert points[cell] == pytest.approx(accuracy, abs=1e-9)
         assert printed[cell] == round(accuracy, 4)
+    # the EuroEval rank score's per-dataset mean (iterations from the replicates, `analyze
+    # ranks`): the point estimate too; the replicates only spread the iterations around it
+    iterations = iterations_from_replicated(replicated, range(len(units)))
+    for u, cell in enumerate(units):
+        assert iterations.mean[0, u] == pytest.approx(expected[cell], abs=1e-9)
+        assert np.nanstd(iterations.scores[0, u]) > 0
     # the report: per-task score column (3 decimals) — one language for tinyboolq, and the
     # mean of xnli's two languages
     api.write_report(tmp_path / "r.html", source, settings=SETTINGS)

@@ -158,7 +158,10 @@ def iterations_from_replicated(
 
     Iteration i is seed i's i-th bootstrap replicate (each EuroEval iteration
     has its own seed and resampled test set); with one seed, its first ten
-    bootstrap replicates.
+    bootstrap replicates. When the replicates were drawn from per-example
+    statistics, the iterations are shifted so that their mean is the point
+    estimate (full-test-set scores, mean over seeds): the replicates supply
+    the spread only, and a model's mean carries no Monte Carlo noise (issue 22).
     """
     values = source.values[:, list(units)]
     n_seeds = values.shape[2]
@@ -167,6 +170,12 @@ def iterations_from_replicated(
         scores = values[:, :, np.arange(n_seeds), b]
     else:
         scores = values[:, :, 0, : min(EUROEVAL_ITERATIONS, values.shape[3])]
+    if source.point is not None:
+        present = np.isfinite(scores)
+        count = present.sum(axis=2)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            drawn_mean = np.where(count > 0, np.nansum(scores, axis=2) / count, np.nan)
+        scores = scores + (source.points()[:, list(units)] - drawn_mean)[..., None]
     picked = [source.units[u] for u in units]
     notes = []
     if np.isfinite(scores).sum(axis=2).max(initial=0) < 2:
