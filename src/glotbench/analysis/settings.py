@@ -179,9 +179,16 @@ class AnalysisSettings:
         else:
             langs = "languages fixed"
         metric = ", ".join(self.metric) if self.metric else "each task's primary metric"
+        # replicates are drawn only from per-example statistics; other scores bring their own
+        drawn = source is None or getattr(source, "source", None) == "examples"
+        replicates = (
+            f"{self.n_replicates:,} bootstrap replicates per run"
+            if drawn
+            else "the scores' own seeds and replicates"
+        )
         return (
-            f"{self.n_draws:,} draws ({scheme}), {self.n_replicates:,} bootstrap replicates "
-            f"per run, {self.confidence_level * 100:g}% intervals, seed {self.seed}, {langs}; "
+            f"{self.n_draws:,} draws ({scheme}), {replicates}, "
+            f"{self.confidence_level * 100:g}% intervals, seed {self.seed}, {langs}; "
             f"metric: {metric}"
         )
 
