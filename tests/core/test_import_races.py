@@ -422,3 +422,90 @@ def test_racing_glotbench_import_commands(inputs: dict[str, tuple[Path, Path]], 
             assert codes[0] == 0 and codes[1] != 0, done
             err = next(e for (_, e), p in zip(done, procs, strict=True) if p.returncode)
             assert "already stored with score" in err and "line" in err, err
+
+
+#: imports argv[1] into argv[2] (as the CLI opens it), pausing for a minute before batch 3
+PAUSING_IMPORT = r"""
+import sys, time
+from glotbench.core import store as store_module
+from glotbench.core.ingest import import_scores_file, open_store_for_import
+original = store_module.Store.add_score_batch
+calls = {"n": 0}
+
+def pausing(self, frame, import_id, **kwargs):
+    calls["n"] += 1
+    if calls["n"] == 3:  # two batches committed; the import is live and unfinished
+        print("paused", flush=True)
+        time.sleep(60)
+    return original(self, frame, import_id, **kwargs)
+
+store_module.Store.add_score_batch = pausing
+with open_store_for_import(sys.argv[2]) as s:
+    import_scores_file(s, sys.argv[1], chunk_rows=50, batch_rows=40)
+"""
+
+#: imports argv[1] into argv[2] and prints the status
+PLAIN_IMPORT = r"""
+import sys
+from glotbench.core.ingest import import_scores_file, open_store_for_import
+with open_store_for_import(sys.argv[2]) as s:
+    print(import_scores_file(s, sys.argv[1]).status, flush=True)
+"""
+
+
+def test_a_live_import_is_waited_for_never_resumed_and_a_killed_one_is_resumed(
+    tmp_path: Path,
+) -> None:
+    frame = pd.DataFrame(
+        {
+            "model": [f"m{i % 20}" for i in range(200)],
+            "task": "xnli",
+            "language": [f"l{i // 20}" for i in range(200)],
+            "metric": "accuracy",
+            "score": [(i % 97) / 97 for i in range(200)],
+        }
+    )
+    path = tmp_path / "s.csv"
+    frame.to_csv(path, index=False)
+    store = tmp_path / "s.duckdb"
+    env = {**os.environ, "PYTHONPATH": str(SRC), "GLOTBENCH_LOCK_TIMEOUT": "60"}
+    first = subprocess.Popen(
+        [sys.executable, "-c", PAUSING_IMPORT, str(path), str(store)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
+    )
+    second = None
+    try:
+        assert first.stdout is not None and first.stdout.readline().strip() == "paused"
+        with Store.open(store, read_only=True) as s:  # readers are not locked out
+            counts = s.summary().counts
+        assert (counts["scores"], counts["incomplete_imports"]) == (80, 1)
+        second = subprocess.Popen(
+            [sys.executable, "-c", PLAIN_IMPORT, str(path), str(store)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        assert second.stderr is not None
+        notice = second.stderr.readline()  # after a second of waiting for the writer lock
+        assert f"waiting for process {first.pid}" in notice, notice
+        assert second.poll() is None  # waiting for the live import, not "resuming" it
+        with Store.open(store, read_only=True) as s:
+            assert s.summary().counts["scores"] == 80
+        first.kill()  # SIGKILL: the OS releases its writer lock
+        first.wait(timeout=10)
+        out, err = second.communicate(timeout=60)
+        assert second.returncode == 0, err
+        assert out.strip() == "resumed"  # its process died: now it is an interrupted import
+    finally:
+        for proc in (first, second):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    got = signature(store)
+    assert got["score_rows_and_keys"] == (200, 200)
+    assert got["imports"] == [("scores", got["imports"][0][1], True)]
+    assert sorted(s[7] for s in got["scores"]) == sorted(frame["score"])
