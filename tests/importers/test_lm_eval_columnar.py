@@ -97,8 +97,12 @@ def _write(path: Path, lines: list[str]) -> Path:
         [json.dumps(_sample(0)), json.dumps(_sample(1, acc="1"))],
         # a repeated key the importer reads: an error naming line 2 and 'acc'
         [json.dumps(_sample(0)), json.dumps(_sample(1))[:-1] + ', "acc": 0.0}'],
-        # doc_id twice
+        # doc_id twice (integers, text, an integer and its text)
         [json.dumps(_sample(0)), json.dumps(_sample(0))],
+        [json.dumps(_sample(0, doc_id="a")), json.dumps(_sample(1, doc_id="a"))],
+        [json.dumps(_sample(1)), json.dumps(_sample(0, doc_id="1"))],
+        # the same doc_id under two filters is two columns, not a repeat
+        [json.dumps(_sample(0)), json.dumps(_sample(0, filter="strict"))],
         # another metrics list on line 2
         [json.dumps(_sample(0)), json.dumps(_sample(1, metrics=["acc"]))],
         # not an object
