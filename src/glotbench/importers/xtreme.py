@@ -57,6 +57,7 @@ from glotbench.importers.common import (
     write_import,
 )
 from glotbench.metrics import get_metric
+from glotbench.metrics.task_names import canonical_metric, canonical_task
 
 
 @dataclass(frozen=True)
@@ -314,8 +315,11 @@ def read_xtreme(
     )
     pred_tasks = sorted(p.name for p in pred_root.iterdir() if p.is_dir())
     if tasks:
-        pred_tasks = [t for t in pred_tasks if t in set(tasks)]
-        missing = sorted(set(tasks) - set(pred_tasks))
+        # a task under any of its names (--task wikiann-ner selects the folder panx)
+        wanted = {canonical_task(t): t for t in tasks}
+        pred_tasks = [t for t in pred_tasks if canonical_task(t) in wanted]
+        found = {canonical_task(t) for t in pred_tasks}
+        missing = sorted(name for key, name in wanted.items() if key not in found)
         if missing:
             raise InputError(
                 f"no predictions for task(s) {', '.join(missing)}",
@@ -417,6 +421,15 @@ def xtreme_average(frame: pd.DataFrame) -> list[dict[str, Any]]:
     """
     out: list[dict[str, Any]] = []
     task_metric: dict[str, float] = {}
+    # XTREME's folder name of each task, whichever name the frame uses (the embedded
+    # baselines say wikiann-ner, the importer panx: glotbench.metrics.task_names)
+    folder = {canonical_task(name): name for name in TASKS}
+    frame = frame.assign(
+        task=[folder.get(canonical_task(str(t)), str(t)) for t in frame["task"]],
+        metric=[
+            canonical_metric(str(t), str(m)) for t, m in zip(frame["task"], frame["metric"], strict=True)
+        ],
+    )
     for task, sub in frame.groupby("task", sort=True):
         per_metric = sub.groupby("metric")["score"].mean() * 100.0
         for metric, value in per_metric.items():
@@ -431,9 +444,9 @@ def xtreme_average(frame: pd.DataFrame) -> list[dict[str, Any]]:
             )
         spec = TASKS.get(str(task))
         if spec is not None and spec.kind == "qa":
-            main = (
-                per_metric.get("squad_exact_match", np.nan) + per_metric.get("squad_f1", np.nan)
-            ) / 2
+            # the mean of EM and F1; a published table with F1 only: F1
+            both = [per_metric[m] for m in ("squad_exact_match", "squad_f1") if m in per_metric]
+            main = float(np.mean(both)) if both else np.nan
         else:
             main = float(per_metric.iloc[0]) if len(per_metric) == 1 else float(per_metric.mean())
         task_metric[str(task)] = float(main)
