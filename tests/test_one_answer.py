@@ -28,6 +28,7 @@ import typer.main
 
 from glotbench import api
 from glotbench.analysis.settings import DEFAULT_SETTINGS, AnalysisSettings
+from glotbench.data import xtreme_r_baselines
 
 from .conftest import CliResult
 from .report.conftest import write_store
@@ -174,26 +175,44 @@ def _printed(value: float, text: str) -> str:
     return f"{value:.{decimals}f}"
 
 
-def _read_doors(cli: Cli, store: Path, settings: AnalysisSettings | None, tmp: Path) -> dict:
-    """Every door's answer for ``store``: None settings = every door with its defaults."""
+def _read_doors(
+    cli: Cli,
+    store: Path | None,
+    settings: AnalysisSettings | None,
+    tmp: Path,
+    published: list[str] | None = None,
+) -> dict:
+    """Every door's answer for ``store``: None settings = every door with its defaults.
+
+    ``published`` (no store): the embedded XTREME-R table, ``--demo`` on the pages and
+    ``--input`` of the same table, restricted to these models, in the analyses.
+    """
     options = [] if settings is None else _options(settings)
     request = settings or AnalysisSettings()
-    source = api.load_replicated(
-        store=store,
-        metric=request.metric_choice,
-        n_replicates=request.n_replicates,
-        seed=request.seed,
-    )
+    if published is None:
+        page_input = analysis_input = ["--store", store]
+        source = api.load_replicated(
+            store=store,
+            metric=request.metric_choice,
+            n_replicates=request.n_replicates,
+            seed=request.seed,
+        )
+    else:
+        table = tmp / "xtreme_r.csv"
+        xtreme_r_baselines().to_csv(table, index=False)
+        page_input = ["--demo"]
+        analysis_input = ["--input", table, *(x for m in published for x in ("--model", m))]
+        source = api.load_replicated(input=table, models=published)
     headline = (
         api.analyze_headline(source) if settings is None else api.analyze_headline(source, settings)
     )
     api_pairs = (
         api.analyze_compare(source) if settings is None else api.analyze_compare(source, settings)
     )
-    page = _json(cli("leaderboard", "--store", store, "--out", tmp / "page", *options, "--json"))
+    page = _json(cli("leaderboard", *page_input, "--out", tmp / "page", *options, "--json"))
     assert page["kind"] == "leaderboard"
     payload = json.loads((tmp / "page" / "leaderboard.json").read_text(encoding="utf-8"))
-    report = cli("report", "--store", store, "--out", tmp / "report.html", *options)
+    report = cli("report", *page_input, "--out", tmp / "report.html", *options)
     assert report.exit_code == 0, report.stderr
     return {
         "source": source,
@@ -202,9 +221,9 @@ def _read_doors(cli: Cli, store: Path, settings: AnalysisSettings | None, tmp: P
         "page": payload,
         "report": _report_overall(tmp / "report.html"),
         "report_text": (tmp / "report.html").read_text(encoding="utf-8"),
-        "aggregate": _json(cli("analyze", "aggregate", "--store", store, *options, "--json")),
-        "compare": _json(cli("analyze", "compare", "--store", store, *options, "--json")),
-        "ranks": _json(cli("analyze", "ranks", "--store", store, *options, "--json")),
+        "aggregate": _json(cli("analyze", "aggregate", *analysis_input, *options, "--json")),
+        "compare": _json(cli("analyze", "compare", *analysis_input, *options, "--json")),
+        "ranks": _json(cli("analyze", "ranks", *analysis_input, *options, "--json")),
         "settings": request,
     }
 
@@ -297,6 +316,20 @@ def test_every_door_gives_the_same_numbers(
 ) -> None:
     doors = _read_doors(cli, stores[kind], SMALL, tmp_path)
     assert len(doors["api"].overall.models) >= 2, "a store of two or more models, so pairs exist"
+    assert _check_one_answer(doors) >= 3
+
+
+def test_a_published_table_gives_the_same_numbers(cli: Cli, tmp_path: Path) -> None:
+    """The issue's example: the XTREME-R demo page vs ``analyze`` on the same table.
+
+    One score per model and language: the scheme is languages-only on every door.
+    The page ranks the models with every task; the analyses are given those models.
+    """
+    complete = ["XLM-R Large", "mBERT"]
+    doors = _read_doors(cli, None, SMALL, tmp_path, published=complete)
+    ranked = [r["model"] for r in doors["page"]["views"]["overall"]["rows"] if r["score"]]
+    assert sorted(ranked) == sorted(complete)
+    assert doors["page"]["settings"]["scheme"] == "languages-only"
     assert _check_one_answer(doors) >= 3
 
 
