@@ -280,7 +280,8 @@ def test_filters(cli: Cli, replicated_csv: Path) -> None:
 def test_filter_matching_nothing_is_a_clear_error(cli: Cli, replicated_csv: Path) -> None:
     result = cli("analyze", "variance", "--input", replicated_csv, "--model", "nobody", "--json")
     assert result.exit_code == 2
-    assert "no rows match the filters" in result.err and "nobody" in result.err
+    # a name the input does not hold is refused with the names it does hold
+    assert "unknown model name(s) 'nobody'" in result.err and "the input has:" in result.err
     # with --json the error is also a JSON object on stdout
     assert "nobody" in json.loads(result.stdout)["error"]["message"]
 
