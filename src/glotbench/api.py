@@ -633,7 +633,7 @@ def reproduction_summary(papers: Sequence[PaperReproduction]) -> pd.DataFrame:
 
 
 def run_benchmark(
-    suite: str | Path,
+    suite: str | Path | None,
     *,
     store: str | Path = DEFAULT_STORE_PATH,
     data_dir: str | Path | None = None,
@@ -653,8 +653,19 @@ def run_benchmark(
     speed_seconds: float | None = None,
     speed: bool = True,
     scores: bool = True,
+    model_args: list[str] | None = None,
+    device: str | None = None,
+    batch_size: int | None = None,
+    limit: int | None = None,
 ) -> Any:
     """Run (or resume) a benchmark suite — a built-in name or a YAML file — into ``store``.
+
+    ``models`` are the suite's model names or models named as ``KIND:ID``
+    (``hf:path``, ``openai:name``, ``majority:``; options from ``model_args``
+    ``["key=value"]``, ``device``, ``batch_size``), which replace the suite's
+    models; ``suite=None`` then runs the built-in ``euroeval-hub``. ``limit``
+    keeps the first N test examples of every dataset (``docs/runner.md``,
+    Models on the command line).
 
     ``shards`` (a folder all workers can write to): each job's statistics are
     written as a Parquet shard and merged by this process; ``merge=False``
@@ -693,10 +704,21 @@ def run_benchmark(
         speed=speed,
         scores=scores,
         speed_of=store_speed_table,
+        model_args=model_args,
+        device=device,
+        batch_size=batch_size,
+        limit=limit,
     )
     if summary.scores is not None:
         summary.by_dataset = scores_by_dataset(summary.scores)
     return summary
+
+
+def dump_suite(path: str | Path, suite: str | Path | None = None, **selection: Any) -> Any:
+    """Write the suite YAML of a run as :func:`run_benchmark` would select it (the same
+    ``models``, ``model_args``, ``tasks``, ``languages``, ``limit``… keywords) to ``path``;
+    ``glotbench run path`` then runs it again. Returns (the file, notes)."""
+    return _benchmark.dump_suite(path, suite, **selection)
 
 
 def speed_summary(

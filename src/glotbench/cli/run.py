@@ -108,25 +108,71 @@ def _run_reporter(quiet: bool) -> Any:
 @commands.command("run")
 def run_command(
     suite: Annotated[
-        str,
-        typer.Argument(help="Built-in suite name (see 'glotbench suites') or a suite YAML file."),
-    ],
+        str | None,
+        typer.Argument(
+            help="Built-in suite name (see 'glotbench suites') or a suite YAML file; "
+            "omitted with --model KIND:ID: the built-in euroeval-hub.",
+        ),
+    ] = None,
     store: StoreOption = DEFAULT_STORE,
     data_dir: Annotated[
         Path | None,
         typer.Option("--data-dir", help="Folder the suite's data paths are relative to."),
     ] = None,
     model: Annotated[
-        list[str] | None, typer.Option("--model", help="Only this model (repeatable).")
+        list[str] | None,
+        typer.Option(
+            "--model",
+            help="A model of your own as KIND:ID (hf:path-or-hub-id, openai:name, "
+            "hf-encoder:id, majority:, ...; replaces the suite's models), or the name of one "
+            "of the suite's models (repeatable; comma lists accepted).",
+        ),
+    ] = None,
+    model_arg: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--model-arg",
+            help="key=value option of the --model KIND:ID models (repeatable, or a comma "
+            "list as lm-eval's --model_args; values read as YAML: 8, 0.5, true).",
+        ),
+    ] = None,
+    device: Annotated[
+        str | None,
+        typer.Option("--device", help="Device of KIND:ID models: auto, cpu, cuda, cuda:N, mps."),
+    ] = None,
+    batch_size: Annotated[
+        int | None,
+        typer.Option(
+            "--batch-size",
+            min=1,
+            help="Batch size of KIND:ID models (openai: requests in flight).",
+        ),
+    ] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option(
+            "--limit", min=1, help="Keep the first N test examples of every dataset (a quick run)."
+        ),
+    ] = None,
+    dump_suite: Annotated[
+        Path | None,
+        typer.Option(
+            "--dump-suite",
+            help="Write the suite YAML of this run (models, datasets, limits) to this file and "
+            "stop; 'glotbench run FILE' runs it.",
+        ),
     ] = None,
     language: Annotated[
-        list[str] | None, typer.Option("--language", help="Only this language (repeatable).")
+        list[str] | None,
+        typer.Option("--language", help="Only this language (repeatable; comma lists accepted)."),
     ] = None,
     task: Annotated[
-        list[str] | None, typer.Option("--task", help="Only this task (repeatable).")
+        list[str] | None,
+        typer.Option("--task", help="Only this task (repeatable; comma lists accepted)."),
     ] = None,
     dataset: Annotated[
-        list[str] | None, typer.Option("--dataset", help="Only this dataset (repeatable).")
+        list[str] | None,
+        typer.Option("--dataset", help="Only this dataset (repeatable; comma lists accepted)."),
     ] = None,
     iterations: Annotated[
         int | None,
@@ -201,7 +247,34 @@ def run_command(
     """Run a benchmark suite (resumable), then show ScandEval scores and inference speed.
 
     Runs already in the store are skipped, so a re-run resumes where a crash stopped.
+    Models can be named here instead of in a suite: glotbench run --model hf:gpt2
+    --task sentiment --language da --limit 64.
     """
+    if dump_suite is not None:
+        written, notes = api.dump_suite(
+            dump_suite,
+            suite,
+            data_dir=data_dir,
+            models=model or None,
+            languages=language or None,
+            tasks=task or None,
+            datasets=dataset or None,
+            iterations=iterations,
+            split_sizes=splits,
+            speed_seconds=speed_seconds,
+            speed=speed,
+            model_args=model_arg or None,
+            device=device,
+            batch_size=batch_size,
+            limit=limit,
+        )
+        if json_output:
+            print_json({"suite_file": str(written), "notes": notes})
+        else:
+            for note in notes:
+                console.print(f"[yellow]note:[/] {escape(str(note))}", highlight=False)
+            console.print(f"suite written to {written}", highlight=False)
+        return
     on_event, close = _run_reporter(quiet or json_output)
     try:
         result = api.run_benchmark(
@@ -223,6 +296,10 @@ def run_command(
             merge=merge,
             speed=speed,
             speed_seconds=speed_seconds,
+            model_args=model_arg or None,
+            device=device,
+            batch_size=batch_size,
+            limit=limit,
         )
     finally:
         close()

@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # the runner's modules load on first use (the facade imports 
     import pandas as pd
 
     from glotbench.runner.executors import RunSummary
+    from glotbench.runner.suite import Suite
 
 
 def list_suites() -> dict[str, str]:
@@ -32,7 +33,7 @@ def list_suites() -> dict[str, str]:
 
 
 def run_benchmark(
-    suite: str | Path,
+    suite: str | Path | None,
     *,
     store: str | Path = DEFAULT_STORE_PATH,
     data_dir: str | Path | None = None,
@@ -53,6 +54,10 @@ def run_benchmark(
     speed: bool = True,
     scores: bool = True,
     speed_of: Callable[[str | Path, list[str]], Any] | None = None,
+    model_args: list[str] | None = None,
+    device: str | None = None,
+    batch_size: int | None = None,
+    limit: int | None = None,
 ) -> RunSummary:
     """Run (or resume) a benchmark suite — a built-in name or a YAML file — into ``store``.
 
@@ -68,13 +73,18 @@ def run_benchmark(
     Returns a :class:`~glotbench.runner.executors.RunSummary` (``.to_dict()``,
     ``.to_frame()`` = ScandEval scores per model, dataset and metric;
     ``.speed`` = ``speed_of(store, the suite's models)`` when given).
+
+    ``models`` are suite model names or ``KIND:ID`` models named on the command
+    line (``hf:path``, ``openai:name``, ``majority:``; with ``model_args``
+    ``["key=value"]``, ``device``, ``batch_size``); ``suite=None`` with such
+    models runs the built-in ``euroeval-hub``. ``limit`` keeps the first N test
+    examples of every dataset. See :func:`prepare_suite`.
     """
     from glotbench.runner.executors import run_suite
-    from glotbench.runner.suite import load_suite, parse_split_sizes
 
-    if isinstance(split_sizes, str):
-        split_sizes = parse_split_sizes(split_sizes)
-    selected = load_suite(suite, data_dir=data_dir).select(
+    selected, notes = prepare_suite(
+        suite,
+        data_dir=data_dir,
         models=models,
         languages=languages,
         tasks=tasks,
@@ -83,6 +93,10 @@ def run_benchmark(
         split_sizes=split_sizes,
         speed_seconds=speed_seconds,
         speed=speed,
+        model_args=model_args,
+        device=device,
+        batch_size=batch_size,
+        limit=limit,
     )
     summary = run_suite(
         selected,
@@ -96,9 +110,84 @@ def run_benchmark(
         merge=merge,
         scores=scores,
     )
+    summary.notes[:0] = notes
     if speed_of is not None:
         summary.speed = speed_of(store, [m.name for m in selected.models])
     return summary
+
+
+def prepare_suite(
+    suite: str | Path | None,
+    *,
+    data_dir: str | Path | None = None,
+    models: list[str] | None = None,
+    languages: list[str] | None = None,
+    tasks: list[str] | None = None,
+    datasets: list[str] | None = None,
+    iterations: int | None = None,
+    split_sizes: dict[str, int] | str | None = None,
+    speed_seconds: float | None = None,
+    speed: bool = True,
+    model_args: list[str] | None = None,
+    device: str | None = None,
+    batch_size: int | None = None,
+    limit: int | None = None,
+) -> tuple[Suite, list[str]]:
+    """The suite a run executes, and notes: ``suite`` (default, with command-line models:
+    the built-in ``euroeval-hub``) with ``--model KIND:ID`` entries in place of its models
+    (:mod:`glotbench.runner.command_line`), restricted by the filters (comma lists accepted)."""
+    from glotbench.errors import InputError
+    from glotbench.runner.command_line import (
+        DEFAULT_TASK_SUITE,
+        command_line_models,
+        split_list,
+        with_models,
+    )
+    from glotbench.runner.suite import load_suite, parse_split_sizes
+
+    if isinstance(split_sizes, str):
+        split_sizes = parse_split_sizes(split_sizes)
+    specs, names, notes = command_line_models(
+        split_list(models) or [], model_args=model_args, device=device, batch_size=batch_size
+    )
+    if not specs and (model_args or device is not None or batch_size is not None):
+        raise InputError(
+            "--model-arg, --device and --batch-size set options of models named on the "
+            "command line (--model KIND:ID, e.g. hf:gpt2); edit the suite for its own models"
+        )
+    if suite is None:
+        if not specs:
+            raise InputError(
+                "name a suite (see 'glotbench suites') or a model with --model KIND:ID "
+                f"(then the tasks of the built-in suite {DEFAULT_TASK_SUITE!r} are run)"
+            )
+        suite = DEFAULT_TASK_SUITE
+    loaded = load_suite(suite, data_dir=data_dir)
+    if specs:
+        loaded = with_models(loaded, specs, names)
+        names = []
+    selected = loaded.select(
+        models=names or None,
+        languages=split_list(languages),
+        tasks=split_list(tasks),
+        datasets=split_list(datasets),
+        iterations=iterations,
+        split_sizes=split_sizes,
+        speed_seconds=speed_seconds,
+        speed=speed,
+        limit=limit,
+    )
+    return selected, notes
+
+
+def dump_suite(
+    path: str | Path, suite: str | Path | None = None, **selection: Any
+) -> tuple[Path, list[str]]:
+    """Write the suite of a (command-line) run as YAML (``glotbench run --dump-suite``)."""
+    from glotbench.runner.command_line import dump_suite as write
+
+    selected, notes = prepare_suite(suite, **selection)
+    return write(selected, path), notes
 
 
 def benchmark_scores(

@@ -56,6 +56,7 @@ class Suite(BaseModel):
         split_sizes: dict[str, int] | None = None,
         speed_seconds: float | None = None,
         speed: bool = True,
+        limit: int | None = None,
     ) -> Suite:
         """A copy restricted to the named models / languages / tasks / datasets.
 
@@ -64,7 +65,8 @@ class Suite(BaseModel):
         datasets' content hashes change with their splits, so such runs never
         resume into full-size ones. ``speed_seconds`` replaces the speed
         benchmark's seconds per document (and caps its warm-up); ``speed=False``
-        turns the benchmark off.
+        turns the benchmark off. ``limit`` keeps the first N examples of every
+        dataset's test split (lm-eval's ``--limit``; a new dataset hash, as above).
         """
 
         def check(wanted: list[str] | None, have: list[str], what: str) -> None:
@@ -119,6 +121,10 @@ class Suite(BaseModel):
                 current = dict(d.splits) if isinstance(d.splits, dict) else {}
                 resized.append(d.model_copy(update={"splits": {**current, **sizes}}))
             out.datasets = resized
+        if limit is not None:
+            if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+                raise InputError(f"the limit must be a positive number of examples, got {limit!r}")
+            out.datasets = [d.model_copy(update={"limit": limit}) for d in out.datasets]
         return out
 
     def jobs(self, *, include_optional: bool | None = None) -> tuple[list[Job], list[str]]:

@@ -65,6 +65,8 @@ class DatasetSpec(BaseModel):
     #: task translation: source_language, target_language (default: language)
     options: dict[str, Any] = Field(default_factory=dict)
     description: str = ""
+    #: keep only the first N examples of the test split (``glotbench run --limit N``)
+    limit: int | None = Field(default=None, ge=1)
 
     @field_validator("paths", "pool", mode="before")
     @classmethod
@@ -162,6 +164,11 @@ def build_dataset(
         )
     else:
         raise DatasetError(f"{where}: splits must be a mapping of sizes or 'predefined'")
+    if spec.limit is not None and len(parts["test"]) > spec.limit:
+        notes.append(
+            f"test split limited to its first {spec.limit} of {len(parts['test'])} examples"
+        )
+        parts["test"] = parts["test"][: spec.limit]
     pool = None
     if task.kind == "retrieval":
         pool = _pool(spec, base, records)

@@ -1,0 +1,226 @@
+"""Models and tasks named on the command line, as lm-eval and EuroEval users name them.
+
+``--model KIND:ID`` builds a suite model entry without a YAML file:
+
+* ``hf:ID`` — a Hugging Face causal LM (kind ``hf-generative``), ``ID`` a
+  local folder or a Hub id (lm-eval's ``--model hf --model_args pretrained=ID``);
+* ``openai:NAME`` — a model behind an OpenAI-compatible server (kind
+  ``openai``; the server address from ``--model-arg base_url=…`` or
+  ``$OPENAI_BASE_URL``);
+* any kind of ``glotbench run --list-models`` (``hf-encoder:ID``,
+  ``majority:``, ``tfidf-logreg:``, ``callable:module:function``, …). Kinds
+  without an identifier take ``ID`` as the model's name (default: the kind).
+
+A ``--model`` without a known ``KIND:`` prefix keeps its old meaning: the
+name of one of the suite's models. ``--model-arg key=value`` (repeatable, or
+lm-eval's comma list ``a=1,b=2``; values read as YAML scalars, so ``8`` is an
+integer and ``true`` a boolean) sets options of every command-line model;
+``--device`` and ``--batch-size`` set those options where the model's kind
+has them. :func:`dump_suite` writes a command-line run as a suite YAML that
+``glotbench run FILE`` runs again, with the same run keys.
+"""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from glotbench.errors import InputError
+from glotbench.runner.models import MODEL_KINDS, ModelSpec
+
+if TYPE_CHECKING:
+    from glotbench.runner.suite import Suite
+
+#: short kind names of the command line
+KIND_ALIASES: dict[str, str] = {"hf": "hf-generative", "hf-causal": "hf-generative"}
+#: the option that receives ``ID`` for kinds that load something
+ID_OPTIONS: dict[str, str] = {
+    "hf-generative": "path",
+    "hf-encoder": "path",
+    "hf-qa": "path",
+    "hf-embed": "path",
+    "openai": "model",
+    "callable": "target",
+    "predictions": "path",
+}
+#: the built-in suite that ``glotbench run --model KIND:ID --task …`` uses without a suite
+DEFAULT_TASK_SUITE = "euroeval-hub"
+
+
+def split_list(values: list[str] | None) -> list[str] | None:
+    """Repeated options and comma lists alike: ``["a,b", "c"]`` -> ``["a", "b", "c"]``."""
+    if not values:
+        return None
+    out = [part.strip() for value in values for part in str(value).split(",")]
+    return [v for v in out if v] or None
+
+
+def model_kind(text: str) -> str | None:
+    """The kind a ``--model`` value names (``hf:…`` -> ``hf-generative``), or None for a name."""
+    prefix, sep, _ = text.partition(":")
+    if not sep:
+        return None
+    if prefix == "vllm":
+        raise InputError(
+            "vllm:PATH is not a backend of this version; serve the model with vLLM's "
+            "OpenAI-compatible server ('vllm serve PATH') and use --model openai:PATH "
+            "--model-arg base_url=http://localhost:8000/v1"
+        )
+    kind = KIND_ALIASES.get(prefix, prefix)
+    return kind if kind in MODEL_KINDS else None
+
+
+def parse_model_args(values: list[str] | None) -> dict[str, Any]:
+    """``["a=1,b=true", "c=x"]`` -> ``{"a": 1, "b": True, "c": "x"}`` (YAML scalars)."""
+    from glotbench.core.yaml_files import load_yaml
+
+    out: dict[str, Any] = {}
+    for value in values or []:
+        parts = [value] if "," not in value else value.split(",")
+        if not all("=" in p for p in parts):  # a comma inside one value: keep it whole
+            parts = [value]
+        for part in parts:
+            key, sep, text = part.partition("=")
+            key = key.strip()
+            if not sep or not key:
+                raise InputError(f"--model-arg must look like key=value, got {part!r}")
+            parsed = load_yaml(text.strip(), "--model-arg") if text.strip() else ""
+            out[key] = parsed if parsed is not None else text.strip()
+    return out
+
+
+def _adapter_parameters(kind: str) -> set[str]:
+    """Keyword options the adapter of ``kind`` accepts (for --device / --batch-size)."""
+    from glotbench.runner import models
+
+    if kind.startswith("hf-") or kind == "openai":
+        module = {
+            "hf-generative": "hf_generative:HFGenerative",
+            "hf-encoder": "hf_encoder:HFEncoder",
+            "hf-qa": "hf_qa:HFQuestionAnswering",
+            "hf-embed": "hf_retrieval:HFEmbedder",
+            "openai": "openai_http:OpenAICompatible",
+        }[kind]
+        name, cls = module.split(":")
+        import importlib
+
+        adapter = getattr(importlib.import_module(f"glotbench.runner.models.{name}"), cls)
+    else:
+        adapter = {
+            "majority": models.Majority,
+            "tagger": models.TokenTagger,
+            "parser": models.DependencyParser,
+            "parse-baseline": models.ParseBaseline,
+            "hashing-embed": models.HashingEmbedder,
+            "callable": models.CallableModel,
+            "predictions": models.PredictionsFile,
+        }.get(kind, models.TextClassifier)
+    params = inspect.signature(adapter.__init__).parameters.values()
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        return {"**"}  # any keyword: the adapter checks its own options
+    return {p.name for p in params} - {"self", "name", "base"}
+
+
+def command_line_models(
+    values: list[str],
+    *,
+    model_args: list[str] | None = None,
+    device: str | None = None,
+    batch_size: int | None = None,
+) -> tuple[list[ModelSpec], list[str], list[str]]:
+    """``--model`` values -> (command-line model entries, suite model names, notes)."""
+    from glotbench.core.names import check_name
+
+    options = parse_model_args(model_args)
+    specs: list[ModelSpec] = []
+    names: list[str] = []
+    notes: list[str] = []
+    for value in values:
+        kind = model_kind(value)
+        if kind is None:
+            names.append(value)
+            continue
+        ident = value.partition(":")[2].strip()
+        opts = dict(options)
+        id_option = ID_OPTIONS.get(kind)
+        if id_option is not None:
+            if not ident:
+                raise InputError(f"--model {value!r}: kind {kind} needs an identifier after ':'")
+            opts.setdefault(id_option, ident)
+            local = Path(ident)
+            name = local.name if kind != "openai" and local.exists() else ident
+        else:
+            name = ident or kind
+        accepted = _adapter_parameters(kind)
+        for flag, key, given in (
+            ("--device", "device", device),
+            ("--batch-size", "batch_size", batch_size),
+        ):
+            if given is None:
+                continue
+            if kind == "openai" and key == "batch_size":
+                opts.setdefault("concurrency", given)  # requests in flight
+            elif key in accepted:
+                opts.setdefault(key, given)
+            else:
+                notes.append(f"{flag} does not apply to model {name!r} (kind {kind})")
+        unknown = sorted(set(opts) - accepted) if "**" not in accepted else []
+        if unknown:
+            raise InputError(
+                f"--model-arg {', '.join(unknown)}: not an option of kind {kind} (model "
+                f"{name!r}); its options are {', '.join(sorted(accepted)) or 'none'}"
+            )
+        name = check_name(name, "model", field="--model")
+        specs.append(ModelSpec(name=name, kind=kind, options=opts))
+    seen: set[str] = set()
+    for spec in specs:
+        if spec.name in seen:
+            raise InputError(f"--model names {spec.name!r} twice")
+        seen.add(spec.name)
+    return specs, names, notes
+
+
+def with_models(suite: Suite, specs: list[ModelSpec], keep: list[str]) -> Suite:
+    """``suite`` with its models replaced by ``specs`` (and the suite models named in ``keep``)."""
+    from glotbench.runner.errors import UnknownNameError
+
+    have = [m.name for m in suite.models]
+    unknown = sorted(set(keep) - set(have))
+    if unknown:
+        raise UnknownNameError(
+            f"unknown model(s) {', '.join(map(repr, unknown))} in suite {suite.name!r}; it has: "
+            f"{', '.join(have) or 'none'} (a model of its own is --model KIND:ID, e.g. hf:gpt2)"
+        )
+    out = suite.model_copy(deep=True)
+    out.models = [m for m in out.models if m.name in keep] + list(specs)
+    clash = sorted({m.name for m in out.models if [x.name for x in out.models].count(m.name) > 1})
+    if clash:
+        raise InputError(f"model name(s) {', '.join(clash)} used twice")
+    return out
+
+
+def suite_yaml(suite: Suite) -> str:
+    """The YAML of a (selected, command-line) suite: ``glotbench run FILE`` runs it again."""
+    import yaml
+
+    data = suite.model_dump(mode="json", exclude_defaults=True, exclude={"base_dir"})
+    data["name"] = suite.name
+    data.setdefault("datasets", [])
+    data.setdefault("models", [])
+    header = "# written by 'glotbench run --dump-suite': the suite of a command-line run\n"
+    if suite.base_dir and any(d.paths or d.pool for d in suite.datasets):
+        header += (
+            f"# its data paths are relative to {suite.base_dir}:\n"
+            f"#   glotbench run THIS_FILE --data-dir {suite.base_dir}\n"
+        )
+    return header + yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+
+
+def dump_suite(suite: Suite, path: str | Path) -> Path:
+    """Write :func:`suite_yaml` to ``path`` (atomically)."""
+    from glotbench.core.atomic_files import write_text_atomic
+
+    target = Path(path)
+    write_text_atomic(target, suite_yaml(suite))
+    return target

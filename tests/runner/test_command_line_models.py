@@ -1,0 +1,208 @@
+"""``glotbench run --model KIND:ID`` and friends: models and tasks named on the command line."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from glotbench.core import Store
+from glotbench.errors import InputError
+from glotbench.runner.benchmark import prepare_suite
+from glotbench.runner.command_line import model_kind, parse_model_args, split_list
+
+from .conftest import store_digests
+from .openai_server import FaultyServer, echo_backend, read_log
+
+N_TRAIN, N_TEST = 40, 60
+
+
+def write_data(folder: Path) -> Path:
+    """Two sentiment datasets (en, da) of the same rows; the label is the text's first word."""
+    rows = [
+        {
+            "id": f"r{i}",
+            "text": f"{'pos' if i % 3 else 'neg'} item {i}",
+            "label": "pos" if i % 3 else "neg",
+            "split": "train" if i < N_TRAIN else "test",
+        }
+        for i in range(N_TRAIN + N_TEST)
+    ]
+    (folder / "sent.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n", "utf-8")
+    suite = folder / "s.yaml"
+    suite.write_text(
+        """
+name: mini
+protocol: {iterations: 2, speed_iterations: 0}
+datasets:
+  - {name: sent, task: sentiment, language: en, loader: jsonl, paths: [sent.jsonl],
+     splits: predefined}
+  - {name: sent-da, task: sentiment, language: da, loader: jsonl, paths: [sent.jsonl],
+     splits: predefined}
+models:
+  - {name: lr, kind: tfidf-logreg}
+  - {name: nb, kind: tfidf-nb}
+""",
+        encoding="utf-8",
+    )
+    return suite
+
+
+def stored(path: Path) -> dict[tuple[str, str, int], list[str]]:
+    with Store.open(path, read_only=True) as store:
+        runs = store.runs()
+        return {
+            (r["model"], r["dataset"], int(r["seed"])): [
+                str(i) for i in store.run_stats(r["run_id"])[0]
+            ]
+            for r in runs.to_dict(orient="records")
+        }
+
+
+def test_models_and_filters_on_the_command_line(tmp_path: Path, cli: Callable[..., Any]) -> None:
+    suite = write_data(tmp_path)
+    out = cli(
+        "run", suite, "--store", tmp_path / "a.duckdb", "--model", "majority:,lr",
+        "--language", "en,da", "--limit", "16", "--json",
+    )  # fmt: skip
+    assert out.exit_code == 0, out.err
+    runs = stored(tmp_path / "a.duckdb")
+    # the suite model named (lr) and the command-line one (majority); not nb
+    assert {k[0] for k in runs} == {"majority", "lr"}
+    assert {k[1] for k in runs} == {"sent", "sent-da"}
+    # --limit: the first 16 test examples of the file, in order
+    expected = [f"r{i}" for i in range(N_TRAIN, N_TRAIN + 16)]
+    assert all(ids == expected for ids in runs.values())
+    # the majority baseline, built from 'majority:', predicts 'pos' (2 in 3 training rows)
+    with Store.open(tmp_path / "a.duckdb", read_only=True) as store:
+        frame = store.runs()
+        row = frame[(frame["model"] == "majority") & (frame["metric"] == "mcc")].iloc[0]
+        meta = row["model_metadata"]
+        meta = json.loads(meta) if isinstance(meta, str) else meta
+    assert meta["kind"] == "majority"
+
+
+def test_dump_suite_runs_again_with_the_same_keys(tmp_path: Path, cli: Callable[..., Any]) -> None:
+    suite = write_data(tmp_path)
+    args = ["--model", "tfidf-logreg:quick", "--model-arg", "C=0.5", "--task", "sentiment"]
+    args += ["--language", "da", "--limit", "12", "--iterations", "1"]
+    out = cli("run", suite, "--store", tmp_path / "a.duckdb", *args)
+    assert out.exit_code == 0, out.err
+    out = cli("run", suite, *args, "--dump-suite", tmp_path / "dumped.yaml", "--json")
+    assert out.exit_code == 0 and json.loads(out.stdout)["suite_file"] == str(
+        tmp_path / "dumped.yaml"
+    )
+    text = (tmp_path / "dumped.yaml").read_text(encoding="utf-8")
+    assert "C: 0.5" in text and "limit: 12" in text and "sent-da" in text
+    assert not (tmp_path / "b.duckdb").exists()  # dumping runs nothing
+    out = cli(
+        "run", tmp_path / "dumped.yaml", "--data-dir", tmp_path, "--store", tmp_path / "b.duckdb"
+    )
+    assert out.exit_code == 0, out.err
+    digests = store_digests(tmp_path / "a.duckdb")
+    assert len(digests) == 2 and digests == store_digests(tmp_path / "b.duckdb")
+
+
+def test_default_task_suite_and_option_parsing() -> None:
+    suite, notes = prepare_suite(
+        None, models=["majority:"], tasks=["sentiment"], languages=["da"], limit=64
+    )
+    assert suite.name == "euroeval-hub" and [m.name for m in suite.models] == ["majority"]
+    assert [(d.name, d.hf, d.limit) for d in suite.datasets] == [
+        ("angry-tweets", "EuroEval/angry-tweets-mini", 64)
+    ]
+    suite, notes = prepare_suite(
+        None, models=["hf:org/tiny", "openai:served"], device="cpu", batch_size=4
+    )
+    by_name = {m.name: m for m in suite.models}
+    assert by_name["org/tiny"].kind == "hf-generative"
+    assert by_name["org/tiny"].options == {"path": "org/tiny", "device": "cpu", "batch_size": 4}
+    assert by_name["served"].options == {"model": "served", "concurrency": 4}
+    assert notes == ["--device does not apply to model 'served' (kind openai)"]
+    assert parse_model_args(["a=8,b=true", "c=x,y", "d=0.5"]) == {
+        "a": 8, "b": True, "c": "x,y", "d": 0.5,
+    }  # fmt: skip
+    assert split_list(["en,da", " sv "]) == ["en", "da", "sv"]
+    assert model_kind("hf:x") == "hf-generative" and model_kind("lr") is None
+    assert model_kind("some:name") is None  # not a kind: a suite model's name
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--model", "majority:", "--model-arg", "C=1"], "not an option of kind majority"),
+        (["--model", "vllm:x"], "OpenAI-compatible server"),
+        (["--model", "lr", "--device", "cpu"], "models named on the command line"),
+        (["--model", "gpt", "--model", "majority:"], "unknown model.*'gpt'.*KIND:ID"),
+        (["--model", "hf:"], "needs an identifier"),
+        (["--model", "majority:", "--model-arg", "oops"], "key=value"),
+    ],
+)
+def test_command_line_mistakes_are_clear_errors(
+    tmp_path: Path, cli: Callable[..., Any], args: list[str], message: str
+) -> None:
+    suite = write_data(tmp_path)
+    out = cli("run", suite, "--store", tmp_path / "a.duckdb", *args, "--json")
+    assert out.exit_code != 0
+    import re
+
+    assert re.search(message, json.loads(out.stdout)["error"]["message"])
+    assert not (tmp_path / "a.duckdb").exists()
+
+
+def test_no_suite_and_no_model_is_an_error(cli: Callable[..., Any]) -> None:
+    out = cli("run", "--json")
+    assert out.exit_code == 2 and "--model KIND:ID" in json.loads(out.stdout)["error"]["message"]
+    with pytest.raises(InputError, match="--model-arg"):
+        prepare_suite("starter", model_args=["a=1"])
+
+
+def test_openai_model_on_the_command_line(tmp_path: Path, cli: Callable[..., Any]) -> None:
+    suite = write_data(tmp_path)
+    log = tmp_path / "log.jsonl"
+    server = FaultyServer(0, echo_backend, log).start()
+    try:
+        out = cli(
+            "run", suite, "--store", tmp_path / "a.duckdb", "--model", "openai:echo",
+            "--model-arg", f"base_url={server.url},endpoint=completions,decoding=greedy",
+            "--batch-size", "2", "--limit", "10", "--language", "en", "--json",
+        )  # fmt: skip
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert out.exit_code == 0, out.err
+    # greedy: the second iteration is answered from the cache; 10 distinct prompts sent
+    assert len(read_log(log)) == 10
+    result = json.loads(out.stdout)
+    scores = {(r["model"], r["metric"]): r["score"] for r in result["scores"]}
+    assert scores[("echo", "mcc")] == pytest.approx(1.0)  # the echo repeats the label
+
+
+@pytest.mark.slow
+def test_hf_model_on_the_command_line_without_a_model_entry(
+    tmp_path: Path, cli: Callable[..., Any]
+) -> None:
+    """The issue's example, offline: a tiny local causal LM named with hf:PATH."""
+    pytest.importorskip("torch", reason="torch is not installed (extra 'neural')")
+    pytest.importorskip("transformers", reason="transformers is not installed (extra 'neural')")
+    from .hf_tiny import save_gpt, train_tokenizer
+
+    suite = write_data(tmp_path)
+    texts = (tmp_path / "sent.jsonl").read_text("utf-8").splitlines()
+    save_gpt(tmp_path / "tiny-gpt", train_tokenizer(texts, bert=False, vocab_size=120))
+    out = cli(
+        "run", suite, "--store", tmp_path / "a.duckdb", "--model", f"hf:{tmp_path / 'tiny-gpt'}",
+        "--model-arg", "max_new_tokens=2", "--device", "cpu", "--batch-size", "4",
+        "--task", "sentiment", "--language", "da", "--limit", "8", "--iterations", "2", "--json",
+    )  # fmt: skip
+    assert out.exit_code == 0, out.err
+    runs = stored(tmp_path / "a.duckdb")
+    assert {k[:2] for k in runs} == {("tiny-gpt", "sent-da")}
+    assert len({k[2] for k in runs}) == 2 and all(len(ids) == 8 for ids in runs.values())
+    with Store.open(tmp_path / "a.duckdb", read_only=True) as store:
+        meta = store.runs()["model_metadata"].iloc[0]
+    meta = json.loads(meta) if isinstance(meta, str) else meta
+    assert meta["kind"] == "hf-generative" and meta["batch_size"] == 4 and meta["device"] == "cpu"
