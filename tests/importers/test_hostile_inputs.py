@@ -313,3 +313,78 @@ def test_fuzz_an_invisible_character_anywhere_in_any_name_is_refused(
         assert all(bad not in str(v) for v in stored.iloc[-1][["model", "task", "language"]])
         return
     assert _store_count(store) == before
+
+
+yaml_keys = st.sampled_from(["a", "b", "models", "1", "x y", "null"])
+yaml_scalars = st.one_of(st.integers(-5, 5), st.sampled_from(["t", "u", "true", "1.5"]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    pairs=st.lists(st.tuples(yaml_keys, yaml_scalars), min_size=1, max_size=6), nested=st.booleans()
+)
+def test_fuzz_yaml_repeated_keys_are_refused_else_read_as_safe_load(pairs, nested) -> None:
+    import yaml
+
+    body = "".join(f"{'  ' if nested else ''}{k}: {v}\n" for k, v in pairs)
+    text = ("outer:\n" if nested else "") + body
+    keys = [k for k, _ in pairs]
+    parsed_keys = [yaml.safe_load(f"{k}: 0") for k in keys]  # "1" is the integer 1, "null" None
+    repeated = len(set(map(repr, parsed_keys))) != len(parsed_keys)
+    if repeated:
+        with pytest.raises(InputError, match="appears twice") as info:
+            load_yaml(text, "f.yaml")
+        assert info.value.line is not None and info.value.line >= 2
+    else:
+        assert load_yaml(text, "f.yaml") == yaml.safe_load(text)
+
+
+@settings(max_examples=80, deadline=None)
+@given(code=st.text(alphabet="abcXYZ019-_. /", min_size=0, max_size=12))
+@example(code="..")
+@example(code="zh-Hans")
+def test_fuzz_language_codes(code: str) -> None:
+    from glotbench.core.names import LANGUAGE_CODE_RE, check_language_code
+
+    parts = code.replace("_", "-").split("-")
+    shaped = (
+        2 <= len(parts[0]) <= 8
+        and parts[0].isalpha()
+        and parts[0].isascii()
+        and all(1 <= len(p) <= 8 and p.isalnum() and p.isascii() for p in parts[1:])
+    )
+    assert bool(LANGUAGE_CODE_RE.fullmatch(code)) == shaped
+    if shaped:
+        assert check_language_code(code) == code
+    else:
+        with pytest.raises(InputError, match="not a language code"):
+            check_language_code(code, path="test-x.tsv")
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    lines=st.lists(st.binary(max_size=20).map(lambda b: b.replace(b"\n", b"")), max_size=8),
+    limit=st.integers(1, 16),
+    final_newline=st.booleans(),
+)
+def test_fuzz_bounded_lines_refuse_exactly_the_first_over_long_line(
+    lines: list[bytes], limit: int, final_newline: bool
+) -> None:
+    """Lines of at most ``limit`` bytes (plus the newline) are read as ``readlines`` reads them;
+    the first longer line is refused by its number."""
+    import io
+
+    from glotbench.core.limits import bounded_lines
+
+    data = b"\n".join(lines) + (b"\n" if final_newline and lines else b"")
+    expected = io.BytesIO(data).readlines()
+    first_long = next(
+        (i for i, line in enumerate(expected, 1) if len(line.rstrip(b"\n")) > limit), None
+    )
+    if first_long is None:
+        got = [line for _, line in bounded_lines(io.BytesIO(data), "f", limit=limit)]
+        assert got == expected
+    else:
+        with pytest.raises(InputError, match="longer than") as info:
+            list(bounded_lines(io.BytesIO(data), "f", limit=limit))
+        assert info.value.line == first_long
