@@ -84,6 +84,8 @@ def test_published_models_stay_beside_runs(mixed_store: Path) -> None:
                 assert np.ptp(finite) == 0
     notes = " ".join(source.notes)
     assert "no uncertainty known" in notes and "mBERT" in notes
+    assert {"mBERT", "XLM-R Large", "mT5-XXL"} <= set(source.no_uncertainty)
+    assert "mine" not in source.no_uncertainty
     # tasks with published scores only are left out, with the reason
     assert "aggregate scores only left out (lareqa, mlqa, tydiqa-goldp)" in notes
     # XQuAD is analysed on SQuAD F1 (the paper's metric) so the published F1 meets the runs
@@ -101,6 +103,10 @@ def test_the_leaderboard_shows_every_model(
     payload = json.loads(result.stdout)
     assert {"mine", "mBERT", "XLM-R Large", "mT5-XXL"} <= set(payload["models"])
     assert any("no uncertainty known" in n for n in payload["notes"])
+    # the page marks each such model in its own metadata column
+    page = json.loads((tmp_path / "lb" / "leaderboard.json").read_text())
+    marks = {m["name"]: m["metadata"].get("uncertainty") for m in page["models"]}
+    assert marks["mBERT"].startswith("none known") and marks["mine"] is None
 
 
 def _tiny_runs() -> tuple[object, pd.DataFrame]:

@@ -204,6 +204,12 @@ def add_published(
             "or replicates): their SDs and interval widths are 0, so a comparison with them "
             "counts only the other model's uncertainty"
         )
-    kwargs = {"point": point} if hasattr(replicated, "point") else {}
-    merged = dataclasses.replace(replicated, models=models, units=units, values=values, **kwargs)
+    merged = dataclasses.replace(
+        replicated,
+        models=models,
+        units=units,
+        values=values,
+        point=point,
+        no_uncertainty=tuple(sorted({*replicated.no_uncertainty, *without})),
+    )
     return merged, notes

@@ -91,6 +91,9 @@ class ReplicatedScores:
     task_metrics: tuple[tuple[str, str], ...] = ()
     notes: tuple[str, ...] = ()
     point: np.ndarray | None = None
+    #: models whose scores carry no uncertainty (published scores without an SE or
+    #: replicates, kept beside resampled runs: :mod:`glotbench.analysis.published`)
+    no_uncertainty: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         shape = (len(self.models), len(self.units))

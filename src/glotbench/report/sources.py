@@ -154,6 +154,10 @@ def leaderboard_source(
             notes += selected.notes
             replicated = dataclasses.replace(selected, notes=())
             kept = sorted({str(t) for t, _ in selected.task_metrics}) or None
+            for model in selected.no_uncertainty:  # marked on the page, not silently exact
+                metadata.setdefault(model, {})["uncertainty"] = (
+                    "none known (a published score without SE or replicates)"
+                )
             if selected.source == "examples":
                 runs = handle.runs(models=models, tasks=tasks, languages=languages)
                 for model, values in zip(runs["model"], runs["model_metadata"], strict=True):
