@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import unicodedata
 from pathlib import Path
@@ -388,3 +389,29 @@ def test_fuzz_bounded_lines_refuse_exactly_the_first_over_long_line(
         with pytest.raises(InputError, match="longer than") as info:
             list(bounded_lines(io.BytesIO(data), "f", limit=limit))
         assert info.value.line == first_long
+
+
+def test_a_reuben_config_with_a_key_twice_is_refused(tmp_path: Path) -> None:
+    from glotbench.importers.reuben import ReubenConfig
+
+    config = tmp_path / "c.yaml"
+    config.write_text("score_col: F1\nseed_sd_col: a\nboot_sd_col: b\nscore_col: F2\n")
+    with pytest.raises(InputError, match="'score_col' appears twice") as info:
+        ReubenConfig.from_yaml(config)
+    assert (info.value.path, info.value.line, info.value.field) == (str(config), 4, "score_col")
+
+
+def test_a_reuben_csv_refuses_an_over_long_line(tmp_path: Path) -> None:
+    from glotbench.core.limits import MAX_LINE_BYTES, MiB
+    from glotbench.importers.reuben import ReubenConfig, read_reuben
+
+    path = tmp_path / "r.csv"
+    path.write_text("Model,Task,Mean,SD_seed,SD_boot_avg\nm,de,0.5,0.01,0.01\n")
+    size = path.stat().st_size
+    os.truncate(path, size + MAX_LINE_BYTES + MiB)
+    config = ReubenConfig.from_mapping(
+        {"score_col": "Mean", "seed_sd_col": "SD_seed", "boot_sd_col": "SD_boot_avg"}
+    )
+    with pytest.raises(InputError, match="longer than 64 MiB") as info:
+        read_reuben(path, config, metrics=["Mean=accuracy"])
+    assert info.value.line == 3

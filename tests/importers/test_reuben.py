@@ -318,7 +318,7 @@ def test_config_and_metric_errors(tmp_path: Path) -> None:
                                    "num_bootstrap_resamples": "many"})  # fmt: skip
     bad_yaml = tmp_path / "c.yaml"
     bad_yaml.write_text("score_col: [unclosed\n")
-    with pytest.raises(InputError, match="invalid YAML"):
+    with pytest.raises(InputError, match="not valid YAML"):
         ReubenConfig.from_yaml(bad_yaml)
     with pytest.raises(InputError, match="COLUMN=NAME"):
         parse_metric_specs(["F1"])

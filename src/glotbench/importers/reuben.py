@@ -39,7 +39,6 @@ the analysis, not the data (docs/importers/reuben.md).
 from __future__ import annotations
 
 import csv
-import io
 import math
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -49,6 +48,7 @@ from typing import Any
 
 import pandas as pd
 
+from glotbench.core.limits import MAX_FIELD_CHARS, text_lines
 from glotbench.core.store import Store
 from glotbench.core.validate import metric_score_range
 from glotbench.errors import InputError
@@ -111,22 +111,14 @@ class ReubenConfig:
     @classmethod
     def from_yaml(cls, path: str | Path) -> ReubenConfig:
         """Read a reuben config; unknown keys and wrong types are InputErrors naming the key."""
-        import yaml
+        from glotbench.core.yaml_files import load_yaml
 
         file = Path(path)
         try:
             text = file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise InputError(f"cannot read the config: {exc}", path=str(file)) from None
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            raise InputError(
-                f"invalid YAML ({getattr(exc, 'problem', exc)})",
-                path=str(file),
-                line=None if mark is None else mark.line + 1,
-            ) from None
+        data = load_yaml(text, str(file))  # a key given twice is refused, not the last kept
         data = {} if data is None else data
         if not isinstance(data, dict):
             raise InputError("a reuben config must be a mapping of keys", path=str(file))
@@ -311,16 +303,27 @@ def _iter_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             path=str(path),
         )
     try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
+        with open(path, encoding="utf-8-sig", newline="") as fh:
+            # line by line: an over-long line is refused while read (core/limits.py)
+            lines = text_lines(fh, str(path))
+            reader = csv.DictReader(lines, delimiter="\t" if suffix == ".tsv" else ",")
+            for record in reader:
+                if None in record:
+                    raise InputError(
+                        "the row has more fields than the header",
+                        path=str(path),
+                        line=reader.line_num,
+                    )
+                if any(len(v) > MAX_FIELD_CHARS for v in record.values() if isinstance(v, str)):
+                    raise InputError(
+                        f"a field has more than {MAX_FIELD_CHARS:,} characters (see "
+                        "docs/formats.md, 'Limits')",
+                        path=str(path),
+                        line=reader.line_num,
+                    )
+                yield reader.line_num, dict(record)
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise InputError(f"cannot read the file: {exc}", path=str(path)) from None
-    reader = csv.DictReader(io.StringIO(text), delimiter="\t" if suffix == ".tsv" else ",")
-    for record in reader:
-        if None in record:
-            raise InputError(
-                "the row has more fields than the header", path=str(path), line=reader.line_num
-            )
-        yield reader.line_num, dict(record)
 
 
 def _number(value: Any, text: bool = False) -> float | None:
