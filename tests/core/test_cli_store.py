@@ -217,6 +217,7 @@ def test_sigkill_during_examples_import_leaves_only_complete_runs_and_rerun_comp
             break
     assert 0 < len(runs) < n_models * n_languages, "expected a partial import"
     assert len(summary.incomplete_imports) == 1
+    assert summary.incomplete_imports[0]["running"] is None  # its process is dead
     partial = len(runs)
 
     proc2 = subprocess.run([*command, "--json"], capture_output=True, text=True, timeout=300)

@@ -454,7 +454,7 @@ with open_store_for_import(sys.argv[2]) as s:
 
 
 def test_a_live_import_is_waited_for_never_resumed_and_a_killed_one_is_resumed(
-    tmp_path: Path,
+    tmp_path: Path, cli: Any
 ) -> None:
     frame = pd.DataFrame(
         {
@@ -480,8 +480,13 @@ def test_a_live_import_is_waited_for_never_resumed_and_a_killed_one_is_resumed(
     try:
         assert first.stdout is not None and first.stdout.readline().strip() == "paused"
         with Store.open(store, read_only=True) as s:  # readers are not locked out
-            counts = s.summary().counts
-        assert (counts["scores"], counts["incomplete_imports"]) == (80, 1)
+            summary = s.summary()
+        assert (summary.counts["scores"], summary.counts["incomplete_imports"]) == (80, 1)
+        (item,) = summary.incomplete_imports
+        assert item["running"]["pid"] == first.pid  # in progress, not interrupted
+        shown = cli("show", "--store", store)
+        assert f"import in progress {item['import_id']}" in shown.out
+        assert f"by process {first.pid}" in shown.out and "interrupted" not in shown.out
         second = subprocess.Popen(
             [sys.executable, "-c", PLAIN_IMPORT, str(path), str(store)],
             stdout=subprocess.PIPE,

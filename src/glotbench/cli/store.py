@@ -46,6 +46,16 @@ def show_command(store: StoreOption = DEFAULT_STORE, json_output: JsonOption = F
     if not summary.by_model_task_language.empty:
         console.print(frame_table(summary.to_frame(), title="By model, task and language"))
     for item in summary.incomplete_imports:
+        running = item.get("running")
+        if running:  # its process holds the store's writer lock: in progress, not interrupted
+            console.print(
+                f"[cyan]import in progress[/] {item['import_id']} of "
+                f"{escape(str(item['source']))} ({item['kind']}, {item['runs_written']} runs "
+                f"written so far, started {item['started_at']}) by process {running['pid']} "
+                f"({escape(str(running.get('command') or ''))})",
+                highlight=False,
+            )
+            continue
         console.print(
             f"[yellow]interrupted import[/] {item['import_id']} of {escape(str(item['source']))} "
             f"({item['kind']}, {item['runs_written']} runs written, started "

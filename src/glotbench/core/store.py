@@ -86,7 +86,7 @@ from glotbench.core.store_schema import _DDL, _FAILURES_DDL, _MIGRATIONS, _TABLE
 from glotbench.core.store_scores import SCORE_RTOL, ScoresPart  # noqa: F401
 from glotbench.core.store_sql import Filter, _in_use, _sql_ident, _where  # noqa: F401
 from glotbench.core.store_writes import BatchWrite, RunItem, RunWritesPart  # noqa: F401
-from glotbench.core.writer_lock import writer_lock
+from glotbench.core.writer_lock import live_owner, writer_lock
 from glotbench.errors import StoreError
 
 #: ``meta`` keys ``suite:NAME`` hold the JSON title and description of a suite that ran here
@@ -496,6 +496,7 @@ class Store(RunWritesPart, ScoresPart, ReadsPart, FailuresPart, ImportsPart, Exp
         table["metrics"] = [", ".join(v) for v in table["metrics"]]
         for col in ("runs", "seeds", "examples", "scores"):
             table[col] = table[col].astype(np.int64)
+        owner = live_owner(self.path)  # the import being written now, if any
         incomplete = [
             {
                 "import_id": r[0],
@@ -503,6 +504,8 @@ class Store(RunWritesPart, ScoresPart, ReadsPart, FailuresPart, ImportsPart, Exp
                 "source": r[2],
                 "started_at": r[3].isoformat(timespec="seconds"),
                 "runs_written": int(r[4]),
+                # None: interrupted (run it again); else the process writing it now
+                "running": _running(owner, r[0]),
             }
             for r in con.execute(
                 "SELECT i.import_id, i.kind, i.source, i.started_at, "
@@ -517,6 +520,13 @@ class Store(RunWritesPart, ScoresPart, ReadsPart, FailuresPart, ImportsPart, Exp
             by_model_task_language=table,
             incomplete_imports=incomplete,
         )
+
+
+def _running(owner: dict[str, Any] | None, import_id: str) -> dict[str, Any] | None:
+    """The writer-lock owner (pid, command, since) if it is writing import ``import_id``."""
+    if not owner or owner.get("import_id") != import_id:
+        return None
+    return {k: owner.get(k) for k in ("pid", "command", "locked_at")}
 
 
 def _open_error_message(path: Path, exc: Exception) -> str:

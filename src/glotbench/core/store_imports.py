@@ -1,7 +1,10 @@
 """Import tracking in the store: the ``imports`` table (one row per imported file).
 
 A file is imported once (by SHA-256); an interrupted import is completed by
-repeating it. The methods of :class:`~glotbench.core.store.Store` (:class:`ImportsPart`).
+repeating it. An import records its id in the store's writer lock file while
+it writes (:func:`glotbench.core.writer_lock.note_import`), so an unfinished
+``imports`` row is known to be in progress or interrupted. The methods of
+:class:`~glotbench.core.store.Store` (:class:`ImportsPart`).
 """
 
 from __future__ import annotations
@@ -20,12 +23,14 @@ from glotbench.core.store_sql import (
     StorePart,
     _in_use,
 )
+from glotbench.core.writer_lock import note_import
 
 
 class ImportsPart(StorePart):
     """The ``imports`` table: which files were imported, and whether completely."""
 
     def _insert_import(self, record: ImportRecord) -> None:
+        note_import(self.path, record.import_id)  # `show` tells it from an interrupted one
         self._con.execute(
             f"INSERT INTO imports ({', '.join(_IMPORT_COLUMNS)}) VALUES "
             f"({', '.join('?' for _ in _IMPORT_COLUMNS)})",

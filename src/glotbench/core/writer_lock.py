@@ -110,6 +110,44 @@ def read_owner(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
+def note_import(store_path: str | Path, import_id: str) -> None:
+    """Record in the lock file of a store this process holds which import it is writing.
+
+    So ``glotbench show`` can tell the import in progress from an interrupted
+    one (:func:`live_owner`). Does nothing when this process does not hold the lock.
+    """
+    entry = _held.get(str(writer_lock_path(store_path)))
+    if entry is None:
+        return
+    fd = entry[0]
+    with suppress(OSError, ValueError):
+        os.lseek(fd, 0, os.SEEK_SET)
+        owner = json.loads(os.read(fd, 1 << 16) or b"null") or {}
+        owner["import_id"] = import_id
+        os.ftruncate(fd, 0)
+        os.lseek(fd, 0, os.SEEK_SET)
+        os.write(fd, json.dumps(owner).encode())
+
+
+def live_owner(store_path: str | Path) -> dict[str, Any] | None:
+    """The owner record of the store's writer lock if a running process holds it, else None.
+
+    The lock is held exactly while its process runs, so this tells an import
+    in progress from an interrupted one. Never creates the lock file.
+    """
+    path = writer_lock_path(store_path)
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except OSError:
+        return None
+    try:
+        if _try_lock(fd):  # free: nobody is writing (the lock goes with the close below)
+            return None
+        return read_owner(path) or {}
+    finally:
+        os.close(fd)
+
+
 def _try_lock(fd: int) -> bool:
     if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
         import msvcrt
