@@ -210,10 +210,10 @@ def _read_doors(
         api.analyze_compare(source) if settings is None else api.analyze_compare(source, settings)
     )
     page = _json(cli("leaderboard", *page_input, "--out", tmp / "page", *options, "--json"))
-    assert page["kind"] == "leaderboard"
     payload = json.loads((tmp / "page" / "leaderboard.json").read_text(encoding="utf-8"))
-    report = cli("report", *page_input, "--out", tmp / "report.html", *options)
-    assert report.exit_code == 0, report.stderr
+    assert page["kind"] == "leaderboard" and page["settings"] == payload["settings"]
+    report = _json(cli("report", *page_input, "--out", tmp / "report.html", *options, "--json"))
+    assert report["settings"] == payload["settings"]
     return {
         "source": source,
         "api": headline,

@@ -34,6 +34,8 @@ class SiteResult:
     notes: tuple[str, ...]
     #: leaderboard: the models whose every pair the pairwise view holds (best first)
     pair_models: tuple[str, ...] = ()
+    #: the settings every number was computed with (:meth:`AnalysisSettings.record`)
+    settings: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = {
@@ -45,6 +47,8 @@ class SiteResult:
         }
         if self.kind == "leaderboard":
             out["pair_models"] = list(self.pair_models)
+        if self.settings is not None:
+            out["settings"] = self.settings
         return out
 
 
@@ -99,6 +103,7 @@ def write_leaderboard_site(
         tuple(data.payload["views"]),
         source.notes,
         tuple(pairwise["models"]) if pairwise else (),
+        data.payload["settings"],
     )
 
 
@@ -214,5 +219,10 @@ def write_report(
     )
     path = write_html(report, out)
     return SiteResult(
-        path, "report", replicated.models, tuple(h for h, _ in report.sections), tuple(notes)
+        path,
+        "report",
+        replicated.models,
+        tuple(h for h, _ in report.sections),
+        tuple(notes),
+        settings=settings.record(replicated),
     )
