@@ -38,7 +38,7 @@ class SiteResult:
     settings: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        out = {
+        out: dict[str, Any] = {
             "kind": self.kind,
             "path": str(self.path),
             "models": list(self.models),
