@@ -240,7 +240,7 @@ def _check_utf8(path: Path, gz: bool) -> None:
     """Raise InputError naming the first line that is not valid UTF-8."""
     opener = gzip.open if gz else open
     with opener(path, "rb") as fh:
-        for lineno, raw in bounded_lines(fh, str(path)):
+        for lineno, raw in bounded_lines(fh, str(path)):  # type: ignore[arg-type]
             try:
                 raw.decode("utf-8")
             except UnicodeDecodeError as exc:

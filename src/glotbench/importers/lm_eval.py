@@ -363,9 +363,10 @@ class _Column:
     metric: str
     filt: str
     first_line: int
-    ids: list[str] = field(default_factory=list)
-    values: list[Any] = field(default_factory=list)
-    lines: list[int] = field(default_factory=list)
+    #: lists when read line by line, arrays when read by DuckDB
+    ids: Any = field(default_factory=list)
+    values: Any = field(default_factory=list)
+    lines: Any = field(default_factory=list)
 
 
 #: JSON types of a per-sample number as DuckDB names them
@@ -903,9 +904,9 @@ def _run_of_column(
     metric, filt = col.metric, col.filt
     aggregations = _aggregations(run.data, task)
     name, language = mapping.split(task)
-    where = {"path": str(run.results_path), "field": f"results.{task}"}
-    name = check_name(name, "task", **where)
-    language = check_name(language, "language", **where)
+    results_path, field_name = str(run.results_path), f"results.{task}"
+    name = check_name(name, "task", path=results_path, field=field_name)
+    language = check_name(language, "language", path=results_path, field=field_name)
     check_name(metric, "metric", path=str(sample_path), field="metrics")
     built = _column_stats(col, sample_path, aggregations.get(metric), labels)
     if built is None:

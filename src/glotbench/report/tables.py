@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import overload
 
 import numpy as np
 import pandas as pd
@@ -15,6 +16,10 @@ from rich.text import Text
 from glotbench.analysis.aggregate import Leaderboard
 
 
+@overload
+def plain(value: None) -> None: ...
+@overload
+def plain(value: object) -> Text: ...
 def plain(value: object) -> Text | None:
     """``value`` as rich Text that is never parsed as markup.
 
