@@ -98,6 +98,21 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary_file(tmp_path: Path
     assert target.read_text() == "new" and list(tmp_path.iterdir()) == [target]
 
 
+def test_temporary_files_of_killed_writers_are_removed_once_stale(tmp_path: Path) -> None:
+    target = tmp_path / "index.html"
+    stale = tmp_path / ".index.html.killed1.tmp"
+    fresh = tmp_path / ".index.html.live22.tmp"  # another writer, still at work
+    other = tmp_path / ".report.html.killed3.tmp"  # another target's: not this write's business
+    for f in (stale, fresh, other):
+        f.write_text("half")
+    hours_ago = time.time() - 7200
+    os.utime(stale, (hours_ago, hours_ago))
+    os.utime(other, (hours_ago, hours_ago))
+    write_text_atomic(target, "page")
+    assert not stale.exists() and fresh.exists() and other.exists()
+    assert target.read_text() == "page"
+
+
 def _umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)

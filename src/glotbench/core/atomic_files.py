@@ -14,7 +14,8 @@ Every page, report and export glotbench writes goes through :func:`atomic_path`
   make glotbench overwrite the file it points to;
 * the temporary file is hidden (``.NAME.<random>.tmp``), created exclusively
   (``O_EXCL``, so it cannot be a pre-planted link either) and removed when the
-  write fails.
+  write fails; one left by a killed writer is removed by a later write of
+  the same target once it is an hour old (:func:`remove_stale_temporaries`).
 
 The new file gets the permissions an ordinary ``open(path, "w")`` would give it
 (``0o666`` minus the umask), not the ``0o600`` of :func:`tempfile.mkstemp`.
@@ -23,8 +24,10 @@ The new file gets the permissions an ordinary ``open(path, "w")`` would give it
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -61,6 +64,7 @@ def atomic_path(target: str | Path, *, fsync: bool = True) -> Iterator[Path]:
     if path.is_dir() and not path.is_symlink():
         raise GlotbenchError(f"{path} is a folder; give a file name to write")
     folder = path.parent
+    remove_stale_temporaries(path)
     fd, tmp_name = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
     tmp = Path(tmp_name)
@@ -75,6 +79,30 @@ def atomic_path(target: str | Path, *, fsync: bool = True) -> Iterator[Path]:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
+
+
+#: a temporary file untouched for this long was left by a killed writer (seconds)
+STALE_SECONDS = 3600.0
+
+
+def remove_stale_temporaries(target: str | Path, older_than: float = STALE_SECONDS) -> list[Path]:
+    """Remove ``.NAME.*.tmp`` files next to ``target`` not modified for ``older_than`` seconds.
+
+    They were left by a writer killed mid-write (``kill -9`` gives it no
+    chance to clean up); a live writer's file is younger. Returns the files
+    removed.
+    """
+    path = Path(target)
+    removed = []
+    now = time.time()
+    for tmp in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
+        try:
+            if now - tmp.lstat().st_mtime > older_than:
+                tmp.unlink()
+                removed.append(tmp)
+        except OSError:
+            continue  # gone already, or not ours to remove
+    return removed
 
 
 def write_text_atomic(target: str | Path, text: str, *, encoding: str = "utf-8") -> Path:
