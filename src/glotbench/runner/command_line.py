@@ -22,7 +22,6 @@ has them. :func:`dump_suite` writes a command-line run as a suite YAML that
 
 from __future__ import annotations
 
-import inspect
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -91,35 +90,11 @@ def parse_model_args(values: list[str] | None) -> dict[str, Any]:
 
 
 def _adapter_parameters(kind: str) -> set[str]:
-    """Keyword options the adapter of ``kind`` accepts (for --device / --batch-size)."""
-    from glotbench.runner import models
+    """Keyword options the adapter of ``kind`` accepts (``{"**"}``: any keyword)."""
+    from glotbench.runner.models.options import option_schema
 
-    if kind.startswith("hf-") or kind == "openai":
-        module = {
-            "hf-generative": "hf_generative:HFGenerative",
-            "hf-encoder": "hf_encoder:HFEncoder",
-            "hf-qa": "hf_qa:HFQuestionAnswering",
-            "hf-embed": "hf_retrieval:HFEmbedder",
-            "openai": "openai_http:OpenAICompatible",
-        }[kind]
-        name, cls = module.split(":")
-        import importlib
-
-        adapter = getattr(importlib.import_module(f"glotbench.runner.models.{name}"), cls)
-    else:
-        adapter = {
-            "majority": models.Majority,
-            "tagger": models.TokenTagger,
-            "parser": models.DependencyParser,
-            "parse-baseline": models.ParseBaseline,
-            "hashing-embed": models.HashingEmbedder,
-            "callable": models.CallableModel,
-            "predictions": models.PredictionsFile,
-        }.get(kind, models.TextClassifier)
-    params = inspect.signature(adapter.__init__).parameters.values()
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
-        return {"**"}  # any keyword: the adapter checks its own options
-    return {p.name for p in params} - {"self", "name", "base"}
+    names, open_ended = option_schema(kind)
+    return {"**"} if open_ended else set(names)
 
 
 def command_line_models(
@@ -131,6 +106,7 @@ def command_line_models(
 ) -> tuple[list[ModelSpec], list[str], list[str]]:
     """``--model`` values -> (command-line model entries, suite model names, notes)."""
     from glotbench.core.names import check_name
+    from glotbench.runner.models.options import OptionError, check_options
 
     options = parse_model_args(model_args)
     specs: list[ModelSpec] = []
@@ -172,6 +148,10 @@ def command_line_models(
                 f"{name!r}); its options are {', '.join(sorted(accepted)) or 'none'}"
             )
         name = check_name(name, "model", field="--model")
+        try:
+            opts = check_options(kind, opts)
+        except OptionError as exc:
+            raise InputError(f"--model {value!r}: {exc}", field="--model-arg") from None
         specs.append(ModelSpec(name=name, kind=kind, options=opts))
     seen: set[str] = set()
     for spec in specs:

@@ -251,12 +251,14 @@ def load_suite(name_or_path: str | Path, *, data_dir: str | Path | None = None) 
                 f"no suite {str(name_or_path)!r}: not a file, and the built-in suites are "
                 f"{', '.join(sorted(builtin))}"
             )
-    from glotbench.core.yaml_files import load_yaml
+    from glotbench.core.yaml_files import key_lines, load_yaml
 
     # a key given twice (two 'models:' lists) is refused, not silently the last one
-    raw: Any = load_yaml(path.read_text(encoding="utf-8"), str(path))
+    text = path.read_text(encoding="utf-8")
+    raw: Any = load_yaml(text, str(path))
     if not isinstance(raw, dict):
         raise InputError("a suite file must be a YAML mapping", path=str(path))
+    lines = key_lines(text, str(path))
     raw.setdefault("name", path.stem)
     default_splits = raw.get("splits")
     for ds in raw.get("datasets") or []:
@@ -265,11 +267,8 @@ def load_suite(name_or_path: str | Path, *, data_dir: str | Path | None = None) 
     try:
         suite = Suite(**raw)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"])
-        raise InputError(f"{first['msg']} (at {loc})", path=str(path)) from None
-    for ds in suite.datasets:
-        get_task(ds.task)  # unknown task -> clear error now
+        raise schema_error(exc, str(path), lines) from None
+    check_suite_values(suite, str(path), lines)
     _check_names(suite, str(path))
     if suite.transfer is not None and suite.transfer.sources is not None:
         languages = sorted({ds.language for ds in suite.datasets})
@@ -297,6 +296,72 @@ def load_suite(name_or_path: str | Path, *, data_dir: str | Path | None = None) 
         if data_dir:
             _confine_paths(suite, str(path))
     return suite
+
+
+def schema_error(exc: ValidationError, path: str, lines: dict[tuple[Any, ...], int]) -> InputError:
+    """The first schema error of a suite as an InputError naming its file, line and key."""
+    from glotbench.core.yaml_files import line_of
+
+    errors = exc.errors()
+    first = errors[0]
+    loc = tuple(first["loc"])
+    field = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".")
+    if first["type"] == "extra_forbidden":
+        message = f"unknown key {loc[-1]!r}"
+    else:
+        given = first.get("input")
+        message = f"{first['msg']}" + (
+            f", got {given!r}" if not isinstance(given, (dict, list)) else ""
+        )
+    more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
+    return InputError(message + more, path=path, line=line_of(lines, loc), field=field)
+
+
+def check_suite_values(suite: Suite, path: str, lines: dict[tuple[Any, ...], int]) -> None:
+    """What the schema's types cannot say, checked when the suite is read: known tasks and
+    model kinds, split sizes, and every model's options against its adapter
+    (:mod:`glotbench.runner.models.options`; numbers written as text become numbers)."""
+    from glotbench.core.yaml_files import line_of
+    from glotbench.runner.models import MODEL_KINDS
+    from glotbench.runner.models.options import OptionError, check_options
+
+    def fail(message: str, loc: tuple[Any, ...]) -> InputError:
+        field = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".")
+        return InputError(message, path=path, line=line_of(lines, loc), field=field)
+
+    if suite.splits is not None:
+        try:
+            check_split_sizes(suite.splits)
+        except InputError as exc:
+            raise fail(exc.reason, ("splits",)) from None
+    for i, ds in enumerate(suite.datasets):
+        try:
+            get_task(ds.task)  # unknown task -> clear error now
+        except UnknownNameError as exc:
+            raise fail(str(exc), ("datasets", i, "task")) from None
+        if isinstance(ds.splits, dict):
+            try:
+                check_split_sizes(ds.splits)
+            except InputError as exc:
+                raise fail(exc.reason, ("datasets", i, "splits")) from None
+        elif isinstance(ds.splits, str) and ds.splits != "predefined":
+            raise fail(
+                f"splits must be a mapping of sizes or 'predefined', got {ds.splits!r}",
+                ("datasets", i, "splits"),
+            )
+        if ds.k < 1:
+            raise fail(f"k must be a positive integer, got {ds.k}", ("datasets", i, "k"))
+    for i, model in enumerate(suite.models):
+        if model.kind not in MODEL_KINDS:
+            raise fail(
+                f"unknown model kind {model.kind!r}; known kinds: {', '.join(MODEL_KINDS)}",
+                ("models", i, "kind"),
+            )
+        try:
+            model.options = check_options(model.kind, model.options)
+        except OptionError as exc:
+            loc = ("models", i, "options") + ((exc.key,) if exc.key else ())
+            raise fail(f"model {model.name!r}: {exc}", loc) from None
 
 
 def _check_names(suite: Suite, path: str) -> None:
