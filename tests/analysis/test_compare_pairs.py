@@ -70,6 +70,33 @@ def test_pair_quantiles_and_shares_equal_numpy_pair_by_pair() -> None:
                 assert share[p] == (d > 0).mean()
 
 
+def test_pair_quantiles_selected_from_the_tails_equal_numpy_float_for_float() -> None:
+    """R >= 4,096 draws take the tail selection; ties, heavy tails, constant and
+    non-exchangeable (sorted) columns, NaN and several levels all give numpy's floats."""
+    rng = np.random.default_rng(5)
+    n_draws = 5000
+    draws = _draws(rng, n_draws=n_draws, n_models=9)
+    draws[:, 4] = np.round(draws[:, 4], 1)  # many ties
+    draws[:, 5] = rng.standard_cauchy(n_draws)  # heavy tails
+    draws[:, 6] = np.sort(draws[:, 6])  # the first draws are not a sample of the rest
+    draws[:, 7] = rng.integers(0, 2, n_draws)  # two values only
+    a, b = pair_indices(draws.shape[1])
+    for level in ((0.025, 0.975), (0.05, 0.95), (0.005, 0.995), (0.3, 0.7)):
+        for chunk in (1 << 18, n_draws * 3):
+            low, high, share = pair_quantiles(draws, a, b, level, chunk_elements=chunk)
+            diff = draws[:, a] - draws[:, b]
+            expected = np.quantile(diff, level, axis=0)
+            assert np.array_equal(low, expected[0]) and np.array_equal(high, expected[1])
+            assert np.array_equal(share, (diff > 0).mean(axis=0))
+    with_nan = draws.copy()
+    with_nan[10, 8] = np.nan
+    low, high, _ = pair_quantiles(with_nan, a, b, (0.025, 0.975))
+    expected = np.quantile(with_nan[:, a] - with_nan[:, b], (0.025, 0.975), axis=0)
+    assert np.array_equal(low, expected[0], equal_nan=True)
+    assert np.array_equal(high, expected[1], equal_nan=True)
+    assert np.isnan(low[(a == 8) | (b == 8)]).all()
+
+
 def reference_compare(source, settings, aggregators, confidence_level=0.95):  # type: ignore[no-untyped-def]
     """The comparison written out pair by pair and language by language (the former code)."""
     design = prepare_draws(source, settings)

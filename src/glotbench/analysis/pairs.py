@@ -34,6 +34,9 @@ ZERO_VARIANCE = 1e-10
 
 #: elements per chunk of pairwise differences (8 bytes each: 64 MB)
 CHUNK_ELEMENTS = 1 << 23
+#: elements per chunk of differences whose percentiles are selected (2 MB: the passes
+#: over a chunk then run in the CPU's cache, 2-3x faster than over 64 MB)
+QUANTILE_CHUNK_ELEMENTS = 1 << 18
 
 
 def pair_indices(n_models: int) -> tuple[np.ndarray, np.ndarray]:
@@ -124,27 +127,124 @@ def _pair_chunks(first: np.ndarray, n_draws: int, chunk_elements: int) -> Iterat
             yield slice(piece, min(piece + size, int(end)))
 
 
+def _linear_positions(n: int, q: float) -> tuple[int, int, float]:
+    """numpy's 'linear' quantile (Hyndman & Fan type 7) of n values: the two order
+    statistics (0-based) and the interpolation weight, computed as numpy computes them."""
+    virtual = (n - 1) * np.float64(q)  # numpy's virtual index for 'linear'
+    previous = int(np.floor(virtual))
+    if virtual >= n - 1:
+        return n - 1, n - 1, float(virtual - np.floor(virtual))
+    if virtual < 0:
+        return 0, 0, float(virtual - np.floor(virtual))
+    return previous, previous + 1, float(virtual - np.floor(virtual))
+
+
+def _lerp(below: np.ndarray, above: np.ndarray, gamma: float) -> np.ndarray:
+    """numpy's interpolation between two order statistics (its ``_lerp``, float for float)."""
+    step = above - below
+    if gamma >= 0.5:
+        return above - step * (1 - gamma)
+    return below + step * gamma
+
+
+def _threshold(sample: np.ndarray, n: int, need: int, upper: bool) -> np.ndarray | None:
+    """Per row, a value of the sample (P × S) a little beyond the ``need``-th most
+    extreme of n draws (4 SDs of the sample count beyond it), or None if that is not
+    a short tail of the sample."""
+    size = sample.shape[1]
+    share = need / n
+    pick = int(np.ceil(size * share + 4 * np.sqrt(size * share * (1 - share)) + 2))
+    if pick >= size // 2:
+        return None
+    index = size - 1 - pick if upper else pick
+    return np.partition(sample, index, axis=1)[:, index]
+
+
+def _select(values: np.ndarray, counts: np.ndarray, ranks: tuple[int, int]) -> np.ndarray:
+    """Order statistics ``ranks`` of each row's values; rows given back to back
+    (``counts`` values each, every count > ranks[1])."""
+    width = max(int(counts.max(initial=0)), ranks[1] + 1)
+    shift = np.arange(len(counts)) * width - (np.cumsum(counts) - counts)  # row start − offset
+    padded = np.full((len(counts), width), np.inf)
+    padded.ravel()[np.arange(len(values)) + np.repeat(shift, counts)] = values
+    padded.partition(list(ranks), axis=1)
+    return padded[:, list(ranks)]
+
+
+def _row_quantiles(diff: np.ndarray, quantiles: tuple[float, float]) -> tuple[np.ndarray, ...]:
+    """``np.quantile(diff, quantiles, axis=1)`` (linear method) for a lower and an upper
+    quantile of rows without NaN: the same floats, selected from the rows' tails.
+
+    numpy's value is the interpolation between two order statistics of the
+    row. A threshold per row and tail, an order statistic of a sample of
+    1,024 of its draws a little beyond the rank sought (draws are
+    exchangeable, so the sample's quantile estimates the row's), cuts each
+    row's tail short: the values at or beyond it hold the ranks sought
+    whenever there are enough of them, and then their order statistics are the
+    row's (the upper tail's negated, which is exact). Rows where a tail fell
+    short, or let through too many values (ties), and short rows take numpy's
+    own partition.
+    """
+    n_rows, n = diff.shape
+    (lo_first, lo_second, lo_gamma), (hi_first, hi_second, hi_gamma) = (
+        _linear_positions(n, q) for q in quantiles
+    )
+    need_low, need_high = lo_second + 1, n - hi_first
+    sample = diff[:, : min(n, 1024)]
+    cut_low = _threshold(sample, n, need_low, upper=False) if n >= 4096 else None
+    cut_high = _threshold(sample, n, need_high, upper=True) if n >= 4096 else None
+    if cut_low is None or cut_high is None or quantiles[0] > quantiles[1]:
+        return tuple(np.quantile(diff, quantiles, axis=1))
+    low_mask = diff <= cut_low[:, None]
+    high_mask = diff >= cut_high[:, None]
+    n_low = np.count_nonzero(low_mask, axis=1)
+    n_high = np.count_nonzero(high_mask, axis=1)
+    cap = 2 * (max(need_low, need_high) + n * 0.01) + 64
+    fallback = (n_low < need_low) | (n_high < need_high) | (n_low > cap) | (n_high > cap)
+    fallback |= cut_low >= cut_high  # the tails overlap: no clean split
+    either = np.logical_or(low_mask, high_mask, out=low_mask)
+    either[fallback] = False
+    n_low[fallback], n_high[fallback] = 0, 0
+    tails = np.compress(either.ravel(), diff.ravel())  # row by row, both tails
+    row = np.repeat(np.arange(n_rows), n_low + n_high)
+    is_low = tails <= cut_low[row]
+    low = _select(tails[is_low], n_low, (lo_first, lo_second))
+    high = -_select(-tails[~is_low], n_high, (n - 1 - hi_second, n - 1 - hi_first))
+    with np.errstate(invalid="ignore"):
+        out = (_lerp(low[:, 0], low[:, 1], lo_gamma), _lerp(high[:, 1], high[:, 0], hi_gamma))
+    if fallback.any():
+        for result, q in zip(out, quantiles, strict=True):
+            result[fallback] = np.quantile(diff[fallback], q, axis=1)
+    return out
+
+
 def pair_quantiles(
     draws: np.ndarray,
     a: np.ndarray,
     b: np.ndarray,
     quantiles: tuple[float, float],
-    chunk_elements: int = CHUNK_ELEMENTS,
+    chunk_elements: int = QUANTILE_CHUNK_ELEMENTS,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Percentiles (numpy's linear method) of X_a − X_b and the share of draws with X_a > X_b.
 
     ``draws`` is (R × M). Pairs are taken in chunks of at most
     ``chunk_elements`` differences (model by model when they come grouped by
     their first model, as from :func:`pair_indices`), so memory does not grow
-    with M².
+    with M². The percentiles equal ``numpy.quantile``'s float for float; they
+    are selected from each difference's tails (:func:`_row_quantiles`), about
+    a fifth of the work of partitioning all R draws.
     """
     by_model = np.ascontiguousarray(draws.T)  # (M, R): each difference is a contiguous row
     n_pairs = len(a)
     low, high, share = np.empty(n_pairs), np.empty(n_pairs), np.empty(n_pairs)
+    finite = bool(np.isfinite(draws).all())  # then no difference is NaN
     for chunk in _pair_chunks(a, draws.shape[0], chunk_elements):
         first = a[chunk]
         rows = by_model[first[0]] if (first == first[0]).all() else by_model[first]
         diff = rows - by_model[b[chunk]]  # (pairs, R)
         share[chunk] = np.count_nonzero(diff > 0, axis=1) / draws.shape[0]
-        low[chunk], high[chunk] = np.quantile(diff, quantiles, axis=1, overwrite_input=True)
+        if finite:
+            low[chunk], high[chunk] = _row_quantiles(diff, quantiles)
+        else:  # NaN differences: numpy's own handling
+            low[chunk], high[chunk] = np.quantile(diff, quantiles, axis=1, overwrite_input=True)
     return low, high, share
