@@ -269,6 +269,83 @@ def compare_models(
     )
 
 
+def adjacent_pairs(aggregates: pd.DataFrame, aggregator: str) -> pd.DataFrame:
+    """Neighbours in the ranking by ``aggregator``: rank 1 vs 2, 2 vs 3, … (M − 1 rows).
+
+    Each row is oriented better − worse: ``model_a`` is the higher-ranked
+    model, and the difference, effect size and interval are those of
+    A − B (a stored row for (B, A) has them negated and the interval bounds
+    swapped, which is exact). ``share_a_better`` is left out: for a flipped
+    row it would need the share of tied draws. Models are ranked by their
+    observed aggregate (ties: by name).
+    """
+    rows = aggregates[aggregates["aggregator"] == aggregator]
+    columns = ["rank", "model_a", "model_b", "score_a", "score_b", "difference", "sd"]
+    columns += ["effect_size", "flagged", "ci_low", "ci_high"]
+    if rows.empty:
+        return pd.DataFrame(columns=columns)
+    scores = pd.concat(
+        [
+            pd.Series(rows["score_a"].to_numpy(), index=rows["model_a"].to_numpy()),
+            pd.Series(rows["score_b"].to_numpy(), index=rows["model_b"].to_numpy()),
+        ]
+    )
+    scores = scores[~scores.index.duplicated()]
+    order = sorted(scores.index, key=lambda m: (-scores[m], str(m)))
+    better, worse = np.asarray(order[:-1], dtype=object), np.asarray(order[1:], dtype=object)
+    keyed = rows.set_index(["model_a", "model_b"])
+    forward = pd.MultiIndex.from_arrays([better, worse])
+    stored = keyed.index.isin(forward)
+    same = pd.Index(forward).isin(keyed.index[stored])
+    picked = pd.concat(
+        [
+            keyed.reindex(pd.MultiIndex.from_arrays([better[same], worse[same]])),
+            _flipped(keyed.reindex(pd.MultiIndex.from_arrays([worse[~same], better[~same]]))),
+        ]
+    ).reindex(forward)
+    out = picked.reset_index(names=["model_a", "model_b"])
+    out.insert(0, "rank", np.arange(1, len(out) + 1))
+    return out[columns]
+
+
+def _flipped(rows: pd.DataFrame) -> pd.DataFrame:
+    """Rows of B − A given as A − B (index levels swapped, numbers negated)."""
+    out = pd.DataFrame(
+        {
+            "score_a": rows["score_b"].to_numpy(),
+            "score_b": rows["score_a"].to_numpy(),
+            "difference": -rows["difference"].to_numpy(),
+            "sd": rows["sd"].to_numpy(),
+            "effect_size": -rows["effect_size"].to_numpy(),
+            "flagged": rows["flagged"].to_numpy(),
+            "ci_low": -rows["ci_high"].to_numpy(),
+            "ci_high": -rows["ci_low"].to_numpy(),
+        },
+        index=pd.MultiIndex.from_arrays(
+            [rows.index.get_level_values(1), rows.index.get_level_values(0)]
+        ),
+    )
+    return out
+
+
+def comparison_summary(aggregates: pd.DataFrame) -> pd.DataFrame:
+    """Per aggregator: pairs, flagged pairs, and how many ranking neighbours are flagged."""
+    out = []
+    for aggregator, rows in aggregates.groupby("aggregator", sort=False):
+        adjacent = adjacent_pairs(rows, str(aggregator))
+        out.append(
+            {
+                "aggregator": aggregator,
+                "n_pairs": len(rows),
+                "n_flagged": int(rows["flagged"].sum()),
+                "share_flagged": float(rows["flagged"].mean()) if len(rows) else np.nan,
+                "n_adjacent": len(adjacent),
+                "n_adjacent_flagged": int(adjacent["flagged"].astype(bool).sum()),
+            }
+        )
+    return pd.DataFrame(out)
+
+
 @dataclass(frozen=True)
 class Aggregates:
     """Result of :func:`aggregate_scores`: each model's aggregates with standard errors."""

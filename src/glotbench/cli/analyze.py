@@ -278,20 +278,53 @@ def analyze_compare_command(
     if json_output:
         print_json(result.to_dict())
         return
-    console.print(
-        frame_table(
-            result.aggregates, title=f"Pairwise differences A − B ({result.settings.describe()})"
-        )
-    )
-    if result.per_language is not None:
-        console.print(frame_table(result.per_language, title="Per language"))
+    _print_comparison(result)
+    if pairs_out is not None:
+        console.print(f"per-language table of every pair written to {pairs_out}")
+    print_notes(result.notes)
+
+
+#: up to this many pairs (10 models) the terminal shows every pair; above, what a person reads
+FULL_TABLE_PAIRS = 45
+#: up to this many pair × language rows the terminal shows the --per-language table
+FULL_LANGUAGE_ROWS = 500
+
+
+def _print_comparison(result: Any) -> None:
+    """Every pair for a few models; otherwise a summary per aggregator, the ranking's
+    neighbours (rank r vs r + 1) and the per-language summary — the full tables are
+    in --json and --pairs-out (drawing 60,000 rows took most of a minute)."""
+    from glotbench.analysis.compare import adjacent_pairs, comparison_summary
+
+    aggregates = result.aggregates
+    title = f"Pairwise differences A − B ({result.settings.describe()})"
+    n_pairs = len(result.pair_summary)
+    if n_pairs <= FULL_TABLE_PAIRS:
+        console.print(frame_table(aggregates, title=title))
+    else:
+        console.print(frame_table(comparison_summary(aggregates), title=title))
+        for aggregator in aggregates["aggregator"].unique()[:1]:
+            console.print(
+                frame_table(
+                    adjacent_pairs(aggregates, str(aggregator)),
+                    title=f"Neighbours in the ranking by {aggregator}: rank r − rank r + 1 "
+                    f"(flagged: |effect| ≥ 2)",
+                )
+            )
+    per_language = result.per_language
+    if per_language is not None and len(per_language) <= FULL_LANGUAGE_ROWS:
+        console.print(frame_table(per_language, title="Per language"))
     else:
         console.print(
             frame_table(result.language_summary, title="Per language: flagged pair differences")
         )
-    if pairs_out is not None:
-        console.print(f"per-language table of every pair written to {pairs_out}")
-    print_notes(result.notes)
+    if n_pairs > FULL_TABLE_PAIRS or per_language is not None:
+        console.print(
+            f"every pair ({n_pairs:,} pairs × {aggregates['aggregator'].nunique()} "
+            "aggregators): --json; every pair × language: --per-language --json or "
+            "--pairs-out FILE",
+            highlight=False,
+        )
 
 
 @analyze_app.command("ranks")
