@@ -8,6 +8,7 @@ at import time.
 from __future__ import annotations
 
 import json
+import math
 import sys
 from typing import Any
 
@@ -57,8 +58,19 @@ def encode_json(payload: Any) -> bytes:
             data = orjson.dumps(payload, default=str, option=options | orjson.OPT_INDENT_2)
         return data
     except orjson.JSONEncodeError:
-        text = json.dumps(payload, indent=2, default=str, allow_nan=False, ensure_ascii=False)
+        text = json.dumps(_finite(payload), indent=2, default=str, ensure_ascii=False)
         return (text + "\n").encode()
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with NaN and ±inf floats as None, as orjson writes them (lists, dicts)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(item) for item in value]
+    return value
 
 
 def print_json(payload: Any) -> None:
