@@ -165,7 +165,8 @@ def _report_overall(path: Path) -> dict[str, dict[str, str]]:
     out = {}
     for row in rows:
         cells = re.findall(r"<td[^>]*>(.*?)</td>", row)
-        out[re.sub(r"<[^>]+>", "", cells[0]).strip()] = dict(zip(head, cells, strict=True))
+        name = re.sub(r"<sup>.*?</sup>", "", cells[0])  # note marks
+        out[re.sub(r"<[^>]+>", "", name).strip()] = dict(zip(head, cells, strict=True))
     return out
 
 
@@ -467,3 +468,55 @@ def test_every_analysis_json_records_its_settings(cli: Cli, stores: dict[str, Pa
     for (command, key, value), args in cases.items():
         payload = _json(cli("analyze", command, *args, "--json"))
         assert payload["settings"][key] == value, command
+
+
+def test_an_unbalanced_store_gives_the_same_numbers(cli: Cli, tmp_path: Path) -> None:
+    """One rule for the overall view on every door (glotbench.analysis.overall).
+
+    ``m-notask`` has no sentiment scores: it leaves the overall view (with a note
+    naming it and the task) but keeps its xnli row. ``m-nolang`` lacks Finnish: it
+    stays, and the Finnish cells leave the overall view for every model. The page,
+    the report, ``analyze aggregate|compare|ranks`` and the API then agree.
+    """
+    store = tmp_path / "unbalanced.duckdb"
+    write_store(store, {"m-high": 0.72, "m-mid": 0.64}, languages=("da", "sv", "fi"), n=40)
+    write_store(store, {"m-notask": 0.7}, languages=("da", "sv", "fi"), tasks=("xnli",), n=40)
+    write_store(store, {"m-nolang": 0.6}, languages=("da", "sv"), n=40)
+    doors = _read_doors(cli, store, SMALL, tmp_path)
+    ranked = {"m-high", "m-mid", "m-nolang"}
+    assert set(doors["api"].overall.models) == ranked
+    # the cells every ranked model has: da and sv of both tasks (Finnish left out)
+    assert sorted(doors["api"].overall.left_out) == ["sentiment/fi", "xnli/fi"]
+    for command in ("aggregate", "ranks"):
+        rows = doors[command]["aggregates" if command == "aggregate" else "summary"]
+        assert {r["model"] for r in rows} == ranked, command
+    assert {r["model_a"] for r in doors["compare"]["aggregates"]} | {
+        r["model_b"] for r in doors["compare"]["aggregates"]
+    } == ranked
+    assert all(r["n_languages"] == 4 for r in doors["aggregate"]["aggregates"])
+    # the note names the model left out and the task it lacks, on every door
+    for name in ("aggregate", "compare", "ranks"):
+        said = [n for n in doors[name]["notes"] if n.startswith("left out of the overall view")]
+        assert len(said) == 1 and "m-notask (no score on sentiment)" in said[0], name
+    assert any("m-notask (no score on sentiment)" in n for n in doors["api"].to_dict()["notes"])
+    overall_view = doors["page"]["views"]["overall"]
+    page_rows = {row["model"]: row for row in overall_view["rows"]}
+    assert page_rows["m-notask"]["score"] is None and page_rows["m-notask"]["rank"] is None
+    partial = [n for n in overall_view["row_notes"] if n["models"] == ["m-notask"]]
+    assert partial and partial[0]["table"]["rows"] == [["m-notask", "✗", "✓"]]
+    # the report lists it without an overall score, SE or interval, and says why
+    assert doors["report"]["m-notask"]["score"] == "—"
+    assert "no score on every task" in doors["report_text"]
+    # the model left out keeps its task view
+    xnli = {row["model"] for row in doors["page"]["views"]["task:xnli"]["rows"]}
+    assert "m-notask" in xnli
+    # and the numbers of the ranked models are the same through every door
+    assert _check_one_answer(doors) >= 3
+    # the overall score is the mean of task means over the shared cells, by hand
+    points = doors["source"].point_frame()
+    shared = points[points["language"].isin(["da", "sv"])]
+    for model in ranked:
+        mine = shared[shared["model"] == model]
+        expected = mine.groupby("task")["score"].mean().mean()
+        row = next(r for r in doors["aggregate"]["aggregates"] if r["model"] == model)
+        assert row["score"] == pytest.approx(expected, abs=1e-12)

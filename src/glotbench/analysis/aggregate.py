@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import ndtri, stdtrit
 
+from glotbench.analysis.overall import lacking_tasks
 from glotbench.analysis.results import records
 from glotbench.errors import InputError
 
@@ -127,8 +128,11 @@ def leaderboard(scores: pd.DataFrame, confidence_level: float = 0.95) -> Leaderb
     per_task = language_aggregates(scores, ("model", "task"), confidence_level)
     tasks = tuple(sorted(per_task["task"].unique()))
     rows: list[dict[str, Any]] = []
+    has = per_task.groupby("model", sort=False)["task"].agg(lambda t: set(t.astype(str)))
+    # models without a whole task: no overall score (glotbench.analysis.overall's rule)
+    lacking = lacking_tasks(has.to_dict(), [str(m) for m in has.index], [str(t) for t in tasks])
     for model, group in per_task.groupby("model", sort=False):
-        complete = len(group) == len(tasks)
+        complete = str(model) not in lacking
         se_parts = group["standard_error"].to_numpy(dtype=np.float64)
         mean = float(group["score"].mean()) if complete else float("nan")
         se = float(np.sqrt(np.sum(se_parts**2)) / len(tasks)) if complete else float("nan")

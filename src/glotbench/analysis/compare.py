@@ -29,6 +29,7 @@ from glotbench.analysis.draws import (
     DrawSettings,
     prepare_draws,
 )
+from glotbench.analysis.overall import overall_source
 from glotbench.analysis.pairs import CrossProducts, difference_sd, pair_indices, pair_quantiles
 from glotbench.analysis.replicates import ReplicatedScores
 from glotbench.analysis.results import records
@@ -224,14 +225,16 @@ def compare_models(
     per-language summaries, not the table of every pair and language.
     """
     settings = settings or DEFAULT_SETTINGS.draws(source)
+    source, overall_notes = overall_source(source)  # the overall view's models
     design = prepare_draws(source, settings)
-    notes = list(design.notes)
+    notes = [*overall_notes, *design.notes]
     alpha = (1 - confidence_level) / 2
     models = np.asarray(design.table.models, dtype=object)
     if len(models) < 2:
         raise InputError(
             "comparing models needs at least two; the data holds only "
             f"{', '.join(map(repr, models)) or 'none'} (check the model names selected)"
+            + "".join(f"; {n}" for n in overall_notes)  # overall_source: models left out
         )
     pairs = pair_indices(len(models))
     # per language: the unit draws themselves, languages fixed
@@ -417,8 +420,9 @@ def aggregate_scores(
     within a task and language) is in :attr:`Aggregates.hierarchy`.
     """
     settings = settings or DEFAULT_SETTINGS.draws(source)
+    source, overall_notes = overall_source(source)  # the overall view's models
     design = prepare_draws(source, settings)
-    table, notes = design.table, list(design.notes)
+    table, notes = design.table, [*overall_notes, *design.notes]
     z_value(confidence_level)  # checks the level before drawing
     rows = []
     for aggregator in aggregators:

@@ -27,6 +27,7 @@ The settings object (:class:`AnalysisSettings`) and its defaults live in
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,6 +37,7 @@ import pandas as pd
 
 from glotbench.analysis.aggregate import Leaderboard
 from glotbench.analysis.draws import DrawSettings, prepare_draws
+from glotbench.analysis.overall import overall_source
 from glotbench.analysis.rank_stats import RankStatistics, rank_statistics
 from glotbench.analysis.replicates import ReplicatedScores
 from glotbench.analysis.results import records
@@ -288,10 +290,10 @@ def analyze(
     names = list(models) if models is not None else list(source.models)
     tasks = sorted(dict.fromkeys(u.task for u in source.units))
     present = {t: set(models_with_task(source, t)) for t in tasks}
-    complete = [m for m in names if all(m in present[t] for t in tasks)]
-    if not complete:
-        raise InputError("no model has scores on every task; select tasks with --task")
-    overall = analyze_view(source, settings, models=complete)
+    # the overall view's models: one rule for every door (glotbench.analysis.overall)
+    ranked, scope_notes = overall_source(source.select_models(names))
+    overall = analyze_view(source, settings, models=list(ranked.models))
+    overall = dataclasses.replace(overall, notes=(*scope_notes, *overall.notes))
     if len(tasks) == 1:
         per_task = {tasks[0]: overall}
     else:

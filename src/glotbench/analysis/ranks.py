@@ -33,6 +33,7 @@ from glotbench.analysis.euroeval_rank import (
     iterations_from_components,
     iterations_from_replicated,
 )
+from glotbench.analysis.overall import overall_source
 from glotbench.analysis.rank_stats import draw_ranks as draw_ranks  # re-exported
 from glotbench.analysis.rank_stats import rank_intervals as rank_intervals  # re-exported
 from glotbench.analysis.rank_stats import rank_statistics
@@ -83,8 +84,9 @@ def rank_models(
     resamples and ``settings.seed``.
     """
     settings = settings or DEFAULT_SETTINGS.draws(source)
+    source, overall_notes = overall_source(source)  # the overall view's models
     design = prepare_draws(source, settings)
-    table, keep, notes = design.table, design.keep, list(design.notes)
+    table, keep, notes = design.table, design.keep, [*overall_notes, *design.notes]
     n_models = len(table.models)
     units_kept = np.flatnonzero(keep)
     iterations = (

@@ -42,6 +42,7 @@ from glotbench.analysis.headline import (
     analyze_view,
     is_replicated,
 )
+from glotbench.analysis.overall import LEFT_OUT
 from glotbench.analysis.pair_view import MAX_PAIR_CELLS, RankedComparisons, pair_comparisons
 from glotbench.analysis.replicates import ReplicatedScores
 from glotbench.analysis.settings import DEFAULT_SETTINGS
@@ -312,6 +313,7 @@ def _row_notes(
     """
     row_notes: list[dict[str, Any]] = []
     if partial:  # tables are lists of cells: ✓ has a score, ✗ has none
+        notes = [n for n in notes if not n.startswith(LEFT_OUT)]  # this table says it
         row_notes.append(
             {
                 "text": "no score on every task of this view, so no mean of task means, SE or "
