@@ -657,6 +657,7 @@ def run_benchmark(
     device: str | None = None,
     batch_size: int | None = None,
     limit: int | None = None,
+    keep_outputs: bool | None = None,
 ) -> Any:
     """Run (or resume) a benchmark suite — a built-in name or a YAML file — into ``store``.
 
@@ -665,7 +666,9 @@ def run_benchmark(
     ``["key=value"]``, ``device``, ``batch_size``), which replace the suite's
     models; ``suite=None`` then runs the built-in ``euroeval-hub``. ``limit``
     keeps the first N test examples of every dataset (``docs/runner.md``,
-    Models on the command line).
+    Models on the command line). ``keep_outputs`` stores every test example's
+    prediction or generated text (None: generative models and free-text tasks);
+    :func:`kept_examples` reads them.
 
     ``shards`` (a folder all workers can write to): each job's statistics are
     written as a Parquet shard and merged by this process; ``merge=False``
@@ -708,10 +711,39 @@ def run_benchmark(
         device=device,
         batch_size=batch_size,
         limit=limit,
+        keep_outputs=keep_outputs,
     )
     if summary.scores is not None:
         summary.by_dataset = scores_by_dataset(summary.scores)
     return summary
+
+
+def kept_examples(
+    store: str | Path = DEFAULT_STORE_PATH,
+    *,
+    models: list[str],
+    datasets: list[str] | None = None,
+    languages: list[str] | None = None,
+    seeds: list[int] | None = None,
+    disagree: bool = False,
+    all_wrong: bool = False,
+    limit: int | None = None,
+) -> Any:
+    """Kept outputs of ``models`` side by side, example by example (``glotbench examples``).
+
+    ``disagree``: where the models' outputs differ; ``all_wrong``: where none
+    matches the reference. Returns an :class:`~glotbench.analysis.examples.ExamplesResult`
+    (``.to_frame()``, ``.to_dict()``, ``.samples()`` = lm-eval-style sample records).
+    """
+    from glotbench.analysis.examples import compare_outputs
+    from glotbench.core.outputs_store import read_outputs
+    from glotbench.core.store import Store
+
+    with Store.open(store, read_only=True) as handle:
+        outputs = read_outputs(
+            handle, models=models, datasets=datasets, languages=languages, seeds=seeds
+        )
+    return compare_outputs(outputs, models, disagree=disagree, all_wrong=all_wrong, limit=limit)
 
 
 def dump_suite(path: str | Path, suite: str | Path | None = None, **selection: Any) -> Any:

@@ -269,8 +269,9 @@ def stores(folder) -> dict[str, Path]:
 
 def test_same_seeds_store_identical_statistics(stores):
     a, b = store_digests(stores["a"]), store_digests(stores["b"])
-    assert len(a) == 2 * 2 * ITERATIONS * 2  # models × datasets × iterations × metrics
-    assert len(b) == 2 * 2 * 2 and all(a[run] == digest for run, digest in b.items())
+    # models × iterations × metrics (QA: F1, EM; translation: chrF, chrF++, BLEU)
+    assert len(a) == 2 * ITERATIONS * (2 + 3)
+    assert len(b) == 2 * (2 + 3) and all(a[run] == digest for run, digest in b.items())
 
 
 def test_stored_statistics_reproduce_sacrebleu_and_squad(folder, stores):
@@ -289,7 +290,7 @@ def test_stored_statistics_reproduce_sacrebleu_and_squad(folder, stores):
                     for m in (
                         ("squad_f1", "squad_exact_match")
                         if spec["name"] == "qa"
-                        else ("chrf", "bleu")
+                        else ("chrf", "chrf++", "bleu")
                     )
                 }
                 for run_ids, _ in stored.values():
@@ -316,6 +317,9 @@ def test_stored_statistics_reproduce_sacrebleu_and_squad(folder, stores):
                     got_chrf = get_metric("chrf").score(stored["chrf"][1].sum(axis=0))
                     assert got_bleu == pytest.approx(bleu, abs=1e-9)
                     assert got_chrf == pytest.approx(chrf, abs=1e-9)
+                    chrf_pp = sacrebleu.corpus_chrf(texts, refs, word_order=2).score
+                    got_pp = get_metric("chrf++").score(stored["chrf++"][1].sum(axis=0))
+                    assert got_pp == pytest.approx(chrf_pp, abs=1e-9)
     # the tiny model's answers are neither all right nor all wrong
     golds = [list(r["answers"]) for r in build_dataset(DATASETS[0], data_dir=folder).test]
     qa_f1 = [squad_scores(texts, golds)[0].mean() for _, _, texts in seen["qa"]]

@@ -186,8 +186,8 @@ def test_translation_languages_from_options_records_and_dataset(tmp_path):
     )
     assert {(r["source_language"], r["target_language"]) for r in ds.test} == {("da", "en")}
     task = get_task("translation")
-    assert task.kind == "translation" and task.metrics == ("chrf", "bleu")
-    assert [k for k, _ in task.result_keys(ds)] == ["chrf", "bleu"]
+    assert task.kind == "translation" and task.metrics == ("chrf", "chrf++", "bleu")
+    assert [k for k, _ in task.result_keys(ds)] == ["chrf", "chrf++", "bleu"]
     attrs = task.example_attributes(ds)
     assert {a["attribute"] for a in attrs} == {"source_length", "reference_length"}
 
@@ -211,6 +211,8 @@ def test_translation_statistics_are_sacrebleus(tmp_path):
     chrf = stats["chrf"].metric.score(stats["chrf"].stats.sum(axis=0))
     assert np.isclose(bleu, sacrebleu.corpus_bleu(hyps, refs).score, atol=1e-9)
     assert np.isclose(chrf, sacrebleu.corpus_chrf(hyps, refs).score, atol=1e-9)
+    chrf_pp = stats["chrf++"].metric.score(stats["chrf++"].stats.sum(axis=0))
+    assert np.isclose(chrf_pp, sacrebleu.corpus_chrf(hyps, refs, word_order=2).score, atol=1e-9)
 
 
 def test_translation_job_from_a_predictions_file(tmp_path):

@@ -240,6 +240,16 @@ def run_command(
             help="Seconds of calls per speed document (ScandEval: 3; default: the suite's).",
         ),
     ] = None,
+    keep_outputs: Annotated[
+        bool | None,
+        typer.Option(
+            "--keep-outputs/--no-keep-outputs",
+            help="Store every test example's prediction or generated text, compressed "
+            "(default: for generative models and free-text tasks); 'glotbench examples' "
+            "lists them.",
+            show_default=False,
+        ),
+    ] = None,
     force: Annotated[bool, typer.Option("--force", help="Re-run and replace stored runs.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
     json_output: JsonOption = False,
@@ -300,6 +310,7 @@ def run_command(
             device=device,
             batch_size=batch_size,
             limit=limit,
+            keep_outputs=keep_outputs,
         )
     finally:
         close()
@@ -448,6 +459,82 @@ def failures_command(
             "resolved (--all lists them too; --traceback shows where each one failed).",
             highlight=False,
         )
+
+
+@commands.command("examples")
+def examples_command(
+    store: StoreOption = DEFAULT_STORE,
+    model: Annotated[
+        list[str] | None,
+        typer.Option("--model", help="A model whose kept outputs to show (repeatable)."),
+    ] = None,
+    dataset: Annotated[
+        list[str] | None, typer.Option("--dataset", help="Only this dataset (repeatable).")
+    ] = None,
+    language: Annotated[
+        list[str] | None, typer.Option("--language", help="Only this language (repeatable).")
+    ] = None,
+    seed: Annotated[
+        list[int] | None, typer.Option("--seed", help="Only this seed (repeatable).")
+    ] = None,
+    disagree: Annotated[
+        bool, typer.Option("--disagree", help="Only examples where the models' outputs differ.")
+    ] = False,
+    all_wrong: Annotated[
+        bool,
+        typer.Option("--all-wrong", help="Only examples no model gets right (exact match)."),
+    ] = False,
+    limit: Annotated[
+        int, typer.Option("--limit", min=1, help="Examples shown (the total is reported).")
+    ] = 20,
+    samples: Annotated[
+        Path | None,
+        typer.Option(
+            "--samples",
+            help="Also write the selected examples as lm-eval-style samples JSONL "
+            "(one line per model and example).",
+        ),
+    ] = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Kept outputs (predictions, generated texts) of models side by side, example by example."""
+    result = api.kept_examples(
+        store,
+        models=model or [],
+        datasets=dataset,
+        languages=language,
+        seeds=seed,
+        disagree=disagree,
+        all_wrong=all_wrong,
+        limit=limit,
+    )
+    if samples is not None:
+        import json
+
+        from glotbench.core.atomic_files import write_text_atomic
+
+        lines = [json.dumps(r, ensure_ascii=False, default=str) for r in result.samples()]
+        write_text_atomic(samples, "".join(line + "\n" for line in lines))
+    if json_output:
+        print_json(result.to_dict())
+        return
+    for note in result.notes:
+        console.print(f"[yellow]note:[/] {escape(str(note))}", highlight=False)
+    frame = result.to_frame().astype(object)
+    for col in frame.columns:
+        frame[col] = [
+            "—" if v is None else (v if isinstance(v, str) else str(v)) for v in frame[col]
+        ]
+    what = "where the outputs differ" if disagree else "kept"
+    console.print(
+        frame_table(
+            frame,
+            title=f"{len(frame)} of {result.total} example(s) {what}"
+            + (", none right" if all_wrong else ""),
+        )
+    )
+    if samples is not None:
+        console.print(f"samples written to {samples}", highlight=False)
 
 
 @commands.command("suites")

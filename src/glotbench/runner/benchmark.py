@@ -58,6 +58,7 @@ def run_benchmark(
     device: str | None = None,
     batch_size: int | None = None,
     limit: int | None = None,
+    keep_outputs: bool | None = None,
 ) -> RunSummary:
     """Run (or resume) a benchmark suite — a built-in name or a YAML file — into ``store``.
 
@@ -109,6 +110,7 @@ def run_benchmark(
         shards=shards,
         merge=merge,
         scores=scores,
+        keep_outputs=keep_outputs,
     )
     summary.notes[:0] = notes
     if speed_of is not None:

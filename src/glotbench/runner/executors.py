@@ -45,6 +45,7 @@ from glotbench.runner.protocol import (
     JobOutcome,
     config_hash,
     execute_job,
+    keeps_outputs,
     run_keys,
     write_outcome,
 )
@@ -479,6 +480,7 @@ def run_suite(
     shards: str | Path | None = None,
     merge: bool = True,
     scores: bool = True,
+    keep_outputs: bool | None = None,
 ) -> RunSummary:
     """Run (or resume) every job of ``suite`` and store the statistics.
 
@@ -490,6 +492,10 @@ def run_suite(
     (a killed run) are merged before the jobs are planned, so their jobs are
     not run again. With ``merge=False`` the shards are left for a later
     ``glotbench import shards`` (:func:`~glotbench.core.shards.merge_shards`).
+
+    ``keep_outputs`` stores each test example's prediction or generated text
+    (:mod:`glotbench.core.outputs_store`); None: for generative models and
+    free-text tasks only. Shards carry statistics only, not outputs.
     """
     from glotbench.core.store import SUITE_META_PREFIX, Store
     from glotbench.runner.protocol import scandeval_scores
@@ -501,7 +507,13 @@ def run_suite(
     session = uuid.uuid4().hex  # adapters / deterministic predictions are reused within it
     cache = response_cache_path(store)
     jobs = [
-        dataclasses.replace(job, session=session, suite=suite.name, response_cache=cache)
+        dataclasses.replace(
+            job,
+            session=session,
+            suite=suite.name,
+            response_cache=cache,
+            keep_outputs=keeps_outputs(job, keep_outputs),
+        )
         for job in jobs
     ]
     datasets = build_datasets(suite, jobs)

@@ -35,6 +35,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from glotbench.core.attribute_store import write_attributes, write_unit_stats
+from glotbench.core.outputs_store import write_outputs
 from glotbench.core.schema import RunKey, RunRecord, runner_source
 from glotbench.metrics import get_metric
 from glotbench.runner.datasets import Dataset, DatasetSpec, content_hash
@@ -112,6 +113,8 @@ class Job:
     train_from: tuple[str, ...] = ()
     #: the file that caches HTTP models' responses (beside the store); empty: none
     response_cache: str = ""
+    #: store each test example's prediction / generated text (``glotbench run --keep-outputs``)
+    keep_outputs: bool = False
 
     @property
     def dataset_key(self) -> str:
@@ -186,6 +189,8 @@ class JobOutcome:
     attributes: list[dict[str, Any]] = field(default_factory=list)
     #: per run id: (example_id, unit, statistics) of the entity units of span metrics
     unit_stats: dict[str, list[tuple[str, str, np.ndarray]]] = field(default_factory=dict)
+    #: kept outputs (``Job.keep_outputs``): (key columns, {ids, outputs, references, inputs})
+    outputs: tuple[dict[str, Any], dict[str, list[Any]]] | None = None
 
     def scores(self) -> dict[str, float]:
         """Full-test score per metric; per-language runs as their mean over languages."""
@@ -377,8 +382,48 @@ def execute_job(job: Job, dataset: Dataset, *, base: str | Path | None = None) -
             outcome.unit_stats[record.key.run_id] = units[0]
             outcome.attributes.extend(units[1])
     outcome.attributes[:0] = task.example_attributes(dataset)
+    if job.keep_outputs and task.kind != "retrieval":  # retrieval predicts vectors: not kept
+        outcome.outputs = kept_outputs(job, dataset, task, predictions, chash)
     outcome.seconds = time.perf_counter() - start
     return outcome
+
+
+#: record fields shown as an example's input, first present wins
+_INPUT_FIELDS = ("text", "question", "source", "query", "tokens")
+#: task kinds whose outputs are kept by default (free text), beside generative model kinds
+GENERATIVE_TASK_KINDS = frozenset({"qa", "translation"})
+GENERATIVE_MODEL_KINDS = frozenset({"hf-generative", "openai"})
+
+
+def keeps_outputs(job: Job, keep: bool | None) -> bool:
+    """``keep``, or by default: generative models and free-text tasks keep their outputs."""
+    if keep is not None:
+        return keep
+    kind = get_task(job.dataset.task, **job.dataset.task_options()).kind
+    return job.model.kind in GENERATIVE_MODEL_KINDS or kind in GENERATIVE_TASK_KINDS
+
+
+def kept_outputs(
+    job: Job, dataset: Dataset, task: Task, predictions: Sequence[Any], chash: str
+) -> tuple[dict[str, Any], dict[str, list[Any]]]:
+    """The key and payload of a job's kept outputs (:mod:`glotbench.core.outputs_store`)."""
+    test = dataset.test
+    inputs = [next((r[f] for f in _INPUT_FIELDS if r.get(f) is not None), None) for r in test]
+    key = {
+        "model": job.model.name,
+        "dataset": dataset.name,
+        "task": dataset.task,
+        "language": dataset.language,
+        "seed": job.seed,
+        "config_hash": chash,
+    }
+    payload = {
+        "ids": [str(r["id"]) for r in test],
+        "outputs": list(predictions),
+        "references": list(task.references(test)),
+        "inputs": inputs,
+    }
+    return key, payload
 
 
 def write_outcome(store: Store, outcome: JobOutcome, *, force: bool = False) -> int:
@@ -393,6 +438,8 @@ def write_outcome(store: Store, outcome: JobOutcome, *, force: bool = False) -> 
     positions = outcome.source_positions if outcome.source_positions else None
     written = store.write_runs(outcome.runs, replace=force, source_positions=positions)
     write_outcome_attributes(store, outcome)
+    if outcome.outputs is not None:
+        write_outputs(store, *outcome.outputs)
     return written
 
 

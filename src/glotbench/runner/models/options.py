@@ -51,7 +51,7 @@ class OptionError(ValueError):
         self.key = key
 
 
-def adapter_class(kind: str) -> type:
+def adapter_class(kind: str) -> Any:
     from glotbench.runner.models import MODEL_KINDS
 
     if kind not in ADAPTERS:

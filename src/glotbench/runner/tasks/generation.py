@@ -71,12 +71,12 @@ class AbstractiveQA(ExtractiveQA):
 
 
 class Translation(Task):
-    """Source sentence → translation; corpus chrF and BLEU as sacrebleu (0–100)."""
+    """Source sentence → translation; corpus chrF, chrF++ and BLEU as sacrebleu (0–100)."""
 
     name = "translation"
     kind = "translation"
-    description = "machine translation (corpus chrF and BLEU as sacrebleu, 0-100)"
-    metrics = ("chrf", "bleu")
+    description = "machine translation (corpus chrF, chrF++ and BLEU as sacrebleu, 0-100)"
+    metrics = ("chrf", "chrf++", "bleu")
     fields = ("source", "target", "source_language", "target_language")
 
     def prepare(self, record: Record, language: str, options: dict[str, Any]) -> None:
