@@ -200,3 +200,28 @@ def test_imported_euroeval_speed(tmp_path: Path):
         1.96 * np.std([900, 910, 920], ddof=1) / np.sqrt(3)
     )
     assert row["tokens_per_second_short"] == pytest.approx(201.0)
+
+
+def test_trivial_models_are_shown_as_such():
+    """A call costing 1 µs whatever the document (a majority baseline) is no per-token work:
+    flagged trivial and shown as such, not as hundreds of millions of tokens per second."""
+    from glotbench.analysis.speed import TRIVIAL_TOKENS_PER_SECOND, SpeedTable, _row
+    from glotbench.cli._output import console, speed_table
+
+    rows = []
+    for model, per_call in (("majority", 1e-6), ("tagger", 1e-3)):
+        clock = FakeClock()
+
+        def predict(doc: str, cost: float = per_call, clock: FakeClock = clock) -> None:
+            clock.now += cost
+
+        result = benchmark_speed(predict, SpeedSettings(iterations=3, seconds=0.01), clock=clock)
+        rows.append(_row(model, result.tokens_per_second, result.tokens_per_second_short, "run"))
+    # 71 … 211 tokens in 1 µs: 7.1e7 … 2.1e8 tokens/s, mean 1.4e8; in 1 ms: 1.4e5
+    assert rows[0]["tokens_per_second"] == pytest.approx((71 + 141 + 211) / 3 / 1e-6)
+    assert rows[0]["trivial"] and rows[0]["tokens_per_second"] > TRIVIAL_TOKENS_PER_SECOND
+    assert not rows[1]["trivial"]
+    with console.capture() as captured:
+        console.print(speed_table(SpeedTable(rows=rows)))
+    text = captured.get()
+    assert "trivial" in text and "141,000" in text and "141,000,000" not in text

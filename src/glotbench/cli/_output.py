@@ -120,11 +120,16 @@ def speed_table(table: Any) -> Any:
             return "–"
         return f"{mean:,.0f}" + (f" ± {half:,.0f}" if half is not None else "")
 
+    trivial = "trivial (no per-token work)"  # analysis.speed.TRIVIAL_TOKENS_PER_SECOND
     rows = [
         {
             "model": r["model"],
-            "tokens/s": cell(r["tokens_per_second"], r["ci_half_width"]),
-            "tokens/s (short)": cell(r["tokens_per_second_short"], r["ci_half_width_short"]),
+            "tokens/s": trivial
+            if r.get("trivial")
+            else cell(r["tokens_per_second"], r["ci_half_width"]),
+            "tokens/s (short)": trivial
+            if r.get("trivial")
+            else cell(r["tokens_per_second_short"], r["ci_half_width_short"]),
             "iterations": r["iterations"],
         }
         for r in table.rows
