@@ -225,3 +225,8 @@ def test_trivial_models_are_shown_as_such():
         console.print(speed_table(SpeedTable(rows=rows)))
     text = captured.get()
     assert "trivial" in text and "141,000" in text and "141,000,000" not in text
+    # the leaderboard's speed column gets the flag (rendered "trivial" by the page)
+    from glotbench.report.leaderboard import _speed_payload
+
+    payload = _speed_payload(SpeedTable(rows=rows), ["majority", "tagger"])
+    assert payload["majority"][4] is True and payload["tagger"][4] is False

@@ -114,7 +114,9 @@ def _metadata_value(value: Any) -> str | float | int | bool | None:
 
 
 def _speed_payload(speed: SpeedTable | None, models: Sequence[str]) -> dict[str, Any]:
-    """model -> [tokens/s, 95 % half-width, short tokens/s, its half-width] (None: not measured)."""
+    """model -> [tokens/s, 95 % half-width, short tokens/s, its half-width, trivial]
+    (None: not measured; trivial: no per-token work, see
+    :data:`glotbench.analysis.speed.TRIVIAL_TOKENS_PER_SECOND`)."""
     if speed is None:
         return {}
     out: dict[str, Any] = {}
@@ -126,6 +128,7 @@ def _speed_payload(speed: SpeedTable | None, models: Sequence[str]) -> dict[str,
                 _metadata_value(row["ci_half_width"]),
                 _metadata_value(row["tokens_per_second_short"]),
                 _metadata_value(row["ci_half_width_short"]),
+                bool(row.get("trivial", False)),
             ]
     return out
 

@@ -150,6 +150,12 @@
         render: function (td, r) {
           var v = DATA.speed[r.model];
           if (!v || v[0] === null) { td.textContent = "—"; td.classList.add("missing"); return; }
+          if (v[4]) {  // no per-token work: the figure would time call overhead
+            td.textContent = "trivial";
+            td.title = "no per-token work (above 10^8 GPT-2 tokens/s: the benchmark times " +
+              "call overhead, not a model)";
+            return;
+          }
           td.textContent = count(v[0]) + (v[1] === null ? "" : " ± " + count(v[1]));
           td.title = "GPT-2 tokens per second on documents of ~100–1,000 tokens (ScandEval); " +
             "short documents (~12–125 tokens): " + (v[2] === null ? "—" : count(v[2]) +
