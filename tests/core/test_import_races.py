@@ -514,3 +514,32 @@ def test_a_live_import_is_waited_for_never_resumed_and_a_killed_one_is_resumed(
     assert got["score_rows_and_keys"] == (200, 200)
     assert got["imports"] == [("scores", got["imports"][0][1], True)]
     assert sorted(s[7] for s in got["scores"]) == sorted(frame["score"])
+
+
+def test_a_failing_import_never_removes_a_store_another_import_uses(
+    racers: tuple[Racer, Racer], tmp_path: Path
+) -> None:
+    """A failed import removes the new, empty store it created; a racing import that had
+    opened it meanwhile used to write into an empty file without tables (Catalog Error)
+    and left "not a glotbench store" behind. Now the store is created again on its next use."""
+    n = 20_000
+    good = tmp_path / "good.csv"
+    pd.DataFrame(
+        {
+            "model": [f"m{i % 100}" for i in range(n)],
+            "task": "xnli",
+            "language": [f"l{i // 100}" for i in range(n)],
+            "metric": "accuracy",
+            "score": 0.5,
+        }
+    ).to_csv(good, index=False)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("model,task,language,metric,score\nm,xnli,de,accuracy,7\n")
+    for r, delay in enumerate((0.0, 0.03, 0.1)):
+        store = tmp_path / f"s{r}.duckdb"
+        outcomes = race(racers, "scores_csv", (bad, good), store, (0.0, delay))
+        assert outcomes[0]["outcome"] == "refused" and outcomes[0]["input_error"], outcomes
+        assert outcomes[1]["outcome"] == "imported", outcomes
+        got = signature(store)
+        assert got["score_rows_and_keys"] == (n, n)
+        assert [done for *_, done in got["imports"]] == [True]

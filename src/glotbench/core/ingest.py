@@ -43,6 +43,7 @@ from glotbench.core.staging import (
 )
 from glotbench.core.store import ScoreConflictError, Store, new_import_id
 from glotbench.core.validate import validate_scores
+from glotbench.core.writer_lock import writer_lock
 from glotbench.errors import InputError
 
 Progress = Callable[[int, int], None]
@@ -77,18 +78,22 @@ def open_store_for_import(path: str | Path, lock_timeout: float | None = None) -
 
 
 def _remove_if_empty(path: Path) -> None:
+    """Remove a store this import created and left empty (under the writer lock; if another
+    import holds it, the store is kept). Another process that opened the store meanwhile
+    recreates it on its next use (``Store._con``)."""
     try:
-        with Store.open(path, read_only=True) as store:
-            counts = store.summary().counts
-    except Exception:  # noqa: BLE001 - if in doubt, keep the file
+        with writer_lock(path, timeout=0):
+            with Store.open(path, read_only=True) as store:
+                counts = store.summary().counts
+            if counts["runs"] or counts["scores"] or counts["examples"] or counts["imports"]:
+                return
+            if counts["incomplete_imports"]:
+                return
+            for candidate in (path, path.with_name(path.name + ".wal")):
+                with suppress(OSError):
+                    candidate.unlink()
+    except Exception:  # noqa: BLE001 - if in doubt (in use, unreadable), keep the file
         return
-    if counts["runs"] or counts["scores"] or counts["examples"] or counts["imports"]:
-        return
-    if counts["incomplete_imports"]:
-        return
-    for candidate in (path, path.with_name(path.name + ".wal")):
-        with suppress(OSError):
-            candidate.unlink()
 
 
 def _checked_path(path: str | Path) -> Path:

@@ -155,7 +155,18 @@ class Store(RunWritesPart, ScoresPart, ReadsPart, FailuresPart, ImportsPart, Exp
         if self._connection is None:
             if self._closed:
                 raise StoreError(f"the store {self.path} is closed")
-            self._connection = self._connect(self.path, self.read_only, self.lock_timeout)
+            if not self.read_only and _missing_or_empty(self.path):
+                # removed since it was opened (a failed import that had created it removes
+                # it again): create it anew, as `open` does, instead of writing into an
+                # empty DuckDB file without tables
+                with writer_lock(self.path, timeout=self.lock_timeout):
+                    if _missing_or_empty(self.path):
+                        self._connection = self._connect(
+                            self.path, self.read_only, self.lock_timeout
+                        )
+                        self._initialise()  # may release the file again (hold=False)
+            if self._connection is None:
+                self._connection = self._connect(self.path, self.read_only, self.lock_timeout)
         return self._connection
 
     @_con.setter
@@ -254,7 +265,7 @@ class Store(RunWritesPart, ScoresPart, ReadsPart, FailuresPart, ImportsPart, Exp
         # a new (missing or still empty) file is created and given its tables under the
         # writer lock: a second process that opens it meanwhile would find an empty file
         # ("not a DuckDB database") before DuckDB has locked it
-        fresh = not read_only and (not p.exists() or p.stat().st_size == 0)
+        fresh = not read_only and _missing_or_empty(p)
         with writer_lock(p, timeout=lock_timeout) if fresh else nullcontext():
             con = cls._connect(p, read_only, lock_timeout)
             store = cls(con, p, read_only, lock_timeout=lock_timeout)
@@ -520,6 +531,14 @@ class Store(RunWritesPart, ScoresPart, ReadsPart, FailuresPart, ImportsPart, Exp
             by_model_task_language=table,
             incomplete_imports=incomplete,
         )
+
+
+def _missing_or_empty(path: Path) -> bool:
+    """No file at ``path``, or an empty one (being created by DuckDB right now)."""
+    try:
+        return path.stat().st_size == 0
+    except FileNotFoundError:
+        return True
 
 
 def _running(owner: dict[str, Any] | None, import_id: str) -> dict[str, Any] | None:
