@@ -12,6 +12,7 @@ agree to every digit the page stores; the report to every digit it prints.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -520,3 +521,58 @@ def test_an_unbalanced_store_gives_the_same_numbers(cli: Cli, tmp_path: Path) ->
         expected = mine.groupby("task")["score"].mean().mean()
         row = next(r for r in doors["aggregate"]["aggregates"] if r["model"] == model)
         assert row["score"] == pytest.approx(expected, abs=1e-12)
+
+
+def _two_metric_store(path: Path, tmp: Path) -> Path:
+    """Scores of two models on ``nli`` (accuracy and f1, no declared primary metric) and
+    on ``wikiann-ner`` (f1 only; XTREME's ``panx``) in four languages."""
+    rng = np.random.default_rng(5)
+    rows = [
+        {"model": model, "task": task, "language": language, "metric": metric, "seed": seed,
+         "score": float(np.clip(base + rng.normal(0, 0.03), 0, 1))}
+        for model, base in (("alpha", 0.7), ("beta", 0.6))
+        for task, metrics in (("nli", ("accuracy", "f1")), ("wikiann-ner", ("f1",)))
+        for metric in metrics
+        for language in ("de", "fi", "sw", "ja")
+        for seed in range(2)
+    ]  # fmt: skip
+    pd.DataFrame(rows).to_csv(tmp / "two_metrics.csv", index=False)
+    api.import_scores(tmp / "two_metrics.csv", store=path)
+    return path
+
+
+def test_metric_choice_is_one_rule_on_every_door(cli: Cli, tmp_path: Path) -> None:
+    """A task with two metrics and none declared: the same error (listing the choices) from
+    the page, the report and the analyses; ``--metric nli=f1`` then gives the same numbers.
+    ``--task panx`` (XTREME's name) finds the stored ``wikiann-ner`` on the page as in the
+    analyses."""
+    store = _two_metric_store(tmp_path / "two.duckdb", tmp_path)
+    for args in (
+        ("leaderboard", "--store", store, "--out", tmp_path / "page"),
+        ("report", "--store", store, "--out", tmp_path / "report.html"),
+        ("analyze", "aggregate", "--store", store),
+        ("analyze", "compare", "--store", store),
+    ):
+        result = cli(*args, *_options(SMALL))
+        assert result.exit_code != 0, args
+        message = " ".join((result.stderr + result.stdout).split())
+        assert "nli: accuracy, f1" in message and "--metric nli=accuracy" in message, args
+    chosen = dataclasses.replace(SMALL, metric=("nli=f1",))
+    doors = _read_doors(cli, store, chosen, tmp_path)
+    assert dict(doors["source"].task_metrics) == {"nli": "f1", "wikiann-ner": "f1"}
+    assert _check_one_answer(doors) >= 3
+    # --task under the harness's name: the page and the analysis find the same task
+    page = _json(
+        cli("leaderboard", "--store", store, "--task", "panx", "--out", tmp_path / "panx",
+            *_options(SMALL), "--json")
+    )  # fmt: skip
+    payload = json.loads((tmp_path / "panx" / "leaderboard.json").read_text(encoding="utf-8"))
+    assert page["kind"] == "leaderboard"
+    aggregate = _json(
+        cli("analyze", "aggregate", "--store", store, "--task", "panx", *_options(SMALL), "--json")
+    )
+    rows = {row["model"]: row for row in payload["views"]["overall"]["rows"]}
+    means = [r for r in aggregate["aggregates"] if r["aggregator"] == "mean"]
+    assert {r["model"] for r in means} == {"alpha", "beta"}
+    for record in means:
+        assert rows[record["model"]]["score"] == round(record["score"], 4)

@@ -245,8 +245,10 @@ def test_metric_choice_parsing() -> None:
         MetricChoice(),
     )
     assert result.chosen == {"a": "x", "b": "s"} and "'c' left out" in result.notes[0]
-    lenient = choose_metrics({"a": ["x", "y", "y"]}, {}, MetricChoice(), ambiguous="most_results")
-    assert lenient.chosen == {"a": "y"}
+    # several metrics, none declared: an error listing the choices, on every door (no
+    # "most results" fallback for pages)
+    with pytest.raises(InputError, match=r"a: x, y.*--metric a=x"):
+        choose_metrics({"a": ["x", "y", "y"]}, {}, MetricChoice())
 
 
 def test_iteration_rows_drop_only_summaries_beside_replicates() -> None:

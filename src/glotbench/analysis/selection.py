@@ -50,7 +50,7 @@ import dataclasses
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -70,7 +70,6 @@ from glotbench.metrics.task_names import known_primary
 if TYPE_CHECKING:
     from glotbench.core.store import Store
 
-Ambiguity = Literal["error", "most_results"]
 #: metadata key under which importers declare a task's primary metric
 PRIMARY_KEY = "primary_metric"
 #: run metadata key with the harness's own name of the run's metric (lm-eval ``acc_norm``)
@@ -153,7 +152,6 @@ def choose_metrics(
     choice: MetricChoice,
     *,
     accepted: Mapping[str, Iterable[str]] | None = None,
-    ambiguous: Ambiguity = "error",
 ) -> TaskMetrics:
     """One metric per task (see the module docstring for the order of rules).
 
@@ -167,9 +165,6 @@ def choose_metrics(
         What the user asked for.
     accepted : mapping task -> names, optional
         Further names a user may type for the task (registry names of runs).
-    ambiguous : {"error", "most_results"}
-        A task with several metrics and none declared: an error (analyses), or
-        the metric with most results, then the first by name (leaderboards).
     """
     chosen: dict[str, str] = {}
     reasons: dict[str, str] = {}
@@ -224,12 +219,6 @@ def choose_metrics(
             chosen[task], reasons[task] = names[0], "only metric"
         elif known is not None and known in typed:
             chosen[task], reasons[task] = known, "the benchmark's primary metric"
-        elif ambiguous == "most_results":
-            counts = Counter(available[task])
-            chosen[task] = sorted(names, key=lambda m: (-counts[m], m))[0]
-            reasons[task] = "most results; also stored: " + ", ".join(
-                m for m in names if m != chosen[task]
-            )
         else:
             unresolved[task] = names
     if unresolved:
@@ -280,7 +269,7 @@ def _by_task(frame: pd.DataFrame, column: str) -> dict[str, list[Any]]:
 
 
 def select_score_rows(
-    frame: pd.DataFrame, choice: MetricChoice, *, ambiguous: Ambiguity = "error"
+    frame: pd.DataFrame, choice: MetricChoice
 ) -> tuple[pd.DataFrame, TaskMetrics | None]:
     """Rows of each task's chosen metric (index kept, so callers can locate rows).
 
@@ -298,7 +287,7 @@ def select_score_rows(
         if "metadata" in data.columns
         else {}
     )
-    result = choose_metrics(_by_task(data, "metric"), declared, choice, ambiguous=ambiguous)
+    result = choose_metrics(_by_task(data, "metric"), declared, choice)
     keep = data["metric"].to_numpy() == data["task"].astype(str).map(result.chosen).to_numpy()
     return frame.loc[keep], result
 
@@ -325,7 +314,6 @@ def _scores_replicated(
     scores: pd.DataFrame,
     choice: MetricChoice,
     explicit_tasks: Sequence[str] | None,
-    ambiguous: Ambiguity = "error",
 ) -> ReplicatedScores:
     notes: list[str] = []
     if "metadata" in scores.columns:
@@ -344,7 +332,7 @@ def _scores_replicated(
                 "that are analysed themselves; name a group with --task to analyse it"
             )
             scores = scores.loc[~drop]
-    selected, metrics = select_score_rows(scores, choice, ambiguous=ambiguous)
+    selected, metrics = select_score_rows(scores, choice)
     selected, n_summary = iteration_rows(selected)
     if n_summary:
         notes.append(
@@ -455,7 +443,6 @@ def replicates_from_runs(
     n_replicates: int = 1000,
     seed: int = 0,
     configs: Mapping[str, str] | None = None,
-    ambiguous: Ambiguity = "error",
 ) -> ReplicatedScores | None:
     """Bootstrap the runs of each task's chosen metric; None when no run matches.
 
@@ -466,7 +453,7 @@ def replicates_from_runs(
     """
     from glotbench.analysis.published import add_published, canonical_names
 
-    tasks = _with_aliases(tasks)
+    tasks = with_task_aliases(tasks)
     runs = store.runs(models=models, tasks=tasks, languages=languages)
     if configs is not None and not runs.empty:
         runs = runs[in_configs(runs, configs)]
@@ -493,7 +480,7 @@ def replicates_from_runs(
         return None  # the metric exists as aggregate scores only
     declared = {str(t): _declared(g["model_metadata"]) for t, g in runs.groupby("task")}
     metrics = choose_metrics(
-        _by_task(runs, "_name"), declared, choice, accepted=accepted, ambiguous=ambiguous
+        _by_task(runs, "_name"), declared, choice, accepted=accepted
     )
     notes: list[str] = []
     if score_only:
@@ -540,7 +527,7 @@ def _canonical(tasks: pd.Series) -> pd.Series:
     return tasks.astype(str).map(canonical_task)
 
 
-def _with_aliases(tasks: Sequence[str] | None) -> list[str] | None:
+def with_task_aliases(tasks: Sequence[str] | None) -> list[str] | None:
     """A task filter that also matches every other name of each task."""
     if tasks is None:
         return None
@@ -559,7 +546,6 @@ def replicates_from_store_selection(
     n_replicates: int = 1000,
     seed: int = 0,
     configs: Mapping[str, str] | None = None,
-    ambiguous: Ambiguity = "error",
 ) -> ReplicatedScores:
     """Replicated scores of a store, each task on its chosen metric (module docstring).
 
@@ -581,11 +567,10 @@ def replicates_from_store_selection(
         n_replicates=n_replicates,
         seed=seed,
         configs=configs,
-        ambiguous=ambiguous,
     )
     if replicated is not None:
         return replicated
-    scores = store.scores(models=models, tasks=_with_aliases(tasks), languages=languages)
+    scores = store.scores(models=models, tasks=with_task_aliases(tasks), languages=languages)
     # one task under one name (panx and wikiann-ner scores meet); metric names as stored
     scores = scores.assign(task=_canonical(scores["task"])) if not scores.empty else scores
     if scores.empty:
@@ -593,4 +578,4 @@ def replicates_from_store_selection(
             "no stored runs or scores match the filters; see 'glotbench show' for what the "
             "store holds"
         )
-    return _scores_replicated(scores, choice, tasks, ambiguous)
+    return _scores_replicated(scores, choice, tasks)

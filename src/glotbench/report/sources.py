@@ -18,7 +18,7 @@ import pandas as pd
 
 from glotbench.analysis.inputs import filter_frame
 from glotbench.analysis.replicates import ReplicatedScores, replicates_from_frame
-from glotbench.analysis.selection import replicates_from_store_selection
+from glotbench.analysis.selection import replicates_from_store_selection, with_task_aliases
 from glotbench.analysis.settings import DEFAULT_SETTINGS, AnalysisSettings
 from glotbench.core.store import Store
 from glotbench.data import XTREME_R_CAVEATS, xtreme_r_baselines
@@ -102,7 +102,10 @@ def leaderboard_source(
     statistics, bootstrapped by the engine with ``n_replicates`` paired
     replicates per run, one metric per task) or, if it holds no runs, its
     scores table. ``metric``: ``METRIC`` and/or ``TASK=METRIC`` (None: each
-    task's primary metric). ``settings`` (the request's
+    task's declared primary metric, else an error listing the choices: the
+    analyses' rule, :func:`~glotbench.analysis.selection.choose_metrics`).
+    ``tasks`` match every name of a task (:mod:`glotbench.metrics.task_names`:
+    ``panx`` finds ``wikiann-ner``). ``settings`` (the request's
     :class:`~glotbench.analysis.settings.AnalysisSettings`), when given, sets
     ``metric``, ``n_replicates`` and ``seed``, as the analyses read them.
     ``metadata_file`` adds or overrides model metadata.
@@ -128,16 +131,18 @@ def leaderboard_source(
         )
         notes += XTREME_R_CAVEATS
     elif store is not None:
+        # the store's names of each task (--task panx finds wikiann-ner, and back)
+        stored_tasks = with_task_aliases(tasks)
         with Store.open(store, read_only=True) as handle:
             title = store_title(
                 handle,
                 f"glotbench leaderboard: {Path(store).name}",
                 models=models,
-                tasks=tasks,
+                tasks=stored_tasks,
                 languages=languages,
             )
-            if handle.runs(models=models, tasks=tasks, languages=languages).empty and (
-                handle.scores(models=models, tasks=tasks, languages=languages).empty
+            if handle.runs(models=models, tasks=stored_tasks, languages=languages).empty and (
+                handle.scores(models=models, tasks=stored_tasks, languages=languages).empty
             ):
                 raise InputError(f"the store {store} holds no runs or scores to show")
             selected = replicates_from_store_selection(
@@ -148,7 +153,6 @@ def leaderboard_source(
                 languages=languages,
                 n_replicates=n_replicates,
                 seed=seed,
-                ambiguous="most_results",
             )
             # selection notes go with the leaderboard's notes, not into every view's notes
             notes += selected.notes
@@ -159,7 +163,7 @@ def leaderboard_source(
                     "none known (a published score without SE or replicates)"
                 )
             if selected.source == "examples":
-                runs = handle.runs(models=models, tasks=tasks, languages=languages)
+                runs = handle.runs(models=models, tasks=stored_tasks, languages=languages)
                 for model, values in zip(runs["model"], runs["model_metadata"], strict=True):
                     merge_metadata(metadata, str(model), values)
                 notes.append(
@@ -167,7 +171,9 @@ def leaderboard_source(
                     "per run"
                 )
             else:
-                scores = handle.scores(models=models, tasks=kept, languages=languages)
+                scores = handle.scores(
+                    models=models, tasks=with_task_aliases(kept), languages=languages
+                )
                 for model, values in zip(scores["model"], scores["metadata"], strict=True):
                     merge_metadata(metadata, str(model), values)
             speed = speed_table(handle, models=models) or None
