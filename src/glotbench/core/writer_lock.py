@@ -12,8 +12,9 @@ two conflicting values), and the second took the first one's live, unfinished
 ``imports`` row for an interrupted one and "resumed" it.
 
 :func:`writer_lock` serialises those decide-then-write phases: every importer
-holds it from its first look at the store's content to its ``imports`` row's
-completion. Other processes wait for it (up to the lock timeout,
+holds it from its first decision taken from the store's content ("already
+imported?" asked again under it) to its ``imports`` row's completion. Other
+processes wait for it (up to the lock timeout,
 ``$GLOTBENCH_LOCK_TIMEOUT``), then re-decide from what is stored by then (the
 same file: "already imported"; conflicting keys: a refusal naming file, line
 and field). While the lock is held no other import can be running, so an
