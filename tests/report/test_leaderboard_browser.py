@@ -173,10 +173,35 @@ def _page_pairwise(site: Path) -> tuple[dict[str, Any], int]:
     return data["pairwise"], 2 if digits == 1 else digits
 
 
+def _full_test_set_scores(
+    store: Path, models: tuple[str, ...]
+) -> dict[tuple[str, str, str], float]:
+    """Accuracy on the whole test set, mean over seeds, per (model, task, language): numpy on
+    the stored per-example statistics (sum of correct / sum of counts), no resampling."""
+    from glotbench.core.store import Store
+
+    seeds: dict[tuple[str, str, str], list[float]] = {}
+    with Store.open(store, read_only=True) as handle:
+        runs = handle.runs(models=list(models))
+        for run in runs.to_dict(orient="records"):
+            _, stats = handle.run_stats(str(run["run_id"]))
+            key = (str(run["model"]), str(run["task"]), str(run["language"]))
+            seeds.setdefault(key, []).append(float(stats[:, 0].sum() / stats[:, 1].sum()))
+    return {key: float(np.mean(values)) for key, values in seeds.items()}
+
+
 def test_pairwise_view(site: Path, watch: PageWatch, artifacts_dir: Path) -> None:
-    """The table and summary show the analysis' paired comparison (compare_models), as computed."""
-    from glotbench.analysis.compare import compare_models
+    """The table and summary show the paired comparison of the two models.
+
+    A cell's difference is the difference of the full-test-set scores (docs/methods.md,
+    "Score"), computed here with numpy from the stored per-example statistics; the SDs
+    and intervals are over the draws, which the point estimates do not enter, so they
+    are checked against ``compare_models`` on the same replicates (and the SD, loosely,
+    against numpy's SD of the paired replicate differences).
+    """
+    from glotbench.analysis.compare import EFFECT_THRESHOLD, compare_models
     from glotbench.analysis.headline import AnalysisSettings
+    from glotbench.analysis.replicates import ReplicatedScores
 
     page = watch.open(site.as_uri())
     # chosen lower-ranked first: the page shows the higher-ranked model minus the lower
@@ -186,33 +211,40 @@ def test_pairwise_view(site: Path, watch: PageWatch, artifacts_dir: Path) -> Non
     assert rows.count() == 8  # 2 tasks x 4 languages
     headers = page.locator("#pair th").all_text_contents()
     assert headers[2:4] == [XSS, SCRIPT_NAME]
-    # the reference: compare_models on the page's source and settings, these two models alone
-    source = api.leaderboard_source(store=site.parent.parent / "s.duckdb", n_replicates=100)
+    store = site.parent.parent / "s.duckdb"
+    points = _full_test_set_scores(store, (XSS, SCRIPT_NAME))
+    # the spread: the draws of the page's source and settings, these two models alone
+    source = api.leaderboard_source(store=store, n_replicates=100)
     replicated = source.replicated
     pairwise, digits = _page_pairwise(site)
     settings = AnalysisSettings(n_draws=300)
     rows_of = [replicated.models.index(m) for m in (XSS, SCRIPT_NAME)]
-    from glotbench.analysis.replicates import ReplicatedScores
-
-    two = ReplicatedScores(
-        (XSS, SCRIPT_NAME), replicated.units, replicated.values[rows_of], replicated.source
-    )
+    values = replicated.values[rows_of]
+    two = ReplicatedScores((XSS, SCRIPT_NAME), replicated.units, values, replicated.source)
     reference = compare_models(two, settings.draws(two), aggregators=("mean",))
     per_cell = reference.per_language
     table = [r.locator("td").all_text_contents() for r in rows.all()]
+    differences = []
     for k, (task, language) in enumerate(pairwise["units"]):
         cell = per_cell[per_cell["language"] == f"{task}/{language}"].iloc[0]
+        difference = points[(XSS, task, language)] - points[(SCRIPT_NAME, task, language)]
+        differences.append(difference)
         shown = table[k]
         assert shown[:2] == [task, language]
-        assert shown[4] == f"{cell['difference']:.{digits}f}"
+        assert shown[4] == f"{difference:.{digits}f}"
         assert shown[5] == f"{cell['sd']:.{digits}f}"
-        assert shown[6] == f"{cell['effect_size']:.2f}"
-        assert (shown[7] == "yes") == bool(cell["flagged"])
+        assert shown[6] == f"{difference / cell['sd']:.2f}"
+        assert (shown[7] == "yes") == bool(abs(difference / cell["sd"]) >= EFFECT_THRESHOLD)
+        # the draws' SD is the SD of paired replicate differences (seed and replicate drawn)
+        u = [(x.task, x.language) for x in replicated.units].index((task, language))
+        pooled = (values[0, u] - values[1, u]).ravel()
+        assert cell["sd"] == pytest.approx(np.nanstd(pooled, ddof=1), rel=0.25)
     assert page.locator("#pair tbody td.flag").count() >= 1  # 0.82 vs 0.6 on 60 examples
     summary = page.locator("#pair-summary").text_content()
     mean = reference.aggregates.iloc[0]
     assert summary.startswith(f"{XSS} − {SCRIPT_NAME} (overall score, 8 task-language cells)")
-    assert f"difference {mean['difference']:.{digits}f}" in summary
+    # balanced: the mean of task means is the mean of the 8 cells
+    assert f"difference {np.mean(differences):.{digits}f}" in summary
     assert f"SD over paired draws {mean['sd']:.{digits}f}" in summary
     assert f"[{mean['ci_low']:.{digits}f}, {mean['ci_high']:.{digits}f}]" in summary
     assert "Every pair of the 4 ranked models" in page.locator("#pair-scope").text_content()
