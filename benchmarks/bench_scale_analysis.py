@@ -15,6 +15,12 @@ process, so that its peak RSS is its own):
   median; per-language results summarised (the default of ``analyze compare``);
 * ``compare-pairs``: the same, plus the full per-language table of all
   19,900 pairs × 50 languages written to Parquet (``--pairs-out``);
+* ``compare-terminal`` / ``compare-json``: the same comparison as
+  ``glotbench analyze compare`` prints it, without and with ``--json``
+  (printed to /dev/null, a 200-column terminal; the scores are given, not
+  read from a file). Run against an older checkout (``PYTHONPATH=old/src``),
+  the terminal case prints what that version printed (every pair);
+  ``--models`` changes the number of models of the compare cases;
 * ``ranks``: ``rank_models`` on the 200 × 50 design, R = 10,000;
 * ``ranks-1000``: 1,000 models × 100 task-language cells (2 tasks × 50
   languages), 200 replicates, R = 10,000, aggregator mean (rank counts and
@@ -48,7 +54,16 @@ LANGUAGES = (
     "af am ar az be bg bn ca cs da de en es et fi fo fr gl gu he hi hr hu id is it "
     "jv kk kn ky lb mk ml mr ms mt nb ne nl nn pa pl pt ro ru sk sl sv sw ta"
 ).split()
-CASES = ("compare", "compare-pairs", "ranks", "leaderboard", "ranks-1000", "leaderboard-1000")
+CASES = (
+    "compare",
+    "compare-pairs",
+    "ranks",
+    "leaderboard",
+    "ranks-1000",
+    "leaderboard-1000",
+    "compare-terminal",
+    "compare-json",
+)
 
 
 def peak_rss_mib() -> float:
@@ -72,7 +87,32 @@ def synthetic(n_models: int, n_tasks: int, n_replicates: int, seed: int = 0) -> 
     return ReplicatedScores(models, units, values, "replicates", "accuracy")
 
 
-def run_case(case: str, draws: int) -> dict[str, Any]:
+def print_as_the_cli(result: Any, json_output: bool) -> None:
+    """What ``glotbench analyze compare`` prints for ``result``, sent to /dev/null."""
+    import os
+
+    from rich.console import Console
+
+    from glotbench.cli import _output, analyze
+
+    devnull = open(os.devnull, "w")  # noqa: SIM115 (closed below)
+    stdout, sys.stdout = sys.stdout, devnull
+    console = Console(file=devnull, width=200, force_terminal=True)
+    analyze.console, _output.console = console, console
+    try:
+        if json_output:
+            _output.print_json(result.to_dict())
+        elif hasattr(analyze, "_print_comparison"):
+            analyze._print_comparison(result)
+        else:  # the code before: every pair's row
+            console.print(_output.frame_table(result.aggregates, title="Pairwise differences"))
+            console.print(_output.frame_table(result.language_summary, title="Per language"))
+    finally:
+        sys.stdout = stdout
+        devnull.close()
+
+
+def run_case(case: str, draws: int, n_models: int = 200) -> dict[str, Any]:
     """Build the inputs, run one case, return seconds, CPU seconds and peak RSS."""
     from glotbench.analysis.compare import compare_models
     from glotbench.analysis.draws import DrawSettings
@@ -83,7 +123,7 @@ def run_case(case: str, draws: int) -> dict[str, Any]:
     if case in ("ranks-1000", "leaderboard-1000"):
         source = synthetic(1000, 2, 200)
     else:
-        source = synthetic(200, 1, 1000)
+        source = synthetic(n_models if case.startswith("compare") else 200, 1, 1000)
     rss_inputs = peak_rss_mib()
     detail = ""
     cpu0, start = time.process_time(), time.perf_counter()
@@ -96,6 +136,12 @@ def run_case(case: str, draws: int) -> dict[str, Any]:
                 detail = f"{len(result.per_language)} rows, {path.stat().st_size / 2**20:.0f} MiB"
         else:
             detail = f"{len(result.aggregates)} aggregate rows"
+    elif case in ("compare-terminal", "compare-json"):
+        from glotbench import api
+
+        result = api.analyze_compare(source, DrawSettings(n_draws=draws, languages="with"))
+        print_as_the_cli(result, json_output=case == "compare-json")
+        detail = f"{len(result.aggregates)} aggregate rows, printed as the CLI does"
     elif case in ("ranks", "ranks-1000"):
         aggregators = ("mean",) if case == "ranks-1000" else ("mean", "geometric_mean", "median")
         result = rank_models(source, DrawSettings(n_draws=draws), aggregators=aggregators)
@@ -128,18 +174,20 @@ def main() -> None:
     )
     parser.add_argument("--cases", nargs="+", default=list(CASES[:4]), choices=CASES)
     parser.add_argument("--draws", type=int, default=10_000)
+    parser.add_argument("--models", type=int, default=200, help="models of the compare cases")
     parser.add_argument("--json", default=None, help="write the results to this JSON file")
     parser.add_argument("--case", default=None, help=argparse.SUPPRESS)  # child process
     args = parser.parse_args()
     if args.case:
-        print(json.dumps(run_case(args.case, args.draws)))
+        print(json.dumps(run_case(args.case, args.draws, args.models)))
         return
     info = machine_info(["numpy", "scipy", "pandas"])
     print_header("compare, ranks and leaderboard at scale", info)
     rows = []
     for case in args.cases:
         child = subprocess.run(
-            [sys.executable, __file__, "--case", case, "--draws", str(args.draws)],
+            [sys.executable, __file__, "--case", case, "--draws", str(args.draws)]
+            + ["--models", str(args.models)],
             capture_output=True,
             text=True,
             check=True,

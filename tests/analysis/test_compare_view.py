@@ -113,3 +113,17 @@ def test_encode_json_equals_the_standard_encoder() -> None:
         "nan": None,
         "huge": 10**30,
     }
+
+
+def test_large_tables_are_streamed_as_the_same_records(
+    capsysbinary: pytest.CaptureFixture[bytes], monkeypatch: pytest.MonkeyPatch, comparison
+) -> None:  # type: ignore[no-untyped-def]
+    import glotbench.cli._output as output
+
+    output.print_json(comparison.to_dict())  # lists of records, indented
+    expected = capsysbinary.readouterr().out
+    monkeypatch.setattr(output, "STREAM_ROWS", 10)  # every table in slices of 10 rows
+    output.print_json(comparison.to_dict(frames=True))
+    streamed = capsysbinary.readouterr().out
+    assert streamed.count(b"\n") == 1 and expected.count(b"\n") > 1000  # compact vs indented
+    assert json.loads(streamed) == json.loads(expected)

@@ -102,18 +102,21 @@ class Comparison:
     def to_frame(self) -> pd.DataFrame:
         return self.aggregates
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, frames: bool = False) -> dict[str, Any]:
+        """The JSON document; ``frames=True`` leaves the tables as DataFrames (the CLI
+        writes their records slice by slice instead of holding a list of every pair)."""
+        table = (lambda frame: frame) if frames else records
         out = {
             "settings": settings_record(self.settings, self.recorded),
             "languages": list(self.languages),
             "effect_threshold": EFFECT_THRESHOLD,
-            "aggregates": records(self.aggregates),
-            "language_summary": records(self.language_summary),
-            "pair_summary": records(self.pair_summary),
+            "aggregates": table(self.aggregates),
+            "language_summary": table(self.language_summary),
+            "pair_summary": table(self.pair_summary),
             "notes": list(self.notes),
         }
         if self.per_language is not None:
-            out["per_language"] = records(self.per_language)
+            out["per_language"] = table(self.per_language)
         return out
 
 

@@ -38,13 +38,13 @@ _printed_json: list[bool] = []  # set once a command has printed its JSON docume
 INDENT_LIMIT = 1 << 20
 
 
-def encode_json(payload: Any) -> bytes:
+def encode_json(payload: Any, indent: bool = True) -> bytes:
     """The JSON document of ``payload`` as UTF-8 bytes, ending in a newline.
 
     Encoded with orjson (numpy scalars and arrays as numbers, non-string keys
     as strings, anything else as ``str``; NaN and ±inf as null). A document
     under :data:`INDENT_LIMIT` bytes is indented by two spaces for reading; a
-    larger one stays compact: ``json.dumps(indent=2)`` of the 200-model
+    larger one (or any with ``indent=False``) stays compact: ``json.dumps(indent=2)`` of the 200-model
     comparison held gigabytes of strings in memory, orjson's compact bytes
     are the document's own size. Values orjson cannot encode (integers beyond
     64 bits) fall back to the standard library's encoder.
@@ -54,7 +54,7 @@ def encode_json(payload: Any) -> bytes:
     options = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE
     try:
         data = orjson.dumps(payload, default=str, option=options)
-        if len(data) <= INDENT_LIMIT:
+        if indent and len(data) <= INDENT_LIMIT:
             data = orjson.dumps(payload, default=str, option=options | orjson.OPT_INDENT_2)
         return data
     except orjson.JSONEncodeError:
@@ -73,16 +73,54 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def print_json(payload: Any) -> None:
-    """Print a JSON document on stdout (no rich markup, no wrapping); see :func:`encode_json`."""
-    data = encode_json(payload)
+#: tables (DataFrames in a payload) of more rows are written slice by slice, compact
+STREAM_ROWS = 20_000
+
+
+def _is_frame(value: Any) -> bool:
+    return type(value).__name__ == "DataFrame" and hasattr(value, "iloc")
+
+
+def _write(data: bytes) -> None:
     buffer = getattr(sys.stdout, "buffer", None)
     if buffer is not None:
-        sys.stdout.flush()
         buffer.write(data)
-        buffer.flush()
     else:
         sys.stdout.write(data.decode())
+
+
+def print_json(payload: Any) -> None:
+    """Print a JSON document on stdout (no rich markup, no wrapping); see :func:`encode_json`.
+
+    A top-level value that is a DataFrame is written as its records
+    (:func:`glotbench.analysis.results.records`); one of more than
+    :data:`STREAM_ROWS` rows makes the document compact and is encoded
+    :data:`STREAM_ROWS` records at a time, so that the records of every pair
+    of 1,000 models are never all in memory as Python objects.
+    """
+    from glotbench.analysis.results import records
+
+    sys.stdout.flush()
+    frames = isinstance(payload, dict) and any(_is_frame(v) for v in payload.values())
+    if frames and any(_is_frame(v) and len(v) > STREAM_ROWS for v in payload.values()):
+        _write(b"{")
+        for position, (key, value) in enumerate(payload.items()):
+            _write((b"," if position else b"") + encode_json(str(key), indent=False)[:-1] + b":")
+            if not _is_frame(value):
+                _write(encode_json(value, indent=False)[:-1])
+                continue
+            _write(b"[")
+            for start in range(0, len(value), STREAM_ROWS):
+                chunk = encode_json(records(value.iloc[start : start + STREAM_ROWS]), indent=False)
+                _write((b"," if start else b"") + chunk[1:-2])
+            _write(b"]")
+        _write(b"}\n")
+    else:
+        if frames:
+            payload = {k: records(v) if _is_frame(v) else v for k, v in payload.items()}
+        _write(encode_json(payload))
+    if getattr(sys.stdout, "buffer", None) is not None:
+        sys.stdout.buffer.flush()
     _printed_json.append(True)
 
 

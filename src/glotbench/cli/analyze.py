@@ -276,7 +276,7 @@ def analyze_compare_command(
         pairs_out=pairs_out,
     )
     if json_output:
-        print_json(result.to_dict())
+        print_json(result.to_dict(frames=True))  # every pair's records, slice by slice
         return
     _print_comparison(result)
     if pairs_out is not None:
