@@ -62,7 +62,7 @@ def test_adjacent_pairs_follow_the_ranking_and_equal_the_stored_rows(comparison)
             assert (r.ci_low, r.ci_high) == (low, high)
             assert r.score_a >= r.score_b
     tie = adjacent_pairs(table, "mean")
-    assert (("m04", "m05") in set(zip(tie["model_a"], tie["model_b"], strict=True)))
+    assert ("m04", "m05") in set(zip(tie["model_a"], tie["model_b"], strict=True))
 
 
 def test_comparison_summary_counts_flagged_pairs(comparison) -> None:  # type: ignore[no-untyped-def]
@@ -83,12 +83,16 @@ def test_terminal_shows_neighbours_not_every_pair(cli: Cli, tmp_path: Path) -> N
         for r in range(N_REPLICATES)
     ]
     path = tmp_path / "scores.csv"
-    pd.DataFrame(rows, columns=["model", "language", "replicate", "score"]).to_csv(path, index=False)
+    pd.DataFrame(rows, columns=["model", "language", "replicate", "score"]).to_csv(
+        path, index=False
+    )
     result = cli("analyze", "compare", "--input", path, "--draws", "300")
     assert result.exit_code == 0, result.stderr
     assert "Neighbours in the ranking by mean" in result.out
     assert "every pair (91 pairs × 3 aggregators): --json" in result.out
-    payload = json.loads(cli("analyze", "compare", "--input", path, "--draws", "300", "--json").stdout)
+    payload = json.loads(
+        cli("analyze", "compare", "--input", path, "--draws", "300", "--json").stdout
+    )
     assert len(payload["aggregates"]) == 3 * 91  # every pair in --json
     neighbours = adjacent_pairs(pd.DataFrame(payload["aggregates"]), "mean")
     pair_lines = [line.split() for line in result.stdout.splitlines() if line.count("│ m") >= 2]
@@ -103,7 +107,9 @@ def test_encode_json_equals_the_standard_encoder() -> None:
         "tuple": (1, 2.5),
         "missing": None,
     }
-    plain = json.loads(json.dumps(payload, default=lambda v: v.item() if hasattr(v, "item") else str(v)))
+    plain = json.loads(
+        json.dumps(payload, default=lambda v: v.item() if hasattr(v, "item") else str(v))
+    )
     small = encode_json(payload)
     assert json.loads(small) == plain and small.endswith(b"\n") and b"\n  " in small  # indented
     big = {"rows": [{"x": i + 0.5, "name": f"model-{i}"} for i in range(INDENT_LIMIT // 20)]}

@@ -44,8 +44,8 @@ def encode_json(payload: Any, indent: bool = True) -> bytes:
     Encoded with orjson (numpy scalars and arrays as numbers, non-string keys
     as strings, anything else as ``str``; NaN and ±inf as null). A document
     under :data:`INDENT_LIMIT` bytes is indented by two spaces for reading; a
-    larger one (or any with ``indent=False``) stays compact: ``json.dumps(indent=2)`` of the 200-model
-    comparison held gigabytes of strings in memory, orjson's compact bytes
+    larger one (or any with ``indent=False``) stays compact: ``json.dumps(indent=2)``
+    of the 1,000-model comparison held gigabytes of strings in memory, orjson's compact bytes
     are the document's own size. Values orjson cannot encode (integers beyond
     64 bits) fall back to the standard library's encoder.
     """
