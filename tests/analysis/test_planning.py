@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy.optimize import brentq
 from scipy.stats import norm
 from statsmodels.stats.power import NormalIndPower, normal_power
 
@@ -371,3 +372,46 @@ def test_leaderboard_pairs_carry_the_minimum_detectable_difference() -> None:
         overall = pair["overall"]
         assert overall["mdd"] == pytest.approx(factor * overall["sd"], rel=1e-4)
         assert overall["detectable"] == (abs(overall["difference"]) >= overall["mdd"])
+
+
+def test_plan_on_a_euroeval_store_uses_sigma_w(
+    cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """EuroEval's iterations give σ_w only (σ_seed, σ_boot not separable): it is the within-cell
+    SD. Reference: numpy's SD (ddof 1) of the ten iterations in the real EuroEval output, per
+    model and dataset, on each task's primary metric; the MDD from scipy's normal quantiles."""
+    from glotbench import api
+
+    source = Path(__file__).resolve().parents[1] / "fixtures" / "importers" / "euroeval"
+    results = source / "euroeval_benchmark_results.jsonl"
+    store = tmp_path / "euroeval.duckdb"
+    api.import_euroeval(results, store=store)
+    primary = {"sentiment-classification": "test_mcc", "named-entity-recognition": "test_micro_f1_no_misc"}  # fmt: skip
+    sds: dict[str, list[float]] = {}
+    for line in results.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            record = json.loads(line)
+            values = [row[primary[record["task"]]] for row in record["results"]["raw"]]
+            sds.setdefault(record["model"], []).append(float(np.std(values, ddof=1)))
+    expected = {m: math.sqrt(np.mean(np.square(v))) for m, v in sds.items()}
+    monkeypatch.setenv("GLOTBENCH_STORE", str(store))  # the shared --store option
+    result = cli("plan", "--json")
+    assert result.exit_code == 0, result.stderr
+    payload = json.loads(result.stdout)
+    parts = payload["components"]
+    assert sorted([parts["sigma_boot_a"], parts["sigma_boot_b"]]) == pytest.approx(
+        sorted(expected.values()), rel=1e-9
+    )
+    assert parts["sigma_seed_a"] == 0.0 and parts["correlation"] == 0.0
+    assert any("not separable" in n and "sigma_w" in n for n in payload["notes"])
+    # two cells (sentiment/da, NER/nb+no), languages fixed: SE = √((σ_A² + σ_B²) / 2)
+    se = math.sqrt((parts["sigma_boot_a"] ** 2 + parts["sigma_boot_b"] ** 2) / 2)
+    assert payload["standard_error"] == pytest.approx(se, rel=1e-9)
+    z = norm.ppf(0.975)  # two-sided power, both tails (the far one is tiny here)
+    mdd = brentq(lambda d: norm.cdf(d / se - z) + norm.cdf(-d / se - z) - 0.8, 0, 10 * se)
+    assert payload["answers"]["closed"]["minimum_detectable_difference"] == pytest.approx(
+        mdd, rel=1e-6
+    )
+    # the same store typed as --store
+    typed = cli("plan", "--store", store, "--json")
+    assert json.loads(typed.stdout)["components"] == parts

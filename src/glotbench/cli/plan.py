@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from glotbench.cli._lazy import api
-from glotbench.cli._options import JsonOption, SeedOption
+from glotbench.cli._options import JsonOption, SeedOption, StoreOption
 from glotbench.cli._output import console, frame_table, print_json, print_notes
 
 commands = typer.Typer()
@@ -58,12 +58,7 @@ def _summary(plan: Any) -> Any:
 
 @commands.command("plan")
 def plan_command(
-    store: Annotated[
-        Path | None,
-        typer.Option(
-            "--store", help="Estimate the components from this store.", envvar="GLOTBENCH_STORE"
-        ),
-    ] = None,
+    store: StoreOption = None,  # estimate the components from this store
     input: Annotated[
         Path | None,
         typer.Option("--input", "-i", help="Estimate them from a scores file (as analyze takes)."),

@@ -16,6 +16,12 @@ on the languages both have, pooled over languages u:
   of moments of random-effects meta-analysis (DerSimonian & Laird 1986):
   the variance over languages of the observed differences d_u minus the mean
   within-language variance of d_u, floored at 0.
+
+Where σ_seed and σ_boot are not separable — EuroEval's iterations, each a new
+seed and a bootstrapped test set, whose SD the variance analysis reports as σ_w
+with σ_seed and σ_boot missing — σ_w is the within-cell SD: it takes σ_boot's
+place (test-set variance, not divided by the number of seeds: conservative),
+σ_seed is 0 and the iterations of two models are not paired (ρ = 0), with a note.
 """
 
 from __future__ import annotations
@@ -94,7 +100,20 @@ def estimate_pair(
         )
     seed_a, seed_b = table.sigma_seed[a, units], table.sigma_seed[b, units]
     boot_a, boot_b = table.sigma_boot[a, units], table.sigma_boot[b, units]
-    if np.isnan(seed_a).all() or np.isnan(seed_b).all():
+    separable = not (table.sigma_within is not None and np.isnan(boot_a).all())
+    if not separable:
+        # EuroEval's iterations (each a new seed and a bootstrapped test set): only their
+        # SD σ_w is known, so it is the within-cell SD, counted as test-set variance
+        boot_a, boot_b = table.sigma_w[a, units], table.sigma_w[b, units]
+        seed_a = seed_b = np.zeros(len(units))
+        notes.append(
+            "sigma_seed and sigma_boot are not separable (each iteration is a new seed and a "
+            "bootstrapped test set, as EuroEval's): planning uses their SD sigma_w as the "
+            "within-cell SD, counted as test-set variance (more seeds do not reduce it, which "
+            "is conservative), and the two models' iterations as unpaired (correlation 0; "
+            "give --sigma-seed/--sigma-boot/--correlation to plan otherwise)"
+        )
+    elif np.isnan(seed_a).all() or np.isnan(seed_b).all():
         notes.append(
             "one seed per model and language: sigma_seed is unknown and taken as 0 "
             "(give --sigma-seed to plan with seed variation)"
@@ -102,13 +121,13 @@ def estimate_pair(
     var_seed_a = float(np.nan_to_num(_nanmean(seed_a**2)))
     var_seed_b = float(np.nan_to_num(_nanmean(seed_b**2)))
     correlation, var_diff_units = 0.0, None
-    if isinstance(source, ReplicatedScores) and source.n_replicates >= 2:
+    if separable and isinstance(source, ReplicatedScores) and source.n_replicates >= 2:
         va, vb, vd = paired_bootstrap_variances(source.values[a, units], source.values[b, units])
         scale = float(_nanmean(np.sqrt(va * vb)))
         if scale > 0:
             correlation = float(np.clip(_nanmean((va + vb - vd) / 2.0) / scale, -1.0, 1.0))
         var_diff_units = vd
-    else:
+    elif separable:
         notes.append(
             "no paired bootstrap replicates: the correlation of the two models is unknown and "
             "taken as 0 (conservative when they err on the same examples; give --correlation)"
