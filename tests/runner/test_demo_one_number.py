@@ -72,7 +72,9 @@ def test_terminal_json_leaderboard_and_report_show_the_same_numbers(
         assert row["se"] == pytest.approx(aggregates[model]["se_resampled"], abs=1e-12)
         # the headline SE counts seeds and test set, so it is not the languages-only SE
         assert row["se"] != pytest.approx(row["se_languages"], abs=1e-6)
-        assert row["ci_low"] == pytest.approx(row["mean_accuracy"] - 1.959964 * row["se"])
+        # the interval is the draws' percentile interval (docs/methods.md): it holds the
+        # point estimate and stays within accuracy's range, however skewed the draws
+        assert 0.0 <= row["ci_low"] <= row["mean_accuracy"] <= row["ci_high"] <= 1.0
 
     board = json.loads((out / "leaderboard" / "leaderboard.json").read_text(encoding="utf-8"))
     assert board["analysis"]["n_draws"] == 300 and board["analysis"]["languages"] == "with"

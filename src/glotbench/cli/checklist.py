@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from glotbench.cli._lazy import api
-from glotbench.cli._options import DEFAULTS, JsonOption, StoreOption
+from glotbench.cli._options import DEFAULTS, JsonOption, LevelOption, StoreOption
 from glotbench.cli._output import console, frame_table, print_json, print_notes
 
 checklist_app = typer.Typer(
@@ -61,12 +61,7 @@ def checklist_score_command(
     replicates: Annotated[
         int, typer.Option("--replicates", help="Bootstrap replicates.")
     ] = DEFAULTS.n_replicates,
-    confidence: Annotated[
-        float,
-        typer.Option(
-            "--confidence-level", "--confidence", help="Confidence level of the intervals."
-        ),
-    ] = DEFAULTS.confidence_level,
+    confidence: LevelOption = DEFAULTS.confidence_level,
     seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = DEFAULTS.seed,
     json_output: JsonOption = False,
 ) -> None:
