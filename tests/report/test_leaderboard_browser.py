@@ -163,6 +163,19 @@ def test_sorting_search_filters_and_views(site: Path, watch: PageWatch) -> None:
     assert watch.errors == [] and watch.dialogs == []
 
 
+def test_footer_points_to_the_reproductions_page(site: Path, watch: PageWatch) -> None:
+    """No reproductions page beside the site: the footer names the command that writes one."""
+    page = watch.open(site.as_uri())
+    footer = page.locator("#reproductions").text_content()
+    command = f"glotbench reproduce --out {site.parent / 'reproductions'}"
+    assert footer == (
+        f"Published numbers recomputed by glotbench: {command} writes the reproductions page "
+        "beside this one (docs/reproductions.md)."
+    )
+    assert page.locator("#reproductions code").text_content() == command
+    assert watch.errors == []
+
+
 def _page_pairwise(site: Path) -> tuple[dict[str, Any], int]:
     """The pairwise data and the difference digits the page was written with (the analysis')."""
     text = site.read_text(encoding="utf-8")

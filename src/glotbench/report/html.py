@@ -139,6 +139,9 @@ class Report:
     row_notes: list[RowNote] = field(default_factory=list)
     #: the settings every number was computed with, in words (the footer)
     settings: str = ""
+    #: the footer's pointer to the reproductions page, escaped HTML
+    #: (:func:`glotbench.report.reproduction_link.footer_html`; empty: none)
+    reproductions: str = ""
 
     def add(self, heading: str, body: str) -> None:
         self.sections.append((heading, body))
@@ -172,7 +175,8 @@ class Report:
             parts.append(f'<section id="s{i}"><h2>{html.escape(heading)}</h2>{body}</section>')
         computed = f"Computed with {html.escape(self.settings)}. " if self.settings else ""
         parts.append(
-            f'<footer><p class="notes" id="settings">{computed}Made with glotbench.</p></footer>'
+            f'<footer><p class="notes" id="settings">{computed}{self.reproductions}'
+            "Made with glotbench.</p></footer>"
             "</body></html>"
         )
         return "".join(parts)

@@ -50,6 +50,7 @@ from glotbench.analysis.speed import SpeedTable
 from glotbench.analysis.variance import cell_intervals, components
 from glotbench.core.atomic_files import atomic_files
 from glotbench.errors import GlotbenchError
+from glotbench.report.reproduction_link import reproduction_link
 
 #: language groups offered as sub-leaderboards when two or more of their
 #: languages are present (ISO 639-1 codes; genealogical groups, Glottolog)
@@ -741,7 +742,8 @@ def write_leaderboard(data: LeaderboardData, out: str | Path) -> Path:
         raise GlotbenchError(f"{folder} exists and is not a folder; choose another --out")
     folder.mkdir(parents=True, exist_ok=True)
     index = folder / "index.html"
-    text = embed_json(data.to_dict())
+    # the footer's pointer to the reproductions page (linked when it sits beside)
+    text = embed_json({**data.to_dict(), "reproductions": reproduction_link(folder)})
     page = render_html(data, text)
     # both files complete before either replaces its predecessor; a symlink at
     # either name is replaced, never followed (core/atomic_files.py)

@@ -164,6 +164,7 @@ def write_report(
     from glotbench.report.analyses import lmm_summary, read_datasize, read_lmm
     from glotbench.report.html import build_report
     from glotbench.report.html import write_report as write_html
+    from glotbench.report.reproduction_link import footer_html, reproduction_link
 
     datasize_results = [
         item if isinstance(item, DataSizeResult) else read_datasize(item) for item in datasize
@@ -217,6 +218,7 @@ def write_report(
         analysis=analysis,
         settings_text=settings.describe(replicated),
     )
+    report.reproductions = footer_html(reproduction_link(Path(out).parent))
     path = write_html(report, out)
     return SiteResult(
         path,

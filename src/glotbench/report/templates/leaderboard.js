@@ -443,6 +443,23 @@
   // footer: the settings every number on the page was computed with
   document.getElementById("settings").textContent = DATA.settings ? DATA.settings.description : "";
   document.getElementById("settings-command").textContent = DATA.pairwise ? DATA.pairwise.command : "";
+  // footer: the reproductions page (glotbench reproduce), linked when it sits beside the page
+  (function reproductions() {
+    const link = DATA.reproductions, where = document.getElementById("reproductions");
+    if (!link) return;
+    where.append("Published numbers recomputed by glotbench: ");
+    if (link.href) {
+      const a = document.createElement("a");
+      a.href = link.href;
+      a.textContent = "the reproductions page";
+      where.append(a);
+    } else {
+      const code = document.createElement("code");
+      code.textContent = link.command;
+      where.append(code, " writes the reproductions page beside this one");
+    }
+    where.append(" (" + link.document + ").");
+  })();
   fillViewSelect();
   fillFilters();
   fillPairSelects();
