@@ -658,6 +658,7 @@ def run_benchmark(
     batch_size: int | None = None,
     limit: int | None = None,
     keep_outputs: bool | None = None,
+    data: list[str] | None = None,
 ) -> Any:
     """Run (or resume) a benchmark suite — a built-in name or a YAML file — into ``store``.
 
@@ -668,7 +669,8 @@ def run_benchmark(
     keeps the first N test examples of every dataset (``docs/runner.md``,
     Models on the command line). ``keep_outputs`` stores every test example's
     prediction or generated text (None: generative models and free-text tasks);
-    :func:`kept_examples` reads them.
+    :func:`kept_examples` reads them. ``data`` (local files, with one task and
+    one language) replaces the suite: no YAML at all.
 
     ``shards`` (a folder all workers can write to): each job's statistics are
     written as a Parquet shard and merged by this process; ``merge=False``
@@ -712,6 +714,7 @@ def run_benchmark(
         batch_size=batch_size,
         limit=limit,
         keep_outputs=keep_outputs,
+        data=data,
     )
     if summary.scores is not None:
         summary.by_dataset = scores_by_dataset(summary.scores)

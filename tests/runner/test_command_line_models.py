@@ -181,8 +181,34 @@ def test_openai_model_on_the_command_line(tmp_path: Path, cli: Callable[..., Any
     assert scores[("echo", "mcc")] == pytest.approx(1.0)  # the echo repeats the label
 
 
+def test_data_files_without_a_suite(
+    tmp_path: Path, cli: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_data(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    args = ["--model", "majority:", "--task", "sentiment", "--language", "da"]
+    args += ["--data", "sent.jsonl", "--limit", "9", "--iterations", "2"]
+    out = cli("run", "--store", tmp_path / "a.duckdb", *args, "--json")
+    assert out.exit_code == 0, out.err
+    runs = stored(tmp_path / "a.duckdb")
+    # the file's own splits (it has a split field); its name is the dataset's
+    assert set(runs) == {("majority", "sent", 4242), ("majority", "sent", 4243)}
+    assert all(ids == [f"r{i}" for i in range(N_TRAIN, N_TRAIN + 9)] for ids in runs.values())
+    out = cli("run", *args, "--dump-suite", tmp_path / "d.yaml")
+    assert out.exit_code == 0, out.err
+    out = cli("run", tmp_path / "d.yaml", "--store", tmp_path / "b.duckdb", "--iterations", "2")
+    assert out.exit_code == 0, out.err
+    assert store_digests(tmp_path / "a.duckdb") == store_digests(tmp_path / "b.duckdb")
+    for extra, message in (
+        (["--language", "sv"], "one --task and one --language"),
+        (["--data", "missing.jsonl"], "does not exist"),
+    ):
+        out = cli("run", *args, *extra, "--json")
+        assert out.exit_code == 2 and message in json.loads(out.stdout)["error"]["message"]
+
+
 @pytest.mark.slow
-def test_hf_model_on_the_command_line_without_a_model_entry(
+def test_hf_model_on_the_command_line_without_a_yaml(
     tmp_path: Path, cli: Callable[..., Any]
 ) -> None:
     """The issue's example, offline: a tiny local causal LM named with hf:PATH."""
@@ -190,17 +216,18 @@ def test_hf_model_on_the_command_line_without_a_model_entry(
     pytest.importorskip("transformers", reason="transformers is not installed (extra 'neural')")
     from .hf_tiny import save_gpt, train_tokenizer
 
-    suite = write_data(tmp_path)
+    write_data(tmp_path)
     texts = (tmp_path / "sent.jsonl").read_text("utf-8").splitlines()
     save_gpt(tmp_path / "tiny-gpt", train_tokenizer(texts, bert=False, vocab_size=120))
     out = cli(
-        "run", suite, "--store", tmp_path / "a.duckdb", "--model", f"hf:{tmp_path / 'tiny-gpt'}",
+        "run", "--store", tmp_path / "a.duckdb", "--model", f"hf:{tmp_path / 'tiny-gpt'}",
         "--model-arg", "max_new_tokens=2", "--device", "cpu", "--batch-size", "4",
-        "--task", "sentiment", "--language", "da", "--limit", "8", "--iterations", "2", "--json",
+        "--task", "sentiment", "--language", "da", "--limit", "8", "--iterations", "2",
+        "--data", tmp_path / "sent.jsonl", "--json",
     )  # fmt: skip
     assert out.exit_code == 0, out.err
     runs = stored(tmp_path / "a.duckdb")
-    assert {k[:2] for k in runs} == {("tiny-gpt", "sent-da")}
+    assert {k[:2] for k in runs} == {("tiny-gpt", "sent")}
     assert len({k[2] for k in runs}) == 2 and all(len(ids) == 8 for ids in runs.values())
     with Store.open(tmp_path / "a.duckdb", read_only=True) as store:
         meta = store.runs()["model_metadata"].iloc[0]

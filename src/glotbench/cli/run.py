@@ -154,6 +154,14 @@ def run_command(
             "--limit", min=1, help="Keep the first N test examples of every dataset (a quick run)."
         ),
     ] = None,
+    data: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--data",
+            help="A local data file (JSONL/CSV/TSV, .conllu, or a saved HF dataset folder) "
+            "for the one --task and --language given: runs without a suite (repeatable).",
+        ),
+    ] = None,
     dump_suite: Annotated[
         Path | None,
         typer.Option(
@@ -277,6 +285,7 @@ def run_command(
             device=device,
             batch_size=batch_size,
             limit=limit,
+            data=data or None,
         )
         if json_output:
             print_json({"suite_file": str(written), "notes": notes})
@@ -311,6 +320,7 @@ def run_command(
             batch_size=batch_size,
             limit=limit,
             keep_outputs=keep_outputs,
+            data=data or None,
         )
     finally:
         close()

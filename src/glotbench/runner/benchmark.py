@@ -59,6 +59,7 @@ def run_benchmark(
     batch_size: int | None = None,
     limit: int | None = None,
     keep_outputs: bool | None = None,
+    data: list[str] | None = None,
 ) -> RunSummary:
     """Run (or resume) a benchmark suite — a built-in name or a YAML file — into ``store``.
 
@@ -98,6 +99,7 @@ def run_benchmark(
         device=device,
         batch_size=batch_size,
         limit=limit,
+        data=data,
     )
     summary = run_suite(
         selected,
@@ -134,6 +136,7 @@ def prepare_suite(
     device: str | None = None,
     batch_size: int | None = None,
     limit: int | None = None,
+    data: list[str] | None = None,
 ) -> tuple[Suite, list[str]]:
     """The suite a run executes, and notes: ``suite`` (default, with command-line models:
     the built-in ``euroeval-hub``) with ``--model KIND:ID`` entries in place of its models
@@ -142,6 +145,7 @@ def prepare_suite(
     from glotbench.runner.command_line import (
         DEFAULT_TASK_SUITE,
         command_line_models,
+        data_suite,
         split_list,
         with_models,
     )
@@ -157,6 +161,23 @@ def prepare_suite(
             "--model-arg, --device and --batch-size set options of models named on the "
             "command line (--model KIND:ID, e.g. hf:gpt2); edit the suite for its own models"
         )
+    if data:
+        if suite is not None:
+            raise InputError("--data builds the suite from files: give a suite or --data, not both")
+        task_list, language_list = split_list(tasks) or [], split_list(languages) or []
+        if len(task_list) != 1 or len(language_list) != 1:
+            raise InputError("--data needs exactly one --task and one --language for its files")
+        if not specs:
+            raise InputError("--data needs a model: --model KIND:ID (e.g. hf:gpt2, majority:)")
+        loaded = with_models(data_suite(list(data), task_list[0], language_list[0]), specs, [])
+        selected = loaded.select(
+            iterations=iterations,
+            split_sizes=split_sizes,
+            speed_seconds=speed_seconds,
+            speed=speed,
+            limit=limit,
+        )
+        return selected, notes
     if suite is None:
         if not specs:
             raise InputError(

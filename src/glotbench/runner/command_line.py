@@ -161,6 +161,71 @@ def command_line_models(
     return specs, names, notes
 
 
+def data_suite(paths: list[str], task: str, language: str) -> Suite:
+    """A suite of local data files for one task and language (``--data FILE``), no models.
+
+    The loader follows the file: ``.conllu`` (CoNLL-U), a folder (a saved Hugging
+    Face dataset), else JSONL/CSV/TSV. Records with a ``split`` field keep their
+    splits (``splits: predefined``); otherwise they are split uniformly with the
+    fixed seed. Paths inside the working folder are stored relative to it.
+    """
+    from glotbench.core.names import check_name
+    from glotbench.runner.datasets import DatasetSpec
+    from glotbench.runner.suite import Suite
+    from glotbench.runner.tasks import get_task
+
+    task = get_task(task).name  # an unknown task: an error naming the known ones
+    here = Path.cwd().resolve()
+    datasets: list[DatasetSpec] = []
+    outside = False
+    for text in paths:
+        path = Path(text).expanduser()
+        if not path.exists():
+            raise InputError("the data file does not exist", path=text, field="--data")
+        resolved = path.resolve()
+        try:
+            shown = str(resolved.relative_to(here))
+        except ValueError:
+            shown, outside = str(resolved), True
+        name = check_name(path.stem if path.is_file() else path.name, "dataset", field="--data")
+        if path.is_dir():
+            spec: dict[str, Any] = {"loader": "hf", "hf": shown}
+        elif path.suffix.lower() == ".conllu":
+            spec = {"loader": "conllu", "paths": [shown]}
+        else:
+            spec = {"loader": "table", "paths": [shown]}
+            if _has_split_field(resolved):
+                spec["splits"] = "predefined"
+        datasets.append(DatasetSpec(name=name, task=task, language=language, **spec))
+    names = [d.name for d in datasets]
+    if len(set(names)) < len(names):
+        raise InputError(f"--data files share a name: {', '.join(names)} (rename one)")
+    return Suite(
+        name="command-line",
+        datasets=datasets,
+        models=[],
+        base_dir=str(here),
+        allow_outside_paths=outside,
+    )
+
+
+def _has_split_field(path: Path) -> bool:
+    """Whether the first record of a JSONL / CSV / TSV file has a ``split`` field."""
+    import csv
+    import json
+
+    try:
+        with path.open(encoding="utf-8") as fh:
+            if path.suffix.lower() in (".jsonl", ".ndjson", ".json"):
+                first = next((line for line in fh if line.strip()), "{}")
+                record = json.loads(first)
+                return isinstance(record, dict) and "split" in record
+            delimiter = "\t" if path.suffix.lower() in (".tsv", ".tab") else ","
+            return "split" in next(csv.reader(fh, delimiter=delimiter), [])
+    except (OSError, ValueError, UnicodeDecodeError):
+        return False  # the loader reports the problem
+
+
 def with_models(suite: Suite, specs: list[ModelSpec], keep: list[str]) -> Suite:
     """``suite`` with its models replaced by ``specs`` (and the suite models named in ``keep``)."""
     from glotbench.runner.errors import UnknownNameError
