@@ -107,10 +107,25 @@ class CrossProducts:
         return cov
 
     def difference_sd(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """SD of X_a − X_b per unit for pairs with a < b, shape (pairs, U)."""
+        """SD of X_a − X_b per unit for pairs with a < b, shape (pairs, U).
+
+        Unit by unit (the same operations as :meth:`covariance`, element for
+        element), so that only one M × M matrix is formed at a time: at 1,000
+        models the U covariance matrices and their temporaries took 1.2 GB.
+        """
         if not (a < b).all():
             raise ValueError("pairs must have a < b (upper triangle)")
-        return np.sqrt(_pair_variance(self.covariance(), a, b)).T
+        mean = self.sum / self.count
+        out = np.empty((len(a), len(mean)))
+        for u in range(len(mean)):
+            cov = (self.cross[u] - self.count * mean[u, :, None] * mean[u, None, :]) / (
+                self.count - 1
+            )
+            constant = self.low[u] == self.high[u]
+            cov[constant, :] = 0.0
+            cov[:, constant] = 0.0
+            out[:, u] = np.sqrt(_pair_variance(cov, a, b))
+        return out
 
 
 def _pair_chunks(first: np.ndarray, n_draws: int, chunk_elements: int) -> Iterator[slice]:
@@ -171,13 +186,19 @@ def _select(values: np.ndarray, counts: np.ndarray, ranks: tuple[int, int]) -> n
     return padded[:, list(ranks)]
 
 
+def _row_counts(mask: np.ndarray) -> np.ndarray:
+    """True values per row of a 2-D mask: row by row, numpy's flat count is ~6x faster
+    than ``count_nonzero(axis=1)`` (a sum of booleans)."""
+    return np.array([np.count_nonzero(row) for row in mask], dtype=np.intp)
+
+
 def _row_quantiles(diff: np.ndarray, quantiles: tuple[float, float]) -> tuple[np.ndarray, ...]:
     """``np.quantile(diff, quantiles, axis=1)`` (linear method) for a lower and an upper
     quantile of rows without NaN: the same floats, selected from the rows' tails.
 
     numpy's value is the interpolation between two order statistics of the
     row. A threshold per row and tail, an order statistic of a sample of
-    1,024 of its draws a little beyond the rank sought (draws are
+    up to 2,048 of its draws a little beyond the rank sought (draws are
     exchangeable, so the sample's quantile estimates the row's), cuts each
     row's tail short: the values at or beyond it hold the ranks sought
     whenever there are enough of them, and then their order statistics are the
@@ -190,15 +211,14 @@ def _row_quantiles(diff: np.ndarray, quantiles: tuple[float, float]) -> tuple[np
         _linear_positions(n, q) for q in quantiles
     )
     need_low, need_high = lo_second + 1, n - hi_first
-    sample = diff[:, : min(n, 1024)]
+    sample = diff[:, : min(2048, n // 4)]  # the first draws: a sample of all of them
     cut_low = _threshold(sample, n, need_low, upper=False) if n >= 4096 else None
     cut_high = _threshold(sample, n, need_high, upper=True) if n >= 4096 else None
     if cut_low is None or cut_high is None or quantiles[0] > quantiles[1]:
         return tuple(np.quantile(diff, quantiles, axis=1))
     low_mask = diff <= cut_low[:, None]
     high_mask = diff >= cut_high[:, None]
-    n_low = np.count_nonzero(low_mask, axis=1)
-    n_high = np.count_nonzero(high_mask, axis=1)
+    n_low, n_high = _row_counts(low_mask), _row_counts(high_mask)
     cap = 2 * (max(need_low, need_high) + n * 0.01) + 64
     fallback = (n_low < need_low) | (n_high < need_high) | (n_low > cap) | (n_high > cap)
     fallback |= cut_low >= cut_high  # the tails overlap: no clean split
@@ -232,17 +252,20 @@ def pair_quantiles(
     their first model, as from :func:`pair_indices`), so memory does not grow
     with M². The percentiles equal ``numpy.quantile``'s float for float; they
     are selected from each difference's tails (:func:`_row_quantiles`), about
-    a fifth of the work of partitioning all R draws.
+    a quarter of the CPU time of partitioning all R draws.
     """
     by_model = np.ascontiguousarray(draws.T)  # (M, R): each difference is a contiguous row
     n_pairs = len(a)
     low, high, share = np.empty(n_pairs), np.empty(n_pairs), np.empty(n_pairs)
     finite = bool(np.isfinite(draws).all())  # then no difference is NaN
     for chunk in _pair_chunks(a, draws.shape[0], chunk_elements):
-        first = a[chunk]
+        first, second = a[chunk], b[chunk]
         rows = by_model[first[0]] if (first == first[0]).all() else by_model[first]
-        diff = rows - by_model[b[chunk]]  # (pairs, R)
-        share[chunk] = np.count_nonzero(diff > 0, axis=1) / draws.shape[0]
+        if len(second) and (np.diff(second) == 1).all():  # a run of models: no copy
+            diff = rows - by_model[second[0] : second[-1] + 1]  # (pairs, R)
+        else:
+            diff = rows - by_model[second]
+        share[chunk] = _row_counts(diff > 0) / draws.shape[0]
         if finite:
             low[chunk], high[chunk] = _row_quantiles(diff, quantiles)
         else:  # NaN differences: numpy's own handling
