@@ -3,6 +3,12 @@
 Every error a user can trigger is a :class:`GlotbenchError`; the CLI prints its
 message without a traceback and exits with :attr:`GlotbenchError.exit_code`.
 Messages say what went wrong *and* what to do about it.
+
+As in scikit-learn, the errors are also the built-in exceptions they refine:
+an :class:`InputError` (a bad file or argument) is a :class:`ValueError`, a
+:class:`StoreError` (a store that cannot be used) a :class:`RuntimeError`, and
+an :class:`UnknownMetricError` a :class:`KeyError`, so code written against the
+standard library catches them without importing glotbench.
 """
 
 from __future__ import annotations
@@ -27,8 +33,8 @@ class GlotbenchError(Exception):
         return payload
 
 
-class InputError(GlotbenchError):
-    """A file or value supplied by the user is malformed.
+class InputError(GlotbenchError, ValueError):
+    """A file or value supplied by the user is malformed (also a :class:`ValueError`).
 
     ``path``, ``line`` and ``field`` locate the problem; the message names them
     so the user can open the file at the right place.
@@ -68,7 +74,7 @@ class UnknownMetricError(GlotbenchError, KeyError):
         return str(self.args[0]) if self.args else "unknown metric"
 
 
-class StoreError(GlotbenchError):
-    """The results store cannot be opened or is inconsistent."""
+class StoreError(GlotbenchError, RuntimeError):
+    """The results store cannot be opened or is inconsistent (also a :class:`RuntimeError`)."""
 
     exit_code = 3

@@ -70,8 +70,11 @@ def unit_keys(seed: int, purpose: str, units: Sequence[Unit]) -> np.ndarray:
     return np.array([stream_key(seed, purpose, u.task, u.language) for u in units], dtype=np.uint64)
 
 
-class DesignError(GlotbenchError):
-    """The data cannot support the requested analysis (e.g. no variance information)."""
+class DesignError(GlotbenchError, ValueError):
+    """The data cannot support the requested analysis (e.g. no variance information).
+
+    Caused by the input, so also a :class:`ValueError` (as :class:`~glotbench.errors.InputError`).
+    """
 
     exit_code = 2
 

@@ -183,6 +183,8 @@ def read_predictions(path: str | Path, labels: Sequence[str] = ()) -> dict[str, 
         if "probs" in row and row["probs"] is not None:
             try:
                 pred = as_prediction(row["probs"], labels, f"{p}, line {lineno}")
+            except InputError:  # already says where and what (InputError is a ValueError)
+                raise
             except (TypeError, ValueError):
                 raise InputError(
                     "must be a list of numbers or a label → number object",

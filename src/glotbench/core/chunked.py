@@ -47,7 +47,7 @@ def iter_tidy_chunks(path: str | Path, chunk_rows: int = CHUNK_ROWS) -> Iterator
     unreadable file and for a file without data records.
     """
     if chunk_rows < 1:
-        raise ValueError("chunk_rows must be at least 1")
+        raise InputError("chunk_rows must be at least 1")
     p = Path(path)
     kind, gz = detect_format(p)
     if not p.exists():

@@ -351,7 +351,7 @@ class RunWritesPart(StorePart):
         every batch with the number of runs handled so far (written or skipped).
         """
         if batch_runs < 1 or batch_rows < 1:
-            raise ValueError("batch_runs and batch_rows must be at least 1")
+            raise InputError("batch_runs and batch_rows must be at least 1")
         result = BatchWrite()
         seen: set[str] = set()
         batch: list[_PreparedRun] = []

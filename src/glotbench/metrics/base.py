@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from glotbench.errors import InputError
 from glotbench.metrics.constraints import StatConstraints, StatProblem, check_stats
 
 FloatArray = npt.NDArray[np.float64]
@@ -81,8 +82,6 @@ class Metric(ABC):
     def stats(self, predictions: Sequence[Any], references: Sequence[Any]) -> FloatArray:
         """Statistics matrix (n × k) of a list of examples."""
         if len(predictions) != len(references):
-            from glotbench.errors import InputError
-
             raise InputError(
                 f"{self.name}: {len(predictions)} predictions but {len(references)} references; "
                 "pass one prediction per reference"
@@ -131,7 +130,7 @@ def as_float_array(summed: npt.ArrayLike, k: int, name: str) -> FloatArray:
     """Check that ``summed`` has k statistics on its last axis."""
     arr = np.asarray(summed, dtype=np.float64)
     if arr.shape[-1:] != (k,):
-        raise ValueError(f"{name}: expected {k} statistics on the last axis, got shape {arr.shape}")
+        raise InputError(f"{name}: expected {k} statistics on the last axis, got shape {arr.shape}")
     return arr
 
 

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from glotbench.errors import InputError
 from glotbench.metrics.base import FloatArray, MeanMetric, Metric, as_float_array, safe_divide
 from glotbench.metrics.constraints import StatConstraints
 from glotbench.metrics.registration import register_metric
@@ -75,7 +76,7 @@ class _CountsMetric(Metric):
 
     def _require_labels(self) -> tuple[Any, ...]:
         if self.labels is None:
-            raise ValueError(
+            raise InputError(
                 f"{self.name}: the label set is unknown; call .fit(predictions, references) "
                 "or pass labels=[...]"
             )
@@ -107,7 +108,7 @@ class _CountsMetric(Metric):
             ref_idx = np.fromiter((index[r] for r in references), dtype=np.int64, count=n)
             pred_idx = np.fromiter((index.get(p, -1) for p in predictions), dtype=np.int64, count=n)
         except KeyError as exc:
-            raise ValueError(
+            raise InputError(
                 f"{self.name}: reference label {exc.args[0]!r} not in labels"
             ) from None
         out = np.zeros((n, 3 * n_labels), dtype=np.float64)

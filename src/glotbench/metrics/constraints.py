@@ -28,6 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from glotbench.errors import InputError
+
 #: absolute slack of the inequality checks (sums of floats written as text)
 TOLERANCE = 1e-9
 
@@ -83,7 +85,7 @@ def check_stats(
     """
     S = np.asarray(stats, dtype=np.float64)
     if S.ndim != 2 or S.shape[1] != len(stat_names):
-        raise ValueError(f"{metric_name}: expected {len(stat_names)} statistic columns")
+        raise InputError(f"{metric_name}: expected {len(stat_names)} statistic columns")
     index = {name: i for i, name in enumerate(stat_names)}
     problems: list[StatProblem] = []
     finite = np.isfinite(S)

@@ -60,7 +60,7 @@ class MeanAveragePrecisionAtK(MeanMetric):
 
     def __init__(self, k: int = 10) -> None:
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise ValueError(f"map@k: k must be a positive integer, got {k!r}")
+            raise InputError(f"map@k: k must be a positive integer, got {k!r}")
         self.k = k
         self.name = f"map@{k}"
 

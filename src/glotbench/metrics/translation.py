@@ -132,12 +132,12 @@ class Bleu(_SacreMetric):
         effective_order: bool = False,
     ) -> None:
         if smooth_method not in _SMOOTH_DEFAULTS:
-            raise ValueError(
+            raise InputError(
                 f"bleu: unknown smooth_method {smooth_method!r}; "
                 f"choose one of {', '.join(_SMOOTH_DEFAULTS)}"
             )
         if int(max_ngram_order) < 1:
-            raise ValueError("bleu: max_ngram_order must be at least 1")
+            raise InputError("bleu: max_ngram_order must be at least 1")
         self.tokenize = tokenize
         self.lowercase = bool(lowercase)
         self.smooth_method = smooth_method
@@ -254,7 +254,7 @@ class ChrF(_SacreMetric):
         self.char_order = int(char_order)
         self.word_order = int(self.default_word_order if word_order is None else word_order)
         if self.char_order < 0 or self.word_order < 0 or self.char_order + self.word_order < 1:
-            raise ValueError(f"{self.name}: char_order + word_order must be at least 1")
+            raise InputError(f"{self.name}: char_order + word_order must be at least 1")
         self.beta = beta
         self.lowercase = bool(lowercase)
         self.whitespace = bool(whitespace)

@@ -8,6 +8,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from glotbench.errors import InputError
 from glotbench.metrics.base import Metric
 from glotbench.metrics.registry import get_metric
 from glotbench.resample.engine import (
@@ -16,6 +17,7 @@ from glotbench.resample.engine import (
     jackknife_scores,
     point_scores,
     replicate_scores,
+    resolve_score,
 )
 from glotbench.resample.intervals import (
     IntervalMethod,
@@ -29,7 +31,7 @@ from glotbench.resample.weights import Scheme
 
 def bootstrap(
     stats: npt.ArrayLike,
-    score: Metric | ScoreFn,
+    score: str | Metric | ScoreFn,
     *,
     n_resamples: int = 10_000,
     confidence_level: float = 0.95,
@@ -46,16 +48,21 @@ def bootstrap(
     Systems are resampled with the same weights (paired). ``method`` is
     ``"percentile"`` or ``"bca"``; ``scheme`` is ``"multinomial"`` (the
     classical bootstrap) or ``"poisson"`` (independent Poisson(1) weights).
+    ``score`` is a metric name (``"accuracy"``), a :class:`~glotbench.metrics.Metric`
+    or a vectorised function of the summed statistics; anything else, or a metric
+    whose statistic count differs from the statistics', raises an
+    :class:`~glotbench.errors.InputError`.
     """
     if not 0.0 < confidence_level < 1.0:
-        raise ValueError("confidence_level must lie strictly between 0 and 1")
+        raise InputError("confidence_level must lie strictly between 0 and 1")
     if method not in ("percentile", "bca"):
-        raise ValueError(f"unknown interval method {method!r}; use 'percentile' or 'bca'")
+        raise InputError(f"unknown interval method {method!r}; use 'percentile' or 'bca'")
     systems = as_systems(stats)
+    score = resolve_score(score, systems.shape[2])
     m = systems.shape[0]
     labels = tuple(names) if names is not None else tuple(f"system_{i}" for i in range(m))
     if len(labels) != m:
-        raise ValueError(f"{len(labels)} names for {m} systems")
+        raise InputError(f"{len(labels)} names for {m} systems")
     replicates = replicate_scores(
         systems,
         score,
@@ -112,6 +119,11 @@ def bootstrap_metric(
     Metrics that need a label set learn it from the data (``Metric.fit``).
     """
     base = get_metric(metric) if isinstance(metric, str) else metric
+    if not isinstance(base, Metric):
+        raise InputError(
+            "metric must be a metric name (see glotbench.metrics.metric_names()) or a Metric; "
+            f"got {type(metric).__name__} {metric!r:.60}"
+        )
     bound = base.fit(predictions, references)
     stats = bound.stats(predictions, references)
     return bootstrap(

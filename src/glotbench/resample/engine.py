@@ -14,6 +14,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from glotbench.errors import InputError
 from glotbench.metrics.base import Metric
 from glotbench.resample.weights import (
     BLOCK,
@@ -41,9 +42,54 @@ FLOAT32_EXACT = 2**24
 GATHER_ELEMENTS = 2**17
 
 
-def as_score_fn(score: Metric | ScoreFn) -> ScoreFn:
-    """Accept a metric or a plain vectorised ``score(summed[..., k])`` function."""
-    return score.score if isinstance(score, Metric) else score
+def resolve_score(score: str | Metric | ScoreFn, n_stats: int | None = None) -> Metric | ScoreFn:
+    """Check and resolve the ``score`` argument of a public resampling function.
+
+    ``score`` is a metric name (looked up with
+    :func:`glotbench.metrics.registry.get_metric`), a
+    :class:`~glotbench.metrics.base.Metric`, or a vectorised function of the summed
+    statistics ``score(summed[..., k])``. With ``n_stats`` (the k of the statistics
+    given), a metric must expect that many statistics. Anything else raises an
+    :class:`~glotbench.errors.InputError` here, at the entry point, instead of a
+    ``TypeError`` deep in the engine (input validation as scipy's ``_iv`` functions).
+    """
+    if isinstance(score, str):
+        from glotbench.metrics.registry import get_metric
+
+        try:
+            score = get_metric(score)
+        except (TypeError, ValueError) as exc:  # a metric that needs configuration
+            raise InputError(
+                f"metric {score!r} cannot be used by name here ({exc}); pass the configured "
+                f"metric instead, e.g. get_metric({score!r}, labels=[...])"
+            ) from None
+    if isinstance(score, Metric):
+        if n_stats is not None:
+            try:
+                expected = score.n_stats
+            except (TypeError, ValueError) as exc:
+                raise InputError(f"metric {score.name!r} is not configured: {exc}") from None
+            if expected != n_stats:
+                raise InputError(
+                    f"metric {score.name!r} expects {expected} statistics per example "
+                    f"({', '.join(score.stat_names())}) but the statistics have {n_stats}"
+                )
+        return score
+    if callable(score):
+        return score
+    raise InputError(
+        "score must be a metric name (see glotbench.metrics.metric_names()), a Metric, or a "
+        f"function of the summed statistics; got {type(score).__name__} {score!r:.60}"
+    )
+
+
+def as_score_fn(score: str | Metric | ScoreFn, n_stats: int | None = None) -> ScoreFn:
+    """Accept a metric name, a metric or a plain vectorised ``score(summed[..., k])`` function.
+
+    ``n_stats`` is passed to :func:`resolve_score` (checks a metric's statistic count).
+    """
+    resolved = resolve_score(score, n_stats)
+    return resolved.score if isinstance(resolved, Metric) else resolved
 
 
 def as_systems(stats: npt.ArrayLike) -> npt.NDArray[np.float64]:
@@ -52,9 +98,9 @@ def as_systems(stats: npt.ArrayLike) -> npt.NDArray[np.float64]:
     if arr.ndim == 2:
         arr = arr[None]
     if arr.ndim != 3:
-        raise ValueError(f"statistics must be (n, k) or (m, n, k); got shape {arr.shape}")
+        raise InputError(f"statistics must be (n, k) or (m, n, k); got shape {arr.shape}")
     if not np.isfinite(arr).all():
-        raise ValueError("statistics contain NaN or infinite values")
+        raise InputError("statistics contain NaN or infinite values")
     return arr
 
 
@@ -157,7 +203,7 @@ def gathered_sums(
 
 def replicate_scores(
     stats: npt.ArrayLike,
-    score: Metric | ScoreFn,
+    score: str | Metric | ScoreFn,
     *,
     n_resamples: int = 10_000,
     seed: SeedLike = 0,
@@ -174,12 +220,12 @@ def replicate_scores(
     ``chunk_size`` or ``n_jobs``.
     """
     if n_resamples < 1:
-        raise ValueError("n_resamples must be at least 1")
+        raise InputError("n_resamples must be at least 1")
     systems = as_systems(stats)
     m, n, k = systems.shape
     if n == 0:
-        raise ValueError("cannot resample an empty test set")
-    score_fn = as_score_fn(score)
+        raise InputError("cannot resample an empty test set")
+    score_fn = as_score_fn(score, k)
     # identical statistic columns (e.g. accuracy's count column, the same for every
     # system) are multiplied once and expanded afterwards
     distinct, column_of = distinct_rows(_columns(systems))
@@ -224,7 +270,9 @@ def replicate_scores(
     return out
 
 
-def jackknife_scores(stats: npt.ArrayLike, score: Metric | ScoreFn) -> npt.NDArray[np.float64]:
+def jackknife_scores(
+    stats: npt.ArrayLike, score: str | Metric | ScoreFn
+) -> npt.NDArray[np.float64]:
     """Leave-one-out scores (n × m): ``score(T − S_i)`` for every example i.
 
     With additive statistics the jackknife is one vectorised subtraction. Rows
@@ -233,7 +281,7 @@ def jackknife_scores(stats: npt.ArrayLike, score: Metric | ScoreFn) -> npt.NDArr
     """
     systems = as_systems(stats)
     m, n, k = systems.shape
-    score_fn = as_score_fn(score)
+    score_fn = as_score_fn(score, k)
     flat = _flatten(systems)
     support = make_support(flat, compress=True)
     total = flat.sum(axis=0)
@@ -241,14 +289,15 @@ def jackknife_scores(stats: npt.ArrayLike, score: Metric | ScoreFn) -> npt.NDArr
     return distinct[support.index]
 
 
-def point_scores(stats: npt.ArrayLike, score: Metric | ScoreFn) -> npt.NDArray[np.float64]:
+def point_scores(stats: npt.ArrayLike, score: str | Metric | ScoreFn) -> npt.NDArray[np.float64]:
     """Full-sample score of each system, shape (m,)."""
     systems = as_systems(stats)
-    return np.asarray(as_score_fn(score)(systems.sum(axis=1)), dtype=np.float64).reshape(-1)
+    score_fn = as_score_fn(score, systems.shape[2])
+    return np.asarray(score_fn(systems.sum(axis=1)), dtype=np.float64).reshape(-1)
 
 
 def mask_scores(
-    stats: npt.ArrayLike, score: Metric | ScoreFn, masks: npt.ArrayLike
+    stats: npt.ArrayLike, score: str | Metric | ScoreFn, masks: npt.ArrayLike
 ) -> npt.NDArray[np.float64]:
     """Scores of arbitrary weighted subsets: ``score(mask @ S)``, shape (rows × m).
 
@@ -259,6 +308,7 @@ def mask_scores(
     m, n, k = systems.shape
     weights = np.atleast_2d(np.asarray(masks, dtype=np.float64))
     if weights.shape[1] != n:
-        raise ValueError(f"masks have {weights.shape[1]} columns but there are {n} examples")
+        raise InputError(f"masks have {weights.shape[1]} columns but there are {n} examples")
+    score_fn = as_score_fn(score, k)
     summed = (weights @ _flatten(systems)).reshape(weights.shape[0], m, k)
-    return np.asarray(as_score_fn(score)(summed), dtype=np.float64)
+    return np.asarray(score_fn(summed), dtype=np.float64)

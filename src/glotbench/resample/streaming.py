@@ -15,8 +15,9 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from glotbench.errors import InputError
 from glotbench.metrics.base import Metric
-from glotbench.resample.engine import ScoreFn, as_score_fn
+from glotbench.resample.engine import ScoreFn, as_score_fn, resolve_score
 from glotbench.resample.intervals import percentile_interval, standard_error
 from glotbench.resample.result import BootstrapResult
 from glotbench.resample.weights import block_rng
@@ -50,7 +51,7 @@ class StreamingBootstrap:
         """Add the next examples' statistics (rows × k), in stream order."""
         chunk = np.asarray(stats, dtype=np.float64).reshape(-1, self.n_stats)
         if not np.isfinite(chunk).all():
-            raise ValueError("statistics contain NaN or infinite values")
+            raise InputError("statistics contain NaN or infinite values")
         self.totals += chunk.sum(axis=0)
         offset = 0
         while offset < chunk.shape[0]:
@@ -61,10 +62,13 @@ class StreamingBootstrap:
             offset += take
             self.position += take
 
-    def result(self, score: Metric | ScoreFn, confidence_level: float = 0.95) -> BootstrapResult:
+    def result(
+        self, score: str | Metric | ScoreFn, confidence_level: float = 0.95
+    ) -> BootstrapResult:
         """Percentile interval and standard error from the accumulated replicates."""
         if self.position == 0:
-            raise ValueError("no examples were streamed")
+            raise InputError("no examples were streamed")
+        score = resolve_score(score, self.n_stats)
         score_fn = as_score_fn(score)
         replicates = np.asarray(score_fn(self.replicate_sums), dtype=np.float64).reshape(-1, 1)
         low, high = percentile_interval(replicates, confidence_level)

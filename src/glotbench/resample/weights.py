@@ -69,6 +69,8 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from glotbench.errors import InputError
+
 #: rows of W generated from one seeded generator
 BLOCK = 256
 #: multiplicity from which a distinct row is kept once in W @ S (partial compression)
@@ -102,7 +104,7 @@ def stream_seed(seed: int, *identity: object) -> tuple[int, ...]:
     (``numpy.random.SeedSequence`` accepts a sequence of integers as entropy).
     """
     if int(seed) < 0:
-        raise ValueError(f"the seed must be a non-negative integer; got {seed}")
+        raise InputError(f"the seed must be a non-negative integer; got {seed}")
     words = np.frombuffer(_digest(seed, identity, 16), dtype="<u4")
     return (int(seed), *(int(w) for w in words))
 
@@ -331,7 +333,7 @@ def weight_block(
         return multinomial_block(rng, support, rows, dtype)
     if scheme == "poisson":
         return poisson_block(rng, support, rows).astype(dtype, copy=False)
-    raise ValueError(f"unknown resampling scheme {scheme!r}; use 'multinomial' or 'poisson'")
+    raise InputError(f"unknown resampling scheme {scheme!r}; use 'multinomial' or 'poisson'")
 
 
 def subsample_masks(n: int, size: int, n_draws: int, seed: SeedLike) -> npt.NDArray[np.float64]:
@@ -341,7 +343,7 @@ def subsample_masks(n: int, size: int, n_draws: int, seed: SeedLike) -> npt.NDAr
     on how many draws are requested at once.
     """
     if not 0 <= size <= n:
-        raise ValueError(f"subsample size {size} must lie between 0 and n = {n}")
+        raise InputError(f"subsample size {size} must lie between 0 and n = {n}")
     out = np.zeros((n_draws, n), dtype=np.float64)
     for start in range(0, n_draws, BLOCK):
         rows = min(BLOCK, n_draws - start)

@@ -26,6 +26,7 @@ import pandas as pd
 from scipy import optimize, stats
 
 from glotbench.analysis.mixed.design import model_matrix
+from glotbench.errors import InputError
 
 if TYPE_CHECKING:
     from glotbench.analysis.mixed.model import MixedModel
@@ -149,7 +150,7 @@ def eta2_partial_ci(
     if not (np.isfinite(f_value) and np.isfinite(df1) and np.isfinite(df2)):
         return (np.nan, np.nan)
     if alternative not in ("greater", "two.sided", "less"):
-        raise ValueError("alternative must be 'greater', 'two.sided' or 'less'")
+        raise InputError("alternative must be 'greater', 'two.sided' or 'less'")
     level = ci if alternative == "two.sided" else 2 * ci - 1
     alpha = 1 - level
     lam_low = _ncp_bound(f_value, df1, df2, 1 - alpha / 2)
