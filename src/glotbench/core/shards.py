@@ -325,13 +325,15 @@ def merge_shard(store: Store, path: str | Path, *, replace: bool = False) -> int
     """Merge one shard in one transaction (:meth:`Store.write_runs`); returns runs written.
 
     Stored runs are skipped, or with ``replace`` deleted and rewritten in that
-    same transaction.
+    same transaction. Decided and written under the store's writer lock
+    (:meth:`Store.writing`), between imports, never in the middle of one.
     """
     header = read_header(path)
-    if not replace and set(header.run_ids) <= set(store.stored_runs(header.run_ids)):
-        return 0
-    _write_extras(store, header)
-    return store.write_runs(read_runs(header), replace=replace)
+    with store.writing():
+        if not replace and set(header.run_ids) <= set(store.stored_runs(header.run_ids)):
+            return 0
+        _write_extras(store, header)
+        return store.write_runs(read_runs(header), replace=replace)
 
 
 def merge_shards(
@@ -354,7 +356,23 @@ def merge_shards(
     ``progress(done, total)`` is called after every batch with the number of
     runs handled. An invalid run (e.g. non-finite statistics) stops the merge
     with an error naming its shard; the batches committed before stay stored.
+
+    The whole merge — which runs are stored, then the writes — holds the
+    store's writer lock (:meth:`Store.writing`), as every import does: an
+    import racing it waits, then refuses runs the merge stored with other
+    statistics.
     """
+    with store.writing():
+        return _merge_shards(store, folder, batch_runs=batch_runs, progress=progress)
+
+
+def _merge_shards(
+    store: Store,
+    folder: str | Path,
+    *,
+    batch_runs: int | None,
+    progress: Callable[[int, int], None] | None,
+) -> ShardMerge:
     start = time.perf_counter()
     shards, temporary = list_shards(folder)
     result = ShardMerge(folder=str(folder), shards=len(shards))

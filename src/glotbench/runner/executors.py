@@ -23,6 +23,7 @@ import time
 import traceback
 import uuid
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -431,7 +432,9 @@ def build_datasets(suite: Suite, jobs: Sequence[Job] = ()) -> dict[str, Dataset]
     out = {d.name: build_dataset(d, data_dir=suite.base_dir) for d in suite.datasets}
     for job in jobs:
         key = job.dataset_key
-        if key not in out:
+        if key not in out and job.dataset.train_size is not None:  # a learning curve's size
+            out[key] = build_dataset(job.dataset, data_dir=suite.base_dir)
+        elif key not in out:
             out[key] = derive(out[job.dataset.name], [out[n] for n in job.train_from])
     return out
 
@@ -537,9 +540,11 @@ def run_suite(
     shard_folder = str(Path(shards).resolve()) if shards is not None else None
     # hold=False: the file is locked only while the driver reads or writes it
     # (planning, each job's write, the final scores), never while jobs execute,
-    # so `glotbench show` / analyses can read the store during a run
+    # so `glotbench show` / analyses can read the store during a run; each of those
+    # blocks also holds the store's writer lock (_writing), so it decides and writes
+    # between imports, never in the middle of one
     with Store.open(store, hold=False) as handle:
-        with handle.held():
+        with _writing(handle):
             # the suite's own title and description, for leaderboards and reports of the store
             handle.set_meta(
                 f"{SUITE_META_PREFIX}{suite.name}",
@@ -586,7 +591,7 @@ def run_suite(
                 for result in runner.map(pending, datasets, suite.base_dir, shard_folder):
                     if isinstance(result, ShardReceipt):
                         try:
-                            with handle.held():  # one lock for the shard's transactions
+                            with _writing(handle):  # one lock for the shard's transactions
                                 written = (
                                     merge_shard(handle, result.path, replace=force) if merge else 0
                                 )
@@ -610,7 +615,9 @@ def run_suite(
                             continue
                     if isinstance(result, JobOutcome):
                         try:
-                            with handle.held():  # one lock for the job's transactions
+                            with _writing(handle):  # one lock for the job's transactions
+                                if not force:
+                                    notes.extend(stored_differently(handle, result))
                                 written = write_outcome(handle, result, force=force)
                         except InputError as exc:  # e.g. non-finite statistics: nothing written
                             result = job_failure(result.job, datasets[result.job.dataset_key], exc)
@@ -623,7 +630,7 @@ def run_suite(
                                 {"scores": result.scores(), "written": written},
                             )
                             continue
-                    with handle.held():
+                    with _writing(handle):
                         result.failure_id = _record(handle, result, source)
                     summary.failures.append(result)
                     emit(
@@ -636,7 +643,7 @@ def run_suite(
         model_names = sorted({j.model.name for j in jobs})
         ds_names = sorted(ds.name for ds in own)
         if scores:  # the caller may compute them itself (e.g. from a cache)
-            with handle.held():
+            with _writing(handle):  # a consistent view: no import half-written
                 summary.scores = (
                     scandeval_scores(handle, models=model_names, datasets=ds_names)
                     if model_names and ds_names
@@ -644,6 +651,45 @@ def run_suite(
                 )
     summary.seconds = time.perf_counter() - started
     return summary
+
+
+@contextmanager
+def _writing(handle: Any) -> Iterator[Any]:
+    """The store's writer lock, then its file, for one of the driver's blocks.
+
+    Always in this order (as importers take them), so a driver and an import
+    never each hold the lock the other waits for. Held only around planning,
+    each job's write and the final scores — never while jobs execute — so an
+    import can run between two jobs' writes and readers are never blocked
+    (:mod:`glotbench.core.writer_lock`).
+    """
+    with handle.writing(), handle.held():
+        yield handle
+
+
+def stored_differently(store: Any, outcome: JobOutcome) -> list[str]:
+    """Notes for the runs of ``outcome`` already stored with other statistics.
+
+    Called under the writer lock just before :func:`write_outcome`, which
+    skips stored runs: an import (or another run) stored the key first, so
+    the stored result is kept and this job's copy is not written. Compares
+    the statistics' digests (:func:`glotbench.core.schema.stats_digest`).
+    """
+    from glotbench.core.schema import stats_digest
+
+    stored = store.stored_runs(record.run_id for record, _, _ in outcome.runs)
+    notes = []
+    for record, ids, stats in outcome.runs:
+        existing = stored.get(record.run_id)
+        if existing is None:
+            continue
+        if stats_digest(ids, stats, tuple(record.stat_names)) != existing["stats_sha256"]:
+            notes.append(
+                f"run {record.describe()} not written: it is already stored with different "
+                f"statistics ({existing['n_examples']} examples, from {existing['source']}); "
+                "the stored one is kept (re-run with --force to replace it)"
+            )
+    return notes
 
 
 def _record(store: Any, failure: JobFailure, source: str) -> str:
