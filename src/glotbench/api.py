@@ -648,6 +648,7 @@ def run_benchmark(
     ray_address: str | None = None,
     on_event: Any = None,
     split_sizes: dict[str, int] | str | None = None,
+    train_sizes: list[int] | str | None = None,
     shards: str | Path | None = None,
     merge: bool = True,
     speed_seconds: float | None = None,
@@ -678,6 +679,8 @@ def run_benchmark(
 
     ``split_sizes`` (``{"train": 128, "test": 256}`` or ``"train=128,test=256"``)
     replaces those split sizes of every dataset (a smaller run, e.g. for CI).
+    ``train_sizes`` (``[64, 128]`` or ``"64,128"``) runs every model at these training
+    sizes (learning curves; :func:`learning_curve`, docs/learning-curves.md).
     ``speed_seconds`` / ``speed`` set or turn off ScandEval's speed benchmark
     (one per model; ``docs/runner.md``, Inference speed).
 
@@ -703,6 +706,7 @@ def run_benchmark(
         ray_address=ray_address,
         on_event=on_event,
         split_sizes=split_sizes,
+        train_sizes=train_sizes,
         shards=shards,
         merge=merge,
         speed_seconds=speed_seconds,

@@ -28,7 +28,7 @@ def test_parse_split_sizes():
 
 def test_select_overrides_the_sizes_of_every_dataset(tmp_path: Path):
     (tmp_path / "ud").mkdir()
-    suite = load_suite("datasize-parsers", data_dir=tmp_path)
+    suite = load_suite("datasize-taggers", data_dir=tmp_path)  # uniform splits
     small = suite.select(split_sizes={"train": 64, "test": 128})
     for d in small.datasets:
         assert d.splits == {"train": 64, "validation": 0, "test": 128}

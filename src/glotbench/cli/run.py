@@ -194,6 +194,14 @@ def run_command(
             "(a smaller run, e.g. for CI).",
         ),
     ] = None,
+    train_sizes: Annotated[
+        str | None,
+        typer.Option(
+            "--train-sizes",
+            help="Learning curves: run every model at these training sizes, e.g. "
+            "'64,128,256' (nested subsets; docs/learning-curves.md).",
+        ),
+    ] = None,
     executor: Annotated[
         str,
         typer.Option(
@@ -279,6 +287,7 @@ def run_command(
             datasets=dataset or None,
             iterations=iterations,
             split_sizes=splits,
+            train_sizes=train_sizes,
             speed_seconds=speed_seconds,
             speed=speed,
             model_args=model_arg or None,
@@ -311,6 +320,7 @@ def run_command(
             ray_address=ray_address,
             on_event=on_event,
             split_sizes=splits,
+            train_sizes=train_sizes,
             shards=shards,
             merge=merge,
             speed=speed,

@@ -48,6 +48,7 @@ def run_benchmark(
     ray_address: str | None = None,
     on_event: Any = None,
     split_sizes: dict[str, int] | str | None = None,
+    train_sizes: list[int] | str | None = None,
     shards: str | Path | None = None,
     merge: bool = True,
     speed_seconds: float | None = None,
@@ -69,6 +70,8 @@ def run_benchmark(
 
     ``split_sizes`` (``{"train": 128, "test": 256}`` or ``"train=128,test=256"``)
     replaces those split sizes of every dataset (a smaller run, e.g. for CI).
+    ``train_sizes`` (``[64, 128]`` or ``"64,128"``) runs learning curves (replaces
+    ``protocol.train_sizes``; docs/learning-curves.md).
     ``speed_seconds`` / ``speed`` set or turn off ScandEval's speed benchmark
     (one per model; ``docs/runner.md``, Inference speed).
 
@@ -93,6 +96,7 @@ def run_benchmark(
         datasets=datasets,
         iterations=iterations,
         split_sizes=split_sizes,
+        train_sizes=train_sizes,
         speed_seconds=speed_seconds,
         speed=speed,
         model_args=model_args,
@@ -130,6 +134,7 @@ def prepare_suite(
     datasets: list[str] | None = None,
     iterations: int | None = None,
     split_sizes: dict[str, int] | str | None = None,
+    train_sizes: list[int] | str | None = None,
     speed_seconds: float | None = None,
     speed: bool = True,
     model_args: list[str] | None = None,
@@ -149,10 +154,12 @@ def prepare_suite(
         split_list,
         with_models,
     )
-    from glotbench.runner.suite import load_suite, parse_split_sizes
+    from glotbench.runner.suite import load_suite, parse_split_sizes, parse_train_sizes
 
     if isinstance(split_sizes, str):
         split_sizes = parse_split_sizes(split_sizes)
+    if isinstance(train_sizes, str):  # learning curves
+        train_sizes = parse_train_sizes(train_sizes)
     specs, names, notes = command_line_models(
         split_list(models) or [], model_args=model_args, device=device, batch_size=batch_size
     )
@@ -173,6 +180,7 @@ def prepare_suite(
         selected = loaded.select(
             iterations=iterations,
             split_sizes=split_sizes,
+            train_sizes=train_sizes,
             speed_seconds=speed_seconds,
             speed=speed,
             limit=limit,
@@ -196,6 +204,7 @@ def prepare_suite(
         datasets=split_list(datasets),
         iterations=iterations,
         split_sizes=split_sizes,
+        train_sizes=train_sizes,
         speed_seconds=speed_seconds,
         speed=speed,
         limit=limit,

@@ -65,6 +65,9 @@ class Protocol(BaseModel):
     speed_iterations: int = Field(default=10, ge=0)
     speed_seconds: float = Field(default=3.0, ge=0)
     speed_warmup_seconds: float = Field(default=1.0, ge=0)
+    #: learning curves (ScandEval Appendix B): run every model at each of these
+    #: training-set sizes (nested subsets of the training split; docs/learning-curves.md)
+    train_sizes: list[int] | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -119,7 +122,9 @@ class Job:
     @property
     def dataset_key(self) -> str:
         """Key of the (possibly derived) dataset this job evaluates."""
-        return dataset_key(self.dataset.name, self.train_from)
+        key = dataset_key(self.dataset.name, self.train_from)
+        size = self.dataset.train_size  # learning curves: one dataset per training size
+        return key if size is None else f"{key}@train={size}"
 
     @property
     def seed(self) -> int:
@@ -344,6 +349,8 @@ def execute_job(job: Job, dataset: Dataset, *, base: str | Path | None = None) -
         ]
         metadata["target_language"] = dataset.language
         metadata["trained_on"] = list(job.train_from) or [dataset.name]
+    if job.dataset.train_size is not None:  # a learning curve's training size
+        metadata["train_size"] = job.dataset.train_size
     if job.model.deterministic:
         metadata["deterministic"] = True
         metadata["predictions_of_iteration"] = first_iteration

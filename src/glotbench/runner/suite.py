@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from glotbench.errors import InputError
 from glotbench.runner.datasets import SPLITS, DatasetSpec
+from glotbench.runner.datasets.positions import check_ranges, is_positional
 from glotbench.runner.errors import UnknownNameError
 from glotbench.runner.models import NEURAL_KINDS, ModelSpec, neural_available
 from glotbench.runner.protocol import SPEED_CALLS, Job, Protocol
@@ -37,7 +38,7 @@ class Suite(BaseModel):
     #: cross-lingual protocol (zero-shot, translate-train, translate-train-all)
     transfer: TransferSpec | None = None
     #: default split sizes for datasets that do not set their own
-    splits: dict[str, int] | None = None
+    splits: dict[str, int | dict[str, Any]] | str | None = None
     datasets: list[DatasetSpec]
     models: list[ModelSpec]
     #: folder that relative paths resolve against (set by load_suite)
@@ -57,6 +58,7 @@ class Suite(BaseModel):
         speed_seconds: float | None = None,
         speed: bool = True,
         limit: int | None = None,
+        train_sizes: list[int] | None = None,
     ) -> Suite:
         """A copy restricted to the named models / languages / tasks / datasets.
 
@@ -67,6 +69,7 @@ class Suite(BaseModel):
         benchmark's seconds per document (and caps its warm-up); ``speed=False``
         turns the benchmark off. ``limit`` keeps the first N examples of every
         dataset's test split (lm-eval's ``--limit``; a new dataset hash, as above).
+        ``train_sizes`` replaces ``protocol.train_sizes`` (learning curves).
         """
 
         def check(wanted: list[str] | None, have: list[str], what: str) -> None:
@@ -113,7 +116,14 @@ class Suite(BaseModel):
             sizes = check_split_sizes(split_sizes)
             resized = []
             for d in out.datasets:
-                if d.splits == "predefined":
+                if is_positional(d.splits):  # ranges: keep the first N of each (train_sizes)
+                    ranges = {k: dict(v) for k, v in d.splits.items()}  # type: ignore[union-attr]
+                    for name, size in sizes.items():
+                        if name in ranges:
+                            ranges[name]["size"] = size
+                    resized.append(d.model_copy(update={"splits": ranges}))
+                    continue
+                if d.splits in ("predefined", "files"):
                     raise InputError(
                         f"dataset {d.name!r} uses predefined splits; split sizes cannot be "
                         "changed (drop the size option or select other datasets)"
@@ -121,6 +131,10 @@ class Suite(BaseModel):
                 current = dict(d.splits) if isinstance(d.splits, dict) else {}
                 resized.append(d.model_copy(update={"splits": {**current, **sizes}}))
             out.datasets = resized
+        if train_sizes is not None:
+            out.protocol = out.protocol.model_copy(
+                update={"train_sizes": check_train_sizes(train_sizes)}
+            )
         if limit is not None:
             if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
                 raise InputError(f"the limit must be a positive number of examples, got {limit!r}")
@@ -150,6 +164,7 @@ class Suite(BaseModel):
                 planned, skipped = plan(self.transfer, model, self.datasets)
                 notes.extend(skipped)
                 cells = [(c.model, c.target, c.train_from) for c in planned]
+            cells = [(s, sized, t) for s, d, t in cells for sized in self._sized(d, t)]
             for spec, ds, train_from in cells:
                 task = get_task(ds.task, **ds.task_options())
                 if model.tasks and task.name not in {get_task(t).name for t in model.tasks}:
@@ -172,6 +187,26 @@ class Suite(BaseModel):
                     )
         return mark_speed_jobs(out), notes
 
+    def _sized(self, ds: DatasetSpec, train_from: tuple[str, ...]) -> list[DatasetSpec]:
+        """``ds`` once per training size of a learning curve (``protocol.train_sizes``).
+
+        Uniform splits draw a training split of the largest size, so the test and
+        validation splits are the same at every size and each size's training
+        examples are the first k of it (nested; :func:`~glotbench.runner.datasets.train_subset`).
+        """
+        sizes = self.protocol.train_sizes
+        if not sizes:
+            return [ds]
+        if train_from:
+            raise InputError(
+                "protocol.train_sizes (learning curves) cannot be combined with a "
+                "cross-lingual transfer protocol"
+            )
+        splits = ds.splits
+        if splits is None or (isinstance(splits, dict) and not is_positional(splits)):
+            splits = {**(splits or {}), "train": max(sizes)}
+        return [ds.model_copy(update={"splits": splits, "train_size": k}) for k in sizes]
+
 
 def check_split_sizes(sizes: dict[str, int]) -> dict[str, int]:
     """Validated split sizes: names among train/validation/test, non-negative integers."""
@@ -183,6 +218,26 @@ def check_split_sizes(sizes: dict[str, int]) -> dict[str, int]:
             raise InputError(f"split size of {name} must be a non-negative integer, got {size!r}")
         out[name] = size
     return out
+
+
+def check_train_sizes(sizes: list[int]) -> list[int]:
+    """Learning-curve sizes: distinct positive integers, returned in increasing order."""
+    if not sizes:
+        raise InputError("train sizes must name at least one size, e.g. 64,128,256")
+    for size in sizes:
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise InputError(f"a training size must be a positive integer, got {size!r}")
+    if len(set(sizes)) != len(sizes):
+        raise InputError(f"train sizes must be distinct, got {sizes}")
+    return sorted(sizes)
+
+
+def parse_train_sizes(text: str) -> list[int]:
+    """``"64,128,256"`` -> ``[64, 128, 256]`` (validated)."""
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    if not parts or not all(p.isdigit() for p in parts):
+        raise InputError(f"train sizes must look like '64,128,256'; cannot read {text!r}")
+    return check_train_sizes([int(p) for p in parts])
 
 
 def parse_split_sizes(text: str) -> dict[str, int]:
@@ -329,24 +384,34 @@ def check_suite_values(suite: Suite, path: str, lines: dict[tuple[Any, ...], int
         field = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".")
         return InputError(message, path=path, line=line_of(lines, loc), field=field)
 
-    if suite.splits is not None:
+    if isinstance(suite.splits, dict) and not is_positional(suite.splits):
         try:
-            check_split_sizes(suite.splits)
+            check_split_sizes(suite.splits)  # type: ignore[arg-type]
         except InputError as exc:
             raise fail(exc.reason, ("splits",)) from None
+    if suite.protocol.train_sizes is not None:
+        try:
+            suite.protocol.train_sizes = check_train_sizes(suite.protocol.train_sizes)
+        except InputError as exc:
+            raise fail(exc.reason, ("protocol", "train_sizes")) from None
     for i, ds in enumerate(suite.datasets):
         try:
             get_task(ds.task)  # unknown task -> clear error now
         except UnknownNameError as exc:
             raise fail(str(exc), ("datasets", i, "task")) from None
-        if isinstance(ds.splits, dict):
+        if is_positional(ds.splits):
+            problem = check_ranges(ds.splits)  # type: ignore[arg-type]
+            if problem:
+                raise fail(problem, ("datasets", i, "splits"))
+        elif isinstance(ds.splits, dict):
             try:
-                check_split_sizes(ds.splits)
+                check_split_sizes(ds.splits)  # type: ignore[arg-type]
             except InputError as exc:
                 raise fail(exc.reason, ("datasets", i, "splits")) from None
-        elif isinstance(ds.splits, str) and ds.splits != "predefined":
+        elif isinstance(ds.splits, str) and ds.splits not in ("predefined", "files"):
             raise fail(
-                f"splits must be a mapping of sizes or 'predefined', got {ds.splits!r}",
+                "splits must be a mapping of sizes or ranges, 'predefined' or 'files', "
+                f"got {ds.splits!r}",
                 ("datasets", i, "splits"),
             )
         if ds.k < 1:

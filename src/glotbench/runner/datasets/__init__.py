@@ -25,6 +25,7 @@ from glotbench.runner.datasets.base import (
 from glotbench.runner.datasets.cldr import STARTER_LANGUAGES, build_cldr_lid
 from glotbench.runner.datasets.conllu import expand_paths, join_words, load_conllu, read_conllu
 from glotbench.runner.datasets.hf import load_hf
+from glotbench.runner.datasets.positions import file_splits, is_positional, range_splits
 from glotbench.runner.datasets.scala import build_scala
 from glotbench.runner.datasets.tabular import load_table
 from glotbench.runner.datasets.textgen import load_parallel, load_squad
@@ -52,8 +53,9 @@ class DatasetSpec(BaseModel):
     hf_splits: list[str] | None = None
     #: runner field -> column of the file
     fields: dict[str, str] = Field(default_factory=dict)
-    #: split sizes (train/validation/test); "predefined" uses each record's ``split`` field
-    splits: dict[str, int] | str | None = None
+    #: split sizes (train/validation/test); "predefined" uses each record's ``split`` field;
+    #: "files" each file's name, a mapping of ranges positions in the source (positions.py)
+    splits: dict[str, int | dict[str, Any]] | str | None = None
     split_seed: int = DEFAULT_SPLIT_SEED
     #: retrieval: file(s) of candidates (``id``, ``text``); default: the targets' texts
     pool: list[str] | None = None
@@ -67,6 +69,9 @@ class DatasetSpec(BaseModel):
     description: str = ""
     #: keep only the first N examples of the test split (``glotbench run --limit N``)
     limit: int | None = Field(default=None, ge=1)
+    #: learning curves: train on the first N examples of the training split
+    #: (``protocol.train_sizes``; nested across sizes, see :func:`train_subset`)
+    train_size: int | None = Field(default=None, ge=1)
 
     @field_validator("paths", "pool", mode="before")
     @classmethod
@@ -87,6 +92,56 @@ class DatasetSpec(BaseModel):
 
     def key(self) -> str:
         return content_hash(self.model_dump())[:16]
+
+
+#: loaders whose records come from files one by one (splits from files or positions)
+FILE_LOADERS = ("conllu", "jsonl", "csv", "table")
+
+
+def _records_by_file(spec: DatasetSpec, base: Path | None) -> list[tuple[Path, list[Record]]]:
+    """The records of each of the dataset's files, in file order (file-loader datasets)."""
+    from glotbench.runner.tasks import get_task
+
+    if spec.loader not in FILE_LOADERS or not spec.paths:
+        raise DatasetError(
+            f"dataset {spec.name!r}: splits from file names or positions need files "
+            f"('paths') and a file loader ({', '.join(FILE_LOADERS)}), not {spec.loader}"
+        )
+    task = get_task(spec.task, **spec.task_options())
+    groups: list[tuple[Path, list[Record]]] = []
+    for path in expand_paths(spec.paths, base):
+        if spec.loader == "conllu":
+            ud = read_conllu(path, ner=task.name == "ner")
+            groups.append((path, [task.from_conllu(r) for r in ud]))
+        else:
+            groups.append((path, load_table([path], fields=spec.fields)))
+    return groups
+
+
+def train_subset(train: list[Record], size: int, *, uniform: bool, seed: int,
+                 stratify: str | None, where: str) -> list[Record]:
+    """The first ``size`` training records of a learning curve, nested across sizes.
+
+    Uniform splits are already in a label-stratified random order
+    (:func:`uniform_splits`), so their prefix is taken; other splits (from files,
+    positions or a ``split`` field) are put in a stratified order drawn from the
+    split seed first and the chosen records keep their source order. Either way
+    the subset at size k lies inside the one at size k' > k.
+    """
+    import numpy as np
+
+    from glotbench.runner.datasets.base import _stratified_order
+
+    if size > len(train):
+        raise DatasetError(
+            f"{where}: training size {size} is larger than the training split "
+            f"({len(train)} records); lower the largest of protocol.train_sizes"
+        )
+    if uniform:
+        return train[:size]
+    labels = [r.get(stratify) for r in train] if stratify else None
+    order = _stratified_order(labels, len(train), np.random.default_rng([seed, 3]))
+    return [train[int(i)] for i in sorted(order[:size])]
 
 
 def _records(spec: DatasetSpec, base: Path | None) -> list[Record]:
@@ -140,7 +195,9 @@ def build_dataset(
     base = Path(data_dir) if data_dir is not None else None
     task = get_task(spec.task, **spec.task_options())
     where = f"dataset {spec.name!r}"
-    records = _records(spec, base)
+    from_files = spec.splits == "files" or is_positional(spec.splits)
+    groups = _records_by_file(spec, base) if from_files else []
+    records = [r for _, rs in groups for r in rs] if from_files else _records(spec, base)
     check_unique_ids(records, where)
     for r in records:
         task.prepare(r, spec.language, spec.options)
@@ -158,12 +215,27 @@ def build_dataset(
                     "'splits: predefined' every record needs split train/validation/test"
                 )
             parts[split].append(r)
+    elif spec.splits == "files":
+        parts = file_splits(groups)
+    elif is_positional(spec.splits):
+        parts = range_splits(spec.splits, groups, where)  # type: ignore[arg-type]
     elif spec.splits is None or isinstance(spec.splits, dict):
         parts, notes = uniform_splits(
             records, sizes=spec.splits, seed=spec.split_seed, stratify=task.label_field
         )
     else:
-        raise DatasetError(f"{where}: splits must be a mapping of sizes or 'predefined'")
+        raise DatasetError(
+            f"{where}: splits must be a mapping of sizes or ranges, 'predefined' or 'files'"
+        )
+    if spec.train_size is not None:
+        parts["train"] = train_subset(
+            parts["train"],
+            spec.train_size,
+            uniform=spec.splits is None or (isinstance(spec.splits, dict) and not from_files),
+            seed=spec.split_seed,
+            stratify=task.label_field,
+            where=where,
+        )
     if spec.limit is not None and len(parts["test"]) > spec.limit:
         notes.append(
             f"test split limited to its first {spec.limit} of {len(parts['test'])} examples"
