@@ -1,6 +1,11 @@
 """CPU time of starting the command line: ``glotbench --help``, ``--version``, a subcommand's help.
 
-The goal (issue 13) is ``glotbench --help`` in at most 0.3 s of CPU. Each case
+The goal (issue 13) is ``glotbench --help`` in at most 0.3 s of CPU; issue 27
+item 3 asks every command to print its first line within 0.5 s of CPU (the
+tiny ``analyze compare`` case) and heavy modules to load only when used: the
+``-X importtime`` profile of two help commands lists the slowest top-level
+imports and which of numpy, pandas, scipy, matplotlib, duckdb, statsmodels were
+imported. Each case
 runs ``python -m glotbench ...`` in a fresh process ``--repeats`` times and
 reports the minimum CPU time (user + system of the child) and wall time, next
 to the floor: a Python process that only imports typer and rich. The peer is
@@ -15,7 +20,9 @@ import argparse
 import resource
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 from _common import load_average, machine_info, print_header, print_table, write_json
 
@@ -26,7 +33,30 @@ CASES: dict[str, list[str]] = {
     "glotbench analyze --help": ["-m", "glotbench", "analyze", "--help"],
     "glotbench analyze ranks --help": ["-m", "glotbench", "analyze", "ranks", "--help"],
     "glotbench metrics (imports the metrics)": ["-m", "glotbench", "metrics", "--json"],
+    "glotbench analyze compare --help": ["-m", "glotbench", "analyze", "compare", "--help"],
 }
+
+#: modules that only an analysis that uses them should import (issue 27 item 3)
+HEAVY = ("numpy", "pandas", "scipy", "scipy.stats", "matplotlib", "duckdb", "statsmodels")
+
+
+def import_profile(args: list[str], top: int = 8) -> tuple[list[dict[str, object]], list[str]]:
+    """``python -X importtime``: the ``top`` slowest top-level imports (cumulative µs of
+    the child's own clock) and which :data:`HEAVY` modules were imported at all."""
+    child = subprocess.run(
+        [sys.executable, "-X", "importtime", *args], check=True, capture_output=True, text=True
+    )
+    rows, loaded = [], set()
+    for line in child.stderr.splitlines():
+        parts = line.split("|")
+        if not line.startswith("import time:") or len(parts) != 3 or not parts[1].strip().isdigit():
+            continue
+        module = parts[2].strip()
+        loaded.add(module)
+        if not parts[2].startswith("  "):  # a top-level import (nested ones are indented)
+            rows.append({"module": module, "cumulative_ms": int(parts[1]) / 1000})
+    rows.sort(key=lambda r: -float(r["cumulative_ms"]))  # type: ignore[arg-type]
+    return rows[:top], [m for m in HEAVY if m in loaded]
 
 
 def _run(args: list[str]) -> tuple[float, float]:
@@ -46,6 +76,19 @@ def main() -> None:
     options = parser.parse_args()
     info = machine_info(["typer", "rich"])
     print_header("glotbench command-line start-up", info)
+    tiny = Path(tempfile.mkdtemp()) / "scores.csv"  # 3 models × 2 languages × 5 replicates
+    tiny.write_text(
+        "model,language,replicate,score\n"
+        + "".join(
+            f"{m},{lang},{r},{0.5 + 0.1 * i + 0.01 * r}\n"
+            for i, m in enumerate("ABC")
+            for lang in ("de", "en")
+            for r in range(5)
+        )
+    )
+    CASES["glotbench analyze compare (tiny file, first line of output)"] = [
+        *("-m", "glotbench", "analyze", "compare", "--input", str(tiny), "--draws", "100"),
+    ]
     rows = []
     for name, args in CASES.items():
         runs = [_run(args) for _ in range(options.repeats)]
@@ -57,8 +100,14 @@ def main() -> None:
             }
         )
     print_table(rows, ["case", "cpu_s_min", "wall_s_min"])
+    profiles = {}
+    for name in ("glotbench analyze compare --help", "glotbench --help"):
+        slowest, heavy = import_profile(CASES[name])
+        profiles[name] = {"slowest_imports": slowest, "heavy_modules_loaded": heavy}
+        print(f"\n{name}: heavy modules imported: {', '.join(heavy) or 'none'}")
+        print_table(slowest, ["module", "cumulative_ms"])
     print(f"\nload average after the runs: {load_average()}")
-    write_json(options.json, {"machine": info, "rows": rows})
+    write_json(options.json, {"machine": info, "rows": rows, "imports": profiles})
 
 
 if __name__ == "__main__":
