@@ -32,7 +32,7 @@ from glotbench.analysis.draws import (
 from glotbench.analysis.overall import overall_source
 from glotbench.analysis.pairs import CrossProducts, difference_sd, pair_indices, pair_quantiles
 from glotbench.analysis.replicates import ReplicatedScores
-from glotbench.analysis.results import records
+from glotbench.analysis.results import best_row, number, records, summary_repr
 from glotbench.analysis.settings import DEFAULT_SETTINGS, settings_record, z_value
 from glotbench.analysis.variance import ComponentTable
 from glotbench.errors import InputError
@@ -101,6 +101,21 @@ class Comparison:
 
     def to_frame(self) -> pd.DataFrame:
         return self.aggregates
+
+    def __repr__(self) -> str:
+        frame = self.aggregates
+        first = frame[frame["aggregator"] == frame["aggregator"].iloc[0]] if len(frame) else frame
+        sizes = {"pairs": len(first), "languages": len(self.languages)}
+        headline = ""
+        if len(first) and "flagged" in first:
+            widest = best_row(first.assign(_abs=first["difference"].abs()), "_abs")
+            headline = f"{first['aggregator'].iloc[0]}: {int(first['flagged'].sum())} flagged"
+            if widest is not None:
+                headline += (
+                    f", largest {widest['model_a']!r} - {widest['model_b']!r} = "
+                    f"{number(widest['difference'])}"
+                )
+        return summary_repr(self, sizes, headline)
 
     def to_dict(self, frames: bool = False) -> dict[str, Any]:
         """The JSON document; ``frames=True`` leaves the tables as DataFrames (the CLI
@@ -365,6 +380,24 @@ class Aggregates:
 
     def to_frame(self) -> pd.DataFrame:
         return self.frame
+
+    def __repr__(self) -> str:
+        frame = self.frame
+        first = frame[frame["aggregator"] == frame["aggregator"].iloc[0]] if len(frame) else frame
+        sizes = {
+            "models": len(first),
+            "languages": int(first["n_languages"].max()) if "n_languages" in first else 0,
+        }
+        top = best_row(first, "score")
+        headline = (
+            ""
+            if top is None
+            else (
+                f"best {top['model']!r}: {top['aggregator']} {number(top['score'])} "
+                f"(SE {number(top['se_resampled'])})"
+            )
+        )
+        return summary_repr(self, sizes, headline)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -38,7 +38,7 @@ from glotbench.analysis.rank_stats import draw_ranks as draw_ranks  # re-exporte
 from glotbench.analysis.rank_stats import rank_intervals as rank_intervals  # re-exported
 from glotbench.analysis.rank_stats import rank_statistics
 from glotbench.analysis.replicates import ReplicatedScores
-from glotbench.analysis.results import records
+from glotbench.analysis.results import best_row, number, records, summary_repr
 from glotbench.analysis.settings import DEFAULT_SETTINGS, settings_record
 from glotbench.analysis.variance import ComponentTable
 
@@ -57,6 +57,24 @@ class Ranks:
 
     def to_frame(self) -> pd.DataFrame:
         return self.summary
+
+    def __repr__(self) -> str:
+        frame = self.summary
+        first = frame[frame["aggregator"] == frame["aggregator"].iloc[0]] if len(frame) else frame
+        sizes = {
+            "models": len(first),
+            "aggregators": int(frame["aggregator"].nunique()) if len(frame) else 0,
+        }
+        top = best_row(first, "mean_rank", lowest=True)
+        headline = (
+            ""
+            if top is None
+            else (
+                f"top {top['model']!r} by {top['aggregator']} "
+                f"(mean rank {number(top['mean_rank'])})"
+            )
+        )
+        return summary_repr(self, sizes, headline)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from glotbench.analysis.replicates import ErrorAt, ReplicatedScores, Unit, row_error
-from glotbench.analysis.results import records
+from glotbench.analysis.results import number, records, summary_repr
 from glotbench.errors import InputError
 
 COMPONENTS = ("sigma_seed", "sigma_boot", "sigma_w")
@@ -364,6 +364,17 @@ class VarianceComponents:
 
     def to_frame(self) -> pd.DataFrame:
         return self.per_unit
+
+    def __repr__(self) -> str:
+        frame = self.per_unit
+        sizes = {
+            "models": int(frame["model"].nunique()) if "model" in frame else 0,
+            "units": len(frame),
+        }
+        headline = ""
+        if "sigma_w" in frame and frame["sigma_w"].notna().any():
+            headline = f"median sigma_w={number(frame['sigma_w'].median())}"
+        return summary_repr(self, sizes, headline)
 
     def to_dict(self) -> dict[str, Any]:
         return {
