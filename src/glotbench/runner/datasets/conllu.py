@@ -13,6 +13,9 @@ ranges and empty nodes are skipped, as in CoNLL-U evaluation):
 ``text``         the ``# text`` comment, else the words joined with their spacing
 ``has_multiword`` whether the sentence contains a multi-word token range
 ``ner``          (with ``ner=True``) IOB2 tags from ``name=B-PER`` in MISC (NorNE)
+
+Lines longer than :data:`glotbench.core.limits.MAX_LINE_BYTES` characters are
+refused by file and line after reading one limit's worth of them.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from glotbench.core.limits import MAX_LINE_BYTES, bounded_lines
 from glotbench.runner.datasets.base import Record
 from glotbench.runner.errors import DatasetError
 
@@ -69,6 +73,24 @@ def _ner_tag(misc: dict[str, Any] | None, path: Path, line: int) -> str:
     return tag
 
 
+class _BoundedText:
+    """A text file for ``conllu.parse_incr``: its lines, each at most ``limit`` characters.
+
+    ``parse_incr`` iterates over its input's lines (and asks for a ``read``
+    method); an over-long line is refused by file and line after reading one
+    limit's worth of it (:func:`glotbench.core.limits.bounded_lines`).
+    """
+
+    def __init__(self, handle: Any, path: str, limit: int | None = None) -> None:
+        self._lines = bounded_lines(handle, path, limit=MAX_LINE_BYTES if limit is None else limit)
+
+    def read(self, *_: Any) -> str:  # pragma: no cover - parse_incr only checks it exists
+        raise NotImplementedError("read line by line")
+
+    def __iter__(self) -> Iterator[str]:
+        return (line for _, line in self._lines)
+
+
 def read_conllu(path: str | Path, *, ner: bool = False) -> Iterator[Record]:
     """Sentences of one CoNLL-U file as records (see the module docstring)."""
     import conllu
@@ -80,7 +102,8 @@ def read_conllu(path: str | Path, *, ner: bool = False) -> Iterator[Record]:
         raise DatasetError(f"cannot read the file: {exc}", path=str(p)) from None
     with handle:
         try:
-            for index, sentence in enumerate(conllu.parse_incr(handle), start=1):
+            lines = _BoundedText(handle, str(p))
+            for index, sentence in enumerate(conllu.parse_incr(lines), start=1):
                 words = [t for t in sentence if isinstance(t["id"], int)]
                 if not words:
                     continue

@@ -1,4 +1,11 @@
-"""JSONL and CSV loaders: one record per line / row, with field renaming."""
+"""JSONL and CSV loaders: one record per line / row, with field renaming.
+
+Lines are read with the limits of :mod:`glotbench.core.limits`: a line
+longer than :data:`~glotbench.core.limits.MAX_LINE_BYTES` characters, or a
+CSV field longer than :data:`~glotbench.core.limits.MAX_FIELD_CHARS`, is
+refused naming the file and line, after reading at most one limit's worth of
+it (never the whole line).
+"""
 
 from __future__ import annotations
 
@@ -7,9 +14,16 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+from glotbench.core.limits import MAX_FIELD_CHARS, MAX_LINE_BYTES, bounded_lines
 from glotbench.runner.datasets.base import Record
 from glotbench.runner.datasets.conllu import expand_paths
 from glotbench.runner.errors import DatasetError
+
+# the csv module's own limit (128 KiB by default) raised a raw _csv.Error: fields are checked
+# against MAX_FIELD_CHARS by name and line, the module's limit only bounds memory (as in
+# glotbench.core.readers)
+if csv.field_size_limit() < MAX_LINE_BYTES:
+    csv.field_size_limit(MAX_LINE_BYTES)
 
 
 def _finish(records: list[Record], fields: dict[str, str] | None, path: Path) -> list[Record]:
@@ -27,7 +41,7 @@ def _finish(records: list[Record], fields: dict[str, str] | None, path: Path) ->
 def read_jsonl(path: Path, fields: dict[str, str] | None = None) -> list[Record]:
     records: list[Record] = []
     with path.open(encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, start=1):
+        for line_no, line in bounded_lines(handle, str(path), limit=MAX_LINE_BYTES):
             if not line.strip():
                 continue
             try:
@@ -45,7 +59,32 @@ def read_csv(path: Path, fields: dict[str, str] | None = None) -> list[Record]:
         sample = handle.read(4096)
         handle.seek(0)
         delimiter = "\t" if path.suffix.lower() in (".tsv", ".tab") or "\t" in sample else ","
-        records = [dict(r) for r in csv.DictReader(handle, delimiter=delimiter)]
+        # the csv module's own field limit bounds a quoted field spanning lines
+        lines = (line for _, line in bounded_lines(handle, str(path), limit=MAX_LINE_BYTES))
+        reader = csv.DictReader(lines, delimiter=delimiter)
+        records = []
+        while True:
+            try:
+                row = next(reader, None)
+            except csv.Error as exc:
+                raise DatasetError(
+                    f"malformed CSV: {exc} (fields may have at most {MAX_FIELD_CHARS:,} "
+                    "characters)",
+                    path=str(path),
+                    line=reader.line_num,
+                ) from None
+            if row is None:
+                break
+            long = [k for k, v in row.items() if isinstance(v, str) and len(v) > MAX_FIELD_CHARS]
+            if long:
+                raise DatasetError(
+                    f"the field has more than {MAX_FIELD_CHARS:,} characters (the limit of "
+                    "one field; see docs/formats.md, 'Limits')",
+                    path=str(path),
+                    line=reader.line_num,
+                    field=str(long[0]),
+                )
+            records.append(dict(row))
     return _finish(records, fields, path)
 
 

@@ -26,6 +26,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+from glotbench.core.limits import MAX_LINE_BYTES, bounded_lines
 from glotbench.runner.datasets.base import Record
 from glotbench.runner.datasets.conllu import expand_paths
 from glotbench.runner.errors import DatasetError
@@ -78,7 +79,11 @@ def load_squad(
 
 
 def _lines(path: Path) -> list[str]:
-    lines = path.read_text(encoding="utf-8").splitlines()
+    """The file's lines (without terminators); an over-long line is refused by line."""
+    with path.open(encoding="utf-8", newline="") as handle:
+        lines = "".join(
+            line for _, line in bounded_lines(handle, str(path), limit=MAX_LINE_BYTES)
+        ).splitlines()
     while lines and not lines[-1].strip():
         lines.pop()
     return lines
