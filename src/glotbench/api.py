@@ -771,6 +771,44 @@ def speed_summary(
     return store_speed_table(store, models=models)
 
 
+def learning_curve(
+    store: str | Path = DEFAULT_STORE_PATH,
+    *,
+    models: list[str] | None = None,
+    datasets: list[str] | None = None,
+    tasks: list[str] | None = None,
+    languages: list[str] | None = None,
+    metric: str | None = None,
+    n_draws: int = 2000,
+    seed: int = 0,
+    alpha: float = 0.05,
+    confidence_level: float = 0.95,
+) -> Any:
+    """Learning curves (ScandEval Appendix B): score vs training size per model and test
+    set, with intervals, and the size beyond which gains are no longer detectable.
+
+    From runs of ``protocol.train_sizes`` / ``run_benchmark(train_sizes=...)``; see
+    :mod:`glotbench.analysis.learning_curve` and docs/learning-curves.md. Returns a
+    :class:`~glotbench.analysis.learning_curve.LearningCurves` (``.table``,
+    ``.saturation``, ``.to_dict()``, ``.plot(path)``).
+    """
+    from glotbench.analysis.learning_curve import learning_curves_from_store
+
+    with Store.open(store, read_only=True) as handle:
+        return learning_curves_from_store(
+            handle,
+            models=models,
+            datasets=datasets,
+            tasks=tasks,
+            languages=languages,
+            metric=metric,
+            n_draws=n_draws,
+            seed=seed,
+            alpha=alpha,
+            confidence_level=confidence_level,
+        )
+
+
 def import_shards(
     folder: str | Path,
     *,

@@ -970,3 +970,66 @@ def analyze_lmm_robustness_command(
     console.print(
         frame_table(result.to_frame(), title=f"Detection of {factor!r} as rows go missing")
     )
+
+
+@analyze_app.command("learning-curve")
+def analyze_learning_curve_command(
+    store: AnalysisStoreOption = None,
+    model: ModelFilter = None,
+    dataset: Annotated[
+        list[str] | None, typer.Option("--dataset", help="Only these datasets (repeatable).")
+    ] = None,
+    task: TaskFilter = None,
+    language: LanguageFilter = None,
+    metric: Annotated[
+        str | None, typer.Option("--metric", help="Metric (default: the task's primary one).")
+    ] = None,
+    draws: DrawsOption = 2000,
+    seed: SeedOption = DEFAULTS.seed,
+    alpha: Annotated[
+        float, typer.Option("--alpha", help="Level of the paired test against the largest size.")
+    ] = 0.05,
+    confidence_level: LevelOption = 0.95,
+    plot: Annotated[
+        Path | None, typer.Option("--plot", help="Write the curves here (PNG).")
+    ] = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Learning curves: score vs training size per model and language, with intervals, and
+    the size beyond which gains are no longer detectable (runs of --train-sizes)."""
+    result = api.learning_curve(
+        store if store is not None else DEFAULT_STORE,
+        models=model,
+        datasets=dataset,
+        tasks=task,
+        languages=language,
+        metric=metric,
+        n_draws=draws,
+        seed=seed,
+        alpha=alpha,
+        confidence_level=confidence_level,
+    )
+    if plot is not None:
+        result.plot(plot)
+    if json_output:
+        payload = result.to_dict()
+        payload["plot"] = None if plot is None else str(plot)
+        print_json(payload)
+        return
+    shown = result.table.drop(columns=["task", "metric", "se_seed", "se_boot", "gain_se"])
+    console.print(
+        frame_table(
+            shown,
+            title=f"Learning curves ({result.table['metric'].iloc[0]}; "
+            f"{result.confidence_level:.0%} intervals; p: paired test against the largest size)",
+        )
+    )
+    console.print(
+        frame_table(
+            result.saturation,
+            title=f"Size beyond which gains are no longer detectable (α = {result.alpha:g})",
+        )
+    )
+    print_notes(result.notes)
+    if plot is not None:
+        console.print(f"plot written to {plot}", highlight=False)
