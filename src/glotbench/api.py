@@ -200,11 +200,37 @@ def open_store(
 ) -> Store:
     """Open (or create, unless ``read_only``) a results store; use it as a context manager.
 
-    Waits up to ``lock_timeout`` s for a store another process holds (default:
-    :func:`set_lock_timeout`'s, else ``$GLOTBENCH_LOCK_TIMEOUT``, else 60; every
-    function here that opens a store takes ``lock_timeout`` too); ``hold=False``
-    locks the file only while it is read or written (see ``docs/store.md``,
-    Concurrency).
+    Parameters
+    ----------
+    store : str or Path, default ``glotbench.duckdb``
+        The store's DuckDB file.
+    read_only : bool, default False
+        Open for reading only (the file must exist; nothing is migrated).
+    hold : bool, default True
+        Hold the lock while the store is open; ``False`` locks the file only
+        while it is read or written (``docs/store.md``, Concurrency).
+    lock_timeout : float, optional
+        Seconds to wait for a store another process holds (default:
+        :func:`set_lock_timeout`'s, else ``$GLOTBENCH_LOCK_TIMEOUT``, else 60;
+        every function here that opens a store takes ``lock_timeout`` too).
+
+    Returns
+    -------
+    Store
+        The open store; ``with`` closes it and releases the lock.
+
+    Raises
+    ------
+    StoreError
+        The file is not a glotbench store, was written by a newer version, or
+        stays locked past ``lock_timeout``.
+
+    Examples
+    --------
+    >>> from glotbench import api
+    >>> with api.open_store("empty.duckdb") as store:
+    ...     store.summary().counts["scores"]
+    0
     """
     return Store.open(store, read_only=read_only, hold=hold, lock_timeout=lock_timeout)
 
@@ -222,11 +248,47 @@ def import_scores(
     Every row is validated and compared with the store before anything is
     written; then rows are added in batches (an interrupted import is
     completed by running it again). Re-importing the same file is a no-op
-    (``status == "skipped"``); rows
-    already stored with the same values are skipped; a stored key with a
-    different value raises :class:`~glotbench.errors.InputError` and nothing
-    is written. ``percent``: the file gives 0–1 metrics in percent (divided
-    by 100 on import; BLEU/chrF are 0–100 anyway).
+    (``status == "skipped"``); rows already stored with the same values are
+    skipped.
+
+    Parameters
+    ----------
+    path : str or Path
+        The scores file: one row per score with the columns ``model``,
+        ``task``, ``language``, ``metric``, ``score`` and optionally
+        ``dataset``, ``seed``, ``replicate``, ``stderr`` (``docs/formats.md``).
+    store : str or Path, default ``glotbench.duckdb``
+        The store to import into (created if absent).
+    lock_timeout : float, optional
+        As in :func:`open_store`.
+    allow_unknown_metrics : bool, default False
+        Store scores of metrics glotbench does not know (no range check).
+    percent : bool, default False
+        The file gives 0–1 metrics in percent (divided by 100 on import;
+        BLEU/chrF are 0–100 anyway).
+
+    Returns
+    -------
+    ImportResult
+        ``status`` (``imported`` or ``skipped``), ``scores_added``,
+        ``scores_skipped``, ``ignored_columns`` and a ``message``.
+
+    Raises
+    ------
+    InputError
+        A malformed row (the message names file, line and field), or a key
+        stored with a different value; nothing is written then.
+
+    Examples
+    --------
+    ``scores.csv`` holds 27 accuracy scores: 3 models × 3 languages × 3 seeds.
+
+    >>> from glotbench import api
+    >>> result = api.import_scores("scores.csv", store="results.duckdb")
+    >>> result.status, result.scores_added
+    ('imported', 27)
+    >>> api.import_scores("scores.csv", store="results.duckdb").status  # the same file again
+    'skipped'
     """
     with open_store_for_import(store, lock_timeout=lock_timeout) as s:
         return import_scores_file(
@@ -309,7 +371,34 @@ def export_store(
 
 
 def analyze_variance(source: ReplicatedScores | ComponentTable) -> VarianceComponents:
-    """Variance components (σ_b, σ_seed, σ_boot, σ_w) per model and language."""
+    """Variance components (σ_b, σ_seed, σ_boot, σ_w) per model and language.
+
+    σ_b is the SD of a model's language means within a task, σ_seed and
+    σ_boot the SDs over seeds and bootstrap replicates, σ_w the total
+    replication SD (Sälevä, Ataman & Lignos 2025; ``docs/analysis.md``).
+
+    Parameters
+    ----------
+    source : ReplicatedScores or ComponentTable
+        Scores with replications, as :func:`load_replicated` returns them.
+
+    Returns
+    -------
+    VarianceComponents
+        ``per_unit`` (one row per model, task and language), ``per_model``
+        (one row per model and task) and ``notes``.
+
+    Examples
+    --------
+    >>> from glotbench import api
+    >>> result = api.analyze_variance(api.load_replicated(input="scores.csv"))
+    >>> table = result.per_model[["model", "sigma_b", "sigma_w_mean"]]
+    >>> print(table.round(3).to_string(index=False))
+      model  sigma_b  sigma_w_mean
+    glot500    0.040         0.006
+      mbert    0.046         0.009
+       xlmr    0.034         0.004
+    """
     table = source if isinstance(source, ComponentTable) else components(source)
     return variance_components(table)
 
@@ -330,8 +419,33 @@ def analyze_aggregate(
 ) -> Aggregates:
     """Mean, geometric mean and median over languages with standard errors.
 
-    ``settings``: the request's :class:`AnalysisSettings` (default: its
-    defaults, those of every command and page) or ready :class:`DrawSettings`.
+    Parameters
+    ----------
+    source : ReplicatedScores or ComponentTable
+        Scores with replications, as :func:`load_replicated` returns them.
+    settings : AnalysisSettings or DrawSettings, optional
+        The request's :class:`AnalysisSettings` (default: its defaults, those
+        of every command and page) or ready :class:`DrawSettings`.
+
+    Returns
+    -------
+    Aggregates
+        ``frame``: one row per model and aggregator with the score, its
+        resampled and closed-form standard errors and interval; ``hierarchy``
+        and ``notes``.
+
+    Examples
+    --------
+    >>> from glotbench import api
+    >>> result = api.analyze_aggregate(api.load_replicated(input="scores.csv"))
+    >>> result
+    Aggregates(models=3, languages=3, best 'glot500': mean 0.712 (SE 0.01916), notes=1)
+    >>> means = result.frame.query("aggregator == 'mean'")
+    >>> print(means[["model", "score", "se_resampled"]].round(3).to_string(index=False))
+      model  score  se_resampled
+    glot500  0.712         0.019
+      mbert  0.631         0.022
+       xlmr  0.695         0.016
     """
     draws, request = _draw_settings(source, settings)
     level = _level(None, request)
@@ -348,12 +462,40 @@ def analyze_compare(
 ) -> Comparison:
     """Pairwise differences with SDs over draws and effect sizes.
 
-    ``settings`` as in :func:`analyze_aggregate`; ``confidence_level``
-    (default: the settings') of the pairs' percentile intervals.
-    Per-language comparisons are summarised (per language and per pair);
-    ``per_language=True`` keeps the full table (one row per pair and language)
-    in the result, and ``pairs_out`` writes that table to a Parquet file (CSV
-    if the name ends in ``.csv``).
+    Parameters
+    ----------
+    source : ReplicatedScores or ComponentTable
+        Scores with replications, as :func:`load_replicated` returns them.
+    settings : AnalysisSettings or DrawSettings, optional
+        As in :func:`analyze_aggregate`.
+    confidence_level : float, optional
+        Level of the pairs' percentile intervals (default: the settings').
+    per_language : bool, default False
+        Keep the full per-language table (one row per pair and language) in
+        the result; otherwise per-language comparisons are summarised (per
+        language and per pair).
+    pairs_out : str or Path, optional
+        Write the per-language table to this Parquet file (CSV if the name
+        ends in ``.csv``).
+
+    Returns
+    -------
+    Comparison
+        ``aggregates``: one row per aggregator and pair (difference, SD,
+        effect size, interval, share of draws in which ``model_a`` is
+        better); ``language_summary``, ``pair_summary``, ``per_language``.
+
+    Examples
+    --------
+    >>> from glotbench import api
+    >>> result = api.analyze_compare(api.load_replicated(input="scores.csv"))
+    >>> means = result.aggregates.query("aggregator == 'mean'")
+    >>> print(means[["model_a", "model_b", "difference", "ci_low", "ci_high"]].round(3)
+    ...       .to_string(index=False))
+    model_a model_b  difference  ci_low  ci_high
+    glot500   mbert       0.081   0.069    0.100
+    glot500    xlmr       0.017   0.007    0.029
+      mbert    xlmr      -0.064  -0.081   -0.047
     """
     draws, request = _draw_settings(source, settings)
     level = _level(confidence_level, request)
@@ -388,9 +530,35 @@ def analyze_ranks(
 ) -> Ranks:
     """Rank distributions, rank intervals and EuroEval rank scores with intervals.
 
-    ``settings`` and ``confidence_level`` as in :func:`analyze_compare`.
-    ``rank_method``: EuroEval's current method (``2026-05-28``, default) or the
-    superseded ``2025`` one; see ``docs/analysis.md``.
+    Parameters
+    ----------
+    source : ReplicatedScores or ComponentTable
+        Scores with replications, as :func:`load_replicated` returns them.
+    settings, confidence_level
+        As in :func:`analyze_compare`.
+    rank_method : str, default ``"2026-05-28"``
+        EuroEval's current rank-score method or the superseded ``"2025"`` one
+        (``docs/analysis.md``).
+    rank_bootstraps : int, default 1000
+        Bootstrap draws of the EuroEval rank score's interval.
+
+    Returns
+    -------
+    Ranks
+        ``summary``: one row per aggregator and model (mean and modal rank,
+        rank interval, EuroEval rank score and interval); ``distribution``:
+        the probability of each rank.
+
+    Examples
+    --------
+    >>> from glotbench import api
+    >>> result = api.analyze_ranks(api.load_replicated(input="scores.csv"))
+    >>> means = result.summary.query("aggregator == 'mean'")
+    >>> print(means[["model", "mean_rank", "rank_best", "rank_worst"]].to_string(index=False))
+      model  mean_rank  rank_best  rank_worst
+    glot500        1.0          1           1
+      mbert        3.0          3           3
+       xlmr        2.0          2           2
     """
     draws, request = _draw_settings(source, settings)
     level = _level(confidence_level, request)
@@ -406,6 +574,7 @@ def analyze_ranks(
     return result
 
 
+__all__ += ["analyze_aggregate", "analyze_compare", "analyze_ranks", "analyze_variance"]
 __all__ += ["euroeval_rank"]
 
 
@@ -611,10 +780,32 @@ def reproduce(
 ) -> Reproductions:
     """Recompute the papers' published tables from their published inputs.
 
-    ``papers``: names of :data:`glotbench.reproduce.PAPER_MODULES` (default: every
-    available one); ``data_dir``: the published inputs (default ``$GLOTBENCH_DATA_DIR``,
-    else ``../shared/data``); ``out``: also write the HTML page there (a folder gets
-    ``index.html``). See ``docs/reproductions.md``.
+    Parameters
+    ----------
+    papers : sequence of str, optional
+        Names of :data:`glotbench.reproduce.PAPER_MODULES` (default: every
+        available one).
+    data_dir : str or Path, optional
+        The folder of the published inputs (default ``$GLOTBENCH_DATA_DIR``,
+        else ``../shared/data``); ScandEval's inputs ship with glotbench.
+    out : str or Path, optional
+        Also write the HTML page there (a folder gets ``index.html``).
+
+    Returns
+    -------
+    Reproductions
+        ``papers``: one :class:`~glotbench.reproduce.base.PaperReproduction`
+        per paper, each table's cells with published and recomputed values;
+        ``page``: the HTML file written, if any. See ``docs/reproductions.md``.
+
+    Examples
+    --------
+    >>> from glotbench import api
+    >>> result = api.reproduce(["scandeval"], data_dir=".")
+    >>> summary = api.reproduction_summary(result.papers)
+    >>> print(summary[["paper", "table", "reproduced", "differs"]].to_string(index=False))
+        paper   table  reproduced  differs
+    scandeval Table 2           1        0
     """
     from glotbench.report.reproduction import write_reproduction_page
     from glotbench.reproduce import reproduce as run_reproductions
@@ -684,12 +875,59 @@ def run_benchmark(
     ``speed_seconds`` / ``speed`` set or turn off ScandEval's speed benchmark
     (one per model; ``docs/runner.md``, Inference speed).
 
-    Returns a :class:`~glotbench.runner.executors.RunSummary` (``.to_dict()``,
-    ``.to_frame()`` = ScandEval scores per model, dataset, language and metric;
-    ``.by_dataset`` = those scores with a multilingual dataset's languages
-    collapsed into their mean and range, see
-    :func:`glotbench.analysis.dataset_scores.scores_by_dataset`;
-    ``.speed`` = :func:`speed_summary` of the suite's models).
+    Parameters
+    ----------
+    suite : str or Path or None
+        A built-in suite name (:func:`list_suites`), a suite YAML file, or
+        None (``models`` on the command line, the built-in ``euroeval-hub``).
+    store : str or Path, default ``glotbench.duckdb``
+        The store the runs are written into; runs already there are skipped.
+    data_dir : str or Path, optional
+        The folder the suite's datasets are read from.
+    models, languages, tasks, datasets : list of str, optional
+        Restrict the suite (``models`` may also name models as ``KIND:ID``).
+    iterations : int, optional
+        Seeds × bootstrapped test sets per job (default: the suite's).
+    executor : str, default ``"local"``
+        ``local``, ``processes`` or ``ray`` (with ``num_cpus``, ``ray_address``).
+    force : bool, default False
+        Run jobs again although the store holds them.
+    on_event : callable, optional
+        Called with each progress event.
+    split_sizes, train_sizes, shards, merge, speed_seconds, speed
+        As described above.
+    scores : bool, default True
+        Compute the ScandEval scores of the run into the summary.
+    model_args, device, batch_size, limit, keep_outputs, data
+        As described above.
+
+    Returns
+    -------
+    RunSummary
+        A :class:`~glotbench.runner.executors.RunSummary`: ``.completed``,
+        ``.failures``, ``.to_dict()``, ``.to_frame()`` (ScandEval scores per
+        model, dataset, language and metric), ``.by_dataset`` (a multilingual
+        dataset's languages collapsed into their mean and range, see
+        :func:`glotbench.analysis.dataset_scores.scores_by_dataset`) and
+        ``.speed`` (:func:`speed_summary` of the suite's models).
+
+    Examples
+    --------
+    A majority-class baseline on a local file of 60 labelled reviews
+    (``da.jsonl``, records ``{"text": ..., "label": ...}``), two iterations:
+
+    >>> from glotbench import api
+    >>> summary = api.run_benchmark(
+    ...     None, data=["da.jsonl"], tasks=["sentiment"], languages=["da"],
+    ...     models=["majority:"], iterations=2, speed=False, store="run.duckdb",
+    ... )
+    >>> summary.completed, summary.failures
+    (2, [])
+    >>> print(summary.to_frame()[["model", "metric", "score", "n_examples"]].round(3)
+    ...       .to_string(index=False))
+       model   metric  score  n_examples
+    majority f1_macro  0.375          36
+    majority      mcc  0.000          36
     """
     summary = _benchmark.run_benchmark(
         suite,
@@ -839,6 +1077,7 @@ def benchmark_scores(
 
 __all__ += ["benchmark_scores", "build_scala", "list_suites", "run_benchmark", "ScalaBuild"]
 __all__ += ["import_shards"]
+__all__ += ["dump_suite", "kept_examples", "learning_curve", "speed_summary"]
 
 
 # --- checklist (issue 7) ---

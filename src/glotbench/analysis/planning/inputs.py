@@ -86,7 +86,44 @@ def plan_from_inputs(
     ``examples``); ``sigma_example`` is a per-example SD (σ_boot = σ_ex/√n).
     The design defaults to the data's (sizes, seeds, shared languages);
     ``examples``, ``seeds``, ``seeds_b``, ``n_languages`` and
-    ``resample_languages`` change it.
+    ``resample_languages`` change it. ``docs/planning.md`` gives the formulas.
+
+    Parameters
+    ----------
+    store, input : str or Path, optional
+        Where the variance components are estimated from (as
+        :func:`glotbench.analysis.inputs.load_replicated`); neither: give them.
+    metric, models, tasks, languages
+        Select the data (as :func:`~glotbench.analysis.inputs.load_replicated`).
+    bootstrap_replicates : int, default 200
+        Bootstrap replicates per seed when the store holds per-example statistics.
+    sigma_seed, sigma_boot, sigma_example, sigma_b, correlation : float, optional
+        Given components, replacing the estimates.
+    reference_examples : int, optional
+        The test-set size at which ``sigma_boot`` holds.
+    examples : int or sequence of int, optional
+        Test-set size(s) of the planned design (a sequence gives a curve).
+    seeds, seeds_b, n_languages : int, optional
+        Seeds of the two models and languages of the planned design.
+    resample_languages : bool, default False
+        Treat the languages as a sample (their variance enters the SE).
+    settings : PlanSettings, optional
+        Target power, level, difference to detect.
+
+    Returns
+    -------
+    Plan
+        ``standard_error`` and minimum detectable difference of the design
+        (``to_frame()``, ``to_dict()``), the components used and ``notes``.
+
+    Examples
+    --------
+    ``scores.csv`` holds 3 seeds of 3 models on 3 languages (no bootstrap
+    replicates, so the correlation of the two models is taken as 0):
+
+    >>> from glotbench import api
+    >>> api.plan(input="scores.csv", models=["xlmr", "glot500"])
+    Plan(method=closed, se=0.002375, mdd=0.006655, power=None)
     """
     settings = settings or PlanSettings()
     notes: list[str] = []
