@@ -104,3 +104,32 @@ def test_bad_train_sizes_in_a_suite_name_the_line(tmp_path: Path):
     with pytest.raises(InputError, match="positive") as info:
         load_suite(path)
     assert info.value.line == 3 and info.value.field == "protocol.train_sizes"
+
+
+@pytest.mark.slow
+def test_learning_curves_suite_ci_sized(shared_data: Path, tmp_path: Path):
+    """The built-in suite, CI-sized, offline from ../shared/data: taggers improve with data."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from glotbench.cli import app
+
+    store = tmp_path / "lc.duckdb"
+    runner = CliRunner()
+    ran = runner.invoke(
+        app,
+        ["run", "learning-curves", "--data-dir", str(shared_data), "--iterations", "2",
+         "--train-sizes", "16,64", "--splits", "test=128", "--dataset", "pos-nb",
+         "--store", str(store), "--json"],
+    )
+    assert ran.exit_code == 0, ran.output
+    assert json.loads(ran.stdout)["completed"] == 2 * 2 * 2
+    out = runner.invoke(
+        app, ["analyze", "learning-curve", "--store", str(store), "--draws", "300", "--json"]
+    )
+    assert out.exit_code == 0, out.output
+    rows = json.loads(out.stdout)["curves"]
+    for model in ("tagger-word", "tagger-full"):
+        score = {r["train_size"]: r for r in rows if r["model"] == model}
+        assert score[64]["score"] > score[16]["score"] and score[16]["n_examples"] == 128
