@@ -82,7 +82,10 @@ def test_rejection_rates_match_the_normal_power():
             small = (rng.random(n) < p).astype(float)
             large = (rng.random(n) < p + delta).astype(float)
             pts = curve_points(
-                [10, 20], accuracy_stats(np.stack([small, large])), ACCURACY, n_draws=300,
+                [10, 20],
+                accuracy_stats(np.stack([small, large])),
+                ACCURACY,
+                n_draws=300,
                 seed=int(rng.integers(1 << 30)),
             )
             hits += bool(pts.significant[0])
@@ -94,7 +97,9 @@ def test_seed_component_enters_the_interval():
     """Several seeds: se² ≈ se_seed²·(S − 1)/S + se_boot² (seeds resampled with replacement)."""
     rng = np.random.default_rng(5)
     n, seeds = 800, 6
-    runs = [(rng.random(n) < 0.6 + 0.04 * rng.standard_normal()).astype(float) for _ in range(seeds)]
+    runs = [
+        (rng.random(n) < 0.6 + 0.04 * rng.standard_normal()).astype(float) for _ in range(seeds)
+    ]
     stats = np.stack([np.stack([r, np.ones(n)], axis=-1) for r in runs])[None]
     stats = np.concatenate([stats, stats])  # two identical sizes: difference exactly 0
     pts = curve_points([1, 2], stats, ACCURACY, n_draws=4000, seed=2)
@@ -124,8 +129,17 @@ def test_cli_learning_curve_on_a_tiny_suite(tmp_path: Path):
     plot = tmp_path / "lc.png"
     result = runner.invoke(
         app,
-        ["analyze", "learning-curve", "--store", str(store), "--draws", "500",
-         "--plot", str(plot), "--json"],
+        [
+            "analyze",
+            "learning-curve",
+            "--store",
+            str(store),
+            "--draws",
+            "500",
+            "--plot",
+            str(plot),
+            "--json",
+        ],
     )
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
@@ -135,6 +149,7 @@ def test_cli_learning_curve_on_a_tiny_suite(tmp_path: Path):
     assert curve[8]["significant"] and curve[8]["low"] <= curve[8]["score"] <= curve[8]["high"]
     assert out["saturation"][0]["largest"] == 128
     assert plot.stat().st_size > 0
-    table = runner.invoke(app, ["analyze", "learning-curve", "--store", str(store),
-                                "--draws", "200"])
+    table = runner.invoke(
+        app, ["analyze", "learning-curve", "--store", str(store), "--draws", "200"]
+    )
     assert table.exit_code == 0 and "no longer detectable" in table.output

@@ -34,7 +34,12 @@ models:
 
 def test_parse_train_sizes():
     assert parse_train_sizes("128, 64,256") == [64, 128, 256]
-    for bad, match in (("64,x", "look like"), ("64,64", "distinct"), ("0", "positive"), ("", "look like")):
+    for bad, match in (
+        ("64,x", "look like"),
+        ("64,64", "distinct"),
+        ("0", "positive"),
+        ("", "look like"),
+    ):
         with pytest.raises(InputError, match=match):
             parse_train_sizes(bad)
 
@@ -119,9 +124,23 @@ def test_learning_curves_suite_ci_sized(shared_data: Path, tmp_path: Path):
     runner = CliRunner()
     ran = runner.invoke(
         app,
-        ["run", "learning-curves", "--data-dir", str(shared_data), "--iterations", "2",
-         "--train-sizes", "16,64", "--splits", "test=128", "--dataset", "pos-nb",
-         "--store", str(store), "--json"],
+        [
+            "run",
+            "learning-curves",
+            "--data-dir",
+            str(shared_data),
+            "--iterations",
+            "2",
+            "--train-sizes",
+            "16,64",
+            "--splits",
+            "test=128",
+            "--dataset",
+            "pos-nb",
+            "--store",
+            str(store),
+            "--json",
+        ],
     )
     assert ran.exit_code == 0, ran.output
     assert json.loads(ran.stdout)["completed"] == 2 * 2 * 2

@@ -170,9 +170,7 @@ class LearningCurves:
         import matplotlib.pyplot as plt
 
         panels = self.table.groupby(["dataset", "task", "language", "metric"], sort=True)
-        fig, axes = plt.subplots(
-            1, len(panels), figsize=(5 * len(panels), 3.8), squeeze=False
-        )
+        fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 3.8), squeeze=False)
         for ax, (key, frame) in zip(axes[0], panels, strict=True):
             for model, rows in frame.groupby("model", sort=True):
                 line = ax.plot(rows["train_size"], rows["score"], marker="o", label=model)[0]
@@ -325,9 +323,7 @@ def learning_curves_from_store(
                     "significant": bool(points.significant[i]),
                 }
             )
-        saturation.append(
-            {**base, "largest": sizes[-1], "saturation_size": points.saturation}
-        )
+        saturation.append({**base, "largest": sizes[-1], "saturation_size": points.saturation})
     if not rows:
         raise InputError(
             "no learning curve: no model has runs at two or more training sizes on one test "

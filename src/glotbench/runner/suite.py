@@ -117,7 +117,7 @@ class Suite(BaseModel):
             resized = []
             for d in out.datasets:
                 if is_positional(d.splits):  # ranges: keep the first N of each (train_sizes)
-                    ranges = {k: dict(v) for k, v in d.splits.items()}  # type: ignore[union-attr]
+                    ranges = {k: dict(v) for k, v in d.splits.items()}  # type: ignore[union-attr,arg-type]
                     for name, size in sizes.items():
                         if name in ranges:
                             ranges[name]["size"] = size
@@ -125,7 +125,7 @@ class Suite(BaseModel):
                     continue
                 if d.splits in ("predefined", "files"):
                     raise InputError(
-                        f"dataset {d.name!r} uses predefined splits; split sizes cannot be "
+                        f"dataset {d.name!r} uses {d.splits} splits; split sizes cannot be "
                         "changed (drop the size option or select other datasets)"
                     )
                 current = dict(d.splits) if isinstance(d.splits, dict) else {}

@@ -118,8 +118,9 @@ def _records_by_file(spec: DatasetSpec, base: Path | None) -> list[tuple[Path, l
     return groups
 
 
-def train_subset(train: list[Record], size: int, *, uniform: bool, seed: int,
-                 stratify: str | None, where: str) -> list[Record]:
+def train_subset(
+    train: list[Record], size: int, *, uniform: bool, seed: int, stratify: str | None, where: str
+) -> list[Record]:
     """The first ``size`` training records of a learning curve, nested across sizes.
 
     Uniform splits are already in a label-stratified random order
@@ -221,7 +222,10 @@ def build_dataset(
         parts = range_splits(spec.splits, groups, where)  # type: ignore[arg-type]
     elif spec.splits is None or isinstance(spec.splits, dict):
         parts, notes = uniform_splits(
-            records, sizes=spec.splits, seed=spec.split_seed, stratify=task.label_field
+            records,
+            sizes=spec.splits,  # type: ignore[arg-type]  # sizes only: ranges are handled above
+            seed=spec.split_seed,
+            stratify=task.label_field,
         )
     else:
         raise DatasetError(

@@ -35,7 +35,12 @@ from glotbench.runner.errors import DatasetError
 #: the keys of one positional split
 RANGE_KEYS = ("file", "first", "last", "size")
 _NAME = re.compile(r"(?:^|[-_.])(train|dev|validation|valid|test)$", re.IGNORECASE)
-_SPLIT_OF = {"train": "train", "dev": "validation", "validation": "validation", "valid": "validation"}
+_SPLIT_OF = {
+    "train": "train",
+    "dev": "validation",
+    "validation": "validation",
+    "valid": "validation",
+}
 
 
 def is_positional(splits: Any) -> bool:
@@ -138,7 +143,9 @@ def range_splits(
         ]
         if not chosen:
             names = ", ".join(p.name for p, _ in groups)
-            raise DatasetError(f"{where}: split {name}: no file matches {pattern!r} (files: {names})")
+            raise DatasetError(
+                f"{where}: split {name}: no file matches {pattern!r} (files: {names})"
+            )
         positions = [offset + i for offset, records in chosen for i in range(len(records))]
         n = len(positions)
         if "first" in spec:
