@@ -153,3 +153,41 @@ def test_cli_learning_curve_on_a_tiny_suite(tmp_path: Path):
         app, ["analyze", "learning-curve", "--store", str(store), "--draws", "200"]
     )
     assert table.exit_code == 0 and "no longer detectable" in table.output
+
+
+def test_store_curves_average_seeds_and_use_the_latest_configuration(tmp_path: Path):
+    from glotbench.api import learning_curve
+    from glotbench.core.schema import RunRecord
+    from glotbench.core.store import Store
+
+    rng = np.random.default_rng(0)
+    n = 50
+    ids = [f"e{i}" for i in range(n)]
+    expected: dict[int, list[float]] = {10: [], 40: []}
+    with Store.open(tmp_path / "s.duckdb") as store:
+        for size, config, p in ((10, "a", 0.5), (40, "b", 0.6), (40, "c", 0.9)):
+            for seed in (1, 2):
+                correct = (rng.random(n) < p).astype(float)
+                if config != "b":
+                    expected[size].append(correct.mean())
+                record = RunRecord(
+                    model="m",
+                    dataset="d",
+                    task="sentiment",
+                    language="xx",
+                    seed=seed,
+                    config_hash=config,
+                    metric="accuracy",
+                    stat_names=("value", "count"),
+                    model_metadata={"train_size": size},
+                )
+                # the example order of a run does not matter: rows are aligned by id
+                order = rng.permutation(n)
+                stats = np.stack([correct, np.ones(n)], axis=1)[order]
+                store.write_run(record, [ids[i] for i in order], stats)
+    result = learning_curve(tmp_path / "s.duckdb", n_draws=300)
+    scores = dict(zip(result.table["train_size"], result.table["score"], strict=True))
+    assert scores[10] == pytest.approx(np.mean(expected[10]))
+    assert scores[40] == pytest.approx(np.mean(expected[40]))  # config c, written last
+    assert any("the latest is used" in note for note in result.notes)
+    assert result.to_dict()["saturation"][0]["saturation_size"] == 40

@@ -255,6 +255,13 @@ def learning_curves_from_store(
     saturation: list[dict[str, Any]] = []
     for key, group in runs.groupby(CURVE_KEYS, sort=True):
         group = group.dropna(subset=["train_size"])
+        if "created_at" in group:  # several configurations at one size and seed: the latest
+            group = group.sort_values("created_at", ascending=False, kind="stable")
+        if group.duplicated(["train_size", "seed"]).any():
+            notes.append(
+                f"{key[0]} on {key[1]} ({key[3]}): several runs at one training size and seed "
+                "(other model or dataset configurations); the latest is used"
+            )
         sizes = sorted(int(s) for s in group["train_size"].unique())
         label = f"{key[0]} on {key[1]} ({key[3]})"
         if len(sizes) < 2:
