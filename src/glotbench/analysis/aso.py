@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -200,11 +200,14 @@ def corrected_level(confidence_level: float, num_comparisons: float) -> float:
 
 
 def _fresh_seed(seed: int | None) -> int:
-    return int(np.random.SeedSequence().entropy) if seed is None else int(seed)
+    return int(cast(int, np.random.SeedSequence().entropy)) if seed is None else int(seed)
 
 
 def eps_min_from(
-    ratio: FloatArray, sigma_hat: FloatArray, const: FloatArray, level: float
+    ratio: FloatArray | np.float64,
+    sigma_hat: FloatArray | np.float64,
+    const: FloatArray | np.float64,
+    level: float,
 ) -> FloatArray:
     """ε_min = clip(ε_W₂ − σ̂/const · Φ⁻¹(1 − level), 0, 1) (deepsig 1.2.8, ``aso``)."""
     return np.clip(ratio - (sigma_hat / const) * ndtri(1.0 - level), 0.0, 1.0)

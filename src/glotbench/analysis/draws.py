@@ -130,7 +130,7 @@ def common_units(
             f"unbalanced design: {len(dropped)} language(s) not shared by all models were left out "
             f"of comparisons and ranks ({detail})"
         )
-    return keep, notes
+    return np.asarray(keep), notes
 
 
 def _parametric_block(table: ComponentTable, keys: np.ndarray, start: int, rows: int) -> np.ndarray:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import TypeVar, cast
 
 import numpy as np
 
@@ -35,7 +35,7 @@ from glotbench.errors import InputError
 #: how the note on models left out of the overall view begins (pages replace it by a table)
 LEFT_OUT = "left out of the overall view:"
 
-Source = TypeVar("Source", ReplicatedScores, ComponentTable)
+Source = TypeVar("Source", bound=ReplicatedScores | ComponentTable)
 
 
 def lacking_tasks(
@@ -89,7 +89,7 @@ def overall_scope(source: ReplicatedScores | ComponentTable) -> OverallScope:
 
 def _take_models(source: Source, index: Sequence[int]) -> Source:
     if isinstance(source, ReplicatedScores):
-        return source.take(index, range(len(source.units)))
+        return cast(Source, source.take(index, range(len(source.units))))
     n_models = len(source.models)
     changes: dict[str, object] = {"models": tuple(source.models[i] for i in index)}
     for item in dataclasses.fields(source):

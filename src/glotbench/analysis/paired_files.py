@@ -8,9 +8,8 @@ Reads line-aligned prediction / reference / score files
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Sequence, Sized
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -100,7 +99,7 @@ def aso_files(
     )
 
 
-def _same_length(a: Sequence[Any], b: Sequence[Any], path_a: Path, path_b: Path) -> None:
+def _same_length(a: Sized, b: Sized, path_a: Path, path_b: Path) -> None:
     if len(a) != len(b):
         raise InputError(
             f"{len(a)} lines in {path_a} but {len(b)} in {path_b}; the files must have one "

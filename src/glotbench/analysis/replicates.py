@@ -346,7 +346,7 @@ def seed_positions(cell: CellStatistics) -> list[int]:
     ``seeds`` (runs without a seed first), else by order of appearance — so a model's
     s-th seed does not depend on the order the runs were loaded in."""
     seeds = getattr(cell, "seeds", None)
-    order = range(len(cell.models))
+    order: Sequence[int] = range(len(cell.models))
     if seeds is not None:
         order = sorted(order, key=lambda j: (seeds[j] is not None, seeds[j] or 0, j))
     position: Counter[str] = Counter()

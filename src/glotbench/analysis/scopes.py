@@ -196,7 +196,12 @@ def scoped(
 
     if len(scopes) == 1:
         result = analyse(scopes[0])
-        if notes and dataclasses.is_dataclass(result) and hasattr(result, "notes"):
+        if (
+            notes
+            and dataclasses.is_dataclass(result)
+            and not isinstance(result, type)
+            and hasattr(result, "notes")
+        ):
             result = dataclasses.replace(result, notes=(*notes, *result.notes))
         return result
     return ScopedResults(tuple(scopes), tuple(analyse(s) for s in scopes), tuple(notes))

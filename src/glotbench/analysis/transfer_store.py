@@ -87,8 +87,11 @@ def transfer_scores_from_store(
     for task, group in runs.groupby("task", sort=True):
         wanted = (metrics or {}).get(str(task))
         if wanted is None:
-            primary = {(m or {}).get("primary_metric") for m in group["model_metadata"]}
-            primary.discard(None)
+            primary: set[str] = {
+                p
+                for m in group["model_metadata"]
+                if (p := (m or {}).get("primary_metric")) is not None
+            }
             wanted = sorted(primary)[0] if primary else sorted(group["metric"].unique())[0]
         if wanted not in set(group["metric"]):
             raise InputError(

@@ -38,7 +38,7 @@ from glotbench.errors import InputError
 COMPONENTS = ("sigma_seed", "sigma_boot", "sigma_w")
 
 
-def sd_standard_error(sd: np.ndarray, n: np.ndarray) -> np.ndarray:
+def sd_standard_error(sd: np.ndarray, n: np.ndarray | float) -> np.ndarray:
     """Normal-theory SE of a sample SD from n values: s / √(2(n − 1)) (NaN for n < 2)."""
     sd = np.asarray(sd, dtype=np.float64)
     n = np.asarray(n, dtype=np.float64)

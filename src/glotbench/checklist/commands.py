@@ -134,7 +134,7 @@ def checklist_score(
     labels = case_list[0].labels if case_list else ()
     by_model: dict[str, dict[str, Prediction]] = {}
     if predict is not None:
-        by_model[model or getattr(predict, "__name__", "model")] = predictions_from_callable(
+        by_model[str(model or getattr(predict, "__name__", "model"))] = predictions_from_callable(
             case_list, predict
         )
     if isinstance(predictions, dict):

@@ -302,7 +302,7 @@ class ChecklistResult:
     confidence_level: float
     n_resamples: int
     seed: int
-    stored: dict[str, int]
+    stored: dict[str, int | str]
     notes: tuple[str, ...] = ()
 
     def to_frame(self) -> pd.DataFrame:

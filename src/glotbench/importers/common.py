@@ -44,7 +44,7 @@ from glotbench.core.readers import DuplicateKeyError, file_sha256, unique_keys
 try:  # a C JSON parser, about 3x the standard library's with a duplicate-key hook
     import orjson as _orjson
 except ImportError:  # pragma: no cover - orjson is a dependency; the stdlib path is exact too
-    _orjson = None
+    _orjson = None  # type: ignore[assignment]
 from glotbench.core.schema import ImportRecord, RunRecord, stats_digest
 from glotbench.core.staging import RunSpool
 from glotbench.core.store import ScoreConflictError, Store, new_import_id

@@ -414,7 +414,7 @@ def _eee(rec: dict[str, Any], path: Path, line: int) -> EuroEvalRecord:
         fail = finite_number((sd.get("details") or {}).get("num_failed_instances"))
         if fail is None:
             try:
-                fail = float((sd.get("details") or {}).get("num_failed_instances"))
+                fail = float((sd.get("details") or {}).get("num_failed_instances"))  # type: ignore[arg-type]  # None: TypeError, handled
             except (TypeError, ValueError):
                 fail = None
         failed = fail if fail is not None else failed

@@ -417,15 +417,15 @@ def iter_samples_files(
         if names is not None:
             groups[tuple(names)].append(path)
     with duckdb.connect() as con:
-        for names, paths in groups.items():
+        for group_names, paths in groups.items():
             batch: list[Path] = []
             size = 0
-            for path in [*paths, None]:
-                if path is not None:
-                    batch.append(path)
-                    size += path.stat().st_size
-                if batch and (path is None or size >= batch_bytes):
-                    read = _read_columnar(con, batch, list(names))
+            for next_path in [*paths, None]:
+                if next_path is not None:
+                    batch.append(next_path)
+                    size += next_path.stat().st_size
+                if batch and (next_path is None or size >= batch_bytes):
+                    read = _read_columnar(con, batch, list(group_names))
                     batch, size = [], 0
                     for p, columns in read.items():
                         if columns is not None and p not in done:
@@ -884,9 +884,9 @@ def read_lm_eval(
                 check_runs([made[0]])
                 made[0].spill(spool)
             built[(i, j)] = made
-    for key in sorted(built):  # the order of the files and their columns
-        pending.append(built[key][0])
-        checks.append(built[key][1])
+    for position in sorted(built):  # the order of the files and their columns
+        pending.append(built[position][0])
+        checks.append(built[position][1])
     check_runs(pending)
     check_samples_agree(checks, scores)
     return LmEvalData(root=root, files=files, runs=pending, scores=scores, notes=notes)

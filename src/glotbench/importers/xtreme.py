@@ -206,6 +206,8 @@ def _score_pair(
     task: str, spec: XtremeTask, pred_path: Path, label_path: Path
 ) -> tuple[np.ndarray, list[Any], list[Any], int | None]:
     """(example ids, predictions, references, first line) of one language."""
+    preds: list[Any]
+    refs: list[Any]
     if spec.kind == "classification":
         preds, refs = _read_labels(pred_path), _read_labels(label_path)
         if len(preds) != len(refs):

@@ -101,6 +101,7 @@ class Cell:
         if missing:
             return cls(key, published, None if missing else recomputed, tolerance,
                        "not_reproducible", reason_if_missing)
+        assert published is not None and recomputed is not None  # not missing
         status: Status = (
             "reproduced" if abs(recomputed - published) <= tolerance + 1e-12 else "differs"
         )
@@ -144,7 +145,7 @@ class TableReproduction:
 
     def counts(self) -> dict[str, int]:
         """How many cells have each status."""
-        out = dict.fromkeys(STATUSES, 0)
+        out: dict[str, int] = {status: 0 for status in STATUSES}
         for cell in self.cells:
             out[cell.status] += 1
         return out
@@ -190,7 +191,7 @@ class PaperReproduction:
     tables: list[TableReproduction]
 
     def counts(self) -> dict[str, int]:
-        out = dict.fromkeys(STATUSES, 0)
+        out: dict[str, int] = {status: 0 for status in STATUSES}
         for table in self.tables:
             for status, n in table.counts().items():
                 out[status] += n
@@ -232,7 +233,7 @@ class Reproductions:
     page: str | None = None
 
     def counts(self) -> dict[str, int]:
-        out = dict.fromkeys(STATUSES, 0)
+        out: dict[str, int] = {status: 0 for status in STATUSES}
         for paper in self.papers:
             for status, n in paper.counts().items():
                 out[status] += n

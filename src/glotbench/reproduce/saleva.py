@@ -24,6 +24,7 @@ import math
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -394,7 +395,8 @@ def _table_2(data_dir: Path, xquad: ReubenRows) -> TableReproduction:
     agree = 0
     for row in flags.itertuples(index=False):
         prefix = _cell_key(row.language_or_pair, f"{row.model} − {row.model2}")
-        effect = recomputed[f"{prefix}, mean difference"] / recomputed[f"{prefix}, SD"]
+        mean_difference = cast(float, recomputed[f"{prefix}, mean difference"])
+        effect = mean_difference / cast(float, recomputed[f"{prefix}, SD"])
         agree += (abs(effect) < 2) == (row.flag == "*")
     exact = sum(c.status == "reproduced" for c in cells if c.key.endswith("mean difference"))
     return TableReproduction(

@@ -64,7 +64,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -313,7 +313,8 @@ def poisson_block(rng: np.random.Generator, support: Support, rows: int) -> npt.
     Poisson(c_j)).
     """
     weights = rng.poisson(1.0, size=(rows, support.n)).astype(np.float64)
-    return count_per_row(np.empty((rows, 0), dtype=np.int64), support, np.float64, weights)
+    counts = count_per_row(np.empty((rows, 0), dtype=np.int64), support, np.float64, weights)
+    return cast(npt.NDArray[np.float64], counts)
 
 
 def weight_block(

@@ -253,7 +253,9 @@ def _ordered_terms(terms: list[frozenset[str]], order: dict[str, int]) -> tuple[
 
 def _split_top_level(text: str, sep: str, formula: str) -> list[str]:
     """Split at ``sep`` outside parentheses."""
-    pieces, depth, cur = [], 0, []
+    pieces: list[str] = []
+    depth = 0
+    cur: list[str] = []
     for ch in text:
         if ch == "(":
             depth += 1

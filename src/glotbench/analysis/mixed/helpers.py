@@ -9,12 +9,14 @@
 
 from __future__ import annotations
 
+from typing import TypeAlias
+
 import numpy as np
 import pandas as pd
 
 from glotbench.errors import InputError
 
-ArrayLike = float | np.ndarray | pd.Series
+ArrayLike: TypeAlias = float | np.ndarray | pd.Series
 
 
 def normalize_by_gold(score: ArrayLike, low: ArrayLike, high: ArrayLike) -> ArrayLike:
