@@ -103,7 +103,8 @@ def read_conllu(path: str | Path, *, ner: bool = False) -> Iterator[Record]:
     with handle:
         try:
             lines = _BoundedText(handle, str(p))
-            for index, sentence in enumerate(conllu.parse_incr(lines), start=1):
+            # a TextIO for parse_incr: it iterates over lines and asks for read()
+            for index, sentence in enumerate(conllu.parse_incr(lines), start=1):  # type: ignore[arg-type]
                 words = [t for t in sentence if isinstance(t["id"], int)]
                 if not words:
                     continue

@@ -140,7 +140,7 @@ def stop_criterion(stops: Sequence[str], width: int, tokenizer: Any) -> Any:
     """A ``transformers`` stopping criterion: per row, has its new text reached a stop string?"""
     torch, transformers = _torch()
 
-    class _Stop(transformers.StoppingCriteria):
+    class _Stop(transformers.StoppingCriteria):  # type: ignore[name-defined]  # imported lazily
         def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
             texts = tokenizer.batch_decode(input_ids[:, width:], skip_special_tokens=True)
             done = [any(stop in text for stop in stops) for text in texts]

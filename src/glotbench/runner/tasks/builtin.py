@@ -267,7 +267,7 @@ class ExtractiveQA(Task):
     kind = "qa"
     description = "extractive question answering (SQuAD F1 and exact match)"
     metrics = ("squad_f1", "squad_exact_match")
-    fields = ("context", "question", "answers")
+    fields: tuple[str, ...] = ("context", "question", "answers")
 
     def validate(self, record: Record, where: str) -> None:
         super().validate(record, where)
