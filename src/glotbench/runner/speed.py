@@ -24,6 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from glotbench.errors import InputError
+
 #: the base document of EuroEval's speed task
 BASE_DOCUMENT = "Document which contains roughly 10 tokens. "
 
@@ -76,9 +78,9 @@ class SpeedSettings:
 
     def __post_init__(self) -> None:
         if self.iterations < 1:
-            raise ValueError("speed iterations must be at least 1")
+            raise InputError("speed iterations must be at least 1")
         if self.seconds < 0 or self.warmup_seconds < 0:
-            raise ValueError("speed seconds must be non-negative")
+            raise InputError("speed seconds must be non-negative")
 
 
 @dataclass

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from glotbench.errors import InputError
 from glotbench.runner.models.depparse.arborescence import max_arborescence
 from glotbench.runner.models.depparse.features import (
     ARC_FEATURE_GROUPS,
@@ -189,7 +190,7 @@ class RelationClassifier:
 
     def __init__(self, estimator: str = "svm", C: float = 0.1, max_iter: int = 1000) -> None:
         if estimator not in ("svm", "logreg"):
-            raise ValueError(f"relation estimator must be 'svm' or 'logreg', got {estimator!r}")
+            raise InputError(f"relation estimator must be 'svm' or 'logreg', got {estimator!r}")
         self.estimator = estimator
         self.C = C
         self.max_iter = max_iter
