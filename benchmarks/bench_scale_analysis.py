@@ -100,8 +100,12 @@ def print_as_the_cli(result: Any, json_output: bool) -> None:
     console = Console(file=devnull, width=200, force_terminal=True)
     analyze.console, _output.console = console, console
     try:
-        if json_output:
-            _output.print_json(result.to_dict())
+        if json_output:  # as the command: tables streamed where the code can
+            try:
+                payload = result.to_dict(frames=True)
+            except TypeError:  # the code before
+                payload = result.to_dict()
+            _output.print_json(payload)
         elif hasattr(analyze, "_print_comparison"):
             analyze._print_comparison(result)
         else:  # the code before: every pair's row
