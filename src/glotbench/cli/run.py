@@ -199,7 +199,7 @@ def run_command(
         typer.Option(
             "--train-sizes",
             help="Learning curves: run every model at these training sizes, e.g. "
-            "'64,128,256' (nested subsets; docs/learning-curves.md).",
+            "'64,128,256' (nested training subsets).",
         ),
     ] = None,
     executor: Annotated[
