@@ -51,3 +51,16 @@ def test_reprs_are_short_and_name_sizes_and_headline(source: object) -> None:
     assert best["model"] == "m3"
     assert f"best 'm3': mean {best['score']:.4g}" in repr(aggregates)
     assert "top 'm3' by mean" in repr(ranks)
+
+
+def test_headline_analysis_and_leaderboard_reprs(source: object) -> None:
+    analysis = api.analyze_headline(source)  # type: ignore[arg-type]
+    summary = analysis.summary().set_index("model")
+    best = summary["score"].idxmax()
+    assert best == "m3"
+    expected = f"best 'm3': {summary.loc[best, 'score']:.4g} (SE {summary.loc[best, 'se']:.4g})"
+    for result in (analysis, analysis.overall, analysis.leaderboard()):
+        text = repr(result)
+        assert len(text) <= 160, text
+        assert expected in text, text
+    assert repr(analysis).startswith("Analysis(models=3, tasks=1, languages=5, ")

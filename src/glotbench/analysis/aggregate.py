@@ -30,7 +30,7 @@ import pandas as pd
 from scipy.special import ndtri, stdtrit
 
 from glotbench.analysis.overall import lacking_tasks
-from glotbench.analysis.results import records
+from glotbench.analysis.results import best_row, number, records, summary_repr
 from glotbench.errors import InputError
 
 REQUIRED_COLUMNS = ("model", "task", "language", "score")
@@ -97,6 +97,19 @@ class Leaderboard:
     overall: pd.DataFrame
     tasks: tuple[str, ...]
     confidence_level: float
+
+    def __repr__(self) -> str:
+        top = best_row(self.overall, "score")
+        headline = (
+            ""
+            if top is None
+            else (
+                f"best {top['model']!r}: {number(top['score'])} "
+                f"(SE {number(top['standard_error'])})"
+            )
+        )
+        sizes = {"models": int(self.overall["model"].nunique()), "tasks": len(self.tasks)}
+        return summary_repr(self, sizes, headline)
 
     def to_frame(self) -> pd.DataFrame:
         """Tidy: one row per model and task, plus task ``"overall"``."""

@@ -40,7 +40,7 @@ from glotbench.analysis.draws import DrawSettings, prepare_draws
 from glotbench.analysis.overall import overall_source
 from glotbench.analysis.rank_stats import RankStatistics, rank_statistics
 from glotbench.analysis.replicates import ReplicatedScores
-from glotbench.analysis.results import records
+from glotbench.analysis.results import number, records, summary_repr
 from glotbench.analysis.settings import AnalysisSettings, is_replicated, z_value
 from glotbench.errors import InputError
 from glotbench.resample.intervals import percentile_interval
@@ -111,6 +111,25 @@ class ViewAnalysis:
             for upper, is_tied in zip(order[:-1].tolist(), tied, strict=True):
                 out[self.models[upper]] = is_tied
         return out
+
+    def __repr__(self) -> str:
+        return summary_repr(self, self.sizes(), self.headline())
+
+    def sizes(self) -> dict[str, int]:
+        """Models, tasks and languages of the view (for reprs)."""
+        return {
+            "models": len(self.models),
+            "tasks": self.n_tasks,
+            "languages": self.n_languages,
+        }
+
+    def headline(self) -> str:
+        """The best model's score and SE, as a short text (for reprs)."""
+        observed = np.asarray(self.observed, dtype=np.float64)
+        if observed.size == 0 or np.isnan(observed).all():
+            return ""
+        best = int(np.nanargmax(observed))
+        return f"best {self.models[best]!r}: {number(observed[best])} (SE {number(self.se[best])})"
 
     def frame(self) -> pd.DataFrame:
         """One row per model: score, se, ci, se_languages, rank-1 share and mean rank."""
@@ -193,6 +212,9 @@ class Analysis:
     overall: ViewAnalysis
     tasks: dict[str, ViewAnalysis] = field(default_factory=dict)
     interval_text: str = ""
+
+    def __repr__(self) -> str:
+        return summary_repr(self, self.overall.sizes(), self.overall.headline())
 
     def summary(self) -> pd.DataFrame:
         """Per model (overall): score, se, ci, se_languages, rank-1 share, mean rank."""
