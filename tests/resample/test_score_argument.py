@@ -80,3 +80,17 @@ def test_bad_arguments_are_value_errors() -> None:
         bootstrap(_stats(), "accuracy", confidence_level=1.5)
     with pytest.raises(InputError, match="NaN"):
         bootstrap(np.full((3, 2), np.nan), "accuracy")
+
+
+def test_paired_tests_take_a_metric_name() -> None:
+    from glotbench.analysis.significance import paired_bootstrap_test, permutation_test
+
+    other = get_metric("accuracy").stats([1, 1, 1, 0, 0, 1], REF)  # 6 of 6 correct
+    by_name = paired_bootstrap_test(_stats(), other, "accuracy", n_resamples=200)
+    by_metric = paired_bootstrap_test(_stats(), other, get_metric("accuracy"), n_resamples=200)
+    assert by_name.metric == "accuracy"
+    assert by_name.difference == pytest.approx(4 / 6 - 1.0)
+    assert by_name.p_value == by_metric.p_value
+    assert permutation_test(_stats(), other, "accuracy", n_resamples=200).metric == "accuracy"
+    with pytest.raises(InputError, match="score must be a metric name"):
+        permutation_test(_stats(), other, 0.5, n_resamples=10)  # type: ignore[arg-type]

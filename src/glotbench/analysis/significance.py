@@ -45,7 +45,13 @@ from scipy import stats as sps
 
 from glotbench.errors import InputError
 from glotbench.metrics.base import Metric
-from glotbench.resample.engine import ScoreFn, as_score_fn, as_systems, replicate_scores
+from glotbench.resample.engine import (
+    ScoreFn,
+    as_score_fn,
+    as_systems,
+    replicate_scores,
+    resolve_score,
+)
 from glotbench.resample.weights import BLOCK, block_rng
 
 FloatArray = npt.NDArray[np.float64]
@@ -143,7 +149,7 @@ def two_sided_p_value(null: FloatArray, observed: float) -> float:
 def paired_bootstrap_test(
     stats_a: npt.ArrayLike,
     stats_b: npt.ArrayLike,
-    score: Metric | ScoreFn,
+    score: str | Metric | ScoreFn,
     *,
     n_resamples: int = 10_000,
     confidence_level: float = 0.95,
@@ -162,6 +168,7 @@ def paired_bootstrap_test(
     if not 0.0 < confidence_level < 1.0:
         raise InputError("confidence_level must lie strictly between 0 and 1")
     a, b = _pair(stats_a, stats_b)
+    score = resolve_score(score, a.shape[1])
     score_fn = as_score_fn(score)
     both = np.stack([a, b])
     full = np.asarray(score_fn(both.sum(axis=1)), dtype=np.float64)
@@ -205,7 +212,7 @@ def _swap_support(diff: FloatArray) -> tuple[FloatArray, npt.NDArray[np.int64]]:
 def permutation_test(
     stats_a: npt.ArrayLike,
     stats_b: npt.ArrayLike,
-    score: Metric | ScoreFn,
+    score: str | Metric | ScoreFn,
     *,
     n_resamples: int = 10_000,
     seed: int = 0,
@@ -223,6 +230,7 @@ def permutation_test(
     if n_resamples < 1:
         raise InputError("n_resamples must be at least 1")
     a, b = _pair(stats_a, stats_b)
+    score = resolve_score(score, a.shape[1])
     score_fn = as_score_fn(score)
     total_a, total_b = a.sum(axis=0), b.sum(axis=0)
     full = np.asarray(score_fn(np.stack([total_a, total_b])), dtype=np.float64)
