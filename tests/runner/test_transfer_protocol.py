@@ -141,8 +141,9 @@ def test_unknown_source_language(tmp_path: Path):
     with pytest.raises(InputError, match="'x' have no dataset") as info:
         load_suite(suite)
     assert info.value.field == "transfer.sources" and str(suite) in str(info.value)
-    with pytest.raises(InputError, match="at transfer.protocol"):
+    with pytest.raises(InputError, match="'zero-shot', 'translate-train'") as info:
         load_suite(_suite(tmp_path, "zero-shots"))
+    assert info.value.field == "transfer.protocol" and info.value.line == 4
 
 
 @pytest.mark.slow
