@@ -250,10 +250,16 @@ def test_producers_and_analysis_do_not_import_each_other() -> None:
     assert not wrong, "\n".join(wrong)
 
 
-def test_version_module_matches_pyproject() -> None:
+def test_version_is_written_once() -> None:
+    """pyproject.toml reads the version from glotbench/_version.py; the installed
+    distribution reports the same."""
+    import importlib.metadata
     import tomllib
 
     from glotbench._version import __version__
 
     project = tomllib.loads((SRC.parent / "pyproject.toml").read_text(encoding="utf-8"))
-    assert project["project"]["version"] == __version__
+    assert "version" not in project["project"] and "version" in project["project"]["dynamic"]
+    dynamic = project["tool"]["setuptools"]["dynamic"]["version"]
+    assert dynamic == {"attr": "glotbench._version.__version__"}
+    assert importlib.metadata.version("glotbench") == __version__
