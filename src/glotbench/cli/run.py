@@ -123,9 +123,9 @@ def run_command(
         list[str] | None,
         typer.Option(
             "--model",
-            help="A model of your own as KIND:ID (hf:path-or-hub-id, openai:name, "
-            "hf-encoder:id, majority:, ...; replaces the suite's models), or the name of one "
-            "of the suite's models (repeatable; comma lists accepted).",
+            help="A model of your own as KIND:ID, e.g. hf:gpt2, openai:NAME, hf-encoder:ID, "
+            "majority: (replaces the suite's models), or the name of one of the suite's "
+            "models (repeatable; comma lists accepted).",
         ),
     ] = None,
     model_arg: Annotated[
@@ -190,8 +190,8 @@ def run_command(
         str | None,
         typer.Option(
             "--splits",
-            help="Override every dataset's split sizes, e.g. 'train=128,test=256' "
-            "(a smaller run, e.g. for CI).",
+            help="Override every dataset's split sizes: NAME=SIZE pairs joined by commas, "
+            "e.g. train=128 or test=256 (a smaller run, e.g. for CI).",
         ),
     ] = None,
     train_sizes: Annotated[
@@ -259,7 +259,7 @@ def run_command(
     keep_outputs: Annotated[
         bool | None,
         typer.Option(
-            "--keep-outputs/--no-keep-outputs",
+            "--keep-outputs/--drop-outputs",
             help="Store every test example's prediction or generated text, compressed "
             "(default: for generative models and free-text tasks); 'glotbench examples' "
             "lists them.",
