@@ -88,9 +88,8 @@ def _assert_each_key_once(store: Path) -> None:
             "(SELECT count(*) FROM example_stats e WHERE e.run_id = r.run_id)"
         ).fetchone()
         assert short == (0,)
-        assert con.execute("SELECT count(*) FROM imports WHERE completed_at IS NULL").fetchone() == (
-            0,
-        )
+        unfinished = con.execute("SELECT count(*) FROM imports WHERE completed_at IS NULL")
+        assert unfinished.fetchone() == (0,)
 
 
 @pytest.mark.slow
