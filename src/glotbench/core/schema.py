@@ -227,14 +227,62 @@ def stats_digest(
     Two imports of the same run from different files (CSV, JSONL, Parquet)
     have the same digest; a re-import with different numbers does not.
     """
-    h = hashlib.sha256()
-    h.update("\x1f".join(stat_names).encode("utf-8"))
-    h.update(b"\x1e")
-    ids = example_ids if isinstance(example_ids, list) else np.asarray(example_ids, dtype=object)
-    h.update("\x1f".join(map(str, ids)).encode("utf-8"))
-    h.update(b"\x1e")
-    h.update(np.ascontiguousarray(stats, dtype="<f8").tobytes())
-    return h.hexdigest()
+    digest = StatsDigest(stat_names)
+    digest.update_ids(example_ids)
+    digest.update_stats(stats)
+    return digest.hexdigest()
+
+
+class StatsDigest:
+    """:func:`stats_digest` fed chunk by chunk: all example ids first, then all statistics.
+
+    The hashed bytes are those of :func:`stats_digest` —
+    ``"\x1f".join(stat_names)``, ``\x1e``, the ids (``str``) joined by ``\x1f``,
+    ``\x1e``, the (n × k) statistics as little-endian float64 in row order —
+    so a run written in chunks (ids in row chunks, then statistics in row
+    chunks of a C-ordered matrix) gets the digest of its one-piece write.
+    Memory: one chunk's joined ids.
+    """
+
+    def __init__(self, stat_names: tuple[str, ...] | list[str]) -> None:
+        self._hash = hashlib.sha256()
+        self._hash.update("\x1f".join(stat_names).encode("utf-8"))
+        self._hash.update(b"\x1e")
+        self._n_ids = 0
+        self._in_stats = False
+
+    @property
+    def n_ids(self) -> int:
+        """How many example ids were fed so far."""
+        return self._n_ids
+
+    def update_ids(self, example_ids: npt.ArrayLike) -> None:
+        """Feed the next example ids (in run order); only before any statistics."""
+        if self._in_stats:
+            raise ValueError("example ids must all be fed before the statistics")
+        ids = (
+            example_ids if isinstance(example_ids, list) else np.asarray(example_ids, dtype=object)
+        )
+        if len(ids) == 0:
+            return
+        if self._n_ids:  # the separator between the previous chunk's last id and this one's first
+            self._hash.update(b"\x1f")
+        self._hash.update("\x1f".join(map(str, ids)).encode("utf-8"))
+        self._n_ids += len(ids)
+
+    def update_stats(self, stats: npt.NDArray[np.float64]) -> None:
+        """Feed the next rows of the statistics matrix (after every id)."""
+        if not self._in_stats:
+            self._hash.update(b"\x1e")
+            self._in_stats = True
+        self._hash.update(np.ascontiguousarray(stats, dtype="<f8").tobytes())
+
+    def hexdigest(self) -> str:
+        """The digest of what was fed (ids only so far: as if the statistics were empty)."""
+        h = self._hash.copy()
+        if not self._in_stats:
+            h.update(b"\x1e")
+        return h.hexdigest()
 
 
 _RUNNER_SOURCE = re.compile(r"^glotbench run (\S+) \(protocol v\d+\)$")
