@@ -290,3 +290,39 @@ def view_scores(
     single = source.single_task
     values[:, [i for i, u in enumerate(source.units) if u.label(single) in left_out]] = np.nan
     return dataclasses.replace(subset, values=values)
+
+
+def task_comparisons(
+    source: ReplicatedScores,
+    analysis: Analysis,
+    *,
+    max_models: int | None = None,
+) -> dict[str, RankedComparisons]:
+    """Per task, the comparisons and ranks of the models that cover it (issue 25 item 6).
+
+    When models lack whole tasks the overall view leaves them out
+    (:mod:`glotbench.analysis.overall`); each task's view
+    (``analysis.tasks``) still ranks every model with a score on that task,
+    and this compares them on that task's cells alone — the same draws
+    (``analysis.settings``), aggregator ``mean``. Tasks with fewer than two
+    such models are absent (nothing to compare).
+    """
+    level = analysis.settings.confidence_level
+    draws = analysis.settings.draws(source)
+    out: dict[str, RankedComparisons] = {}
+    for task, view in analysis.tasks.items():
+        ranked = view.order()
+        if max_models is not None:
+            ranked = ranked[:max_models]
+        if len(ranked) < 2:
+            continue
+        units = [i for i, u in enumerate(source.units) if u.task == task]
+        subset = source.take([source.models.index(m) for m in ranked], units)
+        out[task] = RankedComparisons(
+            tuple(ranked),
+            compare_models(subset, draws, aggregators=("mean",), confidence_level=level),
+            rank_models(subset, draws, aggregators=("mean",), confidence_level=level),
+            level,
+            view.left_out,
+        )
+    return out

@@ -20,6 +20,7 @@ from glotbench.analysis.aggregate import Leaderboard
 from glotbench.analysis.compare import Comparison
 from glotbench.analysis.datasize import DataSizeResult
 from glotbench.analysis.headline import Analysis
+from glotbench.analysis.pair_view import RankedComparisons
 from glotbench.analysis.planning.detectable import ALPHA, POWER, detectable_differences, mdd_factor
 from glotbench.analysis.ranks import Ranks
 from glotbench.analysis.variance import VarianceComponents
@@ -373,8 +374,14 @@ def build_report(
     lmm: Sequence[LmmSummary] = (),
     analysis: Analysis | None = None,
     settings_text: str = "",
+    task_views: Mapping[str, RankedComparisons] | None = None,
 ) -> Report:
     """A report of the leaderboard, variance components, comparisons and ranks.
+
+    ``task_views``: each task's comparisons of the models that cover it
+    (:func:`~glotbench.analysis.pair_view.task_comparisons`), shown when models
+    lack whole tasks; an overall comparison or rank section that cannot be
+    shown is replaced by one that says why (issue 25 item 6).
 
     ``settings_text``: the request's settings in words
     (:meth:`glotbench.analysis.settings.AnalysisSettings.describe`), the footer.
@@ -512,12 +519,71 @@ def build_report(
             + "<h3>% of draws at each rank</h3>"
             + html_table(ranks.distribution.drop(columns=["aggregator"]), 1),
         )
+    if comparison is None or comparison.aggregates.empty:
+        report.add("Pairwise comparisons", _omitted_overall(board, analysis, "comparisons"))
+    if ranks is None or ranks.distribution.empty:
+        report.add("Rank distributions", _omitted_overall(board, analysis, "ranks"))
+    for task, view in (task_views or {}).items():
+        _add_task_comparison(report, task, view, level)
     for result in datasize:
         heading = "Test-set size" + (f": {result.metric}" if result.metric else "")
         report.add(heading, datasize_section(result))
     for summary in lmm:
         report.add(f"Mixed model: {summary.formula}", lmm_section(summary))
     return report
+
+
+def _omitted_overall(board: Leaderboard, analysis: Analysis | None, what: str) -> str:
+    """Why the overall view has no ``what`` (comparisons or ranks) to show."""
+    models = (
+        list(analysis.overall.models)
+        if analysis is not None
+        else [str(m) for m in board.overall["model"]]
+    )
+    views = analysis.tasks if analysis is not None else {}
+    others = dict.fromkeys(m for v in views.values() for m in v.models if m not in models)
+    left = {m: [t for t, v in views.items() if m not in v.models] for m in others}
+    shown = ", ".join(models) if models else "none"
+    why = (
+        f"<p>No overall {what}: fewer than two models have a score on every task "
+        f"(overall view: {html.escape(shown)})."
+    )
+    if left:
+        lacking = "; ".join(f"{m} lacks {', '.join(t)}" for m, t in left.items())
+        why += f" Left out of the overall view: {html.escape(lacking)}."
+    if analysis is not None and len(analysis.tasks) > 1:
+        why += (
+            f" The {what} per task below compare, on each task, the models that cover it."
+        )
+    return why + "</p>"
+
+
+def _add_task_comparison(
+    report: Report, task: str, view: RankedComparisons, level: str
+) -> None:
+    """The comparison and ranks of the models covering ``task``, on its cells alone."""
+    body = (
+        f"<p>The {len(view.models)} models with a score on {html.escape(task)} "
+        f"({html.escape(', '.join(view.models))}), compared on this task's cells alone "
+        f"with the overall view's draws; ci_low–ci_high: the {level}% percentile interval "
+        "of A − B; sd: its SD over the draws; effect_size = difference / sd, flagged at "
+        "|effect| ≥ 2; mdd: the minimum detectable difference (docs/planning.md).</p>"
+    )
+    if view.comparison is not None and not view.comparison.aggregates.empty:
+        body += (
+            "<h3>Differences A − B</h3>"
+            + html_table(
+                detectable_differences(view.comparison.aggregates).drop(
+                    columns=["aggregator"]
+                ),
+                3,
+            )
+        )
+    if view.ranks is not None and not view.ranks.summary.empty:
+        body += "<h3>Rank summary</h3>" + html_table(
+            view.ranks.summary.drop(columns=["aggregator"]), 2
+        )
+    report.add(f"Comparisons on {task}", body)
 
 
 def _items(messages: Sequence[str]) -> str:

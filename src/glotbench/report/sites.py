@@ -16,7 +16,7 @@ from glotbench.analysis.datasize import DataSizeResult
 from glotbench.analysis.headline import Analysis, AnalysisSettings
 from glotbench.analysis.headline import analyze as analyze_headline
 from glotbench.analysis.mixed.model import LmmResult
-from glotbench.analysis.pair_view import RankedComparisons, ranked_comparisons
+from glotbench.analysis.pair_view import RankedComparisons, ranked_comparisons, task_comparisons
 from glotbench.analysis.settings import DEFAULT_SETTINGS
 from glotbench.analysis.variance import components, variance_components
 from glotbench.errors import InputError
@@ -122,6 +122,12 @@ def parse_language_groups(specs: Sequence[str]) -> dict[str, list[str]]:
     return groups
 
 
+def _any_left_out(analysis: Analysis) -> bool:
+    """Whether some model of a task's view is not in the overall view."""
+    ranked = set(analysis.overall.models)
+    return any(m not in ranked for v in analysis.tasks.values() for m in v.models)
+
+
 def write_report(
     out: str | Path,
     source: LeaderboardSource,
@@ -203,6 +209,12 @@ def write_report(
     ):
         comparisons = ranked_comparisons(replicated, analysis, max_models=max_models)
     comparison, ranks = comparisons.comparison, comparisons.ranks
+    # models lacking whole tasks: compare, per task, the models that cover it (issue 25 item 6)
+    task_views = (
+        task_comparisons(replicated, analysis, max_models=max_models)
+        if len(analysis.tasks) > 1 and _any_left_out(analysis)
+        else {}
+    )
     if comparison is not None:
         notes += [n for n in comparison.notes if n not in notes]
     report = build_report(
@@ -217,6 +229,7 @@ def write_report(
         lmm=lmm_summaries,
         analysis=analysis,
         settings_text=settings.describe(replicated),
+        task_views=task_views,
     )
     report.reproductions = footer_html(reproduction_link(Path(out).parent))
     path = write_html(report, out)

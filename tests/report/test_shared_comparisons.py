@@ -1,0 +1,62 @@
+"""A suite whose models cover different tasks still compares them (issue 25 item 6).
+
+The suite of tests/runner/conftest.py: lr and nb cover sentiment only, the
+tagger NER only, majority both. The overall view keeps majority alone
+(glotbench.analysis.overall), so the report compares, per task, the models
+that cover it, and says why its overall comparison and rank sections are empty.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+
+import pytest
+
+from glotbench import api
+from glotbench.analysis.headline import AnalysisSettings, analyze
+from glotbench.analysis.pair_view import task_comparisons
+
+from ..runner.conftest import write_suite
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("shared")
+    suite = write_suite(folder, iterations=1)
+    path = folder / "s.duckdb"
+    api.run_benchmark(suite, store=path, speed=False)
+    return path
+
+
+def test_each_task_compares_the_models_that_cover_it(store: Path):
+    source = api.load_replicated(store=str(store))
+    analysis = analyze(source, AnalysisSettings(n_draws=500, seed=0))
+    assert analysis.overall.models == ("majority",)
+    views = task_comparisons(source, analysis)
+    assert set(views) == {"sentiment", "ner"}
+    assert set(views["ner"].models) == {"tagger", "majority"}
+    assert set(views["sentiment"].models) == {"lr", "nb", "majority"}
+    sentiment = views["sentiment"].comparison
+    assert sentiment is not None and len(sentiment.aggregates) == 3  # 3 pairs of 3 models
+    # one language per task: a pair's difference is the difference of the two
+    # models' full-test-set scores on that cell (the point estimates)
+    scores = source.point_frame().query("task == 'ner'").set_index("model")["score"]
+    pair = views["ner"].comparison.aggregates.iloc[0]
+    expected = scores[pair["model_a"]] - scores[pair["model_b"]]
+    assert pair["difference"] == pytest.approx(expected)
+    assert set(views["ner"].ranks.summary["model"]) == {"tagger", "majority"}
+
+
+def test_report_says_why_and_shows_per_task_comparisons(store: Path, tmp_path: Path):
+    source = api.leaderboard_source(store=store)
+    result = api.write_report(tmp_path / "r.html", source, n_draws=500)
+    assert "Comparisons on ner" in result.views
+    assert "Comparisons on sentiment" in result.views
+    page = html.unescape(re.sub(r"<[^>]+>", " ", result.path.read_text(encoding="utf-8")))
+    text = re.sub(r"\s+", " ", page)
+    assert "No overall comparisons: fewer than two models have a score on every task" in text
+    assert "No overall ranks" in text
+    assert "tagger lacks sentiment" in text
+    assert "The 2 models with a score on ner (tagger, majority)" in text
