@@ -25,6 +25,7 @@ import pandas as pd
 from glotbench.analysis.draws import (
     AGGREGATORS,
     Aggregator,
+    DesignError,
     DrawnDesign,
     DrawSettings,
     prepare_draws,
@@ -232,6 +233,17 @@ def _language_frame(
     )
 
 
+def _aggregates_and_language_sd(
+    design: DrawnDesign, aggregators: tuple[Aggregator, ...], pairs: tuple[np.ndarray, np.ndarray]
+) -> tuple[dict[str, tuple[np.ndarray, np.ndarray] | DesignError], np.ndarray]:
+    """The aggregators' draws and, from the same blocks of unit draws (languages fixed),
+    every pair's SD per language (pairs × U); the U × M × M cross products (400 MB at
+    1,000 models × 50 languages) are released on return."""
+    products = CrossProducts()
+    results = design.aggregate_all(aggregators, visit=lambda rows, block: products.add(block))
+    return results, products.difference_sd(*pairs)
+
+
 def compare_models(
     source: ReplicatedScores | ComponentTable,
     settings: DrawSettings | None = None,
@@ -262,8 +274,7 @@ def compare_models(
         )
     pairs = pair_indices(len(models))
     # per language: the unit draws themselves, languages fixed
-    products = CrossProducts()
-    results = design.aggregate_all(aggregators, visit=lambda rows, block: products.add(block))
+    results, sd = _aggregates_and_language_sd(design, aggregators, pairs)
     frames, infinite = [], 0
     for aggregator, result in results.items():
         if isinstance(result, Exception):
@@ -277,8 +288,6 @@ def compare_models(
     )
     observed = design.observed
     diff = observed[pairs[0]] - observed[pairs[1]]  # (pairs, U)
-    sd = products.difference_sd(*pairs)
-    del products  # its U × M × M cross products: 400 MB at 1,000 models × 50 languages
     effect = _effect(diff, sd)
     infinite += int(np.isinf(effect).sum())
     language_summary, pair_summary = _summaries(models, design.labels, pairs, diff, sd, effect)
