@@ -60,3 +60,13 @@ def test_report_says_why_and_shows_per_task_comparisons(store: Path, tmp_path: P
     assert "No overall ranks" in text
     assert "tagger lacks sentiment" in text
     assert "The 2 models with a score on ner (tagger, majority)" in text
+
+
+def test_note_names_the_models_each_task_compares(store: Path):
+    """`analyze aggregate --json` carries the note: per task, the models that cover it."""
+    source = api.load_replicated(store=str(store))
+    result = api.analyze_aggregate(source, AnalysisSettings(n_draws=200, seed=0))
+    note = next(n for n in result.notes if n.startswith("left out of the overall view"))
+    assert "Fewer than two models have every task, so nothing is compared overall" in note
+    assert "--task ner (majority, tagger)" in note
+    assert "--task sentiment (majority, lr, nb)" in note

@@ -67,11 +67,29 @@ class OverallScope:
         if not self.lacking:
             return None
         detail = "; ".join(f"{m} (no score on {', '.join(t)})" for m, t in self.lacking.items())
-        return (
+        note = (
             f"{LEFT_OUT} {detail}. The overall view ranks the models with a score on every "
             "task, on the cells they all have; the models left out appear in the views of "
             "the tasks they have (--task TASK)"
         )
+        if len(self.models) < 2:
+            shared = "; ".join(
+                f"--task {task} ({', '.join(models)})"
+                for task, models in self.per_task().items()
+                if len(models) > 1
+            )
+            note += ". Fewer than two models have every task, so nothing is compared overall" + (
+                f"; compare per task the models that cover it: {shared}" if shared else ""
+            )
+        return note
+
+    def per_task(self) -> dict[str, tuple[str, ...]]:
+        """Per task, the models with a score on it (the overall view's and those left out)."""
+        models = (*self.models, *self.lacking)
+        return {
+            task: tuple(m for m in models if task not in self.lacking.get(m, ()))
+            for task in self.tasks
+        }
 
 
 def overall_scope(source: ReplicatedScores | ComponentTable) -> OverallScope:
@@ -109,9 +127,7 @@ def overall_source(source: Source) -> tuple[Source, tuple[str, ...]]:
         return source, ()
     if not scope.models:
         detail = "; ".join(f"{m} lacks {', '.join(t)}" for m, t in scope.lacking.items())
-        raise InputError(
-            f"no model has scores on every task ({detail}); select tasks with --task"
-        )
+        raise InputError(f"no model has scores on every task ({detail}); select tasks with --task")
     index = [source.models.index(m) for m in scope.models]
     note = scope.note()
     return _take_models(source, index), (note,) if note else ()
