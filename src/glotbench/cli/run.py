@@ -399,21 +399,26 @@ def _scandeval_display(by_dataset: Any) -> Any:
     return pd.DataFrame(rows)
 
 
+#: the filters 'failures' and 'examples' share
+DatasetFilter = Annotated[
+    list[str] | None, typer.Option("--dataset", help="Only this dataset (repeatable).")
+]
+LanguageFilter = Annotated[
+    list[str] | None, typer.Option("--language", help="Only this language (repeatable).")
+]
+
+
 @commands.command("failures")
 def failures_command(
     store: StoreOption = DEFAULT_STORE,
     model: Annotated[
         list[str] | None, typer.Option("--model", help="Only this model (repeatable).")
     ] = None,
-    dataset: Annotated[
-        list[str] | None, typer.Option("--dataset", help="Only this dataset (repeatable).")
-    ] = None,
+    dataset: DatasetFilter = None,
     task: Annotated[
         list[str] | None, typer.Option("--task", help="Only this task (repeatable).")
     ] = None,
-    language: Annotated[
-        list[str] | None, typer.Option("--language", help="Only this language (repeatable).")
-    ] = None,
+    language: LanguageFilter = None,
     failure_id: Annotated[
         list[str] | None, typer.Option("--id", help="Only this failure id (repeatable).")
     ] = None,
@@ -488,12 +493,8 @@ def examples_command(
         list[str] | None,
         typer.Option("--model", help="A model whose kept outputs to show (repeatable)."),
     ] = None,
-    dataset: Annotated[
-        list[str] | None, typer.Option("--dataset", help="Only this dataset (repeatable).")
-    ] = None,
-    language: Annotated[
-        list[str] | None, typer.Option("--language", help="Only this language (repeatable).")
-    ] = None,
+    dataset: DatasetFilter = None,
+    language: LanguageFilter = None,
     seed: Annotated[
         list[int] | None, typer.Option("--seed", help="Only this seed (repeatable).")
     ] = None,
