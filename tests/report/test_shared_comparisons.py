@@ -70,3 +70,20 @@ def test_note_names_the_models_each_task_compares(store: Path):
     assert "Fewer than two models have every task, so nothing is compared overall" in note
     assert "--task ner (majority, tagger)" in note
     assert "--task sentiment (majority, lr, nb)" in note
+
+
+def test_leaderboard_opens_on_a_task_view_and_says_why(store: Path, tmp_path: Path):
+    import json
+
+    source = api.leaderboard_source(store=store)
+    site = api.write_leaderboard_site(tmp_path / "site", source, n_draws=200)
+    page = site.path.read_text(encoding="utf-8")
+    start = page.index('id="glotbench-data">') + len('id="glotbench-data">')
+    payload = json.loads(page[start : page.index("</script>", start)])
+    # sentiment is covered by three models (lr, nb, majority), NER by two
+    assert payload["default_view"] == "task:sentiment"
+    note = payload["views"]["overall"]["notes"][0]
+    assert note.startswith("Fewer than two models have a score on every task")
+    assert "ner (majority, tagger); sentiment (lr, majority, nb)" in note
+    ranked = {r["model"] for r in payload["views"]["task:sentiment"]["rows"]}
+    assert ranked == {"lr", "nb", "majority"}

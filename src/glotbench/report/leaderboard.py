@@ -610,6 +610,7 @@ def build_leaderboard(
         views[f"language:{language}"] = _language_view(
             language, scores[scores["language"] == language], views_cache, confidence_level
         )
+    default_view = _shared_tasks_note(views, scores, tasks)
     pairwise = _pairwise(
         source, views["overall"], views_cache, settings, pair_models, max_pair_cells, comparisons
     )
@@ -635,10 +636,37 @@ def build_leaderboard(
         "groups": present_groups,
         "cells": _cell_rows(source, confidence_level),
         "views": views,
+        "default_view": default_view,
         "pairwise": pairwise,
         "notes": list(notes),
     }
     return LeaderboardData(payload)
+
+
+def _shared_tasks_note(
+    views: dict[str, dict[str, Any]], scores: pd.DataFrame, tasks: Sequence[str]
+) -> str:
+    """With fewer than two models on every task, note on the overall view which task views
+    compare which models, and return the view the page opens on (issue 25 item 6).
+
+    The page then opens on the task view that ranks the most models (first such task);
+    otherwise on ``"overall"``.
+    """
+    covering = {
+        t: sorted(scores.loc[scores["task"] == t, "model"].astype(str).unique()) for t in tasks
+    }
+    complete = set.intersection(*(set(m) for m in covering.values())) if covering else set()
+    shared = {t: m for t, m in covering.items() if len(m) > 1}
+    if len(tasks) < 2 or len(complete) >= 2 or not shared:
+        return "overall"
+    detail = "; ".join(f"{t} ({', '.join(m)})" for t, m in shared.items())
+    views["overall"].setdefault("notes", []).insert(
+        0,
+        "Fewer than two models have a score on every task, so this view compares none; "
+        f"each task view compares the models that cover that task: {detail}.",
+    )
+    best = max(shared, key=lambda t: len(shared[t]))
+    return f"task:{best}"
 
 
 def compare_command(settings: AnalysisSettings, source: ReplicatedScores) -> str:

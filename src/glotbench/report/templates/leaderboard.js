@@ -3,7 +3,9 @@
 // or setAttribute; no HTML string is ever parsed. No network access.
 (function () {
   var DATA = JSON.parse(document.getElementById("glotbench-data").textContent);
-  var state = { view: "overall", sortKey: null, sortDir: -1, search: "", filters: {} };
+  var state = {
+    view: DATA.default_view || "overall", sortKey: null, sortDir: -1, search: "", filters: {}
+  };
   var modelIndex = {};
   DATA.models.forEach(function (m, i) { modelIndex[m.name] = i; });
   var cellIndex = new Map();
