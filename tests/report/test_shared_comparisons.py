@@ -26,7 +26,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("shared")
     suite = write_suite(folder, iterations=1)
     path = folder / "s.duckdb"
-    api.run_benchmark(suite, store=path, speed=False)
+    api.run_benchmark(suite, store=path)  # with the speed benchmark (0.01 s per model)
     return path
 
 
@@ -87,3 +87,43 @@ def test_leaderboard_opens_on_a_task_view_and_says_why(store: Path, tmp_path: Pa
     assert "ner (majority, tagger); sentiment (lr, majority, nb)" in note
     ranked = {r["model"] for r in payload["views"]["task:sentiment"]["rows"]}
     assert ranked == {"lr", "nb", "majority"}
+
+
+def test_report_speed_section_flags_trivial_models(store: Path, tmp_path: Path):
+    from glotbench.report.html import TRIVIAL_SPEED, _speed_section
+
+    source = api.leaderboard_source(store=store)
+    assert source.speed is not None
+    result = api.write_report(tmp_path / "r.html", source, n_draws=200)
+    assert "Inference speed" in result.views
+    page = result.path.read_text(encoding="utf-8")
+    tagger = source.speed.of("tagger")
+    assert f"{tagger['tokens_per_second']:,.0f}" in page
+    # a row flagged trivial (above 1e8 tokens/s) reads as such, never as its figure
+    rows = [
+        {
+            "model": "majority",
+            "tokens_per_second": 2_804_848_634.0,
+            "ci_half_width": 5.0,
+            "tokens_per_second_short": 3e9,
+            "ci_half_width_short": None,
+            "iterations": 10,
+            "source": "run",
+            "trivial": True,
+        },
+        {
+            "model": "tagger",
+            "tokens_per_second": 46_542.2,
+            "ci_half_width": 10_817.0,
+            "tokens_per_second_short": 45_688.0,
+            "ci_half_width_short": None,
+            "iterations": 10,
+            "source": "run",
+            "trivial": False,
+        },
+    ]
+    from glotbench.analysis.speed import SpeedTable
+
+    text = _speed_section(SpeedTable(rows=rows))
+    assert text.count(TRIVIAL_SPEED) >= 3 and "2,804,848,634" not in text
+    assert "46,542 ± 10,817" in text and "45,688" in text

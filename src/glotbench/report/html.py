@@ -23,6 +23,7 @@ from glotbench.analysis.headline import Analysis
 from glotbench.analysis.pair_view import RankedComparisons
 from glotbench.analysis.planning.detectable import ALPHA, POWER, detectable_differences, mdd_factor
 from glotbench.analysis.ranks import Ranks
+from glotbench.analysis.speed import TRIVIAL_TOKENS_PER_SECOND, SpeedTable
 from glotbench.analysis.variance import VarianceComponents
 from glotbench.core.atomic_files import write_text_atomic
 from glotbench.report import plots
@@ -375,13 +376,16 @@ def build_report(
     analysis: Analysis | None = None,
     settings_text: str = "",
     task_views: Mapping[str, RankedComparisons] | None = None,
+    speed: SpeedTable | None = None,
 ) -> Report:
     """A report of the leaderboard, variance components, comparisons and ranks.
 
     ``task_views``: each task's comparisons of the models that cover it
     (:func:`~glotbench.analysis.pair_view.task_comparisons`), shown when models
     lack whole tasks; an overall comparison or rank section that cannot be
-    shown is replaced by one that says why (issue 25 item 6).
+    shown is replaced by one that says why (issue 25 item 6). ``speed``: the
+    store's inference speed (:func:`glotbench.analysis.speed.speed_table`),
+    trivial models shown as such.
 
     ``settings_text``: the request's settings in words
     (:meth:`glotbench.analysis.settings.AnalysisSettings.describe`), the footer.
@@ -525,12 +529,18 @@ def build_report(
         report.add("Rank distributions", _omitted_overall(board, analysis, "ranks"))
     for task, view in (task_views or {}).items():
         _add_task_comparison(report, task, view, level)
+    if speed is not None and len(speed):
+        report.add("Inference speed", _speed_section(speed))
     for result in datasize:
         heading = "Test-set size" + (f": {result.metric}" if result.metric else "")
         report.add(heading, datasize_section(result))
     for summary in lmm:
         report.add(f"Mixed model: {summary.formula}", lmm_section(summary))
     return report
+
+
+#: how a trivial model's speed reads (glotbench.analysis.speed.TRIVIAL_TOKENS_PER_SECOND)
+TRIVIAL_SPEED = "trivial (no per-token work)"
 
 
 def _omitted_overall(board: Leaderboard, analysis: Analysis | None, what: str) -> str:
@@ -552,15 +562,11 @@ def _omitted_overall(board: Leaderboard, analysis: Analysis | None, what: str) -
         lacking = "; ".join(f"{m} lacks {', '.join(t)}" for m, t in left.items())
         why += f" Left out of the overall view: {html.escape(lacking)}."
     if analysis is not None and len(analysis.tasks) > 1:
-        why += (
-            f" The {what} per task below compare, on each task, the models that cover it."
-        )
+        why += f" The {what} per task below compare, on each task, the models that cover it."
     return why + "</p>"
 
 
-def _add_task_comparison(
-    report: Report, task: str, view: RankedComparisons, level: str
-) -> None:
+def _add_task_comparison(report: Report, task: str, view: RankedComparisons, level: str) -> None:
     """The comparison and ranks of the models covering ``task``, on its cells alone."""
     body = (
         f"<p>The {len(view.models)} models with a score on {html.escape(task)} "
@@ -570,20 +576,46 @@ def _add_task_comparison(
         "|effect| ≥ 2; mdd: the minimum detectable difference (docs/planning.md).</p>"
     )
     if view.comparison is not None and not view.comparison.aggregates.empty:
-        body += (
-            "<h3>Differences A − B</h3>"
-            + html_table(
-                detectable_differences(view.comparison.aggregates).drop(
-                    columns=["aggregator"]
-                ),
-                3,
-            )
+        body += "<h3>Differences A − B</h3>" + html_table(
+            detectable_differences(view.comparison.aggregates).drop(columns=["aggregator"]),
+            3,
         )
     if view.ranks is not None and not view.ranks.summary.empty:
         body += "<h3>Rank summary</h3>" + html_table(
             view.ranks.summary.drop(columns=["aggregator"]), 2
         )
     report.add(f"Comparisons on {task}", body)
+
+
+def _speed_cell(row: Mapping[str, Any], suffix: str = "") -> str:
+    if row.get("trivial"):
+        return TRIVIAL_SPEED
+    mean, half = row[f"tokens_per_second{suffix}"], row[f"ci_half_width{suffix}"]
+    if mean is None or mean != mean:
+        return "–"
+    return f"{mean:,.0f}" + (f" ± {half:,.0f}" if half is not None and half == half else "")
+
+
+def _speed_section(speed: SpeedTable) -> str:
+    """ScandEval's speed table: GPT-2 tokens/s, mean ± 1.96·SD/√n; trivial models flagged."""
+    rows = pd.DataFrame(
+        [
+            {
+                "model": r["model"],
+                "tokens/s": _speed_cell(r),
+                "tokens/s (short)": _speed_cell(r, "_short"),
+                "iterations": r["iterations"],
+            }
+            for r in speed.rows
+        ]
+    )
+    return (
+        "<p>GPT-2 tokens per second (ScandEval's speed benchmark): mean ± 1.96·SD/√n over "
+        "documents of ~100 … 1,000 tokens; short: ~12 … 125. "
+        f"{TRIVIAL_SPEED}: above {TRIVIAL_TOKENS_PER_SECOND:.0e} tokens/s the model does no "
+        "per-token work (a majority baseline) and the figure times call overhead.</p>"
+        + html_table(rows, 0)
+    )
 
 
 def _items(messages: Sequence[str]) -> str:

@@ -230,6 +230,7 @@ def write_report(
         analysis=analysis,
         settings_text=settings.describe(replicated),
         task_views=task_views,
+        speed=source.speed,
     )
     report.reproductions = footer_html(reproduction_link(Path(out).parent))
     path = write_html(report, out)
