@@ -224,8 +224,14 @@ class HFGenerative(Model):
         precision: str = "fp32",
         batch_size: int = 16,
         samples: int | None = None,
+        chat: bool | str = "auto",
+        system: str | None = None,
     ) -> None:
         super().__init__(name, path=path)
+        if not (isinstance(chat, bool) or chat == "auto"):
+            raise ModelError(f"model {name!r}: chat must be true, false or auto, got {chat!r}")
+        if system is not None and not isinstance(system, str):
+            raise ModelError(f"model {name!r}: system must be a string")
         if samples is not None:
             raise ModelError(
                 f"model {name!r}: option 'samples' is gone. Each iteration now draws one sampled "
@@ -272,6 +278,11 @@ class HFGenerative(Model):
         self.templates = dict(templates or {})
         self.language_names = {**LANGUAGE_NAMES, **(language_names or {})}
         self.trust_remote_code = trust_remote_code
+        #: as configured (``auto``: the tokenizer's chat template when it has one)
+        self.chat_option = chat
+        #: whether prompts go through the chat template (resolved when the model loads)
+        self.chat = chat is True
+        self.system = system
         #: as configured (``auto``, ``cpu``, ``cuda``...); resolved when the model loads
         self.device_option = device
         self.device = "cpu"
@@ -358,6 +369,30 @@ class HFGenerative(Model):
             except OSError as exc:
                 raise ModelError(f"model {self.name!r}: cannot load {self.path!r}: {exc}") from None
             self.model.eval()
+            has_template = bool(getattr(self.tokenizer, "chat_template", None))
+            if self.chat_option is True and not has_template:
+                raise ModelError(
+                    f"model {self.name!r}: chat: true, but the tokenizer of {self.path!r} "
+                    "defines no chat template (set chat: false, or give it one)"
+                )
+            self.chat = has_template if self.chat_option == "auto" else bool(self.chat_option)
+
+    def messages(self, prompt: str) -> list[dict[str, str]]:
+        """The chat messages of one prompt: an optional ``system`` message, then the prompt
+        as one user message. The ``openai`` kind sends exactly these to a chat endpoint, so an
+        ``hf-generative`` model with its chat template and an OpenAI-compatible server (vLLM,
+        TGI, llama.cpp) serving it see the same conversation."""
+        head = [{"role": "system", "content": self.system}] if self.system else []
+        return [*head, {"role": "user", "content": prompt}]
+
+    def chat_text(self, prompt: str) -> str:
+        """The prompt through the tokenizer's chat template, ready for the assistant's turn
+        (``add_generation_prompt``, as an OpenAI-compatible server renders a chat request)."""
+        return str(
+            self.tokenizer.apply_chat_template(
+                self.messages(prompt), tokenize=False, add_generation_prompt=True
+            )
+        )
 
     # -- prompts -------------------------------------------------------------------
     def prompt(self, text: str) -> str:
@@ -429,7 +464,11 @@ class HFGenerative(Model):
         )
         ids = []
         for prompt in prompts:
-            tokens = list(self.tokenizer(prompt)["input_ids"])
+            if self.chat:  # the template writes its own special tokens
+                text = self.chat_text(prompt)
+                tokens = list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+            else:
+                tokens = list(self.tokenizer(prompt)["input_ids"])
             if limit:  # keep the end of an over-long prompt (the item and "Answer:")
                 tokens = tokens[-max(1, int(limit) - self.max_new_tokens) :]
             ids.append(tokens)
@@ -575,6 +614,8 @@ class HFGenerative(Model):
             "oom_events": list(self.oom_events),
             "device": self.device,
             "precision": self.precision,
+            "chat_template": self.chat,
+            "system": self.system,
         }
         if self.task_kind == "sequence":
             out["sample_agreement"] = self.agreement

@@ -120,6 +120,8 @@ class OpenAICompatible(HFGenerative):
             templates=templates,
             language_names=language_names,
             device="cpu",
+            chat=endpoint == "chat",
+            system=system,
         )
         if endpoint not in ENDPOINTS:
             raise ModelError(
@@ -137,7 +139,6 @@ class OpenAICompatible(HFGenerative):
         self.served_model = str(model or name)
         self.base_url = str(base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL)
         self.endpoint = endpoint
-        self.system = system
         self.concurrency = concurrency
         self.extra_body = dict(extra_body or {})
         self.cache_option = cache
@@ -187,8 +188,7 @@ class OpenAICompatible(HFGenerative):
         """The OpenAI request of one prompt (and one sampling seed)."""
         body: dict[str, Any] = {"model": self.served_model, "max_tokens": self.max_new_tokens}
         if self.endpoint == "chat":
-            messages = [{"role": "system", "content": self.system}] if self.system else []
-            body["messages"] = [*messages, {"role": "user", "content": prompt}]
+            body["messages"] = self.messages(prompt)  # as hf-generative's chat template gets
         else:
             body["prompt"] = prompt
         if self.do_sample:
