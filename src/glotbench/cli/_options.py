@@ -4,13 +4,16 @@
 uses :data:`StoreOption`, so ``$GLOTBENCH_STORE`` is honoured everywhere), and
 the options of the analyses are built from their one settings object,
 :class:`glotbench.analysis.settings.AnalysisSettings`: a command's defaults are
-its fields' defaults (:data:`DEFAULTS`), and :func:`analysis_settings` turns the
-parsed options back into it.
+its fields' defaults (:data:`DEFAULTS`), :func:`with_analysis_settings` gives a
+command all of them at once, and :func:`analysis_settings` turns the parsed
+options back into it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+import inspect
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -116,6 +119,53 @@ def analysis_settings(
         "metric": tuple(metric or ()),
     }
     return AnalysisSettings(**values)
+
+
+#: the options :func:`with_analysis_settings` gives a command, in their --help order
+_SETTINGS_OPTIONS: tuple[tuple[str, Any, Any], ...] = (
+    ("metric", MetricChoiceOption, None),
+    ("scheme", SchemeOption, DEFAULTS.scheme),
+    ("draws", DrawsOption, DEFAULTS.n_draws),
+    ("resample_languages", LanguagesOption, DEFAULTS.languages),
+    ("k", KOption, DEFAULTS.k),
+    ("replicates", ReplicatesOption, DEFAULTS.n_replicates),
+    ("seed", SeedOption, DEFAULTS.seed),
+    ("confidence_level", LevelOption, DEFAULTS.confidence_level),
+)
+
+
+def with_analysis_settings(command: Callable[..., None]) -> Callable[..., None]:
+    """Give ``command`` the analysis options in place of its ``settings`` parameter.
+
+    The command declares ``settings: AnalysisSettings`` where its --help should list
+    --metric, --scheme, --draws, --resample-languages, --k, --replicates, --seed and
+    --confidence-level (defaults: :data:`DEFAULTS`); it is called with the
+    :class:`AnalysisSettings` :func:`analysis_settings` makes of them.
+    """
+    signature = inspect.signature(command, eval_str=True)
+    parameters: list[inspect.Parameter] = []
+    for parameter in signature.parameters.values():
+        if parameter.name != "settings":
+            parameters.append(parameter)
+            continue
+        parameters += [
+            inspect.Parameter(name, parameter.kind, default=default, annotation=annotation)
+            for name, annotation, default in _SETTINGS_OPTIONS
+        ]
+    if len(parameters) == len(signature.parameters):
+        raise TypeError(f"{command.__name__} has no 'settings' parameter")
+
+    @functools.wraps(command)
+    def wrapper(**kwargs: Any) -> None:
+        values = {name: kwargs.pop(name) for name, _, _ in _SETTINGS_OPTIONS}
+        command(settings=analysis_settings(**values), **kwargs)
+
+    # Typer reads the signature and the type hints of the wrapper: the options, not settings
+    wrapper.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {p.name: p.annotation for p in parameters} | {
+        "return": signature.return_annotation
+    }
+    return wrapper
 
 
 def store_from_environment(ctx: typer.Context, name: str = "store") -> bool:

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
+from glotbench.analysis.settings import AnalysisSettings
 from glotbench.cli._lazy import api
 from glotbench.cli._options import (
     DEFAULT_SIZES,
@@ -20,21 +21,19 @@ from glotbench.cli._options import (
     DatasetOption,
     DrawsOption,
     JsonOption,
-    KOption,
     LanguageOption,
-    LanguagesOption,
     LevelOption,
     ListOption,
     MetricChoiceOption,
     ModelsOption,
     ReplicatesOption,
-    SchemeOption,
     SeedOption,
     StoreOption,
     TaskOption,
     analysis_settings,
     parse_sizes,
     store_from_environment,
+    with_analysis_settings,
 )
 from glotbench.cli._output import (
     console,
@@ -178,33 +177,17 @@ def analyze_variance_command(
 
 
 @analyze_app.command("aggregate")
+@with_analysis_settings
 def analyze_aggregate_command(
     input: InputOption = None,
     store: AnalysisStoreOption = None,
     model: ModelFilter = None,
     task: TaskFilter = None,
     language: LanguageFilter = None,
-    metric: MetricChoiceOption = None,
-    scheme: SchemeOption = DEFAULTS.scheme,
-    draws: DrawsOption = DEFAULTS.n_draws,
-    resample_languages: LanguagesOption = DEFAULTS.languages,
-    k: KOption = DEFAULTS.k,
-    replicates: ReplicatesOption = DEFAULTS.n_replicates,
-    seed: SeedOption = DEFAULTS.seed,
-    confidence_level: LevelOption = DEFAULTS.confidence_level,
+    settings: AnalysisSettings = DEFAULTS,
     json_output: JsonOption = False,
 ) -> None:
     """Mean, geometric mean and median over languages with SEs and intervals; language → overall."""
-    settings = analysis_settings(
-        scheme=scheme,
-        draws=draws,
-        seed=seed,
-        resample_languages=resample_languages,
-        k=k,
-        confidence_level=confidence_level,
-        replicates=replicates,
-        metric=metric,
-    )
     source = _source(input, store, settings, model, task, language)
     result = api.analyze_aggregate(source, settings)
     if json_output:
@@ -221,20 +204,14 @@ def analyze_aggregate_command(
 
 
 @analyze_app.command("compare")
+@with_analysis_settings
 def analyze_compare_command(
     input: InputOption = None,
     store: AnalysisStoreOption = None,
     model: ModelFilter = None,
     task: TaskFilter = None,
     language: LanguageFilter = None,
-    metric: MetricChoiceOption = None,
-    scheme: SchemeOption = DEFAULTS.scheme,
-    draws: DrawsOption = DEFAULTS.n_draws,
-    resample_languages: LanguagesOption = DEFAULTS.languages,
-    k: KOption = DEFAULTS.k,
-    replicates: ReplicatesOption = DEFAULTS.n_replicates,
-    seed: SeedOption = DEFAULTS.seed,
-    confidence_level: LevelOption = DEFAULTS.confidence_level,
+    settings: AnalysisSettings = DEFAULTS,
     per_language: Annotated[
         bool,
         typer.Option(
@@ -258,16 +235,6 @@ def analyze_compare_command(
 
     Aggregates over languages: mean, geometric mean (a zero gives 0) and median.
     """
-    settings = analysis_settings(
-        scheme=scheme,
-        draws=draws,
-        seed=seed,
-        resample_languages=resample_languages,
-        k=k,
-        confidence_level=confidence_level,
-        replicates=replicates,
-        metric=metric,
-    )
     source = _source(input, store, settings, model, task, language)
     result = api.analyze_compare(
         source,
@@ -328,35 +295,19 @@ def _print_comparison(result: Any) -> None:
 
 
 @analyze_app.command("ranks")
+@with_analysis_settings
 def analyze_ranks_command(
     input: InputOption = None,
     store: AnalysisStoreOption = None,
     model: ModelFilter = None,
     task: TaskFilter = None,
     language: LanguageFilter = None,
-    metric: MetricChoiceOption = None,
-    scheme: SchemeOption = DEFAULTS.scheme,
-    draws: DrawsOption = DEFAULTS.n_draws,
-    resample_languages: LanguagesOption = DEFAULTS.languages,
-    k: KOption = DEFAULTS.k,
-    replicates: ReplicatesOption = DEFAULTS.n_replicates,
-    seed: SeedOption = DEFAULTS.seed,
-    confidence_level: LevelOption = DEFAULTS.confidence_level,
+    settings: AnalysisSettings = DEFAULTS,
     rank_method: RankMethodOption = "2026-05-28",
     rank_bootstraps: RankBootstrapsOption = 1000,
     json_output: JsonOption = False,
 ) -> None:
     """Rank distributions (% of draws at each rank), rank intervals and EuroEval rank scores."""
-    settings = analysis_settings(
-        scheme=scheme,
-        draws=draws,
-        seed=seed,
-        resample_languages=resample_languages,
-        k=k,
-        confidence_level=confidence_level,
-        replicates=replicates,
-        metric=metric,
-    )
     source = _source(input, store, settings, model, task, language)
     result = api.analyze_ranks(
         source,

@@ -7,24 +7,17 @@ from typing import Annotated, Any
 
 import typer
 
+from glotbench.analysis.settings import AnalysisSettings
 from glotbench.cli._lazy import api
 from glotbench.cli._options import (
     DEFAULT_SIZES,
     DEFAULTS,
-    DrawsOption,
     JsonOption,
-    KOption,
-    LanguagesOption,
-    LevelOption,
     ListOption,
-    MetricChoiceOption,
-    ReplicatesOption,
-    SchemeOption,
-    SeedOption,
     StoreOption,
-    analysis_settings,
     parse_sizes,
     store_from_environment,
+    with_analysis_settings,
 )
 from glotbench.cli._output import console, print_json
 
@@ -61,12 +54,12 @@ def _site_source(
 
 
 @commands.command("leaderboard")
+@with_analysis_settings
 def leaderboard_command(
     ctx: typer.Context,
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder to write (index.html).")],
     store: StoreOption = None,
     demo_data: DemoOption = False,
-    metric: MetricChoiceOption = None,
     model: ListOption = None,
     task: ListOption = None,
     language: ListOption = None,
@@ -79,13 +72,7 @@ def leaderboard_command(
         typer.Option("--group", help="Extra language group NAME=lang,lang (repeatable)."),
     ] = None,
     title: Annotated[str | None, typer.Option("--title", help="Page title.")] = None,
-    draws: DrawsOption = DEFAULTS.n_draws,
-    replicates: ReplicatesOption = DEFAULTS.n_replicates,
-    seed: SeedOption = DEFAULTS.seed,
-    confidence_level: LevelOption = DEFAULTS.confidence_level,
-    scheme: SchemeOption = DEFAULTS.scheme,
-    resample_languages: LanguagesOption = DEFAULTS.languages,
-    k: KOption = DEFAULTS.k,
+    settings: AnalysisSettings = DEFAULTS,
     pair_models: Annotated[
         int | None,
         typer.Option(
@@ -104,16 +91,6 @@ def leaderboard_command(
     """
     from glotbench.report.leaderboard import LANGUAGE_GROUPS
 
-    settings = analysis_settings(
-        scheme=scheme,
-        draws=draws,
-        seed=seed,
-        resample_languages=resample_languages,
-        k=k,
-        confidence_level=confidence_level,
-        replicates=replicates,
-        metric=metric,
-    )
     source, _ = _site_source(ctx, store, demo_data, settings, model, task, language, metadata)
     groups = {**LANGUAGE_GROUPS, **api.parse_language_groups(group or [])}
     result = api.write_leaderboard_site(
@@ -135,23 +112,17 @@ def leaderboard_command(
 
 
 @commands.command("report")
+@with_analysis_settings
 def report_command(
     ctx: typer.Context,
     out: Annotated[Path, typer.Option("--out", "-o", help="HTML file to write.")],
     store: StoreOption = None,
     demo_data: DemoOption = False,
-    metric: MetricChoiceOption = None,
     model: ListOption = None,
     task: ListOption = None,
     language: ListOption = None,
     title: Annotated[str | None, typer.Option("--title", help="Report title.")] = None,
-    draws: DrawsOption = DEFAULTS.n_draws,
-    replicates: ReplicatesOption = DEFAULTS.n_replicates,
-    seed: SeedOption = DEFAULTS.seed,
-    confidence_level: LevelOption = DEFAULTS.confidence_level,
-    scheme: SchemeOption = DEFAULTS.scheme,
-    resample_languages: LanguagesOption = DEFAULTS.languages,
-    k: KOption = DEFAULTS.k,
+    settings: AnalysisSettings = DEFAULTS,
     datasize: Annotated[
         list[Path] | None,
         typer.Option(
@@ -211,19 +182,9 @@ def report_command(
     Its numbers are those of `glotbench analyze aggregate|compare|ranks` and `glotbench
     leaderboard` with the same settings (the defaults are the same); its footer records them.
     """
-    settings = analysis_settings(
-        scheme=scheme,
-        draws=draws,
-        seed=seed,
-        resample_languages=resample_languages,
-        k=k,
-        confidence_level=confidence_level,
-        replicates=replicates,
-        metric=metric,
-    )
     source, store = _site_source(ctx, store, demo_data, settings, model, task, language, None)
     # the datasize analysis and the mixed models take one metric
-    single_metric = metric[0] if metric and len(metric) == 1 else None
+    single_metric = settings.metric[0] if len(settings.metric) == 1 else None
     datasize_inputs: list[Any] = list(datasize or [])
     lmm_inputs: list[Any] = list(lmm or [])
     if (datasize_task or datasize_language or datasize_dataset) or lmm_formula:
@@ -242,7 +203,7 @@ def report_command(
                 models=model,
                 sizes=parse_sizes(datasize_sizes),
                 n_draws=datasize_draws,
-                seed=seed,
+                seed=settings.seed,
             )
         )
     for formula in lmm_formula or []:
@@ -250,7 +211,7 @@ def report_command(
             None, store, metric=single_metric, models=model, tasks=task, languages=language
         )
         lmm_inputs.append(
-            api.analyze_mixed_model(frame, formula, error=error, residuals=True, seed=seed)
+            api.analyze_mixed_model(frame, formula, error=error, residuals=True, seed=settings.seed)
         )
     result = api.write_report(
         out,
