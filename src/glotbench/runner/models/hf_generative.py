@@ -51,6 +51,14 @@ Stop strings end a row's generation early once its new text contains one
 string. Since rows sample from their own generators, stopping early changes
 no response, only the time.
 
+Chat templates. ``chat: auto`` (default) renders the prompt through the
+tokenizer's chat template when it defines one (``chat: true`` requires one,
+``chat: false`` never uses it): one user message after an optional ``system``
+message, ``add_generation_prompt=True``, tokenized without adding special
+tokens again. :meth:`HFGenerative.messages` builds these messages, and the
+``openai`` kind sends exactly them to a chat endpoint (whose server applies
+the same template, as vLLM's does).
+
 Few-shot examples are drawn from the training split with the iteration seed,
 so σ_seed also contains the variance due to the choice of examples; set
 ``shot_seed`` to draw the same examples in every iteration and measure the
