@@ -60,6 +60,9 @@ def test_report_says_why_and_shows_per_task_comparisons(store: Path, tmp_path: P
     assert "No overall ranks" in text
     assert "tagger lacks sentiment" in text
     assert "The 2 models with a score on ner (tagger, majority)" in text
+    # `glotbench report --json` carries the notes: what the report compared, per task
+    said = [n for n in result.to_dict()["notes"] if "compares per task" in n]
+    assert said and "ner (tagger, majority)" in said[0]
 
 
 def test_note_names_the_models_each_task_compares(store: Path):

@@ -215,6 +215,12 @@ def write_report(
         if len(analysis.tasks) > 1 and _any_left_out(analysis)
         else {}
     )
+    if task_views:
+        compared = "; ".join(f"{t} ({', '.join(v.models)})" for t, v in task_views.items())
+        notes.append(
+            "models lack whole tasks, so the report compares per task the models that cover "
+            f"it: {compared}"
+        )
     if comparison is not None:
         notes += [n for n in comparison.notes if n not in notes]
     report = build_report(
