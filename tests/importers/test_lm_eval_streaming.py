@@ -221,3 +221,81 @@ def test_stale_spool_of_a_dead_process_is_removed(tmp_path: Path) -> None:
     (stale / "run-0.arrow").write_bytes(b"x")
     with RunSpool(tmp_path):
         assert not stale.exists()
+
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "importers" / "lm_eval_out"
+
+
+def _import(folder: Path, store: Path, chunk_rows: int | None) -> tuple:
+    with Store.open(store) as s:
+        import_lm_eval(s, folder, chunk_rows=chunk_rows)
+    return _contents(store)
+
+
+@pytest.fixture()
+def streamed(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many columns each streamed file gave (a fallback to the strict reader: none)."""
+    seen: list[int] = []
+    original = lm_eval_module._stream_samples
+
+    def spy(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        got = original(*args, **kwargs)
+        if got is not None:
+            seen.append(len(got))
+        return got
+
+    monkeypatch.setattr(lm_eval_module, "_stream_samples", spy)
+    return seen
+
+
+@pytest.mark.parametrize("chunk_rows", [1, 7, 64])
+def test_chunked_import_equals_the_one_chunk_import(
+    tmp_path: Path, chunk_rows: int, streamed: list[int]
+) -> None:
+    # runs of 700 samples: 1, 7 and 64 samples per chunk against the whole-file read
+    # (not streamed) and the one-chunk stream; a second filter starts mid-file
+    folder = make_folder(tmp_path / "out", tasks=2, per_task=700)
+    sample = sorted((folder / "model-x").glob("samples_*.jsonl"))[0]
+    lines = sample.read_text(encoding="utf-8").splitlines()
+    extra = []
+    for line in lines[300:]:
+        rec = json.loads(line)
+        rec["filter"] = "strict-match"
+        extra.append(json.dumps(rec))
+    sample.write_text("\n".join([*lines, *extra]) + "\n", encoding="utf-8")
+    whole = _import(folder, tmp_path / "whole.duckdb", None)
+    one_chunk = _import(folder, tmp_path / "one.duckdb", 10**6)
+    assert streamed == [4, 2]  # both files streamed (one with two filters), none fell back
+    chunked = _import(folder, tmp_path / "chunked.duckdb", chunk_rows)
+    assert streamed == [4, 2, 4, 2]
+    assert len(whole[0]) == 6  # 2 tasks × (acc, acc_norm), the second filter of one task
+    assert {r[6] for r in whole[0]} == {700, 400}
+    assert chunked == one_chunk == whole
+
+
+def test_chunked_import_of_the_fixture_keeps_run_ids_and_digests(
+    tmp_path: Path, streamed: list[int]
+) -> None:
+    whole = _import(FIXTURE, tmp_path / "whole.duckdb", None)
+    assert streamed == []  # small files: read whole
+    chunked = _import(FIXTURE, tmp_path / "chunked.duckdb", 2)
+    assert streamed  # two samples a chunk
+    assert whole[0] and chunked == whole
+
+
+def test_doc_id_repeated_across_chunks_is_refused_as_in_one_piece(tmp_path: Path) -> None:
+    folder = make_folder(tmp_path / "out", tasks=1, per_task=300)
+    sample = next((folder / "model-x").glob("samples_*.jsonl"))
+    lines = sample.read_text(encoding="utf-8").splitlines()
+    rec = json.loads(lines[250])
+    rec["doc_id"] = 3  # line 251 repeats line 4's doc_id, 2 chunks apart
+    lines[250] = json.dumps(rec)
+    sample.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    messages = []
+    for chunk_rows in (None, 100):
+        with Store.open(tmp_path / f"s{chunk_rows}.duckdb") as s:
+            with pytest.raises(InputError) as err:
+                import_lm_eval(s, folder, chunk_rows=chunk_rows)
+        messages.append(str(err.value))
+    assert messages[0] == messages[1]
+    assert "line 251" in messages[0] and "doc_id 3 occurs twice" in messages[0]

@@ -247,6 +247,39 @@ class RunSpool:
         self._widths.append(matrix.shape[1])
         return index
 
+    def connect(self, name: str, ddl: str) -> Any:
+        """A DuckDB file ``name`` in the spool's folder with table ``ddl`` (memory-limited,
+        spilling to the folder): for checks across a run's chunks; close it when done."""
+        import duckdb
+
+        con = duckdb.connect(str(self._dir / f"{name}.duckdb"))
+        try:
+            con.execute(f"SET memory_limit = '{STAGING_MEMORY}'")
+            con.execute(f"SET temp_directory = '{self._dir / (name + '-spill')}'")
+            con.execute("SET preserve_insertion_order = false")
+            con.execute("SET enable_progress_bar = false")
+            con.execute(ddl)
+        except BaseException:
+            con.close()
+            raise
+        return con
+
+    def open_run(self, k: int) -> RunSpoolWriter:
+        """A writer that appends one run's rows chunk by chunk (k statistics a row).
+
+        The run's number is :attr:`RunSpoolWriter.index`; it is complete once
+        the writer is closed. Memory: the chunk being appended.
+        """
+        import pyarrow as pa
+        import pyarrow.ipc as ipc
+
+        index = len(self._widths)
+        self._widths.append(k)
+        schema = pa.schema(
+            [("example_id", pa.string()), *((f"s{j}", pa.float64()) for j in range(k))]
+        )
+        return RunSpoolWriter(index, k, ipc.new_file(self._path(index), schema), schema)
+
     def load(self, index: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """Run ``index``'s (example ids, (n × k) statistics, lines or None)."""
         import pyarrow.ipc as ipc
@@ -264,6 +297,28 @@ class RunSpool:
             else None
         )
         return ids, stats, lines
+
+    def iter_chunks(self, index: int, rows: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """Run ``index``'s (example ids, (m × k) statistics) in chunks of at most ``rows``.
+
+        The file is memory-mapped and read a record batch at a time, so memory
+        holds one chunk; concatenated, the chunks are :meth:`load`'s arrays.
+        """
+        import pyarrow as pa
+        import pyarrow.ipc as ipc
+
+        k = self._widths[index]
+        with pa.memory_map(str(self._path(index))) as source:
+            reader = ipc.open_file(source)
+            for b in range(reader.num_record_batches):
+                batch = reader.get_batch(b)
+                for start in range(0, batch.num_rows, rows):
+                    part = batch.slice(start, rows)
+                    ids = np.asarray(part.column(0).to_pylist(), dtype=object)
+                    stats = np.empty((part.num_rows, k), dtype=np.float64)
+                    for j in range(k):
+                        stats[:, j] = part.column(f"s{j}").to_numpy(zero_copy_only=False)
+                    yield ids, stats
 
     def load_ids(self, index: int) -> np.ndarray:
         """Run ``index``'s example ids only."""
@@ -291,6 +346,30 @@ class RunSpool:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+@dataclass
+class RunSpoolWriter:
+    """Appends a run's (example ids, statistics) to its spool file (:meth:`RunSpool.open_run`)."""
+
+    index: int
+    k: int
+    _writer: Any = field(repr=False)
+    _schema: Any = field(repr=False)
+    rows: int = 0
+
+    def append(self, ids: Any, stats: np.ndarray) -> None:
+        """Append rows: ``ids`` (an Arrow string array or a sequence of str), (n × k) ``stats``."""
+        import pyarrow as pa
+
+        matrix = np.asarray(stats, dtype=np.float64).reshape(len(ids), self.k)
+        columns = [ids if isinstance(ids, pa.Array) else pa.array(list(ids), type=pa.string())]
+        columns += [pa.array(matrix[:, j]) for j in range(self.k)]
+        self._writer.write_batch(pa.RecordBatch.from_arrays(columns, schema=self._schema))
+        self.rows += len(ids)
+
+    def close(self) -> None:
+        self._writer.close()
 
 
 def staging_dir(store_path: str | Path) -> Path | None:

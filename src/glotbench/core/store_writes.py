@@ -30,6 +30,7 @@ from glotbench.core.layout import (
 from glotbench.core.schema import (
     RunKey,
     RunRecord,
+    StatsDigest,
     stats_digest,
 )
 from glotbench.core.store_export import ExportPart, ExportResult, ExportTable  # noqa: F401
@@ -100,6 +101,30 @@ def _source_position_array(
         dup = int(unique[counts > 1][0])
         raise InputError(f"{where}: source position {dup} is given to more than one example")
     return pa.array(ints, type=pa.int64())
+
+
+def _run_row(run: RunRecord, n: int, digest: str) -> list[Any]:
+    """A run's ``runs`` columns in :data:`_RUN_COLUMNS` order (``n`` examples, ``digest``)."""
+    return [
+        run.run_id,
+        run.model,
+        run.dataset,
+        run.task,
+        run.language,
+        run.seed,
+        run.config_hash,
+        run.metric,
+        json.dumps(run.metric_config, ensure_ascii=False, default=str),
+        list(run.stat_names),
+        n,
+        json.dumps(run.model_metadata, ensure_ascii=False, default=str),
+        run.seconds,
+        run.examples_per_second,
+        run.source,
+        run.import_id,
+        digest,
+        run.created_at,
+    ]
 
 
 @dataclass
@@ -422,32 +447,104 @@ class RunWritesPart(StorePart):
         )
         digest = stats_digest(id_list, matrix, tuple(run.stat_names))
         run_id = run.run_id
-        row = [
-            run_id,
-            run.model,
-            run.dataset,
-            run.task,
-            run.language,
-            run.seed,
-            run.config_hash,
-            run.metric,
-            json.dumps(run.metric_config, ensure_ascii=False, default=str),
-            list(run.stat_names),
-            n,
-            json.dumps(run.model_metadata, ensure_ascii=False, default=str),
-            run.seconds,
-            run.examples_per_second,
-            run.source,
-            run.import_id,
-            digest,
-            run.created_at,
-        ]
         return _PreparedRun(
             run_id=run_id,
             description=run.describe(),
-            row=row,
+            row=_run_row(run, n, digest),
             examples=_example_columns(ids, matrix, source),
         )
+
+    def write_run_chunks(
+        self,
+        run: RunRecord,
+        chunks: Callable[[], Iterable[tuple[Sequence[Any] | np.ndarray | pa.Array, npt.ArrayLike]]],
+    ) -> bool:
+        """Store one run given chunk by chunk, in **one** transaction; ``False`` if stored.
+
+        ``chunks()`` returns a fresh iterator of (example ids, (m × k)
+        statistics) chunks in run order; it is called twice — once for the
+        ids (the statistics digest, :class:`~glotbench.core.schema.StatsDigest`,
+        hashes every id before any statistic), once to insert — so memory
+        holds one chunk, whatever the run's size. The checks of
+        :meth:`write_run` apply (non-empty ids, finite statistics, the right
+        shape, ``n_examples``); repeated ids are found by DuckDB (``GROUP BY
+        … HAVING count(*) > 1`` on the inserted rows) before the ``runs`` row
+        is written, and any error rolls the whole run back. The stored rows and
+        ``stats_sha256`` are those of :meth:`write_run` with the chunks
+        concatenated. Source positions are not taken (the column is NULL).
+        """
+        k = len(run.stat_names)
+        where = f"run ({run.describe()})"
+        digest = StatsDigest(tuple(run.stat_names))
+        for ids, _stats in chunks():
+            id_list, _ = _id_strings(ids)
+            if _has_blank(id_list):
+                raise InputError(f"{where}: example ids must not be empty")
+            digest.update_ids(id_list)
+        n = digest.n_ids
+        if n == 0:
+            raise InputError(f"{where}: a run needs at least one example")
+        if run.n_examples is not None and run.n_examples != n:
+            raise InputError(f"{where}: n_examples is {run.n_examples} but {n} examples were given")
+        run_id = run.run_id
+        with self.transaction() as con:
+            stored = con.execute("SELECT 1 FROM runs WHERE run_id = ?", [run_id]).fetchall()
+            if stored:
+                return False
+            position = 0
+            for ids, stats in chunks():
+                id_list, arr = _id_strings(ids)
+                m = len(id_list)
+                matrix = np.asarray(stats, dtype=np.float64)
+                if matrix.ndim != 2 or matrix.shape != (m, k):
+                    raise InputError(
+                        f"{where}: statistics must be an (n × k) = ({m} × {k}) matrix per chunk "
+                        f"(one row per example id, one column per stat name), got shape "
+                        f"{matrix.shape}"
+                    )
+                finite = np.isfinite(matrix)
+                if not finite.all():
+                    bad = int(np.flatnonzero(~finite.all(axis=1))[0])
+                    raise InputError(
+                        f"{where}: statistics of example {id_list[bad]!r} are not finite: "
+                        f"{matrix[bad].tolist()}"
+                    )
+                digest.update_stats(matrix)
+                table = _example_columns(arr, matrix, pa.nulls(m, type=pa.int64()))
+                table = table.set_column(
+                    0,
+                    "position",
+                    pa.array(np.arange(position, position + m, dtype=np.int32)),
+                )
+                owner = pa.DictionaryArray.from_arrays(
+                    pa.array(np.zeros(m, dtype=np.int32)), pa.array([run_id], type=pa.string())
+                )
+                table = table.add_column(0, "run_id", owner)
+                names = ", ".join(_sql_ident(c) for c in table.column_names)
+                with _registered(con, "_incoming_stats", table) as view:
+                    con.execute(f"INSERT INTO example_stats ({names}) SELECT {names} FROM {view}")
+                position += m
+                del table, matrix, arr, id_list
+            if position != n:
+                raise InputError(f"{where}: {position} examples given, {n} when first read")
+            repeated = con.execute(
+                "SELECT example_id FROM example_stats WHERE run_id = ? "
+                "GROUP BY example_id HAVING count(*) > 1 LIMIT 1",
+                [run_id],
+            ).fetchall()
+            if repeated:
+                raise InputError(f"{where}: example id {repeated[0][0]!r} occurs more than once")
+            prepared = _PreparedRun(
+                run_id=run_id,
+                description=run.describe(),
+                row=_run_row(run, n, digest.hexdigest()),
+                examples=pa.table({}),
+            )
+            with _registered(con, "_incoming_runs", _batch_runs([prepared])) as view:
+                cols = ", ".join(_RUN_COLUMNS)
+                con.execute(f"INSERT INTO runs ({cols}) SELECT {cols} FROM {view}")
+                self._resolve_failures_of(con, view)
+        return True
 
     def _write_batch(
         self, con: duckdb.DuckDBPyConnection, runs: Sequence[_PreparedRun], *, replace: bool

@@ -244,6 +244,9 @@ class PendingRun:
         return InputError(message, path=self.path, line=line, field=field or self.field)
 
 
+#: examples per chunk when a large spilled run is written (:func:`write_import`)
+CHUNK_WRITE_ROWS = 131_072
+
 SCORE_FRAME_COLUMNS = (
     "model",
     "task",
@@ -827,8 +830,15 @@ def write_import(
     n_files: int,
     progress: Progress | None = None,
     t0: float | None = None,
+    chunk_rows: int | None = None,
 ) -> HarnessImportResult:
-    """Write validated runs and scores with the store's guarantees (see module doc)."""
+    """Write validated runs and scores with the store's guarantees (see module doc).
+
+    A spilled run of more than ``chunk_rows`` (default :data:`CHUNK_WRITE_ROWS`)
+    examples is written chunk by chunk in one transaction
+    (:meth:`~glotbench.core.store.Store.write_run_chunks`): memory holds one
+    chunk of it; the stored rows and digest do not depend on the chunk size.
+    """
     t0 = time.perf_counter() if t0 is None else t0
     models = sorted({r.record.model for r in runs} | {s.model for s in score_rows})
     tasks = sorted({r.record.task for r in runs} | {s.task for s in score_rows})
@@ -845,7 +855,7 @@ def write_import(
     }
     # decide from the store's content and write under the writer lock: one writer at a time
     with store.writing():
-        return _write_import(store, runs, score_rows, sha, base, progress, t0)
+        return _write_import(store, runs, score_rows, sha, base, progress, t0, chunk_rows)
 
 
 def _write_import(
@@ -856,6 +866,7 @@ def _write_import(
     base: dict[str, Any],
     progress: Progress | None,
     t0: float,
+    chunk_rows: int | None = None,
 ) -> HarnessImportResult:
     source = Path(base["source"])
     record_kind = "examples" if runs else "scores"
@@ -937,11 +948,23 @@ def _write_import(
         progress(0, total)
     for run in todo:
         run.record.import_id = import_id
+    rows = CHUNK_WRITE_ROWS if chunk_rows is None else chunk_rows
+    # a spilled run larger than a chunk is written chunk by chunk (one transaction each),
+    # the others in batches of whole runs
+    large = [run for run in todo if run.spool is not None and run.n_examples > rows]
+    small = [run for run in todo if not (run.spool is not None and run.n_examples > rows)]
     written = store.write_run_batches(
-        ((run.record, *run.arrays()) for run in todo),  # spilled runs read back one at a time
+        ((run.record, *run.arrays()) for run in small),  # spilled runs read back one at a time
         progress=None if progress is None else (lambda done: progress(done, total)),
     )
     examples = written.examples
+    for n_done, run in enumerate(large, start=len(small) + 1):
+        spool, index = run.spool, run.spool_index
+        assert spool is not None
+        if store.write_run_chunks(run.record, lambda s=spool, i=index: s.iter_chunks(i, rows)):
+            examples += run.n_examples
+        if progress is not None:
+            progress(n_done, total)
     added = store.count_runs_of_import(import_id)
     store.complete_import(import_id, added)
     skipped = len(runs) - total

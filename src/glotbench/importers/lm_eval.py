@@ -62,7 +62,7 @@ import numpy as np
 from glotbench.core.limits import MAX_LINE_BYTES
 from glotbench.core.names import check_name
 from glotbench.core.schema import RunRecord
-from glotbench.core.staging import RunSpool, staging_dir
+from glotbench.core.staging import RunSpool, RunSpoolWriter, staging_dir
 from glotbench.core.store import Store
 from glotbench.errors import InputError
 from glotbench.importers.common import (
@@ -438,6 +438,160 @@ def iter_samples_files(
             yield path, _read_samples_strict(path, task)
 
 
+#: samples per chunk when a samples file is streamed to the spool (:func:`_stream_samples`)
+SAMPLES_CHUNK_ROWS = 131_072
+
+
+@dataclass
+class _StreamedColumn:
+    """One (metric, filter) of a streamed samples file: its record and its spooled rows."""
+
+    metric: str
+    filt: str
+    first_line: int
+    record: RunRecord
+    #: None when the metric's aggregation is not a mean (only its score is imported)
+    writer: RunSpoolWriter | None
+    totals: np.ndarray = field(default_factory=lambda: np.zeros(2))
+    binary: bool = True
+
+
+def _stream_samples(
+    con: duckdb.DuckDBPyConnection,
+    item: tuple[LmEvalRun, str, int | None, str, Path],
+    names: list[str],
+    spool: RunSpool,
+    chunk_rows: int,
+    mapping: TaskLanguageMap,
+) -> list[_StreamedColumn] | None:
+    """A samples file read by DuckDB ``chunk_rows`` samples at a time, each chunk to the spool.
+
+    The checks of :func:`_columns_of`, chunk by chunk: a chunk that fails one,
+    or a ``doc_id`` repeated for a filter across chunks (``GROUP BY … HAVING
+    count(*) > 1`` on a DuckDB file in the spool), returns None and the file
+    goes to the strict reader. Each importable column's rows are checked
+    (:func:`check_runs`, with their lines) and appended to its spool file as
+    they arrive, with their column sums; memory holds one chunk.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    run, _model, _seed, task, path = item
+    aggregations = _aggregations(run.data, task)
+    n_lines, ends_with_newline = _line_count(path)
+    if not ends_with_newline or n_lines == 0:
+        return None
+    sql, metrics_json = _columnar_sql(names)
+    columns: dict[tuple[str, str], _StreamedColumn] = {}
+    ids_con = spool.connect(
+        f"ids-{path.stem}-{len(spool)}", "CREATE TABLE ids (f VARCHAR, d VARCHAR)"
+    )
+    offset = 0
+    try:
+        try:
+            reader = con.sql(sql, params=[[str(path)], metrics_json]).to_arrow_reader(chunk_rows)
+            batches = iter(reader)
+        except duckdb.Error:
+            return None
+        while True:
+            try:
+                batch = next(batches)
+            except StopIteration:
+                break
+            except duckdb.Error:
+                return None
+            table = pa.Table.from_batches([batch])
+            doc_ids = table.column("doc_id")
+            checks = ["id_ok", "filter_ok", "same_metrics", *(f"ok{i}" for i in range(len(names)))]
+            if (
+                not all(pc.all(table.column(c)).as_py() for c in checks)
+                or pc.any(pc.equal(doc_ids, "")).as_py()
+            ):
+                return None
+            filt = pc.if_else(
+                pc.or_kleene(pc.is_null(table.column("filt")), pc.equal(table.column("filt"), "")),
+                "none",
+                table.column("filt"),
+            )
+            encoded = pc.dictionary_encode(filt).combine_chunks()
+            codes = encoded.indices.to_numpy(zero_copy_only=False)
+            ids_con.register("chunk_ids", pa.table({"f": filt, "d": doc_ids}))
+            ids_con.execute("INSERT INTO ids SELECT f, d FROM chunk_ids")
+            ids_con.unregister("chunk_ids")
+            for code, filt_name in enumerate(encoded.dictionary.to_pylist()):
+                rows = np.flatnonzero(codes == code)
+                if rows.size == 0:
+                    continue
+                chunk_ids = doc_ids.combine_chunks().take(pa.array(rows))
+                for i, name in enumerate(names):
+                    values = table.column(f"v{i}").to_numpy(zero_copy_only=False)[rows]
+                    if not np.isfinite(values).all():
+                        return None
+                    key = (name, str(filt_name))
+                    col = columns.get(key)
+                    if col is None:
+                        col = columns[key] = _new_streamed_column(
+                            item,
+                            name,
+                            str(filt_name),
+                            offset + int(rows[0]) + 1,
+                            spool,
+                            aggregations.get(name) in MEAN_AGGREGATIONS,
+                            mapping,
+                        )
+                    if col.writer is None:
+                        continue
+                    col.binary = col.binary and bool(np.isin(values, (0.0, 1.0)).all())
+                    if name not in MEAN_METRICS and not col.binary:
+                        continue  # not importable (noted by the caller): nothing to check
+                    stats = np.column_stack([values, np.ones_like(values)])
+                    check_runs(
+                        [
+                            PendingRun(
+                                record=col.record,
+                                example_ids=np.asarray(chunk_ids.to_pylist(), dtype=object),
+                                stats=stats,
+                                path=str(path),
+                                line=col.first_line,
+                                field="doc_id",
+                                lines=offset + rows + 1,
+                            )
+                        ]
+                    )
+                    col.writer.append(chunk_ids, stats)
+                    col.totals = col.totals + stats.sum(axis=0)
+            offset += table.num_rows
+            del table, batch
+        if offset != n_lines:  # blank lines: rows are not lines
+            return None
+        repeated = ids_con.execute(
+            "SELECT f, d FROM ids GROUP BY f, d HAVING count(*) > 1 LIMIT 1"
+        ).fetchall()
+        if repeated:  # the strict reader names both lines
+            return None
+        return list(columns.values())
+    finally:
+        for col in columns.values():
+            if col.writer is not None:
+                col.writer.close()
+        ids_con.close()
+
+
+def _new_streamed_column(
+    item: tuple[LmEvalRun, str, int | None, str, Path],
+    metric: str,
+    filt: str,
+    first_line: int,
+    spool: RunSpool,
+    importable: bool,
+    mapping: TaskLanguageMap,
+) -> _StreamedColumn:
+    """A streamed column's record (names checked) and, if its aggregation is a mean, its writer."""
+    record = _record_for(item, metric, filt, "accuracy", {}, ("value", "count"), mapping)
+    writer = spool.open_run(2) if importable else None
+    return _StreamedColumn(metric, filt, first_line, record, writer)
+
+
 def _line_count(path: Path) -> tuple[int, bool]:
     """(number of lines, whether the file ends with a newline), reading 16 MB at a time."""
     lines, last = 0, b"\n"
@@ -482,27 +636,7 @@ def _read_columnar(
     repeated inside members glotbench does not read (``doc``, ``arguments``,
     ``resps`` …) are not inspected on this path.
     """
-    wanted = ["doc_id", "filter", "metrics", *names]
-    # column names reach DuckDB as a struct literal built from the data: quoted
-    spec = ", ".join(f"{_sql_string(k)}: 'JSON'" for k in wanted)
-    # the type checks are done by DuckDB and come back as booleans (one byte a sample), the
-    # file as its position in $1: no Python object per sample but the example id
-    picks = ", ".join(
-        f"coalesce(json_type({_sql_ident(n)}) IN ('DOUBLE', 'BIGINT', 'UBIGINT'), false) AS ok{i}, "
-        f"TRY_CAST({_sql_ident(n)} AS DOUBLE) AS v{i}"
-        for i, n in enumerate(names)
-    )
-    sql = (
-        "SELECT list_position($1, filename)::INTEGER AS file_no, "
-        "coalesce(json_type(doc_id) IN ('BIGINT', 'UBIGINT', 'VARCHAR'), false) AS id_ok, "
-        "json_extract_string(doc_id, '$') AS doc_id, "
-        "CASE WHEN json_type(doc_id) = 'BIGINT' THEN TRY_CAST(doc_id AS BIGINT) END AS id_int, "
-        "coalesce(json_type(filter) IN ('VARCHAR', 'NULL'), true) AS filter_ok, "
-        "json_extract_string(filter, '$') AS filt, "
-        f"coalesce(metrics::VARCHAR = $2, false) AS same_metrics, {picks} "
-        f"FROM read_json($1, format = 'newline_delimited', filename = true, columns = {{{spec}}})"
-    )
-    metrics_json = json.dumps(names, separators=(",", ":"))
+    sql, metrics_json = _columnar_sql(names)
     try:
         table = con.sql(sql, params=[[str(p) for p in paths], metrics_json]).to_arrow_table()
     except duckdb.Error:
@@ -525,6 +659,31 @@ def _read_columnar(
         out[path] = _columns_of(table.slice(block[0], block[1] - block[0]), path, names)
     del table
     return out
+
+
+def _columnar_sql(names: list[str]) -> tuple[str, str]:
+    """The query of :func:`_read_columnar` (parameters: file list, metrics JSON) and its $2."""
+    wanted = ["doc_id", "filter", "metrics", *names]
+    # column names reach DuckDB as a struct literal built from the data: quoted
+    spec = ", ".join(f"{_sql_string(k)}: 'JSON'" for k in wanted)
+    # the type checks are done by DuckDB and come back as booleans (one byte a sample), the
+    # file as its position in $1: no Python object per sample but the example id
+    picks = ", ".join(
+        f"coalesce(json_type({_sql_ident(n)}) IN ('DOUBLE', 'BIGINT', 'UBIGINT'), false) AS ok{i}, "
+        f"TRY_CAST({_sql_ident(n)} AS DOUBLE) AS v{i}"
+        for i, n in enumerate(names)
+    )
+    sql = (
+        "SELECT list_position($1, filename)::INTEGER AS file_no, "
+        "coalesce(json_type(doc_id) IN ('BIGINT', 'UBIGINT', 'VARCHAR'), false) AS id_ok, "
+        "json_extract_string(doc_id, '$') AS doc_id, "
+        "CASE WHEN json_type(doc_id) = 'BIGINT' THEN TRY_CAST(doc_id AS BIGINT) END AS id_int, "
+        "coalesce(json_type(filter) IN ('VARCHAR', 'NULL'), true) AS filter_ok, "
+        "json_extract_string(filter, '$') AS filt, "
+        f"coalesce(metrics::VARCHAR = $2, false) AS same_metrics, {picks} "
+        f"FROM read_json($1, format = 'newline_delimited', filename = true, columns = {{{spec}}})"
+    )
+    return sql, json.dumps(names, separators=(",", ":"))
 
 
 def _columns_of(
@@ -783,6 +942,7 @@ def read_lm_eval(
     seed_from: Literal["config", "order"] = "config",
     samples: bool = True,
     spool: RunSpool | None = None,
+    chunk_rows: int | None = None,
 ) -> LmEvalData:
     """Read and validate an lm-eval output folder (or one results file).
 
@@ -792,7 +952,16 @@ def read_lm_eval(
     (:meth:`PendingRun.spill`), so memory holds one batch of samples plus the
     runs' records, not every sample of the folder; without one, the runs keep
     their arrays (``LmEvalData.runs[i].example_ids`` …).
+
+    With a spool, a samples file larger than :data:`SAMPLES_BATCH_BYTES` (every
+    file when ``chunk_rows`` is given) is streamed: read ``chunk_rows``
+    (default :data:`SAMPLES_CHUNK_ROWS`) samples at a time, each chunk checked
+    and appended to the spool as it arrives (:func:`_stream_samples`), so
+    memory holds one chunk however many samples a run has. The runs, their
+    example order and statistics are those of the whole-file read.
     """
+    if chunk_rows is not None and chunk_rows < 1:
+        raise InputError(f"chunk_rows must be at least 1, got {chunk_rows}", field="chunk-rows")
     root = Path(path)
     mapping = mapping or TaskLanguageMap.build()
     found = _find_runs(root)
@@ -855,7 +1024,29 @@ def read_lm_eval(
     built: dict[tuple[int, int], tuple[PendingRun, tuple[PendingRun, str, str, str]]] = {}
     deferred: list[tuple[int, int, _Column]] = []
     labels_by_task: dict[str, dict[str, list[Any]]] = defaultdict(dict)
-    files_read = iter_samples_files([(item[4], item[3]) for item in to_read])
+    streamed: set[Path] = set()
+    if spool is not None:
+        with duckdb.connect() as con:
+            for i, item in enumerate(to_read):
+                sample_path = item[4]
+                if chunk_rows is None and sample_path.stat().st_size <= SAMPLES_BATCH_BYTES:
+                    continue
+                names = _first_metrics(sample_path)
+                if names is None:
+                    continue
+                got = _stream_samples(
+                    con, item, names, spool, chunk_rows or SAMPLES_CHUNK_ROWS, mapping
+                )
+                if got is None:  # the strict reader names the line and field
+                    continue
+                streamed.add(sample_path)
+                for j, scol in enumerate(got):
+                    made = _streamed_run(item, scol, spool, notes)
+                    if made is not None:
+                        built[(i, j)] = made
+    files_read = iter_samples_files(
+        [(item[4], item[3]) for item in to_read if item[4] not in streamed]
+    )
     for sample_path, (columns, _count) in files_read:
         i = index_of[sample_path]
         task = to_read[i][3]
@@ -892,6 +1083,38 @@ def read_lm_eval(
     return LmEvalData(root=root, files=files, runs=pending, scores=scores, notes=notes)
 
 
+def _streamed_run(
+    item: tuple[LmEvalRun, str, int | None, str, Path],
+    col: _StreamedColumn,
+    spool: RunSpool,
+    notes: list[str],
+) -> tuple[PendingRun, tuple[PendingRun, str, str, str]] | None:
+    """A streamed column as a spilled run (None: not importable, noted as by
+    :func:`_run_of_column`)."""
+    run, task, sample_path = item[0], item[3], item[4]
+    aggregation = _aggregations(run.data, task).get(col.metric)
+    if col.writer is None or (col.metric not in MEAN_METRICS and not col.binary):
+        notes.append(
+            f"{sample_path.name}: metric {col.metric!r} (aggregation "
+            f"{aggregation!r}) has no per-example statistics in glotbench; "
+            "only its aggregate score was imported"
+        )
+        return None
+    pending = PendingRun(
+        record=col.record,
+        example_ids=np.empty(0, dtype=object),
+        stats=np.empty((0, 2), dtype=np.float64),
+        path=str(sample_path),
+        line=col.first_line,
+        field="doc_id",
+        spool=spool,
+        spool_index=col.writer.index,
+        n_examples=col.writer.rows,
+        totals=col.totals,
+    )
+    return pending, (pending, run.results_path.name, task, f"{col.metric},{col.filt}")
+
+
 def _run_of_column(
     item: tuple[LmEvalRun, str, int | None, str, Path],
     col: _Column,
@@ -900,13 +1123,10 @@ def _run_of_column(
     notes: list[str],
 ) -> tuple[PendingRun, tuple[PendingRun, str, str, str]] | None:
     """One (metric, filter) column of a samples file as a run (None: not importable, noted)."""
-    run, model_name, seed, task, sample_path = item
+    run, _model_name, _seed, task, sample_path = item
     metric, filt = col.metric, col.filt
     aggregations = _aggregations(run.data, task)
-    name, language = mapping.split(task)
-    results_path, field_name = str(run.results_path), f"results.{task}"
-    name = check_name(name, "task", path=results_path, field=field_name)
-    language = check_name(language, "language", path=results_path, field=field_name)
+    _task_language(item, mapping)
     check_name(metric, "metric", path=str(sample_path), field="metrics")
     built = _column_stats(col, sample_path, aggregations.get(metric), labels)
     if built is None:
@@ -917,10 +1137,48 @@ def _run_of_column(
         )
         return None
     stored_metric, metric_config, stat_names, stats = built
+    record = _record_for(item, metric, filt, stored_metric, metric_config, stat_names, mapping)
+    pending = PendingRun(
+        record=record,
+        example_ids=np.asarray(col.ids, dtype=object),
+        stats=np.ascontiguousarray(stats, dtype=np.float64),
+        path=str(sample_path),
+        line=col.first_line,
+        field="doc_id",
+        lines=np.asarray(col.lines, dtype=np.int64),
+    )
+    return pending, (pending, run.results_path.name, task, f"{metric},{filt}")
+
+
+def _task_language(
+    item: tuple[LmEvalRun, str, int | None, str, Path], mapping: TaskLanguageMap
+) -> tuple[str, str]:
+    """(task, language) of a samples file's task, names checked."""
+    run, task = item[0], item[3]
+    name, language = mapping.split(task)
+    results_path, field_name = str(run.results_path), f"results.{task}"
+    name = check_name(name, "task", path=results_path, field=field_name)
+    language = check_name(language, "language", path=results_path, field=field_name)
+    return name, language
+
+
+def _record_for(
+    item: tuple[LmEvalRun, str, int | None, str, Path],
+    metric: str,
+    filt: str,
+    stored_metric: str,
+    metric_config: dict[str, Any],
+    stat_names: tuple[str, ...],
+    mapping: TaskLanguageMap,
+) -> RunRecord:
+    """The run record of one (metric, filter) column of a samples file."""
+    run, model_name, seed, task, sample_path = item
+    name, language = _task_language(item, mapping)
+    check_name(metric, "metric", path=str(sample_path), field="metrics")
     config = [] if metric in MEAN_METRICS or metric in CORPUS_METRICS else [f"lm_eval={metric}"]
     if filt != "none":
         config.append(f"filter={filt}")
-    record = RunRecord(
+    return RunRecord(
         model=model_name,
         dataset=name,
         task=name,
@@ -940,16 +1198,6 @@ def _run_of_column(
         },
         source=str(sample_path),
     )
-    pending = PendingRun(
-        record=record,
-        example_ids=np.asarray(col.ids, dtype=object),
-        stats=np.ascontiguousarray(stats, dtype=np.float64),
-        path=str(sample_path),
-        line=col.first_line,
-        field="doc_id",
-        lines=np.asarray(col.lines, dtype=np.int64),
-    )
-    return pending, (pending, run.results_path.name, task, f"{metric},{filt}")
 
 
 def rounding_tolerance(reported: float, width: float) -> float:
@@ -1014,6 +1262,7 @@ def import_lm_eval(
     progress: Progress | None = None,
     task_map_file: str | Path | None = None,
     auto_language: bool = True,
+    chunk_rows: int | None = None,
 ) -> HarnessImportResult:
     """Import an lm-eval output folder into ``store`` (see the module docstring).
 
@@ -1021,6 +1270,8 @@ def import_lm_eval(
     (:func:`~glotbench.importers.task_languages.read_task_language_file`);
     ``task_map`` entries win over it. ``auto_language`` splits task names
     ending in an ISO 639 code (``scala_da`` → ``scala``, ``da``).
+    ``chunk_rows``: samples per chunk of a streamed samples file
+    (:func:`read_lm_eval`); the stored runs do not depend on it.
     """
     t0 = time.perf_counter()
     if seed_from not in ("config", "order"):
@@ -1051,8 +1302,11 @@ def import_lm_eval(
             seed_from=seed_from,
             samples=samples,
             spool=spool,
+            chunk_rows=chunk_rows,
         )
-        return _write(store, data, model, mapping, tasks, seed_from, samples, progress, t0)
+        return _write(
+            store, data, model, mapping, tasks, seed_from, samples, progress, t0, chunk_rows
+        )
 
 
 def _write(
@@ -1065,6 +1319,7 @@ def _write(
     samples: bool,
     progress: Progress | None,
     t0: float,
+    chunk_rows: int | None = None,
 ) -> HarnessImportResult:
     """Write what :func:`read_lm_eval` read (the import's hash covers files and options)."""
     options = repr(
@@ -1091,6 +1346,7 @@ def _write(
         n_files=len(data.files),
         progress=progress,
         t0=t0,
+        chunk_rows=chunk_rows,
     )
     result.notes = [*result.notes, *sorted(set(data.notes))]
     return result
