@@ -8,6 +8,7 @@ buckets; each function reads (:mod:`glotbench.analysis.inputs`,
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -106,6 +107,17 @@ def analyze_datasize(
       their stored ``source_position`` (else the stored order, with a note:
       :func:`glotbench.analysis.datasize_store.datasize_inputs_from_store`).
     """
+    analyse = functools.partial(  # the analysis' settings, whatever the source
+        datasize_analysis,
+        sizes=sizes,
+        strategies=strategies,
+        n_draws=n_draws,
+        level=level,
+        seed=seed,
+        aso=aso,
+        aso_draws=aso_draws,
+        aso_bootstrap_iterations=aso_bootstrap_iterations,
+    )
     tokens = None
     order, notes = "file", tuple[str, ...]()
     if gold is not None and simulate_models:
@@ -135,19 +147,11 @@ def analyze_datasize(
 
         def one(scope: Any) -> DataSizeResult:
             inputs = loaded[scope]
-            return datasize_analysis(
+            return analyse(
                 inputs.stats,
                 inputs.metric,
                 models=inputs.models,
                 tokens=inputs.tokens,
-                sizes=sizes,
-                strategies=strategies,
-                n_draws=n_draws,
-                level=level,
-                seed=seed,
-                aso=aso,
-                aso_draws=aso_draws,
-                aso_bootstrap_iterations=aso_bootstrap_iterations,
                 order=inputs.order,
                 notes=inputs.notes,
             )
@@ -155,22 +159,7 @@ def analyze_datasize(
         return scoped(scopes, scope_notes, one)  # type: ignore[no-any-return]
     else:
         raise InputError("give --store (with --dataset/--task/--language/--metric) or --gold")
-    return datasize_analysis(
-        stats,
-        bound,
-        models=labels,
-        tokens=tokens,
-        sizes=sizes,
-        strategies=strategies,
-        n_draws=n_draws,
-        level=level,
-        seed=seed,
-        aso=aso,
-        aso_draws=aso_draws,
-        aso_bootstrap_iterations=aso_bootstrap_iterations,
-        order=order,
-        notes=notes,
-    )
+    return analyse(stats, bound, models=labels, tokens=tokens, order=order, notes=notes)
 
 
 def analyze_transfer(
