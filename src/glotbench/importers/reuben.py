@@ -78,6 +78,30 @@ _COLUMN_KEYS = (
     "boot_sd_col", "replication_idx_col", "seed_idx_col", "boot_idx_col",
 )  # fmt: skip
 
+#: the typed config keys: (keys, whether a value is valid, what a valid value must be)
+_TYPED_KEYS: tuple[tuple[Sequence[str], Callable[[Any], bool], str], ...] = (
+    (
+        _COLUMN_KEYS,
+        lambda v: isinstance(v, str) and bool(v.strip()),
+        "name a column (a non-empty string)",
+    ),
+    (
+        ("num_bootstrap_resamples", "task_resampling_num_tasks"),
+        lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
+        "be a non-negative integer",
+    ),
+    (
+        ("task_resampling_method", "replication_resampling_method"),
+        lambda v: v in ("none", "parametric", "nonparametric"),
+        "be none, parametric or nonparametric",
+    ),
+    (
+        ("task_resampling_with_replacement", "fix_outliers", "standardized"),
+        lambda v: isinstance(v, bool),
+        "be true or false",
+    ),
+)
+
 
 @dataclass(frozen=True)
 class ReubenConfig:
@@ -135,40 +159,14 @@ class ReubenConfig:
                 field=unknown[0],
             )
         values: dict[str, Any] = {}
-        for key in _COLUMN_KEYS:
-            if key in data and data[key] is not None:
-                if not isinstance(data[key], str) or not data[key].strip():
-                    raise InputError(
-                        f"{key} must name a column (a non-empty string), got {data[key]!r}",
-                        path=source,
-                        field=key,
-                    )
-                values[key] = data[key]
-        for key in ("num_bootstrap_resamples", "task_resampling_num_tasks"):
-            if data.get(key) is not None:
-                if isinstance(data[key], bool) or not isinstance(data[key], int) or data[key] < 0:
-                    raise InputError(
-                        f"{key} must be a non-negative integer, got {data[key]!r}",
-                        path=source,
-                        field=key,
-                    )
-                values[key] = data[key]
-        for key in ("task_resampling_method", "replication_resampling_method"):
-            if data.get(key) is not None:
-                if data[key] not in ("none", "parametric", "nonparametric"):
-                    raise InputError(
-                        f"{key} must be none, parametric or nonparametric, got {data[key]!r}",
-                        path=source,
-                        field=key,
-                    )
-                values[key] = data[key]
-        for key in ("task_resampling_with_replacement", "fix_outliers", "standardized"):
-            if data.get(key) is not None:
-                if not isinstance(data[key], bool):
-                    raise InputError(
-                        f"{key} must be true or false, got {data[key]!r}", path=source, field=key
-                    )
-                values[key] = data[key]
+        for keys, valid, what in _TYPED_KEYS:
+            for key in keys:
+                if data.get(key) is not None:
+                    if not valid(data[key]):
+                        raise InputError(
+                            f"{key} must {what}, got {data[key]!r}", path=source, field=key
+                        )
+                    values[key] = data[key]
         config = cls(**values, source=source)
         if not config.is_replication_file and not (
             config.replication_sd_col or (config.seed_sd_col and config.boot_sd_col)
