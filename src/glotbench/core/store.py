@@ -167,6 +167,12 @@ class Store(RunWritesPart, ScoresPart, ReadsPart, FailuresPart, ImportsPart, Exp
                         self._initialise()  # may release the file again (hold=False)
             if self._connection is None:
                 self._connection = self._connect(self.path, self.read_only, self.lock_timeout)
+                if not self.read_only and not _has_meta(self._connection):
+                    # the file vanished between the check above and the connection (a
+                    # failed import removed the store it had created), and DuckDB made a
+                    # new empty one: give it its tables, under the writer lock, as `open` does
+                    with writer_lock(self.path, timeout=self.lock_timeout):
+                        self._initialise()
         return self._connection
 
     @_con.setter
@@ -531,6 +537,16 @@ class Store(RunWritesPart, ScoresPart, ReadsPart, FailuresPart, ImportsPart, Exp
             by_model_task_language=table,
             incomplete_imports=incomplete,
         )
+
+
+def _has_meta(connection: duckdb.DuckDBPyConnection) -> bool:
+    """Whether the connected database has glotbench's ``meta`` table."""
+    return bool(
+        connection.execute(
+            "SELECT count(*) FROM information_schema.tables "
+            "WHERE table_schema = 'main' AND table_name = 'meta'"
+        ).fetchone()[0]  # type: ignore[index]
+    )
 
 
 def _missing_or_empty(path: Path) -> bool:
