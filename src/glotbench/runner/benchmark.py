@@ -160,6 +160,14 @@ def prepare_suite(
         split_sizes = parse_split_sizes(split_sizes)
     if isinstance(train_sizes, str):  # learning curves
         train_sizes = parse_train_sizes(train_sizes)
+    run_sizes: dict[str, Any] = {  # how much of each dataset is run, with or without a suite
+        "iterations": iterations,
+        "split_sizes": split_sizes,
+        "train_sizes": train_sizes,
+        "speed_seconds": speed_seconds,
+        "speed": speed,
+        "limit": limit,
+    }
     specs, names, notes = command_line_models(
         split_list(models) or [], model_args=model_args, device=device, batch_size=batch_size
     )
@@ -177,14 +185,7 @@ def prepare_suite(
         if not specs:
             raise InputError("--data needs a model: --model KIND:ID (e.g. hf:gpt2, majority:)")
         loaded = with_models(data_suite(list(data), task_list[0], language_list[0]), specs, [])
-        selected = loaded.select(
-            iterations=iterations,
-            split_sizes=split_sizes,
-            train_sizes=train_sizes,
-            speed_seconds=speed_seconds,
-            speed=speed,
-            limit=limit,
-        )
+        selected = loaded.select(**run_sizes)
         return selected, notes
     if suite is None:
         if not specs:
@@ -202,12 +203,7 @@ def prepare_suite(
         languages=split_list(languages),
         tasks=split_list(tasks),
         datasets=split_list(datasets),
-        iterations=iterations,
-        split_sizes=split_sizes,
-        train_sizes=train_sizes,
-        speed_seconds=speed_seconds,
-        speed=speed,
-        limit=limit,
+        **run_sizes,
     )
     return selected, notes
 
