@@ -167,10 +167,10 @@ def test_footer_points_to_the_reproductions_page(site: Path, watch: PageWatch) -
     """No reproductions page beside the site: the footer names the command that writes one."""
     page = watch.open(site.as_uri())
     footer = page.locator("#reproductions").text_content()
-    command = f"glotbench reproduce --out {site.parent / 'reproductions'}"
+    command = "glotbench reproduce --out reproductions"
     assert footer == (
-        f"Published numbers recomputed by glotbench: {command} writes the reproductions page "
-        "beside this one (docs/reproductions.md)."
+        f"Published numbers recomputed by glotbench: {command}, run in this page's folder, "
+        "writes the reproductions page beside this one (docs/reproductions.md)."
     )
     assert page.locator("#reproductions code").text_content() == command
     assert watch.errors == []

@@ -22,10 +22,10 @@ def test_footers_name_the_command_then_link_the_page(tmp_path: Path) -> None:
     api.write_leaderboard_site(site, source, settings=SMALL)
     api.write_report(site / "report.html", source, settings=SMALL)
     link = json.loads((site / "leaderboard.json").read_text(encoding="utf-8"))["reproductions"]
-    command = f"glotbench reproduce --out {site / 'reproductions'}"
+    command = "glotbench reproduce --out reproductions"  # run in the page's folder
     assert link == {"href": None, "command": command, "document": "docs/reproductions.md"}
     footer = (site / "report.html").read_text(encoding="utf-8").rpartition("<footer>")[2]
-    assert f"<code>{command}</code> writes the reproductions page" in footer
+    assert f"<code>{command}</code>, run in this page's folder, writes the reproductions" in footer
     assert "docs/reproductions.md" in footer
     # the page written where the command says: both footers link it, relatively
     written = write_reproduction_page([], site / "reproductions")

@@ -33,8 +33,9 @@ SUMMARY_COLUMNS = ("sigma_seed", "sigma_boot", "sigma_w")
 def filter_frame(frame: pd.DataFrame, filters: dict[str, Sequence[str] | None]) -> pd.DataFrame:
     """The rows whose ``column`` is one of the wanted values, for each filter given.
 
-    A filter on a missing column, or filters that leave no row, are an
-    :class:`InputError`.
+    A filter on a missing column, a wanted value the column does not hold (a
+    typo would otherwise drop a model silently), or filters that leave no row,
+    are an :class:`InputError` that lists the values there are.
     """
     out = frame
     for column, wanted in filters.items():

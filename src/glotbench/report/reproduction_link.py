@@ -26,13 +26,14 @@ def reproduction_link(folder: str | Path) -> dict[str, Any]:
     """The footer's link data for an output written into ``folder``.
 
     ``href``: the relative path of a reproduction page beside it (None: none
-    there yet); ``command``: how to write one there; ``document``: the page's
-    documentation in glotbench's sources.
+    there yet); ``command``: how to write one there, run in that folder;
+    ``document``: the page's documentation in glotbench's sources.
     """
     base = Path(folder)
     href = next((c for c in CANDIDATES if (base / c).is_file()), None)
-    target = base / FOLDER
-    return {"href": href, "command": f"glotbench reproduce --out {target}", "document": DOCUMENT}
+    # relative to the page's folder: the page names no path of the machine that built it,
+    # and the same output written into two folders is byte for byte the same
+    return {"href": href, "command": f"glotbench reproduce --out {FOLDER}", "document": DOCUMENT}
 
 
 def footer_html(link: dict[str, Any]) -> str:
@@ -44,6 +45,6 @@ def footer_html(link: dict[str, Any]) -> str:
         )
     return (
         "Published numbers recomputed by glotbench: "
-        f"<code>{html.escape(link['command'])}</code> writes the reproductions page "
-        f"beside this one ({html.escape(link['document'])}). "
+        f"<code>{html.escape(link['command'])}</code>, run in this page's folder, writes the "
+        f"reproductions page beside this one ({html.escape(link['document'])}). "
     )

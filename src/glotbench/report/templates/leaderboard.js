@@ -458,7 +458,7 @@
     } else {
       const code = document.createElement("code");
       code.textContent = link.command;
-      where.append(code, " writes the reproductions page beside this one");
+      where.append(code, ", run in this page's folder, writes the reproductions page beside this one");
     }
     where.append(" (" + link.document + ").");
   })();
