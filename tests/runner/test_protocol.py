@@ -128,15 +128,17 @@ def test_kill_9_then_resume_equals_uninterrupted(tmp_path: Path):
         cwd=tmp_path,
     )
     stored = 0
+    printed: list[str] = []
     assert proc.stderr is not None
     for line in proc.stderr:
+        printed.append(line)
         if line.startswith("stored "):
             stored += 1
             if stored == 4:
                 os.kill(proc.pid, signal.SIGKILL)
                 break
     proc.wait(timeout=60)
-    assert proc.returncode == -signal.SIGKILL
+    assert proc.returncode == -signal.SIGKILL, "the run ended by itself:\n" + "".join(printed)
     with Store.open(tmp_path / "k.duckdb", read_only=True) as store:
         partial = len(store.runs())
     assert 0 < partial < 30
