@@ -276,26 +276,25 @@ def run_command(
     Models can be named here instead of in a suite: glotbench run --model hf:gpt2
     --task sentiment --language da --limit 64.
     """
+    selection: dict[str, Any] = {  # the suite's models, data and sizes: dumped or run
+        "data_dir": data_dir,
+        "models": model or None,
+        "languages": language or None,
+        "tasks": task or None,
+        "datasets": dataset or None,
+        "iterations": iterations,
+        "split_sizes": splits,
+        "train_sizes": train_sizes,
+        "speed_seconds": speed_seconds,
+        "speed": speed,
+        "model_args": model_arg or None,
+        "device": device,
+        "batch_size": batch_size,
+        "limit": limit,
+        "data": data or None,
+    }
     if dump_suite is not None:
-        written, notes = api.dump_suite(
-            dump_suite,
-            suite,
-            data_dir=data_dir,
-            models=model or None,
-            languages=language or None,
-            tasks=task or None,
-            datasets=dataset or None,
-            iterations=iterations,
-            split_sizes=splits,
-            train_sizes=train_sizes,
-            speed_seconds=speed_seconds,
-            speed=speed,
-            model_args=model_arg or None,
-            device=device,
-            batch_size=batch_size,
-            limit=limit,
-            data=data or None,
-        )
+        written, notes = api.dump_suite(dump_suite, suite, **selection)
         if json_output:
             print_json({"suite_file": str(written), "notes": notes})
         else:
@@ -308,29 +307,15 @@ def run_command(
         result = api.run_benchmark(
             suite,
             store=store,
-            data_dir=data_dir,
-            models=model or None,
-            languages=language or None,
-            tasks=task or None,
-            datasets=dataset or None,
-            iterations=iterations,
             executor=executor,
             force=force,
             num_cpus=num_cpus,
             ray_address=ray_address,
             on_event=on_event,
-            split_sizes=splits,
-            train_sizes=train_sizes,
             shards=shards,
             merge=merge,
-            speed=speed,
-            speed_seconds=speed_seconds,
-            model_args=model_arg or None,
-            device=device,
-            batch_size=batch_size,
-            limit=limit,
             keep_outputs=keep_outputs,
-            data=data or None,
+            **selection,
         )
     finally:
         close()
