@@ -541,12 +541,11 @@ class Store(RunWritesPart, ScoresPart, ReadsPart, FailuresPart, ImportsPart, Exp
 
 def _has_meta(connection: duckdb.DuckDBPyConnection) -> bool:
     """Whether the connected database has glotbench's ``meta`` table."""
-    return bool(
-        connection.execute(
-            "SELECT count(*) FROM information_schema.tables "
-            "WHERE table_schema = 'main' AND table_name = 'meta'"
-        ).fetchone()[0]  # type: ignore[index]
-    )
+    rows = connection.execute(
+        "SELECT count(*) FROM information_schema.tables "
+        "WHERE table_schema = 'main' AND table_name = 'meta'"
+    ).fetchall()  # every row fetched: DuckDB 2 refuses other work while a result is open
+    return bool(rows[0][0])
 
 
 def _missing_or_empty(path: Path) -> bool:
