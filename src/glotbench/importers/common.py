@@ -24,6 +24,7 @@ importers of :mod:`glotbench.core.ingest`:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -961,7 +962,7 @@ def _write_import(
     for n_done, run in enumerate(large, start=len(small) + 1):
         spool, index = run.spool, run.spool_index
         assert spool is not None
-        if store.write_run_chunks(run.record, lambda s=spool, i=index: s.iter_chunks(i, rows)):
+        if store.write_run_chunks(run.record, functools.partial(spool.iter_chunks, index, rows)):
             examples += run.n_examples
         if progress is not None:
             progress(n_done, total)
