@@ -65,9 +65,7 @@ def test_main_functions_have_numpydoc_sections(name: str) -> None:
     described = " ".join(
         line.split(" : ")[0] for line in doc.split("Returns\n-------")[0].splitlines()
     )
-    missing = [
-        p for p in inspect.signature(getattr(api, name)).parameters if p not in described
-    ]
+    missing = [p for p in inspect.signature(getattr(api, name)).parameters if p not in described]
     assert missing == [], f"{name}: parameters not described: {missing}"
 
 

@@ -359,7 +359,13 @@ def test_euroeval_results_through_the_cli(cli: Callable[..., CliResult], tmp_pat
     args = ("analyze", "euroeval-rank", "--store", store, "--metric", "mcc")
     payload = _json(cli(*args, "--metric", "micro_f1_no_misc", "--bootstraps", "500", "--json"))
     assert set(payload) == {
-        "settings", "overall", "languages", "tasks", "datasets", "metrics", "notes"
+        "settings",
+        "overall",
+        "languages",
+        "tasks",
+        "datasets",
+        "metrics",
+        "notes",
     }
     assert payload["settings"] == {
         "method": "2026-05-28",
@@ -392,8 +398,9 @@ def test_euroeval_results_through_the_cli(cli: Callable[..., CliResult], tmp_pat
     assert all(r["low"] is None for r in legacy["overall"])
     assert any("datasets without metric mcc" in n for n in legacy["notes"])
     # without --metric: each task's declared primary metric, as EuroEval ranks it
-    default = _json(cli("analyze", "euroeval-rank", "--store", store, "--bootstraps", "500",
-                        "--json"))
+    default = _json(
+        cli("analyze", "euroeval-rank", "--store", store, "--bootstraps", "500", "--json")
+    )
     assert default["metrics"] == {"angry-tweets": "mcc", "norne-nb": "micro_f1_no_misc"}
     assert default["datasets"] == payload["datasets"]
     assert {r["metric"] for r in default["datasets"]} == {"mcc", "micro_f1_no_misc"}
@@ -458,7 +465,8 @@ def test_help_suggests_only_valid_metrics(cli: Callable[..., CliResult]) -> None
 def test_the_sd_of_euroeval_iterations_is_sigma_w_not_a_bootstrap_sd(tmp_path: Path) -> None:
     """Each EuroEval iteration is a new seed *and* a bootstrapped test set, so the SD over
     iterations is σ_w (seed + bootstrap): sigma_w is the sample SD (ddof 1) of the fixture's
-    iterations (fractions), read with json; sigma_seed and sigma_boot are missing, and a note says why."""
+    iterations (fractions), read with json; sigma_seed and sigma_boot are missing, and a note
+    says why."""
     from glotbench.analysis.inputs import load_replicated
     from glotbench.core import Store
     from glotbench.importers.euroeval import import_euroeval

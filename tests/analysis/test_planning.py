@@ -386,7 +386,10 @@ def test_plan_on_a_euroeval_store_uses_sigma_w(
     results = source / "euroeval_benchmark_results.jsonl"
     store = tmp_path / "euroeval.duckdb"
     api.import_euroeval(results, store=store)
-    primary = {"sentiment-classification": "test_mcc", "named-entity-recognition": "test_micro_f1_no_misc"}  # fmt: skip
+    primary = {
+        "sentiment-classification": "test_mcc",
+        "named-entity-recognition": "test_micro_f1_no_misc",
+    }
     sds: dict[str, list[float]] = {}
     for line in results.read_text(encoding="utf-8").splitlines():
         if line.strip():

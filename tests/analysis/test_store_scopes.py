@@ -125,15 +125,27 @@ def test_datasize_cli_analyses_each_language(
     assert result.exit_code == 0, result.stderr
     payload = json.loads(result.stdout)
     assert [p["scope"]["language"] for p in payload["scopes"]] == ["de", "en"]
-    one = cli("analyze", "datasize", "--store", stores["two"], "--metric", "accuracy",
-              "--language", "en", "--sizes", "10,all", "--draws", "10", "--no-aso", "--json")
+    one = cli(
+        "analyze",
+        "datasize",
+        "--store",
+        stores["two"],
+        "--metric",
+        "accuracy",
+        "--language",
+        "en",
+        "--sizes",
+        "10,all",
+        "--draws",
+        "10",
+        "--no-aso",
+        "--json",
+    )
     assert one.exit_code == 0, one.stderr
     assert "table" in json.loads(one.stdout)
 
 
-def test_lmm_fits_each_metric_of_the_store(
-    tmp_path: Path, cli: Callable[..., CliResult]
-) -> None:
+def test_lmm_fits_each_metric_of_the_store(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
     rng = np.random.default_rng(5)
     rows = [
         {"model": m, "task": task, "language": lang, "metric": metric, "seed": s,

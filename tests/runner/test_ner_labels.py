@@ -45,8 +45,14 @@ def test_the_map_follows_euroeval() -> None:
 
 def test_a_dataset_option_maps_the_tags_and_no_misc_differs(tmp_path: Path) -> None:
     _conllu(tmp_path / "n.conllu", SENTENCES * 40)
-    spec = {"name": "n", "task": "ner", "language": "nb", "loader": "conllu",
-            "paths": ["n.conllu"], "splits": {"train": 40, "validation": 20, "test": 60}}
+    spec = {
+        "name": "n",
+        "task": "ner",
+        "language": "nb",
+        "loader": "conllu",
+        "paths": ["n.conllu"],
+        "splits": {"train": 40, "validation": 20, "test": 60},
+    }
     raw = build_dataset(spec, data_dir=tmp_path)
     mapped = build_dataset({**spec, "options": {"ner_labels": "scandeval"}}, data_dir=tmp_path)
     assert any("GPE_LOC" in t for t in raw.labels)
@@ -79,8 +85,14 @@ def test_the_scandeval_suites_map_norne() -> None:
 
 def test_norne_gets_misc_entities(shared_data: Path) -> None:
     files = sorted((shared_data / "norne").glob("no_bokmaal-norne-*.conllu"))
-    spec = {"name": "norne-nb", "task": "ner", "language": "nb", "loader": "conllu",
-            "paths": ["norne/no_bokmaal-norne-*.conllu"], "options": {"ner_labels": "scandeval"}}
+    spec = {
+        "name": "norne-nb",
+        "task": "ner",
+        "language": "nb",
+        "loader": "conllu",
+        "paths": ["norne/no_bokmaal-norne-*.conllu"],
+        "options": {"ner_labels": "scandeval"},
+    }
     ds = build_dataset(spec, data_dir=shared_data)
     assert {t[2:] for t in ds.labels if t != "O"} == {"PER", "LOC", "ORG", "MISC"}
     # entity types read straight from the files per sentence, mapped by hand (EuroEval's

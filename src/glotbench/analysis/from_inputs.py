@@ -139,7 +139,11 @@ def analyze_datasize(
             )  # fmt: skip
             loaded = {
                 scope: datasize_inputs_from_store(
-                    handle, scope.dataset, scope.task, scope.language, scope.metric,
+                    handle,
+                    scope.dataset,
+                    scope.task,
+                    scope.language,
+                    scope.metric,
                     models=models,
                 )  # fmt: skip
                 for scope in scopes
@@ -249,8 +253,15 @@ def analyze_buckets(
         )
         results = {
             scope: _buckets_of(
-                handle, scope, table, models, columns, n_buckets, n_resamples,
-                confidence_level, seed,
+                handle,
+                scope,
+                table,
+                models,
+                columns,
+                n_buckets,
+                n_resamples,
+                confidence_level,
+                seed,
             )  # fmt: skip
             for scope in scopes
         }

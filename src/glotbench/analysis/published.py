@@ -65,9 +65,7 @@ def _cells(rows: pd.DataFrame) -> pd.DataFrame:
     """One row per (model, task, language, seed): point score and its standard error."""
     data = rows.copy()
     data["seed"] = pd.to_numeric(data.get("seed"), errors="coerce") if "seed" in data else np.nan
-    data["stderr"] = (
-        pd.to_numeric(data["stderr"], errors="coerce") if "stderr" in data else np.nan
-    )
+    data["stderr"] = pd.to_numeric(data["stderr"], errors="coerce") if "stderr" in data else np.nan
     replicate = (
         pd.to_numeric(data["replicate"], errors="coerce")
         if "replicate" in data

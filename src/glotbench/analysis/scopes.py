@@ -161,9 +161,7 @@ def store_scopes(
         )
     missing = [k for k, v in given.items() if v is None]
     if len(scopes) == 1 and missing:
-        notes.append(
-            f"analysed {scopes[0].label()}: the only stored test set matching {asked}"
-        )
+        notes.append(f"analysed {scopes[0].label()}: the only stored test set matching {asked}")
     elif len(scopes) > 1:
         notes.append(
             f"{len(scopes)} stored test sets match {asked}; each is analysed: "
@@ -187,9 +185,7 @@ def _holdings(store: Store, models: Sequence[str] | None) -> str:
     return "; ".join(listed[:12]) + more
 
 
-def scoped(
-    scopes: Sequence[Scope], notes: Sequence[str], analyse: Callable[[Scope], Any]
-) -> Any:
+def scoped(scopes: Sequence[Scope], notes: Sequence[str], analyse: Callable[[Scope], Any]) -> Any:
     """``analyse`` each scope: its result alone for one scope (the choice in its notes,
     when it has ``notes``), else a :class:`ScopedResults`."""
     import dataclasses

@@ -479,9 +479,7 @@ def replicates_from_runs(
     ):
         return None  # the metric exists as aggregate scores only
     declared = {str(t): _declared(g["model_metadata"]) for t, g in runs.groupby("task")}
-    metrics = choose_metrics(
-        _by_task(runs, "_name"), declared, choice, accepted=accepted
-    )
+    metrics = choose_metrics(_by_task(runs, "_name"), declared, choice, accepted=accepted)
     notes: list[str] = []
     if score_only:
         notes.append(

@@ -429,7 +429,8 @@ def xtreme_average(frame: pd.DataFrame) -> list[dict[str, Any]]:
     frame = frame.assign(
         task=[folder.get(canonical_task(str(t)), str(t)) for t in frame["task"]],
         metric=[
-            canonical_metric(str(t), str(m)) for t, m in zip(frame["task"], frame["metric"], strict=True)
+            canonical_metric(str(t), str(m))
+            for t, m in zip(frame["task"], frame["metric"], strict=True)
         ],
     )
     for task, sub in frame.groupby("task", sort=True):

@@ -89,5 +89,5 @@ def task_aliases(task: str) -> tuple[str, ...]:
 
 
 def known_primary(task: str) -> str | None:
-    """The benchmark's primary metric of ``task`` (:data:`PRIMARY_METRICS`), if glotbench knows it."""
+    """The benchmark's primary metric of ``task`` (:data:`PRIMARY_METRICS`), if known."""
     return PRIMARY_METRICS.get(canonical_task(task))

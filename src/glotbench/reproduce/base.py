@@ -99,8 +99,14 @@ class Cell:
             or (isinstance(recomputed, float) and math.isnan(recomputed))
         )
         if missing:
-            return cls(key, published, None if missing else recomputed, tolerance,
-                       "not_reproducible", reason_if_missing)
+            return cls(
+                key,
+                published,
+                None if missing else recomputed,
+                tolerance,
+                "not_reproducible",
+                reason_if_missing,
+            )
         assert published is not None and recomputed is not None  # not missing
         status: Status = (
             "reproduced" if abs(recomputed - published) <= tolerance + 1e-12 else "differs"
@@ -213,8 +219,13 @@ def summary_frame(papers: Iterable[PaperReproduction]) -> pd.DataFrame:
     for paper in papers:
         for table in paper.tables:
             rows.append(
-                {"paper": paper.paper, "table": table.table, "title": table.title,
-                 **table.counts(), "max_abs_difference": table.max_abs_difference()}
+                {
+                    "paper": paper.paper,
+                    "table": table.table,
+                    "title": table.title,
+                    **table.counts(),
+                    "max_abs_difference": table.max_abs_difference(),
+                }
             )
     return pd.DataFrame(rows)
 

@@ -451,9 +451,7 @@ class NoJobError(InputError):
 
         models = ", ".join(repr(m.name) for m in suite.models) or "none"
         datasets = (
-            ", ".join(
-                f"{d.name!r} ({get_task(d.task).name}, {d.language})" for d in suite.datasets
-            )
+            ", ".join(f"{d.name!r} ({get_task(d.task).name}, {d.language})" for d in suite.datasets)
             or "none"
         )
         message = (
