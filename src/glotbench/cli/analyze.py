@@ -630,6 +630,15 @@ def analyze_datasize_command(
     json_output: JsonOption = False,
 ) -> None:
     """How much test data is enough: ranking agreement (weighted τ, ASO) against test-set size."""
+    # the settings the analysis uses, passed to it and echoed in the JSON alike
+    chosen: dict[str, Any] = {
+        "strategies": [s.upper() for s in strategy] if strategy else list(api.STRATEGIES),
+        "n_draws": draws,
+        "level": level,
+        "seed": seed,
+        "aso": not no_aso,
+        "aso_draws": aso_draws or None,
+    }
     result = api.analyze_datasize(
         store=store,
         dataset=dataset,
@@ -642,13 +651,8 @@ def analyze_datasize_command(
         simulate_models=simulate_models,
         simulate_seeds=simulate_seeds,
         sizes=parse_sizes(sizes),
-        strategies=[s.upper() for s in strategy] if strategy else list(api.STRATEGIES),
-        n_draws=draws,
-        level=level,
-        seed=seed,
-        aso=not no_aso,
-        aso_draws=aso_draws or None,
         aso_bootstrap_iterations=aso_iterations,
+        **chosen,
     )
     several = hasattr(result, "scopes")  # the filters matched several test sets
     parts = list(result) if several else [(None, result)]
@@ -666,16 +670,7 @@ def analyze_datasize_command(
             for entry, (scope, _) in zip(payload["scopes"], parts, strict=True):
                 entry["plot"] = str(plots[scope]) if scope in plots else None
         _print_with_settings(
-            payload,
-            metric=metric,
-            sizes=sizes,
-            strategies=[s.upper() for s in strategy] if strategy else list(api.STRATEGIES),
-            n_draws=draws,
-            level=level,
-            seed=seed,
-            aso=not no_aso,
-            aso_draws=aso_draws or None,
-            aso_iterations=aso_iterations,
+            payload, metric=metric, sizes=sizes, aso_iterations=aso_iterations, **chosen
         )
         return
     for scope, one in parts:
