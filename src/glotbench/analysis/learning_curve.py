@@ -40,6 +40,7 @@ from scipy.stats import norm
 from glotbench.analysis.pairs import difference_sd
 from glotbench.errors import InputError
 from glotbench.resample.engine import replicate_scores
+from glotbench.resample.intervals import percentile_interval, standard_error
 
 if TYPE_CHECKING:
     from glotbench.core.store import Store
@@ -106,9 +107,8 @@ def curve_points(
         draws = boot[:, :, 0]
         se_seed = np.full(n_sizes, np.nan)
     se_boot = boot.mean(axis=2).std(axis=0, ddof=1)
-    se = draws.std(axis=0, ddof=1)
-    tail = (1 - confidence_level) / 2
-    low, high = np.quantile(draws, [tail, 1 - tail], axis=0)
+    se = standard_error(draws)
+    low, high = percentile_interval(draws, confidence_level)
     last = np.full(n_sizes, n_sizes - 1)
     diff = score[-1] - score
     diff_se = difference_sd(draws, last, np.arange(n_sizes))
