@@ -250,6 +250,50 @@ def test_producers_and_analysis_do_not_import_each_other() -> None:
     assert not wrong, "\n".join(wrong)
 
 
+#: the analysis sub-layer that reads data in (files, the store, paired files); the rest of
+#: ``glotbench.analysis`` is the estimators (docs/architecture.md, "The analysis layer")
+SOURCES = "glotbench.analysis.sources"
+
+
+def _is_estimator(module: str) -> bool:
+    return module.startswith("glotbench.analysis") and not (
+        module == SOURCES or module.startswith(SOURCES + ".")
+    )
+
+
+def test_the_analysis_sources_are_found() -> None:
+    # a rule over an empty set passes everything: the split must be where the rules look
+    sources = [m for m in MODULES if m.startswith(SOURCES + ".")]
+    assert f"{SOURCES}.inputs" in sources and f"{SOURCES}.paired_files" in sources
+    assert any(i.source.startswith(SOURCES) and _is_estimator(i.target) for i in IMPORTS)
+    assert "glotbench.analysis.variance" in MODULES and _is_estimator("glotbench.analysis.variance")
+
+
+def test_estimators_do_not_import_the_sources() -> None:
+    """Sources read and call the estimators; an estimator never knows where data came from."""
+    wrong = [
+        f"{imp.source}:{imp.line} imports {imp.target}"
+        for imp in IMPORTS
+        if _is_estimator(imp.source)
+        and not _is_estimator(imp.target)
+        and imp.target.startswith(SOURCES)
+    ]
+    assert not wrong, "estimators importing glotbench.analysis.sources:\n" + "\n".join(wrong)
+
+
+def test_estimators_do_not_open_the_store() -> None:
+    """Only the sources hold a ``Store`` (type-only imports included): estimators take
+    replicated scores, frames and matrices."""
+    wrong = []
+    for module, path in MODULES.items():
+        if not _is_estimator(module):
+            continue
+        for node, _ in _walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and any(a.name == "Store" for a in node.names):
+                wrong.append(f"{module}:{node.lineno} imports Store from {node.module}")
+    assert not wrong, "\n".join(wrong)
+
+
 def test_version_is_written_once() -> None:
     """pyproject.toml reads the version from glotbench/_version.py; the installed
     distribution reports the same."""

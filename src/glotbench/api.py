@@ -12,11 +12,11 @@ functions                                  work done in
 =========================================  ==========================================
 store: ``open_store``, ``import_*``,       :mod:`glotbench.core` (``store``, ``ingest``,
 ``export_store``, ``list_failures``        ``snapshot``, ``failures``), :mod:`glotbench.importers`
-``load_replicated``, ``load_lmm_frame``,   :mod:`glotbench.analysis.inputs`
+``load_replicated``, ``load_lmm_frame``,   :mod:`glotbench.analysis.sources.inputs`
 ``read_attributes_file``
 ``analyze_*``, ``euroeval_rank``           :mod:`glotbench.analysis` (``from_inputs``,
                                            ``mixed.study`` and the analysis modules)
-``*_files``, ``paired_statistics``,        :mod:`glotbench.analysis.paired_files`,
+``*_files``, ``paired_statistics``,        :mod:`glotbench.analysis.sources.paired_files`,
 ``significance_test``, ``read_*_file``     :mod:`glotbench.core.line_files`
 ``leaderboard_source``,                    :mod:`glotbench.report.sources`,
 ``write_leaderboard_site``, ``write_report``  :mod:`glotbench.report.sites`
@@ -45,26 +45,10 @@ from glotbench.analysis.dataset_scores import scores_by_dataset
 from glotbench.analysis.datasize import DEFAULT_SIZES, STRATEGIES, DataSizeResult
 from glotbench.analysis.draws import DrawSettings
 from glotbench.analysis.euroeval_rank import EuroEvalRank
-from glotbench.analysis.from_inputs import (
-    analyze_buckets,
-    analyze_datasize,
-    analyze_transfer,
-    euroeval_rank,
-)
 from glotbench.analysis.headline import Analysis, AnalysisSettings
 from glotbench.analysis.headline import analyze as analyze_headline
-from glotbench.analysis.inputs import load_lmm_frame, load_replicated, read_attributes_file
 from glotbench.analysis.mixed.model import LmmResult
 from glotbench.analysis.mixed.study import analyze_missing_data, analyze_mixed_model
-from glotbench.analysis.paired_files import (
-    aso_files,
-    bootstrap_files,
-    mcnemar_files,
-    paired_statistics,
-    significance_test,
-    store_pair_statistics,
-)
-from glotbench.analysis.planning.inputs import plan_from_inputs as plan
 from glotbench.analysis.planning.plan import Plan, PlanSettings, plan_design
 from glotbench.analysis.planning.power import Components, Design
 from glotbench.analysis.ranks import Ranks, rank_models
@@ -78,7 +62,23 @@ from glotbench.analysis.significance import (
     paired_bootstrap_test,
     permutation_test,
 )
-from glotbench.analysis.speed import store_speed_table
+from glotbench.analysis.sources.from_inputs import (
+    analyze_buckets,
+    analyze_datasize,
+    analyze_transfer,
+    euroeval_rank,
+)
+from glotbench.analysis.sources.inputs import load_lmm_frame, load_replicated, read_attributes_file
+from glotbench.analysis.sources.paired_files import (
+    aso_files,
+    bootstrap_files,
+    mcnemar_files,
+    paired_statistics,
+    significance_test,
+    store_pair_statistics,
+)
+from glotbench.analysis.sources.plan_inputs import plan_from_inputs as plan
+from glotbench.analysis.sources.speed_store import store_speed_table
 from glotbench.analysis.transfer import TransferGroups
 from glotbench.analysis.variance import (
     ComponentTable,
@@ -1030,7 +1030,7 @@ def learning_curve(
     :class:`~glotbench.analysis.learning_curve.LearningCurves` (``.table``,
     ``.saturation``, ``.to_dict()``, ``.plot(path)``).
     """
-    from glotbench.analysis.learning_curve import learning_curves_from_store
+    from glotbench.analysis.sources.learning_curve_store import learning_curves_from_store
 
     with Store.open(store, read_only=True) as handle:
         return learning_curves_from_store(

@@ -23,13 +23,13 @@ import pandas as pd
 
 from glotbench.analysis.compare import Aggregates, Comparison, aggregate_scores
 from glotbench.analysis.headline import Analysis, AnalysisSettings, analyze
-from glotbench.analysis.inputs import load_replicated
 from glotbench.analysis.pair_view import RankedComparisons, ranked_comparisons
 from glotbench.analysis.ranks import Ranks
 from glotbench.analysis.replicates import ReplicatedScores
 from glotbench.analysis.results import records
 from glotbench.analysis.settings import DEFAULT_SETTINGS
-from glotbench.analysis.speed import store_speed_table
+from glotbench.analysis.sources.inputs import load_replicated
+from glotbench.analysis.sources.speed_store import store_speed_table
 from glotbench.analysis.variance import VarianceComponents, components, variance_components
 from glotbench.core.analysis_cache import AnalysisCache, cache_key, store_fingerprint
 from glotbench.core.store import Store, in_configs

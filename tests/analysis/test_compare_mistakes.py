@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from glotbench.analysis.inputs import filter_frame
+from glotbench.analysis.sources.inputs import filter_frame
 from glotbench.errors import InputError
 
 

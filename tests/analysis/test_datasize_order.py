@@ -23,7 +23,7 @@ from scipy.stats import weightedtau
 
 from glotbench import api
 from glotbench.analysis.datasize import subset_masks
-from glotbench.analysis.datasize_store import datasize_inputs_from_store
+from glotbench.analysis.sources.datasize_store import datasize_inputs_from_store
 from glotbench.core import RunRecord, Store
 
 SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"

@@ -467,7 +467,7 @@ def test_the_sd_of_euroeval_iterations_is_sigma_w_not_a_bootstrap_sd(tmp_path: P
     iterations is σ_w (seed + bootstrap): sigma_w is the sample SD (ddof 1) of the fixture's
     iterations (fractions), read with json; sigma_seed and sigma_boot are missing, and a note
     says why."""
-    from glotbench.analysis.inputs import load_replicated
+    from glotbench.analysis.sources.inputs import load_replicated
     from glotbench.core import Store
     from glotbench.importers.euroeval import import_euroeval
 

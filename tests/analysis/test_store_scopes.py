@@ -13,8 +13,8 @@ import pytest
 
 from glotbench import api
 from glotbench.analysis.datasize import datasize_analysis
-from glotbench.analysis.datasize_store import datasize_inputs_from_store
-from glotbench.analysis.scopes import ScopedResults, store_scopes
+from glotbench.analysis.sources.datasize_store import datasize_inputs_from_store
+from glotbench.analysis.sources.scopes import ScopedResults, store_scopes
 from glotbench.core import Store
 from glotbench.errors import InputError
 

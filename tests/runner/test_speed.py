@@ -205,7 +205,7 @@ def test_imported_euroeval_speed(tmp_path: Path):
 def test_trivial_models_are_shown_as_such():
     """A call costing 1 µs whatever the document (a majority baseline) is no per-token work:
     flagged trivial and shown as such, not as hundreds of millions of tokens per second."""
-    from glotbench.analysis.speed import TRIVIAL_TOKENS_PER_SECOND, SpeedTable, _row
+    from glotbench.analysis.speed import TRIVIAL_TOKENS_PER_SECOND, SpeedTable, speed_row
     from glotbench.cli._output import console, speed_table
 
     rows = []
@@ -216,7 +216,9 @@ def test_trivial_models_are_shown_as_such():
             clock.now += cost
 
         result = benchmark_speed(predict, SpeedSettings(iterations=3, seconds=0.01), clock=clock)
-        rows.append(_row(model, result.tokens_per_second, result.tokens_per_second_short, "run"))
+        rows.append(
+            speed_row(model, result.tokens_per_second, result.tokens_per_second_short, "run")
+        )
     # 71 … 211 tokens in 1 µs: 7.1e7 … 2.1e8 tokens/s, mean 1.4e8; in 1 ms: 1.4e5
     assert rows[0]["tokens_per_second"] == pytest.approx((71 + 141 + 211) / 3 / 1e-6)
     assert rows[0]["trivial"] and rows[0]["tokens_per_second"] > TRIVIAL_TOKENS_PER_SECOND

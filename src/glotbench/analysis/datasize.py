@@ -16,7 +16,7 @@ sentences holding at least M tokens):
 SEQ and RAND_SEQ depend on the order of the examples: they are stretches of
 the source document only when the examples are in the source's order (a
 CoNLL-U file; the store's ``source_position``, see
-:mod:`glotbench.analysis.datasize_store`). In any other order — a shuffled
+:mod:`glotbench.analysis.sources.datasize_store`). In any other order — a shuffled
 test split — they are random samples; ``order`` in the result says which
 order was used.
 

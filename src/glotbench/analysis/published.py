@@ -9,7 +9,7 @@ replicated scores as a cell with
 
 * its score as the point estimate (several seeds: each seed's score; several
   datasets of one task and language: their mean, as
-  :func:`glotbench.analysis.selection.replicates_from_store_selection` pools
+  :func:`glotbench.analysis.sources.store_selection.replicates_from_store_selection` pools
   them);
 * replicates that carry the uncertainty the source gives:
   - a standard error ``stderr`` (EuroEval's totals, lm-eval's ``*_stderr``):

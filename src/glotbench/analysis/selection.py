@@ -50,7 +50,7 @@ import dataclasses
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -59,16 +59,10 @@ from glotbench.analysis.replicates import (
     ErrorAt,
     ReplicatedScores,
     replicates_from_frame,
-    replicates_from_statistics,
     row_error,
-    systems_by_config,
 )
-from glotbench.core.store import in_configs
 from glotbench.errors import InputError
 from glotbench.metrics.task_names import known_primary
-
-if TYPE_CHECKING:
-    from glotbench.core.store import Store
 
 #: metadata key under which importers declare a task's primary metric
 PRIMARY_KEY = "primary_metric"
@@ -261,7 +255,7 @@ def _declared(metadata: Iterable[Any]) -> list[str | None]:
     return out
 
 
-def _by_task(frame: pd.DataFrame, column: str) -> dict[str, list[Any]]:
+def by_task(frame: pd.DataFrame, column: str) -> dict[str, list[Any]]:
     return {str(t): list(g[column]) for t, g in frame.groupby("task", sort=True)}
 
 
@@ -283,11 +277,11 @@ def select_score_rows(
     metric = data["metric"].astype(str).str.strip().str.lower()
     data = data.assign(metric=metric)
     declared = (
-        {t: _declared(v) for t, v in _by_task(data, "metadata").items()}
+        {t: _declared(v) for t, v in by_task(data, "metadata").items()}
         if "metadata" in data.columns
         else {}
     )
-    result = choose_metrics(_by_task(data, "metric"), declared, choice)
+    result = choose_metrics(by_task(data, "metric"), declared, choice)
     keep = data["metric"].to_numpy() == data["task"].astype(str).map(result.chosen).to_numpy()
     return frame.loc[keep], result
 
@@ -310,7 +304,7 @@ def iteration_rows(frame: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     return frame.loc[~summary], int(summary.sum())
 
 
-def _scores_replicated(
+def replicates_from_scores(
     scores: pd.DataFrame,
     choice: MetricChoice,
     explicit_tasks: Sequence[str] | None,
@@ -355,10 +349,10 @@ def _scores_replicated(
     for column in ("seed", "replicate"):
         if column in frame.columns:
             frame[column] = frame[column].astype(object).where(frame[column] != -1.0, None)
-    replicated = replicates_from_frame(frame.reset_index(drop=True), metric=_label(metrics))
+    replicated = replicates_from_frame(frame.reset_index(drop=True), metric=metric_label(metrics))
     if replicated.source == "replicates" and _all_iterations(selected):
         replicated = dataclasses.replace(replicated, source="iterations")
-    return _annotate(replicated, metrics, notes)
+    return annotate(replicated, metrics, notes)
 
 
 def _all_iterations(rows: pd.DataFrame) -> bool:
@@ -373,14 +367,14 @@ def _all_iterations(rows: pd.DataFrame) -> bool:
     return bool(kinds) and all(kinds)
 
 
-def _label(metrics: TaskMetrics | None) -> str | None:
+def metric_label(metrics: TaskMetrics | None) -> str | None:
     if metrics is None:
         return None
     names = set(metrics.chosen.values())
     return names.pop() if len(names) == 1 else None
 
 
-def _annotate(
+def annotate(
     replicated: ReplicatedScores, metrics: TaskMetrics | None, notes: Sequence[str]
 ) -> ReplicatedScores:
     if metrics is None:
@@ -404,9 +398,9 @@ def replicates_from_table(
         return error(message, None if position is None else int(positions[position]), field)
 
     replicated = replicates_from_frame(
-        selected.reset_index(drop=True), metric=_label(metrics), error=located
+        selected.reset_index(drop=True), metric=metric_label(metrics), error=located
     )
-    return _annotate(replicated, metrics, ())
+    return annotate(replicated, metrics, ())
 
 
 # --- runs with per-example statistics ------------------------------------------------------
@@ -423,157 +417,3 @@ def run_names(runs: pd.DataFrame) -> pd.Series:
             name = base if filt in ("", "none") else f"{base},{filt}"
         names.append(_normalise(str(name or metric)))
     return pd.Series(names, index=runs.index, dtype=object)
-
-
-def _runs_of(task_runs: pd.DataFrame, name: str) -> tuple[pd.DataFrame, bool]:
-    """Runs selected by ``name``: all runs of a registry metric (True), or of a harness name."""
-    by_metric = task_runs[task_runs["metric"] == name]
-    if not by_metric.empty:
-        return by_metric, True
-    return task_runs[task_runs["_name"] == name], False
-
-
-def replicates_from_runs(
-    store: Store,
-    choice: MetricChoice,
-    *,
-    models: Sequence[str] | None = None,
-    tasks: Sequence[str] | None = None,
-    languages: Sequence[str] | None = None,
-    n_replicates: int = 1000,
-    seed: int = 0,
-    configs: Mapping[str, str] | None = None,
-) -> ReplicatedScores | None:
-    """Bootstrap the runs of each task's chosen metric; None when no run matches.
-
-    Task names are canonical (:mod:`glotbench.metrics.task_names`: ``panx`` runs
-    and ``wikiann-ner`` scores are one task), and models with aggregate scores
-    only on a task that has runs are kept beside them
-    (:func:`glotbench.analysis.published.add_published`).
-    """
-    from glotbench.analysis.published import add_published, canonical_names
-
-    tasks = with_task_aliases(tasks)
-    runs = store.runs(models=models, tasks=tasks, languages=languages)
-    if configs is not None and not runs.empty:
-        runs = runs[in_configs(runs, configs)]
-    if runs.empty:
-        return None
-    runs = runs.assign(_stored_task=runs["task"].astype(str), task=_canonical(runs["task"]))
-    runs = runs.assign(_name=run_names(runs))
-    run_tasks = set(runs["task"].astype(str))
-    scores = canonical_names(store.scores(models=models, tasks=tasks, languages=languages))
-    score_only = sorted(set(scores["task"].astype(str)) - run_tasks)
-    named = sorted(set(dict(choice.per_task)) & set(score_only))
-    if named:
-        raise InputError(
-            f"task(s) {', '.join(map(repr, named))} have aggregate scores only, which cannot be "
-            "analysed together with resampled runs; analyse them alone with --task",
-            field="metric",
-        )
-    accepted = {t: set(g["metric"]) | set(g["_name"]) for t, g in runs.groupby("task")}
-    if (
-        choice.metric is not None
-        and not any(choice.metric in names for names in accepted.values())
-        and not choice.per_task
-    ):
-        return None  # the metric exists as aggregate scores only
-    declared = {str(t): _declared(g["model_metadata"]) for t, g in runs.groupby("task")}
-    metrics = choose_metrics(_by_task(runs, "_name"), declared, choice, accepted=accepted)
-    notes: list[str] = []
-    if score_only:
-        notes.append(
-            f"task(s) with aggregate scores only left out ({', '.join(score_only)}): scores "
-            "without replicates cannot be mixed with resampled runs; analyse them alone with "
-            "--task"
-        )
-    matrices = []
-    analysed_on: dict[str, set[str]] = {}
-    for task, name in sorted(metrics.chosen.items()):
-        chosen, whole_metric = _runs_of(runs[runs["task"] == task], name)
-        analysed_on[task] = {name, *chosen["metric"].astype(str)}
-        for (dataset, stored_task, language, metric), cell in chosen.groupby(
-            ["dataset", "_stored_task", "language", "metric"], sort=True
-        ):
-            hashes = [None] if whole_metric else sorted(set(cell["config_hash"]))
-            for config_hash in hashes:
-                part = cell if config_hash is None else cell[cell["config_hash"] == config_hash]
-                matrix = store.stats_matrix(
-                    str(dataset),
-                    str(stored_task),
-                    str(language),
-                    str(metric),
-                    models=sorted(set(part["model"].astype(str))),
-                    config_hash=config_hash,
-                    configs=configs,
-                )
-                matrix = dataclasses.replace(matrix, task=str(task))  # the canonical name
-                matrices.append(systems_by_config(matrix))
-    label = _label(metrics)
-    replicated = replicates_from_statistics(
-        matrices, label or "per-task metrics", n_replicates=n_replicates, seed=seed
-    )
-    run_cells = set(zip(runs["model"].astype(str), runs["task"].astype(str), strict=True))
-    replicated, published = add_published(replicated, scores, analysed_on, run_cells, seed)
-    notes.extend(published)
-    return _annotate(dataclasses.replace(replicated, metric=label), metrics, notes)
-
-
-def _canonical(tasks: pd.Series) -> pd.Series:
-    from glotbench.metrics.task_names import canonical_task
-
-    return tasks.astype(str).map(canonical_task)
-
-
-def with_task_aliases(tasks: Sequence[str] | None) -> list[str] | None:
-    """A task filter that also matches every other name of each task."""
-    if tasks is None:
-        return None
-    from glotbench.metrics.task_names import task_aliases
-
-    return sorted({name for task in tasks for name in (str(task), *task_aliases(str(task)))})
-
-
-def replicates_from_store_selection(
-    store: Store,
-    choice: MetricChoice | str | Sequence[str] | None = None,
-    *,
-    models: Sequence[str] | None = None,
-    tasks: Sequence[str] | None = None,
-    languages: Sequence[str] | None = None,
-    n_replicates: int = 1000,
-    seed: int = 0,
-    configs: Mapping[str, str] | None = None,
-) -> ReplicatedScores:
-    """Replicated scores of a store, each task on its chosen metric (module docstring).
-
-    Runs (per-example statistics) when the store holds runs of the chosen
-    metrics, else the scores table.
-    """
-    choice = MetricChoice.parse(choice)
-    if choice.per_task:  # TASK=METRIC under any of the task's names
-        from glotbench.metrics.task_names import canonical_task
-
-        per_task = tuple(sorted((canonical_task(t), m) for t, m in choice.per_task))
-        choice = dataclasses.replace(choice, per_task=per_task)
-    replicated = replicates_from_runs(
-        store,
-        choice,
-        models=models,
-        tasks=tasks,
-        languages=languages,
-        n_replicates=n_replicates,
-        seed=seed,
-        configs=configs,
-    )
-    if replicated is not None:
-        return replicated
-    scores = store.scores(models=models, tasks=with_task_aliases(tasks), languages=languages)
-    # one task under one name (panx and wikiann-ner scores meet); metric names as stored
-    scores = scores.assign(task=_canonical(scores["task"])) if not scores.empty else scores
-    if scores.empty:
-        raise InputError(
-            "no stored runs or scores match the filters; see 'glotbench show' for what the "
-            "store holds"
-        )
-    return _scores_replicated(scores, choice, tasks)

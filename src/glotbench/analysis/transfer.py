@@ -137,7 +137,7 @@ class TransferGroups:
     per_language: pd.DataFrame = field(repr=False)
     notes: tuple[str, ...] = ()
     #: the scores the groups were computed from, when they came from a store's runs
-    #: (:func:`glotbench.analysis.transfer_store.transfer_scores_from_store`)
+    #: (:func:`glotbench.analysis.sources.transfer_store.transfer_scores_from_store`)
     scores: pd.DataFrame | None = field(default=None, repr=False)
 
     @property

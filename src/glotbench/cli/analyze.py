@@ -485,7 +485,7 @@ def analyze_lmm_command(
     json_output: JsonOption = False,
 ) -> None:
     """Linear mixed model: Satterthwaite tests, Type III ANOVA + partial η², EMMs, R²."""
-    from glotbench.analysis.scopes import lmm_frames
+    from glotbench.analysis.sources.scopes import lmm_frames
 
     tables, scope_notes = lmm_frames(
         input,

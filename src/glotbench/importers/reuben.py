@@ -22,7 +22,7 @@ What is stored (scores table): per model, task and metric a score with
 ``stderr`` = σ_w and ``metadata`` holding ``sigma_seed``/``sigma_boot`` (or
 ``sigma_w``) — read back as a
 :class:`~glotbench.analysis.variance.ComponentTable` by
-:func:`glotbench.analysis.inputs.load_replicated`, so ``analyze variance /
+:func:`glotbench.analysis.sources.inputs.load_replicated`, so ``analyze variance /
 aggregate / compare / ranks --scheme parametric`` run on it as reuben's
 parametric replication does; replication rows become scores with ``seed`` and
 ``replicate`` (the non-parametric scheme). reuben's task becomes glotbench's

@@ -384,7 +384,7 @@ def build_report(
     (:func:`~glotbench.analysis.pair_view.task_comparisons`), shown when models
     lack whole tasks; an overall comparison or rank section that cannot be
     shown is replaced by one that says why (issue 25 item 6). ``speed``: the
-    store's inference speed (:func:`glotbench.analysis.speed.speed_table`),
+    store's inference speed (:func:`glotbench.analysis.sources.speed_store.speed_table`),
     trivial models shown as such.
 
     ``settings_text``: the request's settings in words

@@ -557,7 +557,7 @@ def build_leaderboard(
     ``metadata`` maps a model to its metadata (parameters, training data, type,
     …); ``language_groups`` maps a group name to its languages (default:
     :data:`LANGUAGE_GROUPS`, those with two or more languages present).
-    ``speed`` (:func:`glotbench.analysis.speed.speed_table`) adds a tokens-per-second
+    ``speed`` (:func:`glotbench.analysis.sources.speed_store.speed_table`) adds a tokens-per-second
     column, shown as computed. The pairwise view holds every pair of the top
     ``pair_models`` models of the overall ranking (default: as many as keep
     pairs × cells within ``max_pair_cells``), compared by

@@ -16,10 +16,13 @@ from typing import Any
 
 import pandas as pd
 
-from glotbench.analysis.inputs import filter_frame
 from glotbench.analysis.replicates import ReplicatedScores, replicates_from_frame
-from glotbench.analysis.selection import replicates_from_store_selection, with_task_aliases
 from glotbench.analysis.settings import DEFAULT_SETTINGS, AnalysisSettings
+from glotbench.analysis.sources.inputs import filter_frame
+from glotbench.analysis.sources.store_selection import (
+    replicates_from_store_selection,
+    with_task_aliases,
+)
 from glotbench.core.store import Store
 from glotbench.data import XTREME_R_CAVEATS, xtreme_r_baselines
 from glotbench.errors import InputError
@@ -112,7 +115,7 @@ def leaderboard_source(
     """
     if settings is not None:
         metric, n_replicates, seed = settings.metric_choice, settings.n_replicates, settings.seed
-    from glotbench.analysis.speed import speed_table
+    from glotbench.analysis.sources.speed_store import speed_table
     from glotbench.report.leaderboard import XTREME_R_METADATA
     from glotbench.report.titles import store_title
 

@@ -98,7 +98,7 @@ class SpeedResult:
         """JSON form, as stored in the run's ``model_metadata['speed']``.
 
         Only the per-iteration figures are stored; the mean and interval are
-        computed by :func:`glotbench.analysis.speed.speed_table`.
+        computed by :func:`glotbench.analysis.sources.speed_store.speed_table`.
         """
         return {
             "method": "scandeval",

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from glotbench import api
 from glotbench.analysis.mixed import lmm
-from glotbench.analysis.run_scores import run_scores_from_store
+from glotbench.analysis.sources.run_scores import run_scores_from_store
 from glotbench.cli import app
 from glotbench.core import RunRecord, Store
 from glotbench.metrics import get_metric

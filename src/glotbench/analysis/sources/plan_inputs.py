@@ -8,11 +8,11 @@ from pathlib import Path
 
 import numpy as np
 
-from glotbench.analysis.inputs import load_replicated
 from glotbench.analysis.planning.estimate import adjacent_pairs, estimate_pair, pooled
 from glotbench.analysis.planning.plan import Plan, PlanSettings, override, pair_table, plan_design
 from glotbench.analysis.planning.power import Components, Design
 from glotbench.analysis.replicates import ReplicatedScores
+from glotbench.analysis.sources.inputs import load_replicated
 from glotbench.analysis.variance import ComponentTable, components
 from glotbench.core.store import Store
 from glotbench.errors import InputError
@@ -92,9 +92,9 @@ def plan_from_inputs(
     ----------
     store, input : str or Path, optional
         Where the variance components are estimated from (as
-        :func:`glotbench.analysis.inputs.load_replicated`); neither: give them.
+        :func:`glotbench.analysis.sources.inputs.load_replicated`); neither: give them.
     metric, models, tasks, languages
-        Select the data (as :func:`~glotbench.analysis.inputs.load_replicated`).
+        Select the data (as :func:`~glotbench.analysis.sources.inputs.load_replicated`).
     bootstrap_replicates : int, default 200
         Bootstrap replicates per seed when the store holds per-example statistics.
     sigma_seed, sigma_boot, sigma_example, sigma_b, correlation : float, optional

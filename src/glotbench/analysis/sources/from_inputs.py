@@ -1,7 +1,7 @@
 """Analyses that read their inputs from files or a store, then call the analysis modules.
 
 EuroEval rank scores, the evaluation-size analysis, transfer groups and
-buckets; each function reads (:mod:`glotbench.analysis.inputs`,
+buckets; each function reads (:mod:`glotbench.analysis.sources.inputs`,
 ``*_store`` modules) and computes in one place, for :mod:`glotbench.api`.
 """
 
@@ -23,11 +23,11 @@ from glotbench.analysis.datasize import (
     datasize_analysis,
     simulate_tagger_statistics,
 )
-from glotbench.analysis.datasize_store import datasize_inputs_from_store
 from glotbench.analysis.euroeval_rank import EuroEvalRank, iterations_from_frame
 from glotbench.analysis.euroeval_rank import euroeval_rank as euroeval_rank_scores
-from glotbench.analysis.inputs import filter_frame, read_attributes_file
-from glotbench.analysis.scopes import ScopedResults
+from glotbench.analysis.sources.datasize_store import datasize_inputs_from_store
+from glotbench.analysis.sources.inputs import filter_frame, read_attributes_file
+from glotbench.analysis.sources.scopes import ScopedResults
 from glotbench.analysis.transfer import TransferGroups, transfer_groups
 from glotbench.core.layout import DEFAULT_STORE_PATH
 from glotbench.core.store import Store
@@ -99,13 +99,13 @@ def analyze_datasize(
       to 2 % + 1 % × (models − 1), ``simulate_seeds`` seeds each) on the gold file;
     * ``store``: the runs matching ``dataset``/``task``/``language``/``metric``
       (any of them may be omitted: one matching test set is analysed, several
-      each, as a :class:`~glotbench.analysis.scopes.ScopedResults`; see
-      :mod:`glotbench.analysis.scopes`); sizes in tokens when the metric has
+      each, as a :class:`~glotbench.analysis.sources.scopes.ScopedResults`; see
+      :mod:`glotbench.analysis.sources.scopes`); sizes in tokens when the metric has
       a ``tokens`` or ``words`` statistic or the runs store ``test_tokens``
       metadata, as ``glotbench run`` does for
       token tasks such as NER; else in examples), examples in the order of
       their stored ``source_position`` (else the stored order, with a note:
-      :func:`glotbench.analysis.datasize_store.datasize_inputs_from_store`).
+      :func:`glotbench.analysis.sources.datasize_store.datasize_inputs_from_store`).
     """
     analyse = functools.partial(  # the analysis' settings, whatever the source
         datasize_analysis,
@@ -130,7 +130,7 @@ def analyze_datasize(
             raise InputError("give --pred files (or --simulate-models) with --gold")
         stats, labels, tokens, bound = conllu_statistics(gold, predictions, metric or "las")
     elif store is not None:
-        from glotbench.analysis.scopes import scoped, store_scopes
+        from glotbench.analysis.sources.scopes import scoped, store_scopes
 
         with Store.open(store, read_only=True) as handle:
             scopes, scope_notes = store_scopes(
@@ -183,10 +183,10 @@ def analyze_transfer(
     (:func:`glotbench.data.scandeval_transfer_scores`); ``store``: the
     zero-shot runs of a store (``glotbench run scandi-transfer``; ``metrics``
     maps a task to its metric, default the task's primary metric; see
-    :func:`glotbench.analysis.transfer_store.transfer_scores_from_store`).
+    :func:`glotbench.analysis.sources.transfer_store.transfer_scores_from_store`).
     See :func:`glotbench.analysis.transfer.transfer_groups`.
     """
-    from glotbench.analysis.transfer_store import transfer_scores_from_store
+    from glotbench.analysis.sources.transfer_store import transfer_scores_from_store
     from glotbench.core.readers import TidyTable, read_tidy
     from glotbench.data import scandeval_transfer_scores
 
@@ -234,12 +234,12 @@ def analyze_buckets(
 
     ``dataset``, ``task``, ``language`` and ``metric`` filter the store's test
     sets; any may be omitted: one matching test set is analysed, several each
-    (a :class:`~glotbench.analysis.scopes.ScopedResults`;
-    :mod:`glotbench.analysis.scopes`). Without ``attributes`` the built-in
+    (a :class:`~glotbench.analysis.sources.scopes.ScopedResults`;
+    :mod:`glotbench.analysis.sources.scopes`). Without ``attributes`` the built-in
     attributes the runner stored are used (docs/buckets.md); with them, the
     file's columns are added to (and replace) the stored ones of the same name.
     """
-    from glotbench.analysis.scopes import scoped, store_scopes
+    from glotbench.analysis.sources.scopes import scoped, store_scopes
 
     if attributes is None:
         table = None

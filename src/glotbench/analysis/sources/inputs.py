@@ -15,12 +15,8 @@ import numpy as np
 import pandas as pd
 
 from glotbench.analysis.replicates import ReplicatedScores
-from glotbench.analysis.selection import (
-    MetricChoice,
-    replicates_from_store_selection,
-    replicates_from_table,
-    select_score_rows,
-)
+from glotbench.analysis.selection import MetricChoice, replicates_from_table, select_score_rows
+from glotbench.analysis.sources.store_selection import replicates_from_store_selection
 from glotbench.analysis.variance import ComponentTable, components_from_summary
 from glotbench.core.layout import DEFAULT_STORE_PATH
 from glotbench.core.store import Store
@@ -184,7 +180,7 @@ def load_lmm_frame(
 
     From a store: one score per stored run of ``metric``, computed from its
     per-example statistics (the metric's score of the summed statistics; see
-    :func:`glotbench.analysis.run_scores.run_scores_from_store`) — the runner's
+    :func:`glotbench.analysis.sources.run_scores.run_scores_from_store`) — the runner's
     stores hold only these; when no run matches, the store's scores table.
     Returns the frame and an error factory ``(message, position, field)`` that
     locates problems in the file (line / row) when the data came from a file.
@@ -214,7 +210,7 @@ def load_lmm_frame(
 
             return frame, located
         return frame, table.error
-    from glotbench.analysis.run_scores import run_scores_from_store
+    from glotbench.analysis.sources.run_scores import run_scores_from_store
 
     path = store if store is not None else DEFAULT_STORE_PATH
     with Store.open(path, read_only=True) as handle:

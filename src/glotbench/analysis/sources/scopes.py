@@ -216,12 +216,12 @@ def lmm_frames(
 
     A file, or a store with ``metric`` given or one metric among the matching
     runs (else scores), gives one table
-    (:func:`glotbench.analysis.inputs.load_lmm_frame`); a store whose matching
+    (:func:`glotbench.analysis.sources.inputs.load_lmm_frame`); a store whose matching
     runs (or, without runs, scores) hold several metrics gives one table per
     metric, each analysed on its own (scores of different metrics are not one
     response variable). Returns ``[(metric, frame, error), ...]`` and notes.
     """
-    from glotbench.analysis.inputs import load_lmm_frame
+    from glotbench.analysis.sources.inputs import load_lmm_frame
     from glotbench.core.layout import DEFAULT_STORE_PATH
     from glotbench.core.store import Store
 
