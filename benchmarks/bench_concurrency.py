@@ -38,12 +38,12 @@ from typing import Any
 import numpy as np
 from _common import load_average, machine_info, print_header, print_table, write_json
 
-from glotbench.core import RunRecord, Store
+from glotbench.store import RunRecord, Store
 
 WRITER = """
 import sys, time
 import numpy as np
-from glotbench.core import RunRecord, Store
+from glotbench.store import RunRecord, Store
 from pathlib import Path
 path, stop = sys.argv[1], sys.argv[2]
 n, per_job, pause = int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])

@@ -86,8 +86,8 @@ def write_scores_csv(path: Path, rows: int, seed: int = 0) -> None:
 
 def write_snapshot(folder: Path, rows: int, tmp: Path) -> None:
     """A snapshot of a store with ``rows`` example rows (runs of 10,000) and ``rows`` scores."""
-    from glotbench.core import Store
-    from glotbench.core.schema import RunRecord
+    from glotbench.store import Store
+    from glotbench.store.schema import RunRecord
 
     rng = np.random.default_rng(0)
     store_path = tmp / "snapshot-source.duckdb"
@@ -112,7 +112,7 @@ def write_snapshot(folder: Path, rows: int, tmp: Path) -> None:
         store.write_run_batches(runs())
         scores_csv = tmp / "snapshot-scores.csv"
         write_scores_csv(scores_csv, rows)
-        from glotbench.core.ingest import import_scores_file
+        from glotbench.ingest.tidy import import_scores_file
 
         import_scores_file(store, scores_csv)
         scores_csv.unlink()

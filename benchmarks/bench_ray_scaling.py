@@ -89,9 +89,9 @@ def start_ray(num_cpus: int) -> dict[str, Any]:
 
 
 def run_once(suite_path: Path, store: Path, executor: str, num_cpus: int | None) -> dict:
-    from glotbench.core.store import Store
     from glotbench.runner.executors import run_suite
     from glotbench.runner.suite import load_suite
+    from glotbench.store.store import Store
 
     events: list[tuple[str, float]] = []
 

@@ -110,10 +110,10 @@ class WriteTimer:
 
 def run_mode(suite_path: Path, folder: Path, mode: str) -> dict[str, Any]:
     import glotbench.runner.executors as executors
-    from glotbench.core.shards import merge_shards
-    from glotbench.core.store import Store
+    from glotbench.ingest.shards import merge_shards
     from glotbench.runner.executors import run_suite
     from glotbench.runner.suite import load_suite
+    from glotbench.store.store import Store
 
     store = folder / f"{mode.replace(' ', '-').replace(',', '')}.duckdb"
     shards = folder / f"shards-{mode.replace(' ', '-').replace(',', '')}"

@@ -267,12 +267,12 @@ def _clear_prediction_cache() -> None:
 
 def protocol_path(suite_path: Path, store_path: Path) -> dict[str, Any]:
     """``run_suite`` step by step (local executor), with the time of every step."""
-    from glotbench.core.store import Store
     from glotbench.runner import protocol as P
     from glotbench.runner.executors import build_datasets
     from glotbench.runner.models import CallableModel
     from glotbench.runner.suite import load_suite
     from glotbench.runner.tasks import get_task
+    from glotbench.store.store import Store
 
     _clear_prediction_cache()
     t: dict[str, float] = {}

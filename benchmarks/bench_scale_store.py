@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 from _common import load_average, machine_info, timed_cpu, write_json
 
-from glotbench.core import RunRecord, Store
+from glotbench.store import RunRecord, Store
 
 
 def peak_rss_mib() -> float:

@@ -417,7 +417,7 @@ def test_demo_typed_wins_over_the_environment_store(
 def test_the_lock_timeout_is_a_parameter_not_an_environment_variable(
     cli: Cli, stores: dict[str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from glotbench.core import lock
+    from glotbench.store import lock
 
     monkeypatch.delenv(lock.LOCK_TIMEOUT_ENV, raising=False)
     try:

@@ -10,14 +10,14 @@ combine two layers for one command:
 =========================================  ==========================================
 functions                                  work done in
 =========================================  ==========================================
-store: ``open_store``, ``import_*``,       :mod:`glotbench.core` (``store``, ``ingest``,
-``export_store``, ``list_failures``        ``snapshot``, ``failures``), :mod:`glotbench.importers`
+store: ``open_store``, ``import_*``,       :mod:`glotbench.store`, :mod:`glotbench.ingest`
+``export_store``, ``list_failures``        (``tidy``, ``snapshot``), :mod:`glotbench.importers`
 ``load_replicated``, ``load_lmm_frame``,   :mod:`glotbench.analysis.sources.inputs`
 ``read_attributes_file``
 ``analyze_*``, ``euroeval_rank``           :mod:`glotbench.analysis` (``from_inputs``,
                                            ``mixed.study`` and the analysis modules)
 ``*_files``, ``paired_statistics``,        :mod:`glotbench.analysis.sources.paired_files`,
-``significance_test``, ``read_*_file``     :mod:`glotbench.core.line_files`
+``significance_test``, ``read_*_file``     :mod:`glotbench.ingest.line_files`
 ``leaderboard_source``,                    :mod:`glotbench.report.sources`,
 ``write_leaderboard_site``, ``write_report``  :mod:`glotbench.report.sites`
 ``run_benchmark``, ``list_suites``,        :mod:`glotbench.runner.benchmark`,
@@ -93,20 +93,6 @@ from glotbench.checklist.commands import (
     checklist_expand,
     checklist_score,
 )
-from glotbench.core import (
-    ImportResult,
-    Store,
-    StoreSummary,
-    add_scores_frame,
-    import_examples_file,
-    import_scores_file,
-)
-from glotbench.core.failures import list_failures
-from glotbench.core.ingest import open_store_for_import
-from glotbench.core.layout import DEFAULT_STORE_PATH
-from glotbench.core.line_files import read_examples_file, read_scores_file
-from glotbench.core.lock import set_lock_timeout
-from glotbench.core.store import ExportResult, FailureList
 from glotbench.demo_starter import StarterDemo, starter_demo
 from glotbench.demo_xtreme import Demo, demo, demo_leaderboard, write_demo_pages
 from glotbench.errors import InputError
@@ -115,6 +101,15 @@ from glotbench.importers.euroeval import import_euroeval as _import_euroeval
 from glotbench.importers.lm_eval import import_lm_eval as _import_lm_eval
 from glotbench.importers.reuben import import_reuben as _import_reuben
 from glotbench.importers.xtreme import import_xtreme as _import_xtreme
+from glotbench.ingest import (
+    ImportResult,
+    add_scores_frame,
+    import_examples_file,
+    import_scores_file,
+)
+from glotbench.ingest.line_files import read_examples_file, read_scores_file
+from glotbench.ingest.snapshot import import_snapshot
+from glotbench.ingest.tidy import open_store_for_import
 from glotbench.metrics.base import Metric
 from glotbench.metrics.catalog import list_metrics
 from glotbench.report.planning_plot import write_power_curve
@@ -131,6 +126,11 @@ from glotbench.resample import BootstrapResult, bootstrap, bootstrap_metric
 from glotbench.runner import benchmark as _benchmark
 from glotbench.runner.benchmark import list_suites
 from glotbench.runner.build import ScalaBuild, build_scala
+from glotbench.store import Store, StoreSummary
+from glotbench.store.failure_list import list_failures
+from glotbench.store.layout import DEFAULT_STORE_PATH
+from glotbench.store.lock import set_lock_timeout
+from glotbench.store.store import ExportResult, FailureList
 
 __all__ = [
     "Analysis",
@@ -323,7 +323,7 @@ def import_parquet(
 ) -> ImportResult:
     """Merge a Parquet snapshot written by :func:`export_store` into ``store``."""
     with open_store_for_import(store, lock_timeout=lock_timeout) as s:
-        return s.import_parquet(path)
+        return import_snapshot(s, Path(path))
 
 
 def add_scores(
@@ -981,8 +981,8 @@ def kept_examples(
     (``.to_frame()``, ``.to_dict()``, ``.samples()`` = lm-eval-style sample records).
     """
     from glotbench.analysis.examples import compare_outputs
-    from glotbench.core.outputs_store import read_outputs
-    from glotbench.core.store import Store
+    from glotbench.store.outputs import read_outputs
+    from glotbench.store.store import Store
 
     with Store.open(store, read_only=True) as handle:
         outputs = read_outputs(
@@ -1056,9 +1056,9 @@ def import_shards(
 ) -> Any:
     """Merge the Parquet shards of ``folder`` (one per job) into ``store``; idempotent.
 
-    Returns a :class:`~glotbench.core.shards.ShardMerge`.
+    Returns a :class:`~glotbench.ingest.shards.ShardMerge`.
     """
-    from glotbench.core.shards import merge_shards
+    from glotbench.ingest.shards import merge_shards
 
     with open_store_for_import(store, lock_timeout=lock_timeout) as s:
         return merge_shards(s, folder, progress=progress)

@@ -31,9 +31,9 @@ from glotbench.analysis.settings import DEFAULT_SETTINGS
 from glotbench.analysis.sources.inputs import load_replicated
 from glotbench.analysis.sources.speed_store import store_speed_table
 from glotbench.analysis.variance import VarianceComponents, components, variance_components
-from glotbench.core.analysis_cache import AnalysisCache, cache_key, store_fingerprint
-from glotbench.core.store import Store, in_configs
 from glotbench.errors import GlotbenchError
+from glotbench.store.analysis_cache import AnalysisCache, cache_key, store_fingerprint
+from glotbench.store.store import Store, in_configs
 
 #: the suite the demo runs
 STARTER_SUITE = "starter"

@@ -26,13 +26,13 @@ from glotbench.analysis.ranks import Ranks
 from glotbench.analysis.replicates import replicates_from_frame
 from glotbench.analysis.results import records
 from glotbench.analysis.settings import DEFAULT_SETTINGS
-from glotbench.core.analysis_cache import cache_key
-from glotbench.core.atomic_files import write_text_atomic
 from glotbench.data import XTREME_R_CAVEATS, xtreme_r_baselines
 from glotbench.demo_starter import STARTER_METRIC, StarterDemo
 from glotbench.errors import GlotbenchError
 from glotbench.report.sites import write_leaderboard_site, write_report
 from glotbench.report.sources import LeaderboardSource, leaderboard_source, store_metadata
+from glotbench.store.analysis_cache import cache_key
+from glotbench.store.atomic_files import write_text_atomic
 
 
 def demo_leaderboard(confidence_level: float = 0.95) -> Leaderboard:

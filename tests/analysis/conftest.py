@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from glotbench.analysis.replicates import ReplicatedScores, Unit
-from glotbench.core import RunRecord, Store
+from glotbench.store import RunRecord, Store
 
 
 def simulate(

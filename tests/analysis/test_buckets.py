@@ -20,9 +20,9 @@ from glotbench.analysis.buckets import (
     lexical_overlap,
 )
 from glotbench.cli import app
-from glotbench.core import RunRecord, Store
 from glotbench.metrics import get_metric
 from glotbench.resample.weights import BLOCK, make_support, weight_block
+from glotbench.store import RunRecord, Store
 
 
 def _data(n: int = 300, seed: int = 0) -> tuple[pd.DataFrame, dict[str, list[str]], list[str]]:

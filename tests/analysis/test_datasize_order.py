@@ -24,7 +24,7 @@ from scipy.stats import weightedtau
 from glotbench import api
 from glotbench.analysis.datasize import subset_masks
 from glotbench.analysis.sources.datasize_store import datasize_inputs_from_store
-from glotbench.core import RunRecord, Store
+from glotbench.store import RunRecord, Store
 
 SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 DDT = SHARED_DATA / "ud" / "UD_Danish-DDT" / "da_ddt-ud-test.conllu"

@@ -468,8 +468,8 @@ def test_the_sd_of_euroeval_iterations_is_sigma_w_not_a_bootstrap_sd(tmp_path: P
     iterations (fractions), read with json; sigma_seed and sigma_boot are missing, and a note
     says why."""
     from glotbench.analysis.sources.inputs import load_replicated
-    from glotbench.core import Store
     from glotbench.importers.euroeval import import_euroeval
+    from glotbench.store import Store
 
     store = tmp_path / "r.duckdb"
     with Store.open(store) as handle:

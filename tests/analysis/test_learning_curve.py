@@ -157,8 +157,8 @@ def test_cli_learning_curve_on_a_tiny_suite(tmp_path: Path):
 
 def test_store_curves_average_seeds_and_use_the_latest_configuration(tmp_path: Path):
     from glotbench.api import learning_curve
-    from glotbench.core.schema import RunRecord
-    from glotbench.core.store import Store
+    from glotbench.store.schema import RunRecord
+    from glotbench.store.store import Store
 
     rng = np.random.default_rng(0)
     n = 50

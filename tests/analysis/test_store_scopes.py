@@ -15,8 +15,8 @@ from glotbench import api
 from glotbench.analysis.datasize import datasize_analysis
 from glotbench.analysis.sources.datasize_store import datasize_inputs_from_store
 from glotbench.analysis.sources.scopes import ScopedResults, store_scopes
-from glotbench.core import Store
 from glotbench.errors import InputError
+from glotbench.store import Store
 
 from ..conftest import CliResult
 

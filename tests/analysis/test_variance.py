@@ -550,7 +550,7 @@ def test_store_bootstrap_se_is_calibrated_when_seeds_agree(tmp_path: Path) -> No
 
 def test_store_runs_with_different_configurations_are_separate_systems(tmp_path: Path) -> None:
     """lm-eval's acc and acc_norm are both stored as accuracy, told apart by config_hash."""
-    from glotbench.core import Store
+    from glotbench.store import Store
 
     rng = np.random.default_rng(11)
     path = tmp_path / "configs.duckdb"

@@ -306,7 +306,7 @@ def test_store_runs_listed_by_show_and_idempotent(tmp_path: Path, english) -> No
     assert again.stored["runs_written"] == 0 and again.stored["runs_skipped"] == 5
     assert api.show_store(store).counts["runs"] == 5
     # stored score is the pass rate: 1 - failure rate
-    from glotbench.core.store import Store
+    from glotbench.store.store import Store
 
     with Store.open(store, read_only=True) as st:
         runs = st.runs(tasks=["checklist:negated_positive"])

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from glotbench.core import Store
+from glotbench.store import Store
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "importers"
 LM_EVAL_OUT = FIXTURES / "lm_eval_out"

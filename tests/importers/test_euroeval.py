@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from glotbench.core import Store
 from glotbench.errors import InputError
 from glotbench.importers.euroeval import import_euroeval, read_euroeval
+from glotbench.store import Store
 
 from .conftest import FIXTURES
 

@@ -18,15 +18,16 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from glotbench.core import Store
-from glotbench.core.ingest import import_examples_file, import_scores_file
-from glotbench.core.names import name_problem, normalise_name
-from glotbench.core.validate import has_control_chars, metric_score_range
 from glotbench.errors import GlotbenchError
 from glotbench.importers.euroeval import import_euroeval
 from glotbench.importers.lm_eval import import_lm_eval
+from glotbench.ingest.column_checks import has_control_chars
+from glotbench.ingest.score_validation import metric_score_range
+from glotbench.ingest.tidy import import_examples_file, import_scores_file
+from glotbench.store import Store
+from glotbench.store.names import name_problem, normalise_name
 
-from ..core.conftest import TABLES
+from ..store.conftest import TABLES
 from .conftest import FIXTURES, LM_EVAL_OUT
 
 SETTINGS = settings(

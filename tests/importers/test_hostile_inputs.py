@@ -19,15 +19,15 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from glotbench.core import Store
-from glotbench.core.ingest import import_scores_file
-from glotbench.core.names import MAX_NAME_CHARS, check_name
-from glotbench.core.yaml_files import load_yaml
 from glotbench.errors import InputError
 from glotbench.importers.euroeval import import_euroeval
 from glotbench.importers.lm_eval import import_lm_eval
 from glotbench.importers.xtreme import import_xtreme
+from glotbench.ingest.tidy import import_scores_file
+from glotbench.ingest.yaml_files import load_yaml
 from glotbench.runner.suite import load_suite
+from glotbench.store import Store
+from glotbench.store.names import MAX_NAME_CHARS, check_name
 
 from .conftest import FIXTURES, LM_EVAL_OUT
 
@@ -345,7 +345,7 @@ def test_fuzz_yaml_repeated_keys_are_refused_else_read_as_safe_load(pairs, neste
 @example(code="..")
 @example(code="zh-Hans")
 def test_fuzz_language_codes(code: str) -> None:
-    from glotbench.core.names import LANGUAGE_CODE_RE, check_language_code
+    from glotbench.store.names import LANGUAGE_CODE_RE, check_language_code
 
     parts = code.replace("_", "-").split("-")
     shaped = (
@@ -375,7 +375,7 @@ def test_fuzz_bounded_lines_refuse_exactly_the_first_over_long_line(
     the first longer line is refused by its number."""
     import io
 
-    from glotbench.core.limits import bounded_lines
+    from glotbench.ingest.limits import bounded_lines
 
     data = b"\n".join(lines) + (b"\n" if final_newline and lines else b"")
     expected = io.BytesIO(data).readlines()
@@ -402,8 +402,8 @@ def test_a_reuben_config_with_a_key_twice_is_refused(tmp_path: Path) -> None:
 
 
 def test_a_reuben_csv_refuses_an_over_long_line(tmp_path: Path) -> None:
-    from glotbench.core.limits import MAX_LINE_BYTES, MiB
     from glotbench.importers.reuben import ReubenConfig, read_reuben
+    from glotbench.ingest.limits import MAX_LINE_BYTES, MiB
 
     path = tmp_path / "r.csv"
     path.write_text("Model,Task,Mean,SD_seed,SD_boot_avg\nm,de,0.5,0.01,0.01\n")

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from glotbench.core.readers import unique_keys
 from glotbench.errors import InputError
 from glotbench.importers.common import iter_jsonl, iter_jsonl_blocks
+from glotbench.ingest.readers import unique_keys
 
 BAD = [
     '{"doc_id": 1, "acc": 1, "acc": 0}',

@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from glotbench.core import Store
 from glotbench.errors import InputError
 from glotbench.importers.common import TaskLanguageMap
 from glotbench.importers.lm_eval import import_lm_eval, recompute_scores
+from glotbench.store import Store
 
 from .conftest import LM_EVAL_OUT
 

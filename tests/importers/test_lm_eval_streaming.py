@@ -11,12 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from glotbench.core import Store
-from glotbench.core import staging as staging_module
-from glotbench.core.staging import RunSpool
 from glotbench.errors import InputError
 from glotbench.importers import lm_eval as lm_eval_module
 from glotbench.importers.lm_eval import import_lm_eval, read_lm_eval
+from glotbench.ingest import staging as staging_module
+from glotbench.ingest.spool import RunSpool
+from glotbench.store import Store
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 STAMP = "2026-01-01T00-00-00.000000"
@@ -164,8 +164,8 @@ def test_bad_sample_deep_in_a_large_file_names_file_line_field_and_store_is_unch
 KILL_CHILD = textwrap.dedent(
     """
     import os, signal, sys
-    from glotbench.core import Store
-    from glotbench.core import store as store_module
+    from glotbench.store import Store
+    from glotbench.store import store as store_module
     from glotbench.importers.lm_eval import import_lm_eval
     original = store_module.Store._insert_batch
     calls = {"n": 0}
@@ -176,7 +176,7 @@ KILL_CHILD = textwrap.dedent(
             os.kill(os.getpid(), signal.SIGKILL)
         return original(self, con, runs)
 
-    from glotbench.core import store_writes
+    from glotbench.store import writes as store_writes
 
     store_writes.FIRST_BATCH_RUNS = 1
     store_module.Store._insert_batch = killing

@@ -22,7 +22,6 @@ from glotbench.analysis.draws import DrawSettings
 from glotbench.analysis.replicates import ReplicatedScores
 from glotbench.analysis.variance import ComponentTable
 from glotbench.cli import app
-from glotbench.core.store import Store
 from glotbench.errors import InputError
 from glotbench.importers.reuben import (
     ReubenConfig,
@@ -30,6 +29,7 @@ from glotbench.importers.reuben import (
     parse_metric_specs,
     read_reuben,
 )
+from glotbench.store.store import Store
 
 SALEVA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "saleva" / "inputs"
 

@@ -11,14 +11,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from glotbench.core import Store
-from glotbench.core.ingest import import_examples_file, import_scores_file
 from glotbench.errors import InputError
 from glotbench.importers.euroeval import import_euroeval
 from glotbench.importers.lm_eval import import_lm_eval, rounding_tolerance
+from glotbench.ingest.tidy import import_examples_file, import_scores_file
 from glotbench.metrics import get_metric
+from glotbench.store import Store
 
-from ..core.conftest import TABLES
+from ..store.conftest import TABLES
 from .conftest import FIXTURES
 
 LEGACY = FIXTURES / "euroeval" / "euroeval_benchmark_results.jsonl"

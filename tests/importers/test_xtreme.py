@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from glotbench.core import Store
 from glotbench.errors import InputError
 from glotbench.importers.xtreme import import_xtreme
+from glotbench.store import Store
 
 from .conftest import FIXTURES
 
@@ -125,8 +125,8 @@ def test_missing_labels_and_bucc(store: Store, submission: tuple[Path, Path]) ->
 
 def test_runs_wait_on_disk_and_store_the_same_as_in_memory(tmp_path: Path, store: Store) -> None:
     """With a spool, each (task, language) run leaves memory once scored; the store is the same."""
-    from glotbench.core.staging import RunSpool
     from glotbench.importers.xtreme import read_xtreme
+    from glotbench.ingest.spool import RunSpool
 
     in_memory, _ = read_xtreme(XT / "predictions", XT / "labels", model="sub")
     with RunSpool(tmp_path) as spool:

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from glotbench.core import RunRecord, Store
+from glotbench.store import RunRecord, Store
 
 XSS = "<img src=x onerror=alert(1)>"
 SCRIPT_NAME = "</script><script>alert(2)</script>"

@@ -18,8 +18,8 @@ import pytest
 from typer.testing import CliRunner
 
 from glotbench.cli import app
-from glotbench.core import Store
-from glotbench.core.atomic_files import atomic_path, write_text_atomic
+from glotbench.store import Store
+from glotbench.store.atomic_files import atomic_path, write_text_atomic
 
 from .conftest import write_store
 

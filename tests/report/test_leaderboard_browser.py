@@ -191,7 +191,7 @@ def _full_test_set_scores(
 ) -> dict[tuple[str, str, str], float]:
     """Accuracy on the whole test set, mean over seeds, per (model, task, language): numpy on
     the stored per-example statistics (sum of correct / sum of counts), no resampling."""
-    from glotbench.core.store import Store
+    from glotbench.store.store import Store
 
     seeds: dict[tuple[str, str, str], list[float]] = {}
     with Store.open(store, read_only=True) as handle:

@@ -156,10 +156,10 @@ def test_report_note_links_land_on_their_notes(
 
 
 def test_a_suite_store_is_titled_by_its_suite(tmp_path: Path) -> None:
-    from glotbench.core import Store
     from glotbench.runner.executors import run_suite
     from glotbench.runner.protocol import PROTOCOL_VERSION
     from glotbench.runner.suite import load_suite
+    from glotbench.store import Store
 
     from ..runner.conftest import write_suite
 

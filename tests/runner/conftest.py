@@ -76,7 +76,7 @@ models:
 
 
 def store_digests(path: Path) -> dict[str, str]:
-    from glotbench.core import Store
+    from glotbench.store import Store
 
     with Store.open(path, read_only=True) as store:
         return dict(store.connection.execute("SELECT run_id, stats_sha256 FROM runs").fetchall())

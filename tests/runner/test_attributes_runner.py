@@ -11,10 +11,10 @@ import pytest
 from typer.testing import CliRunner
 
 from glotbench.cli import app
-from glotbench.core import Store
-from glotbench.core.attribute_store import read_attributes, read_unit_stats
 from glotbench.runner.datasets import Dataset
 from glotbench.runner.tasks import get_task
+from glotbench.store import Store
+from glotbench.store.attributes import read_attributes, read_unit_stats
 
 from .conftest import write_suite
 
@@ -101,7 +101,7 @@ def test_analyze_sentiment_buckets_by_gold_label(store: Path) -> None:
 
 
 def test_a_store_without_attributes_asks_for_a_file(tmp_path: Path) -> None:
-    from glotbench.core import RunRecord
+    from glotbench.store import RunRecord
 
     path = tmp_path / "plain.duckdb"
     with Store.open(path) as handle:

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from glotbench.core import Store
 from glotbench.errors import InputError
 from glotbench.runner.benchmark import prepare_suite
 from glotbench.runner.command_line import model_kind, parse_model_args, split_list
+from glotbench.store import Store
 
 from .conftest import store_digests
 from .openai_server import FaultyServer, echo_backend, read_log

@@ -1,4 +1,4 @@
-"""The runner's dataset readers read lines with the limits of core/limits.py (issue 24).
+"""The runner's dataset readers read lines with the limits of ingest/limits.py (issue 24).
 
 An over-long line is refused naming the file and line, after reading one
 limit's worth of it — never the whole line (the limits are patched small so
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from glotbench.core.limits import MAX_FIELD_CHARS, MAX_LINE_BYTES
 from glotbench.errors import InputError
+from glotbench.ingest.limits import MAX_FIELD_CHARS, MAX_LINE_BYTES
 from glotbench.runner.datasets import conllu, load_conllu, load_table, tabular, textgen
 
 CONLLU = """# sent_id = a1

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from glotbench import api
-from glotbench.core import Store
 from glotbench.errors import InputError
 from glotbench.runner import executors
 from glotbench.runner.errors import JobError
+from glotbench.store import Store
 
 from . import helpers_models
 from .conftest import store_digests

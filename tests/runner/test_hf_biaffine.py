@@ -400,8 +400,8 @@ def test_scores_and_loss_match_the_biaffine_formulas():
 @pytest.mark.slow
 def test_ud_english_end_to_end_into_a_store(shared_data: Path, tmp_path: Path):
     from glotbench import api
-    from glotbench.core import Store
     from glotbench.runner.suite import load_suite
+    from glotbench.store import Store
 
     treebank = shared_data / "ud" / "UD_English-EWT"
     files = sorted(treebank.glob("*.conllu"))

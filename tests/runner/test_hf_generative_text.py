@@ -32,13 +32,13 @@ sacrebleu = pytest.importorskip("sacrebleu")
 os.environ["HF_HUB_OFFLINE"] = "1"
 
 from glotbench import api  # noqa: E402
-from glotbench.core import Store  # noqa: E402
 from glotbench.metrics import get_metric  # noqa: E402
 from glotbench.runner.datasets import build_dataset  # noqa: E402
 from glotbench.runner.errors import ModelError  # noqa: E402
 from glotbench.runner.models import build_model  # noqa: E402
 from glotbench.runner.models.hf_generative import cut_at_stop  # noqa: E402
 from glotbench.runner.tasks import get_task  # noqa: E402
+from glotbench.store import Store  # noqa: E402
 
 from .conftest import store_digests  # noqa: E402
 

@@ -11,10 +11,10 @@ import pytest
 from sklearn.metrics import matthews_corrcoef
 
 from glotbench import api
-from glotbench.core import Store
-from glotbench.core.outputs_store import read_outputs
 from glotbench.errors import InputError
 from glotbench.metrics import get_metric
+from glotbench.store import Store
+from glotbench.store.outputs import read_outputs
 
 from .openai_server import FaultyServer, echo_backend
 from .test_command_line_models import write_data

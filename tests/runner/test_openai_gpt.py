@@ -23,7 +23,7 @@ transformers = pytest.importorskip(
 os.environ["HF_HUB_OFFLINE"] = "1"
 
 from glotbench import api  # noqa: E402
-from glotbench.core import Store  # noqa: E402
+from glotbench.store import Store  # noqa: E402
 
 from .openai_server import FaultyServer, gpt_backend, read_log  # noqa: E402
 from .test_hf_generative_text import DATASETS, save_biased_gpt, write_data  # noqa: E402

@@ -23,7 +23,6 @@ from typing import Any
 import pytest
 
 from glotbench import api
-from glotbench.core import Store
 from glotbench.runner.errors import ModelError
 from glotbench.runner.executors import response_cache_path
 from glotbench.runner.models import ModelSpec, build_model
@@ -32,6 +31,7 @@ from glotbench.runner.models.http_client import (
     ResponseCache,
     retry_after_seconds,
 )
+from glotbench.store import Store
 
 from .conftest import store_digests
 from .openai_server import FaultyServer, echo_backend, read_log

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from glotbench import api
-from glotbench.core import Store
 from glotbench.metrics import get_metric
 from glotbench.runner.errors import UnknownNameError
 from glotbench.runner.protocol import bootstrap_test_counts, training_sample
+from glotbench.store import Store
 
 from .conftest import ROOT, store_digests, write_suite
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from glotbench import api
-from glotbench.core import Store
+from glotbench.store import Store
 
 from .conftest import ROOT, store_digests, write_suite
 

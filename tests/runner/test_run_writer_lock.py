@@ -21,9 +21,9 @@ import pandas as pd
 import pytest
 
 from glotbench import api
-from glotbench.core import Store
-from glotbench.core.schema import stats_digest
-from glotbench.core.writer_lock import live_owner, writer_lock, writer_lock_path
+from glotbench.store import Store
+from glotbench.store.schema import stats_digest
+from glotbench.store.writer_lock import live_owner, writer_lock, writer_lock_path
 
 from .conftest import ROOT, store_digests, write_suite
 

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from glotbench import api
-from glotbench.core import Store
-from glotbench.core.shards import list_shards, merge_shards, read_header, read_runs, write_shard
 from glotbench.errors import InputError
+from glotbench.ingest.shards import list_shards, merge_shards, read_header, read_runs, write_shard
+from glotbench.store import Store
 
 from .conftest import ROOT, store_digests, write_suite
 
@@ -98,7 +98,7 @@ def test_shard_round_trip_and_atomic_write(tmp_path: Path, reference: tuple[Path
         items = []
         for _, row in runs.iterrows():
             ids, stats = store.run_stats(row["run_id"])
-            from glotbench.core.schema import RunRecord
+            from glotbench.store.schema import RunRecord
 
             record = RunRecord(
                 **{k: row[k] for k in ("model", "dataset", "task", "language", "config_hash")},
@@ -130,7 +130,7 @@ def test_shard_round_trip_and_atomic_write(tmp_path: Path, reference: tuple[Path
 
 def test_non_finite_shard_stops_merge_naming_file(tmp_path: Path, reference: tuple[Path, Path]):
     _, local = reference
-    from glotbench.core.schema import RunRecord
+    from glotbench.store.schema import RunRecord
 
     record = RunRecord(
         model="m",
@@ -150,8 +150,8 @@ def test_non_finite_shard_stops_merge_naming_file(tmp_path: Path, reference: tup
 
 KILL_SCRIPT = """
 import sys, time
-from glotbench.core import Store
-from glotbench.core.shards import merge_shards
+from glotbench.store import Store
+from glotbench.ingest.shards import merge_shards
 
 def progress(done, total):
     print(done, total, flush=True)

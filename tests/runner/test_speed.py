@@ -18,7 +18,6 @@ import pytest
 
 from glotbench import api
 from glotbench.analysis.speed import mean_and_half_width
-from glotbench.core import Store
 from glotbench.runner.protocol import Protocol
 from glotbench.runner.speed import (
     BASE_DOCUMENT,
@@ -27,6 +26,7 @@ from glotbench.runner.speed import (
     gpt2_token_count,
     speed_documents,
 )
+from glotbench.store import Store
 
 from ..conftest import CliResult
 from .conftest import write_suite

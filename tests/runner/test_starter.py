@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 from sklearn.metrics import balanced_accuracy_score, f1_score
 
-from glotbench.core.store import Store
 from glotbench.runner.datasets import DatasetSpec, build_dataset
 from glotbench.runner.errors import DatasetError, ModelError
 from glotbench.runner.models import ModelSpec
 from glotbench.runner.models.identifiers import IDENTIFIERS, UNDETERMINED, normalise_code
 from glotbench.runner.protocol import Job, Protocol, execute_job, run_keys, write_outcome
+from glotbench.store.store import Store
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("babel") is None,
@@ -360,7 +360,7 @@ def test_demo_runs_the_starter_suite_then_the_analyses(cli, tmp_path: Path) -> N
     with Store.open(out / "starter.duckdb") as handle:
         row = handle.runs(models=["cld2"], metrics=["accuracy"]).iloc[0]
         ids, stats = handle.run_stats(row["run_id"])
-        from glotbench.core.schema import RunRecord
+        from glotbench.store.schema import RunRecord
 
         other = RunRecord(
             model="cld2",

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from glotbench.core.yaml_files import key_lines, load_yaml
 from glotbench.errors import InputError
+from glotbench.ingest.yaml_files import key_lines, load_yaml
 from glotbench.runner.models.options import check_options
 from glotbench.runner.suite import builtin_suites, load_suite
 

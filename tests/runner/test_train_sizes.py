@@ -85,8 +85,8 @@ def test_nested_subsets_of_splits_from_positions(tmp_path: Path):
 
 
 def test_run_stores_each_size_as_its_own_config_and_resumes(tmp_path: Path):
-    from glotbench.core.store import Store
     from glotbench.runner.benchmark import run_benchmark
+    from glotbench.store.store import Store
 
     path = curve_suite(tmp_path, sizes="[8, 96]")
     store = tmp_path / "lc.duckdb"

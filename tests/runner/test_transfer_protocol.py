@@ -18,11 +18,11 @@ import pytest
 from scipy import stats
 
 from glotbench import api
-from glotbench.core import Store
 from glotbench.errors import InputError
 from glotbench.metrics import get_metric
 from glotbench.runner.executors import build_datasets
 from glotbench.runner.suite import load_suite
+from glotbench.store import Store
 
 WORDS = ["alpha", "beta", "gamma", "delta", "omega", "sigma"]
 

@@ -28,8 +28,8 @@ import numpy.typing as npt
 import pandas as pd
 
 from glotbench.analysis.results import records
-from glotbench.core.attributes import tokens
 from glotbench.errors import InputError
+from glotbench.ingest.attributes import tokens
 from glotbench.metrics.base import Metric
 from glotbench.resample.engine import (
     ScoreFn,
@@ -211,7 +211,7 @@ def unit_bucket_stats(
     """Entity-level buckets: labels, per-bucket statistics (B × m × n × k), unit counts, kind.
 
     ``units`` has columns run_id, example_id, unit, stats (one row per entity
-    unit of a run, :mod:`glotbench.core.attributes`); ``values`` is the
+    unit of a run, :mod:`glotbench.ingest.attributes`); ``values`` is the
     attribute of each unit, indexed by (example_id, unit). Units are bucketed
     by their value (:func:`bucket_masks` over the distinct units of all runs:
     gold entities and every system's predicted-only entities), and

@@ -58,11 +58,11 @@ import pandas as pd
 
 from glotbench.analysis.aso import batched_multi_aso
 from glotbench.analysis.results import records
-from glotbench.core.atomic_files import atomic_path
 from glotbench.errors import InputError
 from glotbench.metrics.base import Metric
 from glotbench.resample.engine import ScoreFn, as_systems, mask_scores, point_scores
 from glotbench.resample.weights import BLOCK, block_rng
+from glotbench.store.atomic_files import atomic_path
 
 FloatArray = npt.NDArray[np.float64]
 STRATEGIES = ("SEQ", "RAND", "RAND_SEQ")

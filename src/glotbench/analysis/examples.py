@@ -3,7 +3,7 @@
 The seed papers advise looking at the examples behind a difference (where
 two models disagree, where both fail; MultiCheckList-style failure cases).
 :func:`compare_outputs` pairs the kept outputs
-(:func:`glotbench.core.outputs_store.read_outputs`) of the named models on
+(:func:`glotbench.store.outputs.read_outputs`) of the named models on
 (dataset, language, seed, example): one row per example, one output column
 per model, and whether each output matches the reference exactly —
 case-insensitive and stripped for text, membership when the reference is a

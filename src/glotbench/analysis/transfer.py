@@ -72,8 +72,8 @@ import numpy.typing as npt
 import pandas as pd
 
 from glotbench.analysis.results import records
-from glotbench.core.readers import RowInputError, TidyTable
 from glotbench.errors import InputError
+from glotbench.ingest.readers import RowInputError, TidyTable
 
 Observations = Literal["model", "dataset"]
 FloatArray = npt.NDArray[np.float64]

@@ -11,8 +11,8 @@ from glotbench.checklist.spec import (
     TEST_TYPES,
     Case,
 )
-from glotbench.core.atomic_files import atomic_path
 from glotbench.errors import InputError
+from glotbench.store.atomic_files import atomic_path
 
 
 def write_cases(cases: Sequence[Case], out: str | Path) -> Path:

@@ -26,8 +26,8 @@ from glotbench.checklist.evaluate import (
 )
 from glotbench.checklist.parse import load_suite
 from glotbench.checklist.suites import builtin_template_files
-from glotbench.core.store import Store
 from glotbench.errors import InputError
+from glotbench.store.store import Store
 
 
 @dataclass(frozen=True)

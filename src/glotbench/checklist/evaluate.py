@@ -441,7 +441,7 @@ def store_results(
     ``(passed, applicable)`` under the ``accuracy`` metric. A run already
     stored with different statistics is an error (pass another model name).
     """
-    from glotbench.core.schema import RunRecord, stats_digest
+    from glotbench.store.schema import RunRecord, stats_digest
 
     written = skipped = 0
     for (suite, test, language), (case_ids, stacked) in matrices.items():

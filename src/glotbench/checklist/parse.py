@@ -59,7 +59,7 @@ class _Seq(list):  # type: ignore[type-arg]
 
 
 def _loader() -> type:
-    from glotbench.core.yaml_files import UniqueKeyLoader
+    from glotbench.ingest.yaml_files import UniqueKeyLoader
 
     class LineLoader(UniqueKeyLoader):  # a repeated key is an error, not the last value
         def construct_mapping(self, node: Any, deep: bool = False) -> Any:  # type: ignore[override]

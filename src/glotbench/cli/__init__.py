@@ -180,12 +180,12 @@ def _root(
     ] = None,
 ) -> None:
     """Uncertainty-aware multilingual, multitask NLP evaluation."""
-    # a parameter of every store this command opens (glotbench.core.lock), not an
+    # a parameter of every store this command opens (glotbench.store.lock), not an
     # environment variable; $GLOTBENCH_LOCK_TIMEOUT is the option's documented fallback.
     # Imported only when needed (it loads DuckDB) or already loaded (to unset it).
     import sys
 
-    if lock_timeout is not None or "glotbench.core.lock" in sys.modules:
-        from glotbench.core.lock import set_lock_timeout
+    if lock_timeout is not None or "glotbench.store.lock" in sys.modules:
+        from glotbench.store.lock import set_lock_timeout
 
         set_lock_timeout(lock_timeout)

@@ -517,7 +517,7 @@ def examples_command(
     if samples is not None:
         import json
 
-        from glotbench.core.atomic_files import write_text_atomic
+        from glotbench.store.atomic_files import write_text_atomic
 
         lines = [json.dumps(r, ensure_ascii=False, default=str) for r in result.samples()]
         write_text_atomic(samples, "".join(line + "\n" for line in lines))

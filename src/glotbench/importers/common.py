@@ -7,10 +7,10 @@ Every importer turns its input into two things and hands them to
   config_hash, metric) with its per-example statistics matrix and where it came
   from (file and line, for error messages);
 * a tidy scores frame (the columns of
-  :func:`glotbench.core.validate.validate_scores`) for aggregate scores.
+  :func:`glotbench.ingest.score_validation.validate_scores`) for aggregate scores.
 
 :func:`write_import` then applies the store's guarantees, the same as the tidy
-importers of :mod:`glotbench.core.ingest`:
+importers of :mod:`glotbench.ingest.tidy`:
 
 * everything is read and checked before anything is written;
 * a run whose key is already stored with the same statistics is skipped, with
@@ -38,20 +38,20 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from glotbench.core.limits import MAX_LINE_BYTES, check_file_size, line_too_long
-from glotbench.core.names import check_name
-from glotbench.core.readers import DuplicateKeyError, file_sha256, unique_keys
+from glotbench.ingest.limits import MAX_LINE_BYTES, check_file_size, line_too_long
+from glotbench.ingest.readers import DuplicateKeyError, file_sha256, unique_keys
+from glotbench.store.names import check_name
 
 try:  # a C JSON parser, about 3x the standard library's with a duplicate-key hook
     import orjson as _orjson
 except ImportError:  # pragma: no cover - orjson is a dependency; the stdlib path is exact too
     _orjson = None  # type: ignore[assignment]
-from glotbench.core.schema import ImportRecord, RunRecord, stats_digest
-from glotbench.core.staging import RunSpool
-from glotbench.core.store import ScoreConflictError, Store, new_import_id
-from glotbench.core.validate import metric_score_range, score_range_message
 from glotbench.errors import InputError, UnknownMetricError
 from glotbench.importers.task_languages import language_suffix
+from glotbench.ingest.score_validation import metric_score_range, score_range_message
+from glotbench.ingest.spool import RunSpool
+from glotbench.store.schema import ImportRecord, RunRecord, stats_digest
+from glotbench.store.store import ScoreConflictError, Store, new_import_id
 
 
 def json_loads(text: str | bytes) -> Any:
@@ -346,7 +346,7 @@ def check_score_rows(rows: Sequence[ScoreRow]) -> None:
 
 
 def _check_name(value: Any, what: str, *, path: str, line: int | None, field: str | None) -> str:
-    """``value`` as a stored name (:func:`glotbench.core.names.check_name`)."""
+    """``value`` as a stored name (:func:`glotbench.store.names.check_name`)."""
     if what == "language" and (value is None or (isinstance(value, str) and not value.strip())):
         raise InputError(
             "the language is empty; every result needs a language (the record names no language)",
@@ -837,7 +837,7 @@ def write_import(
 
     A spilled run of more than ``chunk_rows`` (default :data:`CHUNK_WRITE_ROWS`)
     examples is written chunk by chunk in one transaction
-    (:meth:`~glotbench.core.store.Store.write_run_chunks`): memory holds one
+    (:meth:`~glotbench.store.store.Store.write_run_chunks`): memory holds one
     chunk of it; the stored rows and digest do not depend on the chunk size.
     """
     t0 = time.perf_counter() if t0 is None else t0

@@ -50,9 +50,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from glotbench.core.names import check_name
-from glotbench.core.readers import file_sha256
-from glotbench.core.store import Store
 from glotbench.errors import InputError
 from glotbench.importers.common import (
     HarnessImportResult,
@@ -61,6 +58,9 @@ from glotbench.importers.common import (
     iter_jsonl,
     write_import,
 )
+from glotbench.ingest.readers import file_sha256
+from glotbench.store.names import check_name
+from glotbench.store.store import Store
 
 #: 95 % normal quantile EuroEval multiplies the standard error by
 CI_MULTIPLIER = 1.96
@@ -173,7 +173,7 @@ def _raw_list(raw: Any, path: Path, line: int, field: str) -> list[dict[str, Any
 
 
 def _name(value: Any, what: str, path: Path, line: int, field: str) -> str:
-    """A name as stored (:func:`glotbench.core.names.check_name`): text, NFC, visible."""
+    """A name as stored (:func:`glotbench.store.names.check_name`): text, NFC, visible."""
     return check_name(value, what, path=str(path), line=line, field=field)
 
 

@@ -59,11 +59,6 @@ from typing import Any, Literal
 import duckdb
 import numpy as np
 
-from glotbench.core.limits import MAX_LINE_BYTES
-from glotbench.core.names import check_name
-from glotbench.core.schema import RunRecord
-from glotbench.core.staging import RunSpool, RunSpoolWriter, staging_dir
-from glotbench.core.store import Store
 from glotbench.errors import InputError
 from glotbench.importers.common import (
     HarnessImportResult,
@@ -79,7 +74,13 @@ from glotbench.importers.common import (
     write_import,
 )
 from glotbench.importers.task_languages import read_task_language_file
+from glotbench.ingest.limits import MAX_LINE_BYTES
+from glotbench.ingest.spool import RunSpool, RunSpoolWriter
+from glotbench.ingest.staging import staging_dir
 from glotbench.metrics import get_metric
+from glotbench.store.names import check_name
+from glotbench.store.schema import RunRecord
+from glotbench.store.store import Store
 
 #: lm-eval corpus aggregations glotbench can rebuild from per-sample records
 CORPUS_METRICS: dict[str, str] = {

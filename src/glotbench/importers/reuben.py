@@ -48,9 +48,6 @@ from typing import Any
 
 import pandas as pd
 
-from glotbench.core.limits import MAX_FIELD_CHARS, text_lines
-from glotbench.core.store import Store
-from glotbench.core.validate import metric_score_range
 from glotbench.errors import InputError
 from glotbench.importers.common import (
     HarnessImportResult,
@@ -59,6 +56,9 @@ from glotbench.importers.common import (
     iter_jsonl,
     write_import,
 )
+from glotbench.ingest.limits import MAX_FIELD_CHARS, text_lines
+from glotbench.ingest.score_validation import metric_score_range
+from glotbench.store.store import Store
 
 #: config keys reuben declares (reuben/config.py ConfigModel); others are refused
 CONFIG_KEYS: frozenset[str] = frozenset(
@@ -135,7 +135,7 @@ class ReubenConfig:
     @classmethod
     def from_yaml(cls, path: str | Path) -> ReubenConfig:
         """Read a reuben config; unknown keys and wrong types are InputErrors naming the key."""
-        from glotbench.core.yaml_files import load_yaml
+        from glotbench.ingest.yaml_files import load_yaml
 
         file = Path(path)
         try:
@@ -302,7 +302,7 @@ def _iter_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         )
     try:
         with open(path, encoding="utf-8-sig", newline="") as fh:
-            # line by line: an over-long line is refused while read (core/limits.py)
+            # line by line: an over-long line is refused while read (ingest/limits.py)
             lines = text_lines(fh, str(path))
             reader = csv.DictReader(lines, delimiter="\t" if suffix == ".tsv" else ",")
             for record in reader:

@@ -40,11 +40,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from glotbench.core.limits import bounded_lines
-from glotbench.core.names import check_language_code, check_name
-from glotbench.core.schema import RunRecord
-from glotbench.core.staging import RunSpool, staging_dir
-from glotbench.core.store import Store
 from glotbench.errors import InputError
 from glotbench.importers.common import (
     HarnessImportResult,
@@ -56,8 +51,14 @@ from glotbench.importers.common import (
     read_json_file,
     write_import,
 )
+from glotbench.ingest.limits import bounded_lines
+from glotbench.ingest.spool import RunSpool
+from glotbench.ingest.staging import staging_dir
 from glotbench.metrics import get_metric
 from glotbench.metrics.task_names import canonical_metric, canonical_task
+from glotbench.store.names import check_language_code, check_name
+from glotbench.store.schema import RunRecord
+from glotbench.store.store import Store
 
 
 @dataclass(frozen=True)

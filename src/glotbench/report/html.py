@@ -25,9 +25,9 @@ from glotbench.analysis.planning.detectable import ALPHA, POWER, detectable_diff
 from glotbench.analysis.ranks import Ranks
 from glotbench.analysis.speed import TRIVIAL_TOKENS_PER_SECOND, SpeedTable
 from glotbench.analysis.variance import VarianceComponents
-from glotbench.core.atomic_files import write_text_atomic
 from glotbench.report import plots
 from glotbench.report.analyses import LmmSummary
+from glotbench.store.atomic_files import write_text_atomic
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 70rem; color: #1d232a; }

@@ -48,9 +48,9 @@ from glotbench.analysis.replicates import ReplicatedScores
 from glotbench.analysis.settings import DEFAULT_SETTINGS
 from glotbench.analysis.speed import SpeedTable
 from glotbench.analysis.variance import cell_intervals, components
-from glotbench.core.atomic_files import atomic_files
 from glotbench.errors import GlotbenchError
 from glotbench.report.reproduction_link import reproduction_link
+from glotbench.store.atomic_files import atomic_files
 
 #: language groups offered as sub-leaderboards when two or more of their
 #: languages are present (ISO 639-1 codes; genealogical groups, Glottolog)
@@ -774,7 +774,7 @@ def write_leaderboard(data: LeaderboardData, out: str | Path) -> Path:
     text = embed_json({**data.to_dict(), "reproductions": reproduction_link(folder)})
     page = render_html(data, text)
     # both files complete before either replaces its predecessor; a symlink at
-    # either name is replaced, never followed (core/atomic_files.py)
+    # either name is replaced, never followed (store/atomic_files.py)
     with atomic_files(folder / "leaderboard.json", index) as (json_tmp, index_tmp):
         json_tmp.write_text(text, encoding="utf-8")
         index_tmp.write_text(page, encoding="utf-8")

@@ -23,9 +23,9 @@ from glotbench.analysis.sources.store_selection import (
     replicates_from_store_selection,
     with_task_aliases,
 )
-from glotbench.core.store import Store
 from glotbench.data import XTREME_R_CAVEATS, xtreme_r_baselines
 from glotbench.errors import InputError
+from glotbench.store.store import Store
 
 
 def store_metadata(store: str | Path, models: Sequence[str]) -> dict[str, dict[str, Any]]:
@@ -74,7 +74,7 @@ def merge_metadata(target: dict[str, dict[str, Any]], model: str, values: Any) -
 
 def read_model_metadata(path: str | Path) -> dict[str, dict[str, Any]]:
     """Model metadata from a CSV/JSONL/Parquet file with a ``model`` column (one row per model)."""
-    from glotbench.core.readers import read_tidy
+    from glotbench.ingest.readers import read_tidy
 
     frame = read_tidy(path).frame
     if "model" not in frame.columns:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from glotbench.core.atomic_files import atomic_path
 from glotbench.errors import GlotbenchError, InputError
+from glotbench.store.atomic_files import atomic_path
 
 
 def write_table(frame: pd.DataFrame | None, path: str | Path) -> Path:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from glotbench.core.schema import suite_of_source
+from glotbench.store.schema import suite_of_source
 
 
 def suite_title(name: str, info: dict[str, str] | None) -> str:
@@ -26,10 +26,10 @@ def store_title(
     tasks: Sequence[str] | None = None,
     languages: Sequence[str] | None = None,
 ) -> str:
-    """The title for the selected runs of ``store`` (an open :class:`~glotbench.core.Store`).
+    """The title for the selected runs of ``store`` (an open :class:`~glotbench.store.Store`).
 
     When every selected run was written by ``glotbench run SUITE`` (its
-    ``source``, :func:`glotbench.core.schema.runner_source`) of one suite, the
+    ``source``, :func:`glotbench.store.schema.runner_source`) of one suite, the
     suite's own title as recorded in the store's ``meta`` table; otherwise
     ``default``.
     """

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from glotbench.core.layout import DEFAULT_STORE_PATH
+from glotbench.store.layout import DEFAULT_STORE_PATH
 
 if TYPE_CHECKING:  # the runner's modules load on first use (the facade imports this module)
     import pandas as pd
@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # the runner's modules load on first use (the facade imports 
 
 def list_suites() -> dict[str, str]:
     """Built-in suites: name -> description."""
-    from glotbench.core.yaml_files import load_yaml
+    from glotbench.ingest.yaml_files import load_yaml
     from glotbench.runner.suite import builtin_suites
 
     out = {}
@@ -226,8 +226,8 @@ def benchmark_scores(
     metrics: list[str] | None = None,
 ) -> pd.DataFrame:
     """ScandEval scores (mean of bootstrapped-test scores over iterations ± 1.96·SD/√N)."""
-    from glotbench.core.store import Store
     from glotbench.runner.protocol import scandeval_scores
+    from glotbench.store.store import Store
 
     with Store.open(store, read_only=True) as handle:
         return scandeval_scores(handle, models=models, datasets=datasets, metrics=metrics)

@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from glotbench.core.atomic_files import atomic_path
+from glotbench.store.atomic_files import atomic_path
 
 
 @dataclass(frozen=True)

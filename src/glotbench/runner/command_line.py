@@ -72,7 +72,7 @@ def model_kind(text: str) -> str | None:
 
 def parse_model_args(values: list[str] | None) -> dict[str, Any]:
     """``["a=1,b=true", "c=x"]`` -> ``{"a": 1, "b": True, "c": "x"}`` (YAML scalars)."""
-    from glotbench.core.yaml_files import load_yaml
+    from glotbench.ingest.yaml_files import load_yaml
 
     out: dict[str, Any] = {}
     for value in values or []:
@@ -105,8 +105,8 @@ def command_line_models(
     batch_size: int | None = None,
 ) -> tuple[list[ModelSpec], list[str], list[str]]:
     """``--model`` values -> (command-line model entries, suite model names, notes)."""
-    from glotbench.core.names import check_name
     from glotbench.runner.models.options import OptionError, check_options
+    from glotbench.store.names import check_name
 
     options = parse_model_args(model_args)
     specs: list[ModelSpec] = []
@@ -169,10 +169,10 @@ def data_suite(paths: list[str], task: str, language: str) -> Suite:
     splits (``splits: predefined``); otherwise they are split uniformly with the
     fixed seed. Paths inside the working folder are stored relative to it.
     """
-    from glotbench.core.names import check_name
     from glotbench.runner.datasets import DatasetSpec
     from glotbench.runner.suite import Suite
     from glotbench.runner.tasks import get_task
+    from glotbench.store.names import check_name
 
     task = get_task(task).name  # an unknown task: an error naming the known ones
     here = Path.cwd().resolve()
@@ -264,7 +264,7 @@ def suite_yaml(suite: Suite) -> str:
 
 def dump_suite(suite: Suite, path: str | Path) -> Path:
     """Write :func:`suite_yaml` to ``path`` (atomically)."""
-    from glotbench.core.atomic_files import write_text_atomic
+    from glotbench.store.atomic_files import write_text_atomic
 
     target = Path(path)
     write_text_atomic(target, suite_yaml(suite))

@@ -30,7 +30,8 @@ from typing import Any
 
 import pandas as pd
 
-from glotbench.core.shards import (
+from glotbench.errors import GlotbenchError, InputError
+from glotbench.ingest.shards import (
     ShardMerge,
     list_shards,
     merge_shard,
@@ -38,7 +39,6 @@ from glotbench.core.shards import (
     read_header,
     write_shard,
 )
-from glotbench.errors import GlotbenchError, InputError
 from glotbench.runner.datasets import Dataset, build_dataset
 from glotbench.runner.errors import UnknownNameError
 from glotbench.runner.protocol import (
@@ -344,7 +344,7 @@ class RayExecutor:
     machine; ``"ray://host:port"``: a remote one). The driver alone writes to
     the store: a task returns the job's statistics (through Ray's object
     store), or in shard mode writes them as a Parquet shard into a folder all
-    nodes share and returns only its path (:mod:`glotbench.core.shards`).
+    nodes share and returns only its path (:mod:`glotbench.ingest.shards`).
     """
 
     name = "ray"
@@ -487,19 +487,19 @@ def run_suite(
 
     With ``shards`` (a folder every worker can write to), each job's
     statistics are written by the worker as a Parquet shard
-    (:func:`glotbench.core.shards.write_shard`, atomically) and the driver
+    (:func:`glotbench.ingest.shards.write_shard`, atomically) and the driver
     merges the shard when the job reports back — one transaction per job, the
     driver still the only writer of the store. Shards already in the folder
     (a killed run) are merged before the jobs are planned, so their jobs are
     not run again. With ``merge=False`` the shards are left for a later
-    ``glotbench import shards`` (:func:`~glotbench.core.shards.merge_shards`).
+    ``glotbench import shards`` (:func:`~glotbench.ingest.shards.merge_shards`).
 
     ``keep_outputs`` stores each test example's prediction or generated text
-    (:mod:`glotbench.core.outputs_store`); None: for generative models and
+    (:mod:`glotbench.store.outputs`); None: for generative models and
     free-text tasks only. Shards carry statistics only, not outputs.
     """
-    from glotbench.core.store import SUITE_META_PREFIX, Store
     from glotbench.runner.protocol import scandeval_scores
+    from glotbench.store.store import SUITE_META_PREFIX, Store
 
     started = time.perf_counter()
     jobs, notes = suite.jobs()
@@ -659,7 +659,7 @@ def _writing(handle: Any) -> Iterator[Any]:
     never each hold the lock the other waits for. Held only around planning,
     each job's write and the final scores — never while jobs execute — so an
     import can run between two jobs' writes and readers are never blocked
-    (:mod:`glotbench.core.writer_lock`).
+    (:mod:`glotbench.store.writer_lock`).
     """
     with handle.writing(), handle.held():
         yield handle
@@ -671,9 +671,9 @@ def stored_differently(store: Any, outcome: JobOutcome) -> list[str]:
     Called under the writer lock just before :func:`write_outcome`, which
     skips stored runs: an import (or another run) stored the key first, so
     the stored result is kept and this job's copy is not written. Compares
-    the statistics' digests (:func:`glotbench.core.schema.stats_digest`).
+    the statistics' digests (:func:`glotbench.store.schema.stats_digest`).
     """
-    from glotbench.core.schema import stats_digest
+    from glotbench.store.schema import stats_digest
 
     stored = store.stored_runs(record.run_id for record, _, _ in outcome.runs)
     notes = []

@@ -34,9 +34,6 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from glotbench.core.attribute_store import write_attributes, write_unit_stats
-from glotbench.core.outputs_store import write_outputs
-from glotbench.core.schema import RunKey, RunRecord, runner_source
 from glotbench.metrics import get_metric
 from glotbench.runner.datasets import Dataset, DatasetSpec, content_hash
 from glotbench.runner.errors import ModelError
@@ -44,9 +41,12 @@ from glotbench.runner.models import ModelSpec, build_model
 from glotbench.runner.speed import SpeedSettings, benchmark_speed
 from glotbench.runner.tasks import Task, get_task
 from glotbench.runner.transfer import dataset_key
+from glotbench.store.attributes import write_attributes, write_unit_stats
+from glotbench.store.outputs import write_outputs
+from glotbench.store.schema import RunKey, RunRecord, runner_source
 
 if TYPE_CHECKING:
-    from glotbench.core.store import Store
+    from glotbench.store.store import Store
 
 PROTOCOL_VERSION = 1
 
@@ -190,7 +190,7 @@ class JobOutcome:
     seconds: float = 0.0
     source_positions: list[list[int] | None] = field(default_factory=list)
     #: built-in attributes of the dataset's examples and entity units (long rows,
-    #: :mod:`glotbench.core.attribute_store`), including predicted-only entities
+    #: :mod:`glotbench.store.attributes`), including predicted-only entities
     attributes: list[dict[str, Any]] = field(default_factory=list)
     #: per run id: (example_id, unit, statistics) of the entity units of span metrics
     unit_stats: dict[str, list[tuple[str, str, np.ndarray]]] = field(default_factory=dict)
@@ -413,7 +413,7 @@ def keeps_outputs(job: Job, keep: bool | None) -> bool:
 def kept_outputs(
     job: Job, dataset: Dataset, task: Task, predictions: Sequence[Any], chash: str
 ) -> tuple[dict[str, Any], dict[str, list[Any]]]:
-    """The key and payload of a job's kept outputs (:mod:`glotbench.core.outputs_store`)."""
+    """The key and payload of a job's kept outputs (:mod:`glotbench.store.outputs`)."""
     test = dataset.test
     inputs = [next((r[f] for f in _INPUT_FIELDS if r.get(f) is not None), None) for r in test]
     key = {

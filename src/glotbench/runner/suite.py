@@ -306,7 +306,7 @@ def load_suite(name_or_path: str | Path, *, data_dir: str | Path | None = None) 
                 f"no suite {str(name_or_path)!r}: not a file, and the built-in suites are "
                 f"{', '.join(sorted(builtin))}"
             )
-    from glotbench.core.yaml_files import key_lines, load_yaml
+    from glotbench.ingest.yaml_files import key_lines, load_yaml
 
     # a key given twice (two 'models:' lists) is refused, not silently the last one
     text = path.read_text(encoding="utf-8")
@@ -355,7 +355,7 @@ def load_suite(name_or_path: str | Path, *, data_dir: str | Path | None = None) 
 
 def schema_error(exc: ValidationError, path: str, lines: dict[tuple[Any, ...], int]) -> InputError:
     """The first schema error of a suite as an InputError naming its file, line and key."""
-    from glotbench.core.yaml_files import line_of
+    from glotbench.ingest.yaml_files import line_of
 
     errors = exc.errors()
     first = errors[0]
@@ -376,7 +376,7 @@ def check_suite_values(suite: Suite, path: str, lines: dict[tuple[Any, ...], int
     """What the schema's types cannot say, checked when the suite is read: known tasks and
     model kinds, split sizes, and every model's options against its adapter
     (:mod:`glotbench.runner.models.options`; numbers written as text become numbers)."""
-    from glotbench.core.yaml_files import line_of
+    from glotbench.ingest.yaml_files import line_of
     from glotbench.runner.models import MODEL_KINDS
     from glotbench.runner.models.options import OptionError, check_options
 
@@ -430,8 +430,8 @@ def check_suite_values(suite: Suite, path: str, lines: dict[tuple[Any, ...], int
 
 
 def _check_names(suite: Suite, path: str) -> None:
-    """Model, dataset, task and language names pass the store's name check (core/names.py)."""
-    from glotbench.core.names import check_name
+    """Model, dataset, task and language names pass the store's name check (store/names.py)."""
+    from glotbench.store.names import check_name
 
     for i, model in enumerate(suite.models):
         model.name = check_name(model.name, "model", path=path, field=f"models[{i}].name")

@@ -116,7 +116,7 @@ def test_empty_interaction_cells_are_named() -> None:
 
 
 def test_non_numeric_response_names_the_line(tmp_path) -> None:
-    from glotbench.core.readers import read_tidy
+    from glotbench.ingest.readers import read_tidy
 
     data = _design(np.random.default_rng(0))
     data["score"] = data["score"].astype(str)

@@ -18,8 +18,8 @@ from glotbench import api
 from glotbench.analysis.mixed import lmm
 from glotbench.analysis.sources.run_scores import run_scores_from_store
 from glotbench.cli import app
-from glotbench.core import RunRecord, Store
 from glotbench.metrics import get_metric
+from glotbench.store import RunRecord, Store
 
 FORMULA = "score ~ task + (1 | model) + (1 | language)"
 

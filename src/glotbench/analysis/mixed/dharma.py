@@ -42,8 +42,8 @@ from glotbench.analysis.mixed.dharma_tests import (
     categorical_test,
     quantile_test,
 )
-from glotbench.core.atomic_files import atomic_path
 from glotbench.errors import InputError
+from glotbench.store.atomic_files import atomic_path
 
 if TYPE_CHECKING:
     from glotbench.analysis.mixed.model import MixedModel

@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from glotbench.core.store import StatsMatrix, Store
 from glotbench.errors import InputError
+from glotbench.store.store import StatsMatrix, Store
 
 FloatArray = npt.NDArray[np.float64]
 

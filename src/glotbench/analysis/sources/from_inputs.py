@@ -29,9 +29,9 @@ from glotbench.analysis.sources.datasize_store import datasize_inputs_from_store
 from glotbench.analysis.sources.inputs import filter_frame, read_attributes_file
 from glotbench.analysis.sources.scopes import ScopedResults
 from glotbench.analysis.transfer import TransferGroups, transfer_groups
-from glotbench.core.layout import DEFAULT_STORE_PATH
-from glotbench.core.store import Store
 from glotbench.errors import InputError
+from glotbench.store.layout import DEFAULT_STORE_PATH
+from glotbench.store.store import Store
 
 
 def euroeval_rank(
@@ -57,7 +57,7 @@ def euroeval_rank(
     """
     filters = {"model": models, "task": tasks, "language": languages}
     if input is not None:
-        from glotbench.core.readers import read_tidy
+        from glotbench.ingest.readers import read_tidy
 
         frame = read_tidy(input).frame
     else:
@@ -187,8 +187,8 @@ def analyze_transfer(
     See :func:`glotbench.analysis.transfer.transfer_groups`.
     """
     from glotbench.analysis.sources.transfer_store import transfer_scores_from_store
-    from glotbench.core.readers import TidyTable, read_tidy
     from glotbench.data import scandeval_transfer_scores
+    from glotbench.ingest.readers import TidyTable, read_tidy
 
     if sum([example, input is not None, store is not None]) != 1:
         raise InputError("give one of an input file, a store or example=True (the ScandEval table)")
@@ -281,7 +281,7 @@ def _buckets_of(
 ) -> Any:
     """The bucket analysis of one stored test set (:func:`analyze_buckets`)."""
     from glotbench.analysis.buckets import analyze_buckets as bucket_analysis
-    from glotbench.core.attribute_store import read_attributes, read_unit_stats
+    from glotbench.store.attributes import read_attributes, read_unit_stats
 
     dataset = scope.dataset
     matrix = handle.stats_matrix(dataset, scope.task, scope.language, scope.metric, models=models)

@@ -18,9 +18,9 @@ from glotbench.analysis.replicates import ReplicatedScores
 from glotbench.analysis.selection import MetricChoice, replicates_from_table, select_score_rows
 from glotbench.analysis.sources.store_selection import replicates_from_store_selection
 from glotbench.analysis.variance import ComponentTable, components_from_summary
-from glotbench.core.layout import DEFAULT_STORE_PATH
-from glotbench.core.store import Store
 from glotbench.errors import InputError
+from glotbench.store.layout import DEFAULT_STORE_PATH
+from glotbench.store.store import Store
 
 #: columns of a file that holds ready SDs (one row per model and language), not scores
 SUMMARY_COLUMNS = ("sigma_seed", "sigma_boot", "sigma_w")
@@ -85,7 +85,7 @@ def load_replicated(
     choice = MetricChoice.parse(metric)
     filters = {"model": models, "task": tasks, "language": languages}
     if input is not None:
-        from glotbench.core.readers import read_tidy
+        from glotbench.ingest.readers import read_tidy
 
         table = read_tidy(input)
         frame = filter_frame(table.frame, filters)
@@ -185,7 +185,7 @@ def load_lmm_frame(
     Returns the frame and an error factory ``(message, position, field)`` that
     locates problems in the file (line / row) when the data came from a file.
     """
-    from glotbench.core.readers import TidyTable, read_tidy
+    from glotbench.ingest.readers import TidyTable, read_tidy
 
     if input is not None:
         table = read_tidy(input)

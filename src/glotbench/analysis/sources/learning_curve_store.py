@@ -19,7 +19,7 @@ from glotbench.analysis.learning_curve import CURVE_KEYS, LearningCurves, curve_
 from glotbench.errors import InputError
 
 if TYPE_CHECKING:
-    from glotbench.core.store import Store
+    from glotbench.store.store import Store
 
 
 def _train_size(metadata: dict[str, Any]) -> int | None:

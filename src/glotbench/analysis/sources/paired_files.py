@@ -1,7 +1,7 @@
 """Significance tests and bootstrap intervals of systems given as files or stored runs.
 
 Reads line-aligned prediction / reference / score files
-(:mod:`glotbench.core.line_files`) or two stored runs, and calls
+(:mod:`glotbench.ingest.line_files`) or two stored runs, and calls
 :mod:`glotbench.resample`, :mod:`glotbench.analysis.aso` and
 :mod:`glotbench.analysis.significance`.
 """
@@ -21,12 +21,12 @@ from glotbench.analysis.significance import (
     paired_bootstrap_test,
     permutation_test,
 )
-from glotbench.core.line_files import read_examples_file, read_scores_file
-from glotbench.core.store import Store
 from glotbench.errors import InputError
+from glotbench.ingest.line_files import read_examples_file, read_scores_file
 from glotbench.metrics import get_metric
 from glotbench.metrics.base import MeanMetric, Metric
 from glotbench.resample import BootstrapResult, bootstrap_metric
+from glotbench.store.store import Store
 
 
 def bootstrap_files(

@@ -14,8 +14,8 @@ from glotbench.analysis.planning.power import Components, Design
 from glotbench.analysis.replicates import ReplicatedScores
 from glotbench.analysis.sources.inputs import load_replicated
 from glotbench.analysis.variance import ComponentTable, components
-from glotbench.core.store import Store
 from glotbench.errors import InputError
+from glotbench.store.store import Store
 
 
 def store_sizes(store: str | Path, source: ReplicatedScores | ComponentTable) -> np.ndarray:

@@ -2,7 +2,7 @@
 
 A run's score on its whole test set is the metric's score of the summed
 statistics, ``score(Σᵢ sᵢ)`` (the additive sufficient statistics of
-docs/DESIGN; :meth:`glotbench.core.store.StatsMatrix.scores`). Analyses that
+docs/DESIGN; :meth:`glotbench.store.store.StatsMatrix.scores`). Analyses that
 model run-level scores — the mixed models of ``glotbench analyze lmm`` — read
 a store of runs (the runner's, or imported per-example results) through this
 table, exactly as they read a scores file.
@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from glotbench.analysis.replicates import systems_by_config
-from glotbench.core.store import in_configs
 from glotbench.errors import InputError, StoreError
+from glotbench.store.store import in_configs
 
 if TYPE_CHECKING:
-    from glotbench.core.store import Store
+    from glotbench.store.store import Store
 
 COLUMNS = [
     "model",

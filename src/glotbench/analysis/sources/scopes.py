@@ -29,7 +29,7 @@ import pandas as pd
 from glotbench.errors import InputError
 
 if TYPE_CHECKING:
-    from glotbench.core.store import Store
+    from glotbench.store.store import Store
 
 
 @dataclass(frozen=True)
@@ -222,8 +222,8 @@ def lmm_frames(
     response variable). Returns ``[(metric, frame, error), ...]`` and notes.
     """
     from glotbench.analysis.sources.inputs import load_lmm_frame
-    from glotbench.core.layout import DEFAULT_STORE_PATH
-    from glotbench.core.store import Store
+    from glotbench.store.layout import DEFAULT_STORE_PATH
+    from glotbench.store.store import Store
 
     def one(name: str | None) -> tuple[str | None, pd.DataFrame, Callable[..., InputError]]:
         frame, error = load_lmm_frame(

@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from glotbench.analysis.speed import SpeedTable, speed_row
-from glotbench.core.store import Store
+from glotbench.store.store import Store
 
 
 def _filter_sql(column: str, values: Sequence[str] | None) -> tuple[str, list[Any]]:

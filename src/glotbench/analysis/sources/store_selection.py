@@ -31,11 +31,11 @@ from glotbench.analysis.selection import (
     replicates_from_scores,
     run_names,
 )
-from glotbench.core.store import in_configs
 from glotbench.errors import InputError
+from glotbench.store.store import in_configs
 
 if TYPE_CHECKING:
-    from glotbench.core.store import Store
+    from glotbench.store.store import Store
 
 
 def _runs_of(task_runs: pd.DataFrame, name: str) -> tuple[pd.DataFrame, bool]:

@@ -25,7 +25,7 @@ from glotbench.errors import InputError
 from glotbench.metrics import get_metric
 
 if TYPE_CHECKING:
-    from glotbench.core.store import Store
+    from glotbench.store.store import Store
 
 COLUMNS = [
     "model",

@@ -14,7 +14,7 @@ ranges and empty nodes are skipped, as in CoNLL-U evaluation):
 ``has_multiword`` whether the sentence contains a multi-word token range
 ``ner``          (with ``ner=True``) IOB2 tags from ``name=B-PER`` in MISC (NorNE)
 
-Lines longer than :data:`glotbench.core.limits.MAX_LINE_BYTES` characters are
+Lines longer than :data:`glotbench.ingest.limits.MAX_LINE_BYTES` characters are
 refused by file and line after reading one limit's worth of them.
 """
 
@@ -25,7 +25,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from glotbench.core.limits import MAX_LINE_BYTES, bounded_lines
+from glotbench.ingest.limits import MAX_LINE_BYTES, bounded_lines
 from glotbench.runner.datasets.base import Record
 from glotbench.runner.errors import DatasetError
 
@@ -78,7 +78,7 @@ class _BoundedText:
 
     ``parse_incr`` iterates over its input's lines (and asks for a ``read``
     method); an over-long line is refused by file and line after reading one
-    limit's worth of it (:func:`glotbench.core.limits.bounded_lines`).
+    limit's worth of it (:func:`glotbench.ingest.limits.bounded_lines`).
     """
 
     def __init__(self, handle: Any, path: str, limit: int | None = None) -> None:

@@ -1,8 +1,8 @@
 """JSONL and CSV loaders: one record per line / row, with field renaming.
 
-Lines are read with the limits of :mod:`glotbench.core.limits`: a line
-longer than :data:`~glotbench.core.limits.MAX_LINE_BYTES` characters, or a
-CSV field longer than :data:`~glotbench.core.limits.MAX_FIELD_CHARS`, is
+Lines are read with the limits of :mod:`glotbench.ingest.limits`: a line
+longer than :data:`~glotbench.ingest.limits.MAX_LINE_BYTES` characters, or a
+CSV field longer than :data:`~glotbench.ingest.limits.MAX_FIELD_CHARS`, is
 refused naming the file and line, after reading at most one limit's worth of
 it (never the whole line).
 """
@@ -14,14 +14,14 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from glotbench.core.limits import MAX_FIELD_CHARS, MAX_LINE_BYTES, bounded_lines
+from glotbench.ingest.limits import MAX_FIELD_CHARS, MAX_LINE_BYTES, bounded_lines
 from glotbench.runner.datasets.base import Record
 from glotbench.runner.datasets.conllu import expand_paths
 from glotbench.runner.errors import DatasetError
 
 # the csv module's own limit (128 KiB by default) raised a raw _csv.Error: fields are checked
 # against MAX_FIELD_CHARS by name and line, the module's limit only bounds memory (as in
-# glotbench.core.readers)
+# glotbench.ingest.readers)
 if csv.field_size_limit() < MAX_LINE_BYTES:
     csv.field_size_limit(MAX_LINE_BYTES)
 

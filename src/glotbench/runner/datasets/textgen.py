@@ -26,7 +26,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from glotbench.core.limits import MAX_LINE_BYTES, bounded_lines
+from glotbench.ingest.limits import MAX_LINE_BYTES, bounded_lines
 from glotbench.runner.datasets.base import Record
 from glotbench.runner.datasets.conllu import expand_paths
 from glotbench.runner.errors import DatasetError

@@ -155,7 +155,7 @@ class Task:
         """Built-in attributes of the test examples, long rows {example_id, unit, attribute, value}.
 
         ``unit`` is ``""`` for the example itself, or an entity unit
-        (:mod:`glotbench.core.attributes`). Default: none.
+        (:mod:`glotbench.ingest.attributes`). Default: none.
         """
         return []
 

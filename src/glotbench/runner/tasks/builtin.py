@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from glotbench.core import attributes as attrs
+from glotbench.ingest import attributes as attrs
 from glotbench.metrics import Metric, get_metric
 from glotbench.runner.datasets.base import Dataset, Record
 from glotbench.runner.errors import DatasetError, ModelError
@@ -235,7 +235,7 @@ class NER(TokenClassification):
         metric: Metric,
         dataset: Dataset,
     ) -> tuple[list[tuple[str, str, np.ndarray]], list[dict[str, Any]]] | None:
-        """Entity units (:func:`glotbench.core.attributes.entity_units`) of a span-F1 run."""
+        """Entity units (:func:`glotbench.ingest.attributes.entity_units`) of a span-F1 run."""
         if metric.stat_names() != ("correct", "predicted", "gold"):
             return None
         drop_misc = bool(getattr(metric, "drop_misc", False))

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from glotbench.core import attributes as attrs
+from glotbench.ingest import attributes as attrs
 from glotbench.metrics import Metric, get_metric
 from glotbench.runner.datasets.base import Dataset, Record
 from glotbench.runner.errors import DatasetError

@@ -1,0 +1,430 @@
+"""Merge a Parquet snapshot of a store (``glotbench export``) into a store.
+
+A snapshot is a directory holding ``runs.parquet``, ``examples.parquet``,
+``scores.parquet``, ``imports.parquet`` and ``meta.parquet`` (any subset, but
+runs and examples together), or files ``STEM_runs.parquet`` ... next to a
+name ``STEM.parquet``.
+
+Everything is checked before anything is written: the snapshot's schema
+version, every run's id against its key, example counts, statistic lengths
+and finiteness, scores as in a scores import, and conflicts with what the
+store already holds. Then the snapshot's ``imports`` rows and this import's
+record are written in one transaction, scores in batches and runs in
+transactions of whole runs; repeating an interrupted import completes it.
+
+Memory does not grow with the snapshot: the examples table is checked by
+DuckDB queries over the Parquet file (memory-limited, spilling to a temporary
+folder next to the store), the scores table is validated in chunks through a
+staging table (:func:`glotbench.ingest.staging_scores.stage_scores`) and added in
+batches, and runs are copied file-to-store by DuckDB in groups of whole runs.
+Only the runs table (one row per run) is read whole.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+
+from glotbench.errors import InputError, StoreError
+from glotbench.ingest.chunked import CHUNK_ROWS
+from glotbench.ingest.readers import RowInputError, file_sha256
+from glotbench.ingest.staging import STAGING_MEMORY, staging_dir
+from glotbench.ingest.staging_scores import (
+    StagedScores,
+    add_staged_scores,
+    check_staged_scores,
+    stage_scores,
+)
+from glotbench.store.layout import (
+    _IMPORT_COLUMNS,
+    _RUN_COLUMNS,
+    EXPORT_TABLES,
+    _first,
+    new_import_id,
+    run_id_of_row,
+)
+from glotbench.store.results import ImportResult, ScoreConflictError
+from glotbench.store.schema import RUN_KEY_COLUMNS, SCHEMA_VERSION, ImportRecord
+
+if TYPE_CHECKING:
+    from glotbench.store.store import Store
+
+#: examples per write transaction when merging runs
+_CHUNK_EXAMPLES = 500_000
+
+
+def snapshot_files(path: Path) -> dict[str, Path]:
+    """The snapshot's table files that exist, by table name."""
+    if path.is_dir():
+        candidates = {t: path / f"{t}.parquet" for t in EXPORT_TABLES}
+    else:
+        name = path.name
+        if not name.lower().endswith(".parquet"):
+            raise InputError(
+                "expected a snapshot directory or a name ending in .parquet whose siblings "
+                "STEM_runs.parquet, STEM_examples.parquet, ... exist "
+                "(glotbench export writes them)",
+                path=str(path),
+            )
+        stem = name[: -len(".parquet")]
+        candidates = {t: path.with_name(f"{stem}_{t}.parquet") for t in EXPORT_TABLES}
+    found = {t: p for t, p in candidates.items() if p.is_file()}
+    if not found:
+        expected = ", ".join(str(p) for p in candidates.values())
+        raise InputError(f"no snapshot files found; expected some of: {expected}", path=str(path))
+    if ("runs" in found) != ("examples" in found):
+        have, lack = ("runs", "examples") if "runs" in found else ("examples", "runs")
+        raise InputError(
+            f"the snapshot has {found[have].name} but not {candidates[lack].name}; "
+            "runs and their example statistics travel together",
+            path=str(path),
+        )
+    return found
+
+
+def _parquet_columns(path: Path) -> list[str]:
+    try:
+        return list(pq.read_schema(path).names)
+    except Exception as exc:  # noqa: BLE001 - any read failure is a bad input file
+        raise InputError(f"not a readable Parquet file: {exc}", path=str(path)) from None
+
+
+def _require(path: Path, columns: list[str], required: tuple[str, ...]) -> None:
+    for col in required:
+        if col not in columns:
+            raise InputError(
+                f"missing column {col!r}; is this a glotbench snapshot?", path=str(path), field=col
+            )
+
+
+def _check_meta(path: Path) -> None:
+    _require(path, _parquet_columns(path), ("key", "value"))
+    meta = dict(pq.read_table(path).to_pydict().items())
+    pairs = dict(zip(meta["key"], meta["value"], strict=True))
+    version = pairs.get("schema_version")
+    try:
+        v = int(version) if version is not None else None
+    except ValueError:
+        v = None
+    if v is None:
+        raise InputError("no valid schema_version in the snapshot's meta table", path=str(path))
+    if v > SCHEMA_VERSION:
+        raise StoreError(
+            f"the snapshot {path} has schema version {v}, newer than this glotbench reads "
+            f"({SCHEMA_VERSION}); upgrade glotbench"
+        )
+
+
+def _validate_runs(
+    runs_path: Path, examples_path: Path, work_dir: Path | None = None
+) -> pd.DataFrame:
+    _require(runs_path, _parquet_columns(runs_path), _RUN_COLUMNS)
+    _require(
+        examples_path,
+        _parquet_columns(examples_path),
+        ("run_id", "position", "example_id", "stats"),
+    )
+    runs = pq.read_table(runs_path, columns=list(_RUN_COLUMNS)).to_pandas()
+    where = str(runs_path)
+
+    def err(msg: str, i: int, fld: str | None) -> RowInputError:
+        return RowInputError(msg, path=where, row=i + 1, field=fld)
+
+    for col in ("run_id", "model", "dataset", "task", "language", "metric", "stats_sha256"):
+        bad = runs[col].isna() | (runs[col].astype(str).str.strip() == "")
+        if bad.any():
+            raise err(f"{col} is empty", int(np.flatnonzero(bad.to_numpy())[0]), col)
+    dup = runs["run_id"].duplicated()
+    if dup.any():
+        i = int(np.flatnonzero(dup.to_numpy())[0])
+        raise err(f"run id {runs['run_id'].iloc[i]!r} occurs twice", i, "run_id")
+    for i, row in enumerate(runs[list(RUN_KEY_COLUMNS) + ["run_id"]].to_dict("records")):
+        row["config_hash"] = row["config_hash"] if isinstance(row["config_hash"], str) else ""
+        if run_id_of_row(row) != row["run_id"]:
+            raise err(
+                f"run id {row['run_id']!r} does not match the run's key (expected "
+                f"{run_id_of_row(row)!r}); the snapshot was edited or is damaged",
+                i,
+                "run_id",
+            )
+    for col in ("metric_config", "model_metadata"):
+        for i, text in enumerate(runs[col]):
+            try:
+                ok = isinstance(json.loads(text), dict)
+            except (TypeError, json.JSONDecodeError):
+                ok = False
+            if not ok:
+                raise err(f"{col} must be a JSON object, got {text!r}", i, col)
+
+    has_source = "source_position" in _parquet_columns(examples_path)
+    source_checks = (
+        ", count(source_position) AS n_src, count(DISTINCT source_position) AS n_src_distinct, "
+        "coalesce(min(source_position), 0) AS src_min"
+        if has_source
+        else ""
+    )
+    spill = Path(tempfile.mkdtemp(prefix=".glotbench-spill-", dir=work_dir))
+    con = duckdb.connect()
+    try:
+        # a bounded memory, spilling to disk: the checks' aggregates grow with the examples
+        con.execute(f"SET memory_limit = '{STAGING_MEMORY}'")
+        con.execute(f"SET temp_directory = '{spill}'")
+        con.execute("SET preserve_insertion_order = false")
+        orphan = _first(
+            con.execute(
+                "SELECT run_id FROM read_parquet(?) "
+                "EXCEPT SELECT run_id FROM read_parquet(?) LIMIT 1",
+                [str(examples_path), str(runs_path)],
+            ).fetchall()
+        )
+        if orphan:
+            raise InputError(
+                f"example statistics of run {orphan[0]!r}, which is not in {runs_path.name}",
+                path=str(examples_path),
+                field="run_id",
+            )
+        checks = con.sql(
+            f"""
+            SELECT run_id, count(*) AS n, count(DISTINCT example_id) AS n_ids,
+                   count(DISTINCT position) AS n_pos, min(position) AS pmin,
+                   max(position) AS pmax, min(len(stats)) AS kmin, max(len(stats)) AS kmax,
+                   bool_and(coalesce(list_bool_and(list_transform(stats, lambda x: isfinite(x))),
+                                     false)) AS finite,
+                   bool_or(example_id IS NULL OR trim(example_id) = '') AS empty_id
+                   {source_checks}
+            FROM read_parquet(?) GROUP BY run_id
+            """,
+            params=[str(examples_path)],
+        ).df()
+    except duckdb.Error as exc:
+        raise InputError(f"cannot read the snapshot: {exc}", path=str(examples_path)) from None
+    finally:
+        con.close()
+        shutil.rmtree(spill, ignore_errors=True)
+    checks = checks.set_index("run_id")
+    for i, row in enumerate(runs.to_dict("records")):
+        rid = row["run_id"]
+        n = int(row["n_examples"])
+        k = len(row["stat_names"])
+        if rid not in checks.index:
+            raise err(f"run {rid} has no example statistics in {examples_path.name}", i, "run_id")
+        c = checks.loc[rid]
+        problem = None
+        if int(c["n"]) != n:
+            problem = f"n_examples is {n} but {examples_path.name} holds {int(c['n'])} examples"
+        elif int(c["n_ids"]) != n:
+            problem = "its example ids are not unique"
+        elif int(c["n_pos"]) != n or int(c["pmin"]) != 0 or int(c["pmax"]) != n - 1:
+            problem = "its example positions are not 0 .. n_examples-1"
+        elif int(c["kmin"]) != k or int(c["kmax"]) != k:
+            problem = f"its statistics vectors do not all have {k} values (one per stat name)"
+        elif not bool(c["finite"]):
+            problem = "some of its statistics are missing or not finite"
+        elif bool(c["empty_id"]):
+            problem = "some of its example ids are empty"
+        elif has_source and int(c["n_src"]) not in (0, n):
+            problem = "source_position is given for some of its examples but not all"
+        elif has_source and (
+            int(c["n_src_distinct"]) != int(c["n_src"]) or float(c["src_min"]) < 0
+        ):
+            problem = "its source positions are not unique integers ≥ 0"
+        if problem:
+            raise err(f"run {rid}: {problem}", i, "n_examples")
+    return runs
+
+
+def import_snapshot(store: Store, path: Path, *, chunk_rows: int = CHUNK_ROWS) -> ImportResult:
+    """Merge the snapshot at ``path`` into ``store`` (see the module docstring).
+
+    ``chunk_rows``: scores validated per chunk (:func:`glotbench.ingest.staging_scores.stage_scores`).
+    """
+    t0 = time.perf_counter()
+    files = snapshot_files(path)
+    h = hashlib.sha256()
+    for table in sorted(files):
+        h.update(f"{table}:{file_sha256(files[table])};".encode())
+    sha = h.hexdigest()
+    done = store.find_import(sha, "parquet", completed=True)
+    if done is not None:
+        return _already_imported(store, path, sha, done, t0)
+
+    # ---- validate everything -------------------------------------------
+    work_dir = staging_dir(store.path)
+    if "meta" in files:
+        _check_meta(files["meta"])
+    runs = (
+        _validate_runs(files["runs"], files["examples"], work_dir)
+        if "runs" in files
+        else pd.DataFrame()
+    )
+    imports_path = files.get("imports")
+    if imports_path is not None:
+        cols = _parquet_columns(imports_path)
+        _require(imports_path, cols, _IMPORT_COLUMNS)
+    scores: StagedScores | None = None
+    try:
+        if "scores" in files and pq.read_metadata(files["scores"]).num_rows:
+            scores = stage_scores(
+                files["scores"],
+                allow_unknown_metrics=True,
+                keep_import_id=True,
+                chunk_rows=chunk_rows,
+                work_dir=work_dir,
+            )
+        # decide from the store's content and write under the writer lock: one writer
+        with store.writing():
+            return _write_snapshot(store, path, files, sha, runs, imports_path, scores, t0)
+    finally:
+        if scores is not None:
+            scores.close()
+
+
+def _already_imported(
+    store: Store, path: Path, sha: str, done: ImportRecord, t0: float
+) -> ImportResult:
+    return ImportResult(
+        kind="parquet",
+        source=str(path),
+        store=str(store.path),
+        status="skipped",
+        sha256=sha,
+        import_id=done.import_id,
+        message=f"this snapshot was already imported (import {done.import_id}); nothing to do",
+        seconds=time.perf_counter() - t0,
+    )
+
+
+def _write_snapshot(
+    store: Store,
+    path: Path,
+    files: dict[str, Path],
+    sha: str,
+    runs: pd.DataFrame,
+    imports_path: Path | None,
+    scores: StagedScores | None,
+    t0: float,
+) -> ImportResult:
+    """Compare the validated snapshot with the store and write it (under ``Store.writing``)."""
+    done = store.find_import(sha, "parquet", completed=True)  # by another process meanwhile
+    if done is not None:
+        return _already_imported(store, path, sha, done, t0)
+    has_source = "runs" in files and "source_position" in _parquet_columns(files["examples"])
+    import_id, partial, new_run_ids, skipped_runs, scores_added, scores_skipped = (
+        _check_and_write_scores(store, path, files, sha, runs, imports_path, scores)
+    )
+    total_rows = len(runs) + (scores.rows if scores is not None else 0)
+    if new_run_ids:
+        sizes = dict(zip(runs["run_id"], runs["n_examples"], strict=True))
+        chunk: list[str] = []
+        count = 0
+        for rid in new_run_ids:
+            chunk.append(rid)
+            count += int(sizes[rid])
+            if count >= _CHUNK_EXAMPLES:
+                store._insert_runs_from_parquet(
+                    files["runs"], files["examples"], chunk, has_source=has_source
+                )
+                chunk, count = [], 0
+        if chunk:
+            store._insert_runs_from_parquet(
+                files["runs"], files["examples"], chunk, has_source=has_source
+            )
+    store.complete_import(import_id, len(new_run_ids) + scores_added)
+    parts = [f"added {len(new_run_ids)} run(s) and {scores_added} score(s)"]
+    if skipped_runs or scores_skipped:
+        parts.append(f"skipped {skipped_runs} run(s) and {scores_skipped} score(s) already stored")
+    return ImportResult(
+        kind="parquet",
+        source=str(path),
+        store=str(store.path),
+        status="resumed" if partial else "imported",
+        sha256=sha,
+        import_id=import_id,
+        rows=total_rows,
+        runs_added=len(new_run_ids),
+        runs_skipped=skipped_runs,
+        scores_added=scores_added,
+        scores_skipped=scores_skipped,
+        message="; ".join(parts),
+        seconds=time.perf_counter() - t0,
+    )
+
+
+def _check_and_write_scores(
+    store: Store,
+    path: Path,
+    files: dict[str, Path],
+    sha: str,
+    runs: pd.DataFrame,
+    imports_path: Path | None,
+    scores: StagedScores | None,
+) -> tuple[str, ImportRecord | None, list[str], int, int, int]:
+    """Compare runs with the store; write imports, scores and the import record (one transaction).
+
+    Returns (import id, the interrupted import resumed or None, run ids to
+    write, runs skipped, scores added, scores skipped).
+    """
+    new_run_ids: list[str] = []
+    skipped_runs = 0
+    if not runs.empty:
+        stored = store.stored_runs(runs["run_id"])
+        for i, row in enumerate(runs.to_dict("records")):
+            existing = stored.get(row["run_id"])
+            if existing is None:
+                new_run_ids.append(row["run_id"])
+            elif existing["stats_sha256"] != row["stats_sha256"]:
+                raise RowInputError(
+                    f"run {row['run_id']} is already stored with different statistics "
+                    f"(from {existing['source']}); import into another store",
+                    path=str(files["runs"]),
+                    row=i + 1,
+                    field="stats_sha256",
+                )
+            else:
+                skipped_runs += 1
+    total_rows = len(runs) + (scores.rows if scores is not None else 0)
+    check = False
+    if scores is not None:
+        try:
+            check = check_staged_scores(store, scores)  # writes nothing
+        except ScoreConflictError as exc:
+            raise scores.error(exc.reason, scores.loc_of(exc.position), exc.field) from None
+    partial = store.find_import(sha, "parquet", completed=False)
+    import_id = partial.import_id if partial else new_import_id()
+    scores_added = scores_skipped = 0
+    try:
+        with store.transaction() as con:
+            if imports_path is not None:
+                con.execute(
+                    f"INSERT INTO imports ({', '.join(_IMPORT_COLUMNS)}) "
+                    f"SELECT {', '.join(_IMPORT_COLUMNS)} FROM read_parquet(?) "
+                    "WHERE import_id NOT IN (SELECT import_id FROM imports)",
+                    [str(imports_path)],
+                )
+            if partial is None:
+                store._insert_import(
+                    ImportRecord(
+                        import_id=import_id,
+                        kind="parquet",
+                        source=str(path.resolve()),
+                        sha256=sha,
+                        rows=total_rows,
+                    )
+                )
+        if scores is not None:  # in batches, one transaction each (checked above)
+            scores_added = add_staged_scores(store, scores, import_id, check=check)
+            scores_skipped = scores.rows - scores_added
+    except ScoreConflictError as exc:  # a concurrent writer stored a conflicting value
+        assert scores is not None
+        raise scores.error(exc.reason, scores.loc_of(exc.position), exc.field) from None
+    return import_id, partial, new_run_ids, skipped_runs, scores_added, scores_skipped

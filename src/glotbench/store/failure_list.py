@@ -1,0 +1,47 @@
+"""Listing and resolving the recorded failures of benchmark jobs (``glotbench failures``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from glotbench.errors import StoreError
+from glotbench.store.layout import DEFAULT_STORE_PATH
+from glotbench.store.store import FailureList, Store
+
+
+def list_failures(
+    store: str | Path = DEFAULT_STORE_PATH,
+    *,
+    models: Sequence[str] | None = None,
+    datasets: Sequence[str] | None = None,
+    tasks: Sequence[str] | None = None,
+    languages: Sequence[str] | None = None,
+    failure_ids: Sequence[str] | None = None,
+    include_resolved: bool = False,
+    resolve: bool = False,
+) -> FailureList:
+    """Recorded failures of benchmark jobs (open ones unless ``include_resolved``).
+
+    With ``resolve`` the matching open failures are marked resolved (nothing
+    is deleted) and the result lists them.
+    """
+    filters: dict[str, Any] = {
+        "models": models or None,
+        "datasets": datasets or None,
+        "tasks": tasks or None,
+        "languages": languages or None,
+        "failure_ids": failure_ids or None,
+    }
+    if not resolve:
+        with Store.open(store, read_only=True) as s:
+            frame = s.failures(**filters, include_resolved=include_resolved)
+        return FailureList(store=str(store), include_resolved=include_resolved, frame=frame)
+    if not Path(store).exists():
+        raise StoreError(f"no store at {store}; pass --store")
+    with Store.open(store) as s:
+        ids = s.failures(**filters)["failure_id"].tolist()
+        count = s.resolve_failures(failure_ids=ids) if ids else 0
+        frame = s.failures(failure_ids=ids, include_resolved=True)
+    return FailureList(store=str(store), include_resolved=True, frame=frame, resolved_now=count)

@@ -1,0 +1,599 @@
+"""Writing runs: one transaction per run or per batch of whole runs.
+
+The run-writing methods of :class:`~glotbench.store.store.Store`
+(:class:`RunWritesPart`) and the Arrow tables they insert. A run is written
+with all its example statistics in one transaction; a batch holds whole runs
+only; a run already stored (same ``run_id``) is skipped, so a re-run resumes.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from typing import Any
+
+import duckdb
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+import pyarrow as pa
+
+from glotbench.errors import InputError
+from glotbench.store.exports import ExportPart, ExportResult, ExportTable  # noqa: F401
+from glotbench.store.failures import FailureList, FailuresPart  # noqa: F401
+from glotbench.store.layout import (
+    _RUN_COLUMNS,
+    _first,
+    new_import_id,  # noqa: F401  (importable from here, as before)
+    run_id_of_row,  # noqa: F401
+)
+from glotbench.store.reads import ReadsPart, StatsMatrix, in_configs  # noqa: F401
+from glotbench.store.schema import (
+    RunKey,
+    RunRecord,
+    StatsDigest,
+    stats_digest,
+)
+from glotbench.store.sql import Filter, StorePart, _in_use, _sql_ident, _where  # noqa: F401
+
+#: A run to write: (record, example ids, n × k statistics[, source positions])
+RunItem = (
+    tuple[RunRecord, Sequence[Any] | np.ndarray, npt.ArrayLike]
+    | tuple[RunRecord, Sequence[Any] | np.ndarray, npt.ArrayLike, npt.ArrayLike | None]
+)
+
+_EXAMPLE_COLUMNS = ("run_id", "position", "example_id", "stats", "source_position")
+
+#: Arrow types of the ``runs`` columns as :meth:`Store._prepare_run` builds them
+#: (JSON columns travel as text; DuckDB casts them on insert)
+_RUN_ARROW_TYPES: dict[str, pa.DataType] = {
+    "seed": pa.int64(),
+    "metric_config": pa.string(),
+    "stat_names": pa.list_(pa.string()),
+    "n_examples": pa.int64(),
+    "model_metadata": pa.string(),
+    "seconds": pa.float64(),
+    "examples_per_second": pa.float64(),
+    "created_at": pa.timestamp("us"),
+}
+
+#: runs in the first transaction of :meth:`Store.write_run_batches`; each next
+#: batch doubles, up to ``batch_runs``, so the first runs are committed (and
+#: reported) at once and large imports still pay few commits
+FIRST_BATCH_RUNS = 16
+#: most runs per transaction of :meth:`Store.write_run_batches` (by default)
+BATCH_RUNS = 2_000
+#: example rows per transaction of :meth:`Store.write_run_batches`; bounds the
+#: memory of one batch's Arrow tables (about 50 bytes a row with k = 2)
+BATCH_ROWS = 2_000_000
+
+
+def _list_array(stats: npt.NDArray[np.float64]) -> pa.ListArray:
+    n, k = stats.shape
+    offsets = pa.array(np.arange(0, n * k + 1, k, dtype=np.int32))
+    return pa.ListArray.from_arrays(offsets, pa.array(stats.reshape(-1), type=pa.float64()))
+
+
+def _source_position_array(
+    positions: npt.ArrayLike | None, ids: np.ndarray, where: str
+) -> pa.Array:
+    """The ``source_position`` column of a run: NULLs, or unique integers ≥ 0 (validated)."""
+    if positions is None:
+        return pa.nulls(ids.size, type=pa.int64())
+    raw = np.asarray(positions)
+    if raw.ndim != 1 or raw.size != ids.size:
+        raise InputError(
+            f"{where}: {raw.size} source positions for {ids.size} examples (one per example)"
+        )
+    values = pd.to_numeric(pd.Series(raw, dtype=object), errors="coerce").to_numpy(np.float64)
+    bad = ~np.isfinite(values) | (values < 0) | (values != np.floor(values))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(
+            f"{where}: source position of example {ids[i]!r} must be an integer ≥ 0, got {raw[i]!r}"
+        )
+    ints = values.astype(np.int64)
+    unique, counts = np.unique(ints, return_counts=True)
+    if (counts > 1).any():
+        dup = int(unique[counts > 1][0])
+        raise InputError(f"{where}: source position {dup} is given to more than one example")
+    return pa.array(ints, type=pa.int64())
+
+
+def _run_row(run: RunRecord, n: int, digest: str) -> list[Any]:
+    """A run's ``runs`` columns in :data:`_RUN_COLUMNS` order (``n`` examples, ``digest``)."""
+    return [
+        run.run_id,
+        run.model,
+        run.dataset,
+        run.task,
+        run.language,
+        run.seed,
+        run.config_hash,
+        run.metric,
+        json.dumps(run.metric_config, ensure_ascii=False, default=str),
+        list(run.stat_names),
+        n,
+        json.dumps(run.model_metadata, ensure_ascii=False, default=str),
+        run.seconds,
+        run.examples_per_second,
+        run.source,
+        run.import_id,
+        digest,
+        run.created_at,
+    ]
+
+
+@dataclass
+class _PreparedRun:
+    """A validated run, ready to insert (:meth:`Store._prepare_run`).
+
+    ``row`` holds the ``runs`` columns in :data:`_RUN_COLUMNS` order;
+    ``examples`` the run's ``example_stats`` columns except ``run_id``.
+    """
+
+    run_id: str
+    description: str
+    row: list[Any]
+    examples: pa.Table
+
+    @property
+    def n_examples(self) -> int:
+        return int(self.examples.num_rows)
+
+
+@dataclass
+class BatchWrite:
+    """What :meth:`Store.write_run_batches` wrote."""
+
+    run_ids: list[str] = field(default_factory=list)
+    examples: int = 0
+    skipped: int = 0
+    batches: int = 0
+
+    @property
+    def written(self) -> int:
+        return len(self.run_ids)
+
+    def add(self, runs: Sequence[_PreparedRun], *, skipped: int) -> None:
+        self.run_ids.extend(r.run_id for r in runs)
+        self.examples += sum(r.n_examples for r in runs)
+        self.skipped += skipped
+        self.batches += 1
+
+
+def _id_strings(example_ids: Sequence[Any] | np.ndarray) -> tuple[list[str], pa.Array]:
+    """Example ids as a list of ``str`` (non-strings converted with ``str``) and as Arrow.
+
+    The common case — all ids already strings — converts in C (no Python loop).
+    """
+    raw = example_ids.tolist() if isinstance(example_ids, np.ndarray) else list(example_ids)
+    try:
+        arr = pa.array(raw)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        arr = None
+    if arr is None or arr.type != pa.string() or arr.null_count:
+        raw = [e if isinstance(e, str) else str(e) for e in raw]
+        arr = pa.array(raw, type=pa.string())
+    return raw, arr
+
+
+def _has_blank(ids: list[str]) -> bool:
+    """Whether an id is empty or whitespace only (``not id.strip()``), looping in C."""
+    return not all(map(str.strip, ids))
+
+
+def _example_columns(
+    ids: pa.Array, matrix: npt.NDArray[np.float64], source_position: pa.Array
+) -> pa.Table:
+    """A run's ``example_stats`` columns except ``run_id`` (inserted by name)."""
+    return pa.table(
+        {
+            "position": pa.array(np.arange(len(ids), dtype=np.int32)),
+            "example_id": ids,
+            "stats": _list_array(matrix),
+            "source_position": source_position,
+        }
+    )
+
+
+def _with_positions(
+    runs: Iterable[tuple[Any, ...]], source_positions: Sequence[npt.ArrayLike | None] | None
+) -> list[tuple[Any, ...]]:
+    """Runs as (record, ids, stats, source_positions) tuples.
+
+    A run is given as (record, ids, stats) or with its source positions as a
+    fourth item; ``source_positions`` (one entry per run) fills them in instead.
+    """
+    items = [tuple(item) for item in runs]
+    if source_positions is None:
+        return [item if len(item) == 4 else (*item, None) for item in items]
+    positions = list(source_positions)
+    if len(positions) != len(items):
+        raise InputError(f"{len(positions)} source_positions entries for {len(items)} runs")
+    return [(*item[:3], pos) for item, pos in zip(items, positions, strict=True)]
+
+
+def _batch_examples(runs: Sequence[_PreparedRun]) -> pa.Table:
+    """The ``example_stats`` rows of a batch of runs, in run order, as one Arrow table."""
+    body = pa.concat_tables([r.examples for r in runs]).combine_chunks()  # one chunk: fast scan
+    owner = np.repeat(np.arange(len(runs), dtype=np.int32), [r.n_examples for r in runs])
+    run_ids = pa.DictionaryArray.from_arrays(
+        pa.array(owner), pa.array([r.run_id for r in runs], type=pa.string())
+    )  # DuckDB stores it as VARCHAR; no string per row is built in Python
+    return body.add_column(0, "run_id", run_ids)
+
+
+def _batch_runs(runs: Sequence[_PreparedRun]) -> pa.Table:
+    """The ``runs`` rows of a batch as one Arrow table (columns in table order)."""
+    columns = list(zip(*(r.row for r in runs), strict=True))
+    return pa.table(
+        {
+            name: pa.array(values, type=_RUN_ARROW_TYPES.get(name, pa.string()))
+            for name, values in zip(_RUN_COLUMNS, columns, strict=True)
+        }
+    )
+
+
+def _check_unique(runs: Sequence[_PreparedRun], seen: set[str]) -> None:
+    """Refuse a run given twice (within ``runs`` or already in ``seen``); extends ``seen``."""
+    for item in runs:
+        if item.run_id in seen:
+            raise InputError(f"run ({item.description}) is given more than once")
+        seen.add(item.run_id)
+
+
+@contextmanager
+def _registered(con: duckdb.DuckDBPyConnection, prefix: str, table: pa.Table) -> Iterator[str]:
+    """Register an Arrow table as a uniquely named view for the duration of the block."""
+    view = f"{prefix}_{uuid.uuid4().hex[:8]}"
+    con.register(view, table)
+    try:
+        yield view
+    finally:
+        with suppress(duckdb.Error):
+            con.unregister(view)
+
+
+class RunWritesPart(StorePart):
+    """Complete runs: which are stored, and writing new ones (one or in batches)."""
+
+    # ------------------------------------------------------------------
+    # runs
+    # ------------------------------------------------------------------
+    @_in_use
+    def completed_run_ids(self) -> set[str]:
+        """Ids of all complete runs (a run is complete iff its ``runs`` row exists)."""
+        return {r[0] for r in self._con.execute("SELECT run_id FROM runs").fetchall()}
+
+    @_in_use
+    def has_run(self, key: RunKey | str) -> bool:
+        """Whether the run (a :class:`RunKey`, :class:`RunRecord` or run id) is complete."""
+        run_id = key if isinstance(key, str) else key.run_id
+        row = _first(self._con.execute("SELECT 1 FROM runs WHERE run_id = ?", [run_id]).fetchall())
+        return row is not None
+
+    @_in_use
+    def stored_runs(self, run_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """n_examples, stats_sha256, source and created_at of the stored runs among ``run_ids``."""
+        ids = list(run_ids)
+        if not ids:
+            return {}
+        rows = self._con.execute(
+            "SELECT run_id, n_examples, stats_sha256, source, created_at FROM runs "
+            "WHERE run_id IN (SELECT unnest(?))",
+            [ids],
+        ).fetchall()
+        return {
+            r[0]: {"n_examples": r[1], "stats_sha256": r[2], "source": r[3], "created_at": r[4]}
+            for r in rows
+        }
+
+    def write_run(
+        self,
+        run: RunRecord,
+        example_ids: Sequence[Any] | np.ndarray,
+        stats: npt.ArrayLike,
+        *,
+        replace: bool = False,
+        source_positions: npt.ArrayLike | None = None,
+    ) -> bool:
+        """Store one complete run in one transaction; ``False`` if it was already stored.
+
+        ``stats`` is the (n × k) matrix of per-example statistics, row ``i``
+        belonging to ``example_ids[i]``; k must equal ``len(run.stat_names)``.
+        Example ids must be unique non-empty strings and statistics finite.
+        ``source_positions`` (optional) gives each example's index in its
+        source data (e.g. the sentence's index in the test file), unique
+        non-negative integers; without it the column is NULL.
+
+        With ``replace`` a stored run with the same key is deleted and the new
+        one written in the **same** transaction (``True`` is returned): if
+        anything fails in between, the old run is still there.
+
+        Storing the run marks open :meth:`failures` of its (model, dataset,
+        seed, config_hash) resolved, in the same transaction.
+        """
+        return self.write_runs([(run, example_ids, stats, source_positions)], replace=replace) == 1
+
+    def write_runs(
+        self,
+        runs: Iterable[RunItem],
+        *,
+        replace: bool = False,
+        source_positions: Sequence[npt.ArrayLike | None] | None = None,
+    ) -> int:
+        """Store several runs (e.g. the metrics of one benchmark job) in **one** transaction.
+
+        ``source_positions``, if given, has one entry (or None) per run, as in
+        :meth:`write_run`.
+
+        Every run is validated as in :meth:`write_run` before anything is
+        written. Runs already stored are skipped, or with ``replace`` deleted
+        and rewritten — in the same transaction, so a failure anywhere leaves
+        the store exactly as it was (the old runs intact). Open
+        :meth:`failures` of the (model, dataset, seed, config_hash) of the
+        written runs are marked resolved in that transaction too. Returns the
+        number of runs written (new or replaced).
+
+        The runs are written as one batch (:meth:`_write_batch`): one Arrow
+        insert per table, whatever their number.
+        """
+        prepared = [self._prepare_run(*item) for item in _with_positions(runs, source_positions)]
+        _check_unique(prepared, set())
+        if not prepared:
+            return 0
+        with self.transaction() as con:
+            done = self._write_batch(con, prepared, replace=replace)
+        return len(done)
+
+    def write_run_batches(
+        self,
+        runs: Iterable[RunItem],
+        *,
+        replace: bool = False,
+        batch_runs: int = BATCH_RUNS,
+        batch_rows: int = BATCH_ROWS,
+        progress: Callable[[int], None] | None = None,
+    ) -> BatchWrite:
+        """Store many runs (an import), one transaction per batch of whole runs.
+
+        A run is (record, example ids, statistics) as in :meth:`write_run`,
+        optionally with its source positions as a fourth item. ``runs`` is
+        consumed lazily: a batch closes when it holds
+        ``batch_runs`` runs (the first :data:`FIRST_BATCH_RUNS`, doubling from
+        batch to batch up to ``batch_runs``) or ``batch_rows`` example rows, is validated
+        (every run as in :meth:`write_run`) and written in one transaction
+        with one Arrow insert per table, the already-stored check being one
+        anti-join against the batch's run ids. A run therefore never spans
+        two transactions: an error, Ctrl-C or ``kill -9`` loses at most the
+        batch being written, never part of a run, and repeating the call
+        writes what is missing. Batches committed before an invalid run
+        (or a run given twice) stay stored. ``progress(done)`` is called after
+        every batch with the number of runs handled so far (written or skipped).
+        """
+        if batch_runs < 1 or batch_rows < 1:
+            raise InputError("batch_runs and batch_rows must be at least 1")
+        result = BatchWrite()
+        seen: set[str] = set()
+        batch: list[_PreparedRun] = []
+        rows = 0
+        handled = 0
+        limit = min(FIRST_BATCH_RUNS, batch_runs)
+
+        def flush() -> None:
+            nonlocal batch, rows, handled, limit
+            with self.transaction() as con:
+                done = self._write_batch(con, batch, replace=replace)
+            result.add(done, skipped=len(batch) - len(done))
+            handled += len(batch)
+            batch, rows, limit = [], 0, min(2 * limit, batch_runs)
+            if progress is not None:
+                progress(handled)
+
+        for item in runs:
+            prepared = self._prepare_run(*item)  # a fourth item: the source positions
+            _check_unique([prepared], seen)
+            batch.append(prepared)
+            rows += prepared.n_examples
+            if len(batch) >= limit or rows >= batch_rows:
+                flush()
+        if batch:
+            flush()
+        return result
+
+    def _prepare_run(
+        self,
+        run: RunRecord,
+        example_ids: Sequence[Any] | np.ndarray,
+        stats: npt.ArrayLike,
+        source_positions: npt.ArrayLike | None = None,
+    ) -> _PreparedRun:
+        """Validate a run and build its rows (nothing is written)."""
+        id_list, ids = _id_strings(example_ids)
+        n = len(id_list)
+        matrix = np.asarray(stats, dtype=np.float64)
+        k = len(run.stat_names)
+        where = f"run ({run.describe()})"
+        if matrix.ndim != 2 or matrix.shape != (n, k):
+            raise InputError(
+                f"{where}: statistics must be an (n × k) = ({n} × {k}) matrix "
+                f"(one row per example id, one column per stat name), got shape {matrix.shape}"
+            )
+        if n == 0:
+            raise InputError(f"{where}: a run needs at least one example")
+        if run.n_examples is not None and run.n_examples != n:
+            raise InputError(f"{where}: n_examples is {run.n_examples} but {n} examples were given")
+        if _has_blank(id_list):
+            raise InputError(f"{where}: example ids must not be empty")
+        if len(set(id_list)) != n:
+            index = pd.Index(id_list)
+            dup = index[index.duplicated()][0]
+            raise InputError(f"{where}: example id {dup!r} occurs more than once")
+        finite = np.isfinite(matrix)
+        if not finite.all():
+            bad = int(np.flatnonzero(~finite.all(axis=1))[0])
+            raise InputError(
+                f"{where}: statistics of example {id_list[bad]!r} are not finite: "
+                f"{matrix[bad].tolist()}"
+            )
+        source = (
+            pa.nulls(n, type=pa.int64())
+            if source_positions is None
+            else _source_position_array(source_positions, np.asarray(id_list, dtype=object), where)
+        )
+        digest = stats_digest(id_list, matrix, tuple(run.stat_names))
+        run_id = run.run_id
+        return _PreparedRun(
+            run_id=run_id,
+            description=run.describe(),
+            row=_run_row(run, n, digest),
+            examples=_example_columns(ids, matrix, source),
+        )
+
+    def write_run_chunks(
+        self,
+        run: RunRecord,
+        chunks: Callable[[], Iterable[tuple[Sequence[Any] | np.ndarray | pa.Array, npt.ArrayLike]]],
+    ) -> bool:
+        """Store one run given chunk by chunk, in **one** transaction; ``False`` if stored.
+
+        ``chunks()`` returns a fresh iterator of (example ids, (m × k)
+        statistics) chunks in run order; it is called twice — once for the
+        ids (the statistics digest, :class:`~glotbench.store.schema.StatsDigest`,
+        hashes every id before any statistic), once to insert — so memory
+        holds one chunk, whatever the run's size. The checks of
+        :meth:`write_run` apply (non-empty ids, finite statistics, the right
+        shape, ``n_examples``); repeated ids are found by DuckDB (``GROUP BY
+        … HAVING count(*) > 1`` on the inserted rows) before the ``runs`` row
+        is written, and any error rolls the whole run back. The stored rows and
+        ``stats_sha256`` are those of :meth:`write_run` with the chunks
+        concatenated. Source positions are not taken (the column is NULL).
+        """
+        k = len(run.stat_names)
+        where = f"run ({run.describe()})"
+        digest = StatsDigest(tuple(run.stat_names))
+        for ids, _stats in chunks():
+            id_list, _ = _id_strings(ids)
+            if _has_blank(id_list):
+                raise InputError(f"{where}: example ids must not be empty")
+            digest.update_ids(id_list)
+        n = digest.n_ids
+        if n == 0:
+            raise InputError(f"{where}: a run needs at least one example")
+        if run.n_examples is not None and run.n_examples != n:
+            raise InputError(f"{where}: n_examples is {run.n_examples} but {n} examples were given")
+        run_id = run.run_id
+        with self.transaction() as con:
+            stored = con.execute("SELECT 1 FROM runs WHERE run_id = ?", [run_id]).fetchall()
+            if stored:
+                return False
+            position = 0
+            for ids, stats in chunks():
+                id_list, arr = _id_strings(ids)
+                m = len(id_list)
+                matrix = np.asarray(stats, dtype=np.float64)
+                if matrix.ndim != 2 or matrix.shape != (m, k):
+                    raise InputError(
+                        f"{where}: statistics must be an (n × k) = ({m} × {k}) matrix per chunk "
+                        f"(one row per example id, one column per stat name), got shape "
+                        f"{matrix.shape}"
+                    )
+                finite = np.isfinite(matrix)
+                if not finite.all():
+                    bad = int(np.flatnonzero(~finite.all(axis=1))[0])
+                    raise InputError(
+                        f"{where}: statistics of example {id_list[bad]!r} are not finite: "
+                        f"{matrix[bad].tolist()}"
+                    )
+                digest.update_stats(matrix)
+                table = _example_columns(arr, matrix, pa.nulls(m, type=pa.int64()))
+                table = table.set_column(
+                    0,
+                    "position",
+                    pa.array(np.arange(position, position + m, dtype=np.int32)),
+                )
+                owner = pa.DictionaryArray.from_arrays(
+                    pa.array(np.zeros(m, dtype=np.int32)), pa.array([run_id], type=pa.string())
+                )
+                table = table.add_column(0, "run_id", owner)
+                names = ", ".join(_sql_ident(c) for c in table.column_names)
+                with _registered(con, "_incoming_stats", table) as view:
+                    con.execute(f"INSERT INTO example_stats ({names}) SELECT {names} FROM {view}")
+                position += m
+                del table, matrix, arr, id_list
+            if position != n:
+                raise InputError(f"{where}: {position} examples given, {n} when first read")
+            repeated = con.execute(
+                "SELECT example_id FROM example_stats WHERE run_id = ? "
+                "GROUP BY example_id HAVING count(*) > 1 LIMIT 1",
+                [run_id],
+            ).fetchall()
+            if repeated:
+                raise InputError(f"{where}: example id {repeated[0][0]!r} occurs more than once")
+            prepared = _PreparedRun(
+                run_id=run_id,
+                description=run.describe(),
+                row=_run_row(run, n, digest.hexdigest()),
+                examples=pa.table({}),
+            )
+            with _registered(con, "_incoming_runs", _batch_runs([prepared])) as view:
+                cols = ", ".join(_RUN_COLUMNS)
+                con.execute(f"INSERT INTO runs ({cols}) SELECT {cols} FROM {view}")
+                self._resolve_failures_of(con, view)
+        return True
+
+    def _write_batch(
+        self, con: duckdb.DuckDBPyConnection, runs: Sequence[_PreparedRun], *, replace: bool
+    ) -> list[_PreparedRun]:
+        """Skip, or (``replace``) delete, the stored runs of a batch, then insert the batch.
+
+        The caller holds the transaction. Which runs are stored already is one
+        anti-join of the batch's run ids (a registered Arrow table) against
+        ``runs``; with ``replace`` the stored ones are deleted instead. Returns
+        the runs written.
+        """
+        if not runs:
+            return []
+        keys = pa.table(
+            {
+                "run_id": pa.array([r.run_id for r in runs], type=pa.string()),
+                "ordinal": pa.array(np.arange(len(runs), dtype=np.int64)),
+            }
+        )
+        with _registered(con, "_incoming_keys", keys) as view:
+            if replace:
+                con.execute(
+                    f"DELETE FROM example_stats WHERE run_id IN (SELECT run_id FROM {view})"
+                )
+                con.execute(f"DELETE FROM runs WHERE run_id IN (SELECT run_id FROM {view})")
+                todo = list(runs)
+            else:
+                new = con.execute(
+                    f"SELECT i.ordinal FROM {view} i ANTI JOIN runs r ON r.run_id = i.run_id "
+                    "ORDER BY i.ordinal"
+                ).fetchall()
+                todo = [runs[int(row[0])] for row in new]
+        if todo:
+            self._insert_batch(con, todo)
+        return todo
+
+    def _insert_batch(self, con: duckdb.DuckDBPyConnection, runs: Sequence[_PreparedRun]) -> None:
+        """Insert runs' example statistics and ``runs`` rows: one Arrow insert per table.
+
+        The caller holds the transaction. Every column of the examples tables
+        is inserted by name, so a new ``example_stats`` column needs only the
+        DDL and :func:`_example_columns`. Open failures of the runs' (model,
+        dataset, seed, config_hash) are resolved from the same ``runs`` rows.
+        """
+        examples = _batch_examples(runs)
+        names = ", ".join(_sql_ident(c) for c in examples.column_names)
+        with _registered(con, "_incoming_stats", examples) as view:
+            con.execute(f"INSERT INTO example_stats ({names}) SELECT {names} FROM {view}")
+        with _registered(con, "_incoming_runs", _batch_runs(runs)) as view:
+            cols = ", ".join(_RUN_COLUMNS)
+            con.execute(f"INSERT INTO runs ({cols}) SELECT {cols} FROM {view}")
+            self._resolve_failures_of(con, view)
