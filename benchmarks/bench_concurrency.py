@@ -2,9 +2,9 @@
 
 Design (issue 14, item 3). A base store of ``--base-runs`` runs of
 ``--examples`` examples (accuracy, k = 1) is written once with
-``Store.write_run_batches``; every step starts from a copy of it.
+``store.runs.write_batches``; every step starts from a copy of it.
 
-1. writer throughput — ``--jobs`` jobs, each ``Store.write_runs`` of
+1. writer throughput — ``--jobs`` jobs, each ``store.runs.write_many`` of
    ``--runs-per-job`` runs (a runner job with several metrics):
    a. *held*: one read-write connection for all jobs (``hold=True``, the
       behaviour before: readers locked out for the whole run);
@@ -57,7 +57,7 @@ with Store.open(path, hold=False) as store:
                 for r in range(per_job)]
         t = time.perf_counter()
         with store.held():
-            store.write_runs(runs)
+            store.runs.write_many(runs)
         print(f"{time.perf_counter() - t:.6f}", flush=True)
         jobs += 1
         time.sleep(pause)
@@ -81,7 +81,7 @@ def build_base(path: Path, runs: int, n: int) -> float:
     rng = np.random.default_rng(0)
     start = time.perf_counter()
     with Store.open(path) as store:
-        store.write_run_batches(_run(f"m{i // 50}", f"l{i % 50}", n, rng) for i in range(runs))
+        store.runs.write_batches(_run(f"m{i // 50}", f"l{i % 50}", n, rng) for i in range(runs))
     return time.perf_counter() - start
 
 
@@ -101,7 +101,7 @@ def writer_throughput(base: Path, work: Path, args: argparse.Namespace) -> list[
             for job in jobs:
                 t = time.perf_counter()
                 with store.held():
-                    store.write_runs(job)
+                    store.runs.write_many(job)
                 times.append(time.perf_counter() - t)
         total = time.perf_counter() - start
         arr = np.asarray(times) * 1e3

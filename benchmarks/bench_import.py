@@ -11,7 +11,7 @@ harness's: doc, arguments, resps, filtered_resps, hashes, ``acc`` and
 store:
 
 * read + validate (JSON parsing of every sample line, statistics matrices);
-* write (``Store.write_run_batches``: transactions of whole runs);
+* write (``store.runs.write_batches``: transactions of whole runs);
 * end to end (``import_lm_eval``), with the process's peak RSS.
 
 Every sample carries two per-example metrics (acc, acc_norm), so 1 M samples
@@ -135,7 +135,7 @@ def main() -> None:
             t = time.perf_counter()
             check_same_examples(data.runs)
             todo = check_against_store(store, data.runs)
-            done = store.write_run_batches((r.record, r.example_ids, r.stats) for r in todo)
+            done = store.runs.write_batches((r.record, r.example_ids, r.stats) for r in todo)
             t_write = time.perf_counter() - t
             print(
                 f"write (batched) : {t_write:6.2f} s  ({rows / t_write:,.0f} stat rows/s, "

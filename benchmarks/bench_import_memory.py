@@ -109,14 +109,14 @@ def write_snapshot(folder: Path, rows: int, tmp: Path) -> None:
                 values = rng.integers(0, 2, run_size).astype(np.float64)
                 yield record, ids, np.column_stack([values, np.ones(run_size)])
 
-        store.write_run_batches(runs())
+        store.runs.write_batches(runs())
         scores_csv = tmp / "snapshot-scores.csv"
         write_scores_csv(scores_csv, rows)
         from glotbench.ingest.tidy import import_scores_file
 
         import_scores_file(store, scores_csv)
         scores_csv.unlink()
-        store.export(folder)
+        store.exports.write(folder)
     for f in tmp.glob("snapshot-source.duckdb*"):
         f.unlink()
 

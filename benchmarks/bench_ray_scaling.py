@@ -118,7 +118,7 @@ def run_once(suite_path: Path, store: Path, executor: str, num_cpus: int | None)
         digests = sorted(
             handle.connection.execute("SELECT run_id, stats_sha256 FROM runs").fetchall()
         )
-        runs = handle.runs().drop_duplicates(["model", "seed"])  # one row per job
+        runs = handle.runs.frame().drop_duplicates(["model", "seed"])  # one row per job
     # the model's fit + predict time summed over the jobs, as measured inside each job
     model_s = sum(m["fit_seconds"] + m["predict_seconds"] for m in runs["model_metadata"])
     scores = summary.to_frame().sort_values(["model", "metric"]).reset_index(drop=True)

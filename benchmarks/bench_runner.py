@@ -307,7 +307,7 @@ def protocol_path(suite_path: Path, store_path: Path) -> dict[str, Any]:
         t["store open (new)"] = time.perf_counter() - t0
         try:
             t0 = time.perf_counter()
-            complete = handle.completed_run_ids()
+            complete = handle.runs.completed_ids()
             pending = [
                 j
                 for j in jobs

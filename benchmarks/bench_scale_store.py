@@ -4,14 +4,14 @@ Design: 200 models × 50 languages = 10,000 runs of accuracy (k = 2
 statistics), ``--examples`` examples per run (the same test set for every
 model of a language). Steps timed, each in a fresh store:
 
-1. batched write — ``Store.write_run_batches`` (one transaction per batch of
+1. batched write — ``store.runs.write_batches`` (one transaction per batch of
    whole runs, one Arrow insert per table, the "already stored" check one
    anti-join per batch);
 2. resume — the same call again: every run is found stored and skipped;
-3. read back — ``Store.runs()`` and one aligned ``stats_matrix`` per language
+3. read back — ``store.runs.frame()`` and one aligned ``stats_matrix`` per language
    (200 runs × n × 2), the reads every paired analysis starts from; the
    scores recomputed from them are checked against the simulated truth;
-4. for reference, the per-run path (``Store.write_run``: one transaction, an
+4. for reference, the per-run path (``store.runs.write``: one transaction, an
    existence query and two inserts per run) on the first ``--per-run`` runs,
    extrapolated to all runs.
 
@@ -100,7 +100,7 @@ def main() -> None:
         def write_fresh() -> Any:
             path = tmp / f"store{next(counter)}.duckdb"
             with Store.open(path) as store:
-                return path, store.write_run_batches(runs)
+                return path, store.runs.write_batches(runs)
 
         write = timed_cpu(write_fresh, args.repeats)
         path, written = write.result
@@ -115,7 +115,7 @@ def main() -> None:
 
         def resume() -> Any:
             with Store.open(path) as store:
-                return store.write_run_batches(runs)
+                return store.runs.write_batches(runs)
 
         again = timed_cpu(resume, args.repeats)
         assert again.result.written == 0 and again.result.skipped == n_runs
@@ -124,10 +124,10 @@ def main() -> None:
         def read_back() -> np.ndarray:
             scores = []
             with Store.open(path, read_only=True) as store:
-                table = store.runs()
+                table = store.runs.frame()
                 assert len(table) == n_runs
                 for language in sorted(table["language"].unique()):
-                    matrix = store.stats_matrix("bench", "bench", language, "accuracy")
+                    matrix = store.stats.matrix("bench", "bench", language, "accuracy")
                     scores.append(matrix.scores())
             return np.concatenate(scores)
 
@@ -145,7 +145,7 @@ def main() -> None:
         def one_by_one() -> None:
             with Store.open(tmp / f"per_run{next(counter)}.duckdb") as store:
                 for record, ids, stats in per_run:
-                    store.write_run(record, ids, stats)
+                    store.runs.write(record, ids, stats)
 
         single = timed_cpu(one_by_one, 1)
         ms = 1000 * single.seconds / len(per_run)

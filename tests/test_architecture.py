@@ -194,7 +194,7 @@ def test_the_import_graph_is_read() -> None:
     edges = {(i.source, i.target) for i in IMPORTS}
     assert ("glotbench.store.store", "glotbench.store.schema") in edges
     assert ("glotbench.__main__", "glotbench.cli") in edges
-    assert ("glotbench.store.reads", "glotbench.metrics") in edges  # in a function
+    assert ("glotbench.store.stats", "glotbench.metrics") in edges  # in a function
     assert any(i.type_only for i in IMPORTS)
 
 

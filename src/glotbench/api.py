@@ -127,10 +127,11 @@ from glotbench.runner import benchmark as _benchmark
 from glotbench.runner.benchmark import list_suites
 from glotbench.runner.build import ScalaBuild, build_scala
 from glotbench.store import Store, StoreSummary
+from glotbench.store.exports import ExportResult
 from glotbench.store.failure_list import list_failures
+from glotbench.store.failures import FailureList
 from glotbench.store.layout import DEFAULT_STORE_PATH
 from glotbench.store.lock import set_lock_timeout
-from glotbench.store.store import ExportResult, FailureList
 
 __all__ = [
     "Analysis",
@@ -357,13 +358,13 @@ def export_store(
     table: str = "all",
     keep_formulas: bool = False,
 ) -> ExportResult:
-    """Export table(s) to CSV or Parquet (see :meth:`Store.export` for the file names).
+    """Export table(s) to CSV or Parquet (see ``store.exports.write`` for the file names).
 
     CSV text cells that a spreadsheet would run as a formula get a leading
     apostrophe unless ``keep_formulas``.
     """
     with Store.open(store, read_only=True, lock_timeout=lock_timeout) as s:
-        files = s.export(out, table=table, keep_formulas=keep_formulas)
+        files = s.exports.write(out, table=table, keep_formulas=keep_formulas)
     return ExportResult(store=str(store), table=table, files=[str(f) for f in files])
 
 
@@ -981,12 +982,11 @@ def kept_examples(
     (``.to_frame()``, ``.to_dict()``, ``.samples()`` = lm-eval-style sample records).
     """
     from glotbench.analysis.examples import compare_outputs
-    from glotbench.store.outputs import read_outputs
     from glotbench.store.store import Store
 
     with Store.open(store, read_only=True) as handle:
-        outputs = read_outputs(
-            handle, models=models, datasets=datasets, languages=languages, seeds=seeds
+        outputs = handle.outputs.read(
+            models=models, datasets=datasets, languages=languages, seeds=seeds
         )
     return compare_outputs(outputs, models, disagree=disagree, all_wrong=all_wrong, limit=limit)
 

@@ -33,7 +33,8 @@ from glotbench.analysis.sources.speed_store import store_speed_table
 from glotbench.analysis.variance import VarianceComponents, components, variance_components
 from glotbench.errors import GlotbenchError
 from glotbench.store.analysis_cache import AnalysisCache, cache_key, store_fingerprint
-from glotbench.store.store import Store, in_configs
+from glotbench.store.stats import in_configs
+from glotbench.store.store import Store
 
 #: the suite the demo runs
 STARTER_SUITE = "starter"

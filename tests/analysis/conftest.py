@@ -101,5 +101,5 @@ def write_accuracy_runs(
             values = np.asarray(values, dtype=float)
             ids = [f"{language}-{i}" for i in range(values.size)]
             stats = np.column_stack([values, np.ones_like(values)])
-            assert store.write_run(accuracy_record(model, language, seed, task), ids, stats)
+            assert store.runs.write(accuracy_record(model, language, seed, task), ids, stats)
     return path

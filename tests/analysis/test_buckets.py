@@ -187,7 +187,7 @@ def test_cli_and_api_from_a_store(tmp_path: Path) -> None:
                 stat_names=("value", "count"),
             )
             ids = list(attrs_frame["example_id"])[::-1]  # stored in another order
-            store.write_run(record, ids, metric.stats(preds[name], gold)[::-1])
+            store.runs.write(record, ids, metric.stats(preds[name], gold)[::-1])
     attrs_path = tmp_path / "attrs.csv"
     attrs_frame.to_csv(attrs_path, index=False)
     result = api.analyze_buckets(

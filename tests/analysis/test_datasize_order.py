@@ -49,7 +49,7 @@ def _simulated_store(path: Path, *, with_positions: bool) -> Path:
                 model=model, dataset="doc", task="pos", language="xx", seed=1,
                 metric="token_accuracy", stat_names=("correct", "tokens"),
             )  # fmt: skip
-            store.write_run(
+            store.runs.write(
                 record, [f"s{i:03d}" for i in order], stats,
                 source_positions=order if with_positions else None,
             )  # fmt: skip
@@ -166,7 +166,7 @@ models:
 
     file_index = _file_order(DDT)
     with Store.open(store, read_only=True) as handle:
-        frame = handle.example_stats(metrics="token_accuracy")
+        frame = handle.stats.examples(metrics="token_accuracy")
         inputs = datasize_inputs_from_store(handle, "pos-da", "pos", "da", "token_accuracy")
     # every stored example carries its sentence index in the file ...
     expected = frame["example_id"].map(file_index)

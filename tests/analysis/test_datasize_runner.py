@@ -101,7 +101,7 @@ def test_datasize_pos_from_runner_store(tagger_store: Path, tmp_path: Path) -> N
 
     # tokens per sentence come from the stored statistics (words of the test sentences)
     with api.open_store(tagger_store, read_only=True) as handle:
-        matrix = handle.stats_matrix("pos-da", "pos", "da", "token_accuracy")
+        matrix = handle.stats.matrix("pos-da", "pos", "da", "token_accuracy")
     assert payload["n_tokens"] == pytest.approx(matrix.stats[0, :, 1].sum())
     assert len(matrix.run_ids) == 6  # 3 feature sets x 2 seeds, each run a system
 
@@ -135,7 +135,7 @@ def test_datasize_ner_uses_stored_test_tokens(tagger_store: Path) -> None:
     # ner_f1 has no token statistic: sizes are the words stored by the runner
     assert payload["token_unit"] == "tokens"
     with api.open_store(tagger_store, read_only=True) as handle:
-        run = handle.runs(datasets=["norne-nn"], metrics=["ner_f1"]).iloc[0]
+        run = handle.runs.frame(datasets=["norne-nn"], metrics=["ner_f1"]).iloc[0]
     assert payload["n_tokens"] == sum(run["model_metadata"]["test_tokens"])
     assert payload["n_tokens"] > payload["n_examples"] == 300
     full = [r for r in payload["table"] if r["size"] == "all"]
@@ -156,11 +156,11 @@ def test_significance_store_path_matches_engine(tagger_store: Path) -> None:
 
     # the same runs read one by one (not through stats_matrix), aligned by example id
     with api.open_store(tagger_store, read_only=True) as handle:
-        runs = handle.runs(datasets=["pos-da"], metrics=["token_accuracy"], seeds=[7])
+        runs = handle.runs.frame(datasets=["pos-da"], metrics=["token_accuracy"], seeds=[7])
         pair, order = {}, None
         for model in ("tagger-full", "tagger-word"):
             run_id = runs.loc[runs["model"] == model, "run_id"].item()
-            ids, stats = handle.run_stats(run_id)
+            ids, stats = handle.stats.of_run(run_id)
             pair[model] = dict(zip(map(str, ids), stats, strict=True))
             order = order or [str(i) for i in ids]  # A's stored order, as the CLI uses
     stats_a = np.array([pair["tagger-full"][i] for i in order])

@@ -184,7 +184,7 @@ def test_store_curves_average_seeds_and_use_the_latest_configuration(tmp_path: P
                 # the example order of a run does not matter: rows are aligned by id
                 order = rng.permutation(n)
                 stats = np.stack([correct, np.ones(n)], axis=1)[order]
-                store.write_run(record, [ids[i] for i in order], stats)
+                store.runs.write(record, [ids[i] for i in order], stats)
     result = learning_curve(tmp_path / "s.duckdb", n_draws=300)
     scores = dict(zip(result.table["train_size"], result.table["score"], strict=True))
     assert scores[10] == pytest.approx(np.mean(expected[10]))

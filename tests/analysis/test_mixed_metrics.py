@@ -373,7 +373,7 @@ def test_runner_store_ranks_each_task_on_its_first_metric(cli: Cli, tmp_path: Pa
     )  # fmt: skip
     assert explicit["per_language"] == payload["per_language"]
     with api.open_store(store, read_only=True) as handle:
-        runs = handle.runs()
+        runs = handle.runs.frame()
     for task, metric in (("sentiment", "mcc"), ("ner", "ner_f1")):
         chosen = runs[(runs["task"] == task) & (runs["metric"] == metric)]
         for model, group in chosen.groupby("model"):
@@ -391,4 +391,4 @@ def test_runner_store_ranks_each_task_on_its_first_metric(cli: Cli, tmp_path: Pa
 
 def handle_stats(store: Path, run_id: str) -> tuple[np.ndarray, np.ndarray]:
     with api.open_store(store, read_only=True) as handle:
-        return handle.run_stats(run_id)
+        return handle.stats.of_run(run_id)

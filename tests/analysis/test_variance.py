@@ -560,7 +560,7 @@ def test_store_runs_with_different_configurations_are_separate_systems(tmp_path:
                 values = (rng.random(200) < p).astype(float)
                 record = accuracy_record("M", "de", seed).model_copy(update={"config_hash": config})
                 stats = np.column_stack([values, np.ones_like(values)])
-                assert store.write_run(record, [f"de-{i}" for i in range(200)], stats)
+                assert store.runs.write(record, [f"de-{i}" for i in range(200)], stats)
     scores = api.load_replicated(store=path, n_replicates=200)
     assert scores.models == ("M", "M [lm_eval=acc_norm]")
     assert (scores.seed_counts() == 2).all()  # two seeds each, not four of one model

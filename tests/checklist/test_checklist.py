@@ -309,8 +309,8 @@ def test_store_runs_listed_by_show_and_idempotent(tmp_path: Path, english) -> No
     from glotbench.store.store import Store
 
     with Store.open(store, read_only=True) as st:
-        runs = st.runs(tasks=["checklist:negated_positive"])
-        _, stats = st.run_stats(runs["run_id"][0])
+        runs = st.runs.frame(tasks=["checklist:negated_positive"])
+        _, stats = st.stats.of_run(runs["run_id"][0])
     assert stats[:, 0].sum() == 0  # every negation case failed
     with pytest.raises(InputError, match="already stored with different results"):
         api.checklist_score(cases, predict=lambda t: ["positive"] * len(t), model="kw", store=store)

@@ -29,7 +29,7 @@ def _records(path: Path) -> list[dict]:
 def test_legacy_totals_replicates_and_metadata(store: Store) -> None:
     result = import_euroeval(store, LEGACY)
     assert result.status == "imported"
-    scores = store.scores()
+    scores = store.scores.frame()
     recs = _records(LEGACY)
     rec = recs[0]
     lang = "+".join(rec.get("languages") or rec["dataset_languages"])
@@ -56,7 +56,7 @@ def test_legacy_totals_replicates_and_metadata(store: Store) -> None:
 
 def test_scandeval_record_mode_in_model_name(store: Store) -> None:
     import_euroeval(store, SCANDEVAL)
-    scores = store.scores()
+    scores = store.scores.frame()
     assert set(scores["model"]) == {"fresh-decoder/llama-tiny (val)"}  # few-shot test is default
     assert set(scores["language"]) == {"sv"}
     assert scores["replicate"].notna().sum() == 20  # 10 iterations x (mcc, macro_f1)
@@ -66,7 +66,7 @@ def test_eee_records(store: Store) -> None:
     result = import_euroeval(store, EEE)
     assert result.status == "imported"
     recs = _records(EEE)
-    scores = store.scores()
+    scores = store.scores.frame()
     rec = recs[1]
     er = next(e for e in rec["evaluation_results"] if e["evaluation_name"] == "test_mcc")
     ci = er["score_details"]["uncertainty"]["confidence_interval"]
@@ -122,7 +122,7 @@ def test_same_numbers_from_both_layouts(tmp_path: Path) -> None:
     for path in (LEGACY, p):
         with Store.open(tmp_path / f"{path.stem}.duckdb") as s:
             import_euroeval(s, path)
-            f = s.scores()
+            f = s.scores.frame()
             frames.append(f[(f["model"] == rec["model"]) & (f["dataset"] == rec["dataset"])])
     a, b = (f.sort_values(key).reset_index(drop=True) for f in frames)
     assert len(a) == len(b) > 0
@@ -133,12 +133,12 @@ def test_same_numbers_from_both_layouts(tmp_path: Path) -> None:
 
 def test_idempotent_and_nothing_lost(store: Store, tmp_path: Path) -> None:
     import_euroeval(store, LEGACY)
-    n = len(store.scores())
+    n = len(store.scores.frame())
     assert import_euroeval(store, LEGACY).status == "skipped"
     copy = tmp_path / "copy.jsonl"
     shutil.copy(LEGACY, copy)
     again = import_euroeval(store, copy)  # same content, other name: skipped as well
-    assert again.status == "skipped" and len(store.scores()) == n
+    assert again.status == "skipped" and len(store.scores.frame()) == n
     # a changed total for a stored key is an error naming the line; nothing is written
     recs = _records(LEGACY)
     recs[2]["results"]["total"]["test_mcc"] += 1.0
@@ -147,7 +147,7 @@ def test_idempotent_and_nothing_lost(store: Store, tmp_path: Path) -> None:
     with pytest.raises(InputError) as err:
         import_euroeval(store, bad)
     assert err.value.line == 3 and err.value.field == "results.total.test_mcc"
-    assert len(store.scores()) == n
+    assert len(store.scores.frame()) == n
 
 
 def test_truncated_line_and_missing_fields(tmp_path: Path) -> None:
@@ -176,7 +176,7 @@ def test_primary_metric_is_declared_per_task(store: Store) -> None:
     """EuroEval's primary metric (the first of the task's metrics) is recorded on every row."""
     import_euroeval(store, LEGACY)
     import_euroeval(store, EEE)
-    scores = store.scores()
+    scores = store.scores.frame()
     pairs = zip(scores["task"], scores["metadata"], strict=True)
     declared = {(task, meta["primary_metric"]) for task, meta in pairs}
     assert declared == {

@@ -68,7 +68,7 @@ def _name_is_sane(text: str) -> bool:
 
 
 def _stored_is_sane(store: Store) -> None:
-    scores = store.scores()
+    scores = store.scores.frame()
     for _, row in scores.iterrows():
         for col in ("model", "task", "language", "dataset", "metric"):
             assert row[col] and not has_control_chars(row[col]), row
@@ -77,7 +77,7 @@ def _stored_is_sane(store: Store) -> None:
         bounds = metric_score_range(row["metric"])
         if bounds is not None:
             assert bounds[0] <= row["score"] <= bounds[1], row
-    runs = store.runs()
+    runs = store.runs.frame()
     for _, run in runs.iterrows():
         for col in ("model", "task", "language", "metric"):
             assert run[col] and not has_control_chars(run[col]), run

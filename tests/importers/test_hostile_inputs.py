@@ -45,7 +45,7 @@ CONTROL = ["\x00", "\t", "\n", "\x1b", "\x7f", "\x85", "\x9f"]
 
 
 def _store_count(store: Store) -> tuple[int, int]:
-    return len(store.runs()), len(store.scores())
+    return len(store.runs.frame()), len(store.scores.frame())
 
 
 # ---------------------------------------------------------------- wrong JSON types
@@ -109,7 +109,9 @@ def test_euroeval_model_given_as_non_text_is_refused(
         import_euroeval(store, file)
     assert info.value.field == field and info.value.line is not None
     assert _store_count(store) == (0, 0)
-    assert "{'a': 1}" not in set(store.scores()["model"]) if len(store.scores()) else True
+    assert (
+        "{'a': 1}" not in set(store.scores.frame()["model"]) if len(store.scores.frame()) else True
+    )
 
 
 # ---------------------------------------------------------------- names
@@ -157,7 +159,7 @@ def test_tidy_names_are_stored_nfc(store: Store, tmp_path: Path) -> None:
         encoding="utf-8",
     )
     import_scores_file(store, path)
-    assert set(store.scores()["model"]) == {"Caf\u00e9"}  # one model, not two that look alike
+    assert set(store.scores.frame()["model"]) == {"Caf\u00e9"}  # one model, not two that look alike
 
 
 def test_a_1_mb_model_name_in_jsonl_is_refused(store: Store, tmp_path: Path) -> None:
@@ -310,7 +312,7 @@ def test_fuzz_an_invisible_character_anywhere_in_any_name_is_refused(
         assert exc.line == 1
     else:  # only a whitespace control at either end, stripped like a space
         assert bad.isspace() and hostile.strip() == name.strip()
-        stored = store.scores()
+        stored = store.scores.frame()
         assert all(bad not in str(v) for v in stored.iloc[-1][["model", "task", "language"]])
         return
     assert _store_count(store) == before

@@ -45,7 +45,7 @@ def test_samples_reproduce_every_reported_metric(store: Store) -> None:
 
 def test_runs_keys_languages_and_seeds(store: Store) -> None:
     import_lm_eval(store, LM_EVAL_OUT, **OPTIONS)
-    runs = store.runs()
+    runs = store.runs.frame()
     assert set(runs["model"]) == {"tiny-gpt2"}  # a local checkpoint path -> its folder name
     assert sorted(set(runs["seed"].astype(int))) == [0, 1]
     xnli = runs[runs["task"] == "xnli"]
@@ -57,16 +57,16 @@ def test_runs_keys_languages_and_seeds(store: Store) -> None:
     acc = runs[runs["metric"] == "accuracy"]
     assert set(acc["config_hash"]) == {"", "lm_eval=acc_norm", "lm_eval=exact_match"}
     # every run of a task covers the same doc_ids, so paired analyses line up
-    m = store.stats_matrix("xnli", "xnli", "fr", "accuracy", config_hash="")
+    m = store.stats.matrix("xnli", "xnli", "fr", "accuracy", config_hash="")
     assert m.stats.shape == (2, 12, 2)
     assert list(m.example_ids) == [str(i) for i in range(12)]
-    mcc = store.stats_matrix("tinyboolq", "tinyboolq", "en", "mcc")
+    mcc = store.stats.matrix("tinyboolq", "tinyboolq", "en", "mcc")
     assert mcc.metric_config == {"labels": [0, 1]}
 
 
 def test_scores_with_stderr_and_groups_apart(store: Store) -> None:
     import_lm_eval(store, LM_EVAL_OUT, **OPTIONS)
-    scores = store.scores()
+    scores = store.scores.frame()
     data = _results(LM_EVAL_OUT)
     group = scores[scores["task"] == "tinyxnli"]
     assert set(group["language"]) == {"all"}
@@ -83,10 +83,10 @@ def test_scores_with_stderr_and_groups_apart(store: Store) -> None:
 
 def test_reimport_is_idempotent_and_resumes(store: Store, lm_eval_copy: Path) -> None:
     first = import_lm_eval(store, lm_eval_copy, **OPTIONS)
-    n_runs, n_scores = len(store.runs()), len(store.scores())
+    n_runs, n_scores = len(store.runs.frame()), len(store.scores.frame())
     again = import_lm_eval(store, lm_eval_copy, **OPTIONS)
     assert again.status == "skipped"
-    assert (len(store.runs()), len(store.scores())) == (n_runs, n_scores)
+    assert (len(store.runs.frame()), len(store.scores.frame())) == (n_runs, n_scores)
     # a changed option is another input, but every run and score is already there
     other = import_lm_eval(store, lm_eval_copy, **OPTIONS, seed_from="config", tasks=None)
     assert other.status == "skipped"
@@ -100,7 +100,7 @@ def test_reimport_is_idempotent_and_resumes(store: Store, lm_eval_copy: Path) ->
     resumed = import_lm_eval(store, lm_eval_copy, **OPTIONS)
     assert resumed.status == "resumed"
     assert resumed.runs_added == len(ids[::2]) and resumed.runs_skipped == len(ids[1::2])
-    assert len(store.runs()) == n_runs
+    assert len(store.runs.frame()) == n_runs
 
 
 def test_results_only(store: Store, lm_eval_copy: Path) -> None:
@@ -108,9 +108,9 @@ def test_results_only(store: Store, lm_eval_copy: Path) -> None:
         p.unlink()
     result = import_lm_eval(store, lm_eval_copy, **OPTIONS)
     assert result.runs_added == 0 and result.scores_added > 0
-    assert store.runs().empty
+    assert store.runs.frame().empty
     assert {"acc", "acc_norm", "f1", "mcc", "bleu", "chrf", "exact_match"} <= set(
-        store.scores()["metric"]
+        store.scores.frame()["metric"]
     )
 
 
@@ -141,7 +141,7 @@ def test_truncated_samples_line(store: Store, lm_eval_copy: Path) -> None:
         import_lm_eval(store, lm_eval_copy, **OPTIONS)
     assert err.value.path == str(path) and err.value.line == n_lines
     assert "truncated" in str(err.value)
-    assert store.runs().empty and store.scores().empty  # nothing written
+    assert store.runs.frame().empty and store.scores.frame().empty  # nothing written
 
 
 def test_missing_field(store: Store, lm_eval_copy: Path) -> None:
@@ -170,7 +170,7 @@ def test_unknown_task(store: Store, lm_eval_copy: Path) -> None:
 
 def test_doc_ids_disagree_with_another_model(store: Store, lm_eval_copy: Path) -> None:
     import_lm_eval(store, LM_EVAL_OUT, **OPTIONS)
-    before = (len(store.runs()), len(store.scores()))
+    before = (len(store.runs.frame()), len(store.scores.frame()))
     for p in sorted(_model_dir(lm_eval_copy).iterdir())[1::2]:
         p.unlink()  # keep the seed-0 evaluation only (results + samples)
     path = _samples(lm_eval_copy, "xnli_de")
@@ -183,7 +183,10 @@ def test_doc_ids_disagree_with_another_model(store: Store, lm_eval_copy: Path) -
         import_lm_eval(store, lm_eval_copy, model="other-model", **OPTIONS)
     assert err.value.path == str(path) and err.value.field == "doc_id"
     assert "tiny-gpt2" in str(err.value) and "999" in str(err.value)
-    assert (len(store.runs()), len(store.scores())) == before  # nothing lost, nothing added
+    assert (
+        len(store.runs.frame()),
+        len(store.scores.frame()),
+    ) == before  # nothing lost, nothing added
 
 
 def test_doc_ids_disagree_between_seeds_is_an_import_error(
@@ -195,12 +198,12 @@ def test_doc_ids_disagree_between_seeds_is_an_import_error(
     with pytest.raises(InputError) as err:
         import_lm_eval(store, lm_eval_copy, **OPTIONS)
     assert err.value.path == str(path) and err.value.field == "doc_id"
-    assert store.runs().empty
+    assert store.runs.frame().empty
 
 
 def test_conflicting_rerun_keeps_the_store(store: Store, lm_eval_copy: Path) -> None:
     import_lm_eval(store, LM_EVAL_OUT, **OPTIONS)
-    before = store.runs()[["run_id"]].copy()
+    before = store.runs.frame()[["run_id"]].copy()
     path = _samples(lm_eval_copy, "xnli_fr")
     lines = path.read_text().splitlines()
     rec = json.loads(lines[0])
@@ -216,7 +219,7 @@ def test_conflicting_rerun_keeps_the_store(store: Store, lm_eval_copy: Path) -> 
     results_path.write_text(json.dumps(results))
     with pytest.raises(InputError, match="already stored with different statistics"):
         import_lm_eval(store, lm_eval_copy, **OPTIONS)
-    assert np.array_equal(store.runs()[["run_id"]].to_numpy(), before.to_numpy())
+    assert np.array_equal(store.runs.frame()[["run_id"]].to_numpy(), before.to_numpy())
 
 
 def test_cli_json(tmp_path: Path) -> None:
@@ -256,7 +259,7 @@ def test_task_language_flag_file_and_auto_detection(tmp_path: Path) -> None:
     def languages(db: Path) -> dict[str, str]:
         runs = api.open_store(db, read_only=True)
         with runs as handle:
-            frame = handle.runs()
+            frame = handle.runs.frame()
         return {
             str(meta["lm_eval_task"]): f"{task}/{lang}"
             for task, lang, meta in zip(
@@ -313,7 +316,7 @@ def test_cli_task_language_flags(tmp_path: Path) -> None:
 
 def test_primary_metric_and_source_metric_are_recorded(store: Store) -> None:
     import_lm_eval(store, LM_EVAL_OUT, **OPTIONS)
-    runs = store.runs()
+    runs = store.runs.frame()
     meta = {
         (m["lm_eval_task"], m["source_metric"]): m["primary_metric"] for m in runs["model_metadata"]
     }
@@ -322,5 +325,5 @@ def test_primary_metric_and_source_metric_are_recorded(store: Store) -> None:
     for (task, _source), primary in meta.items():
         assert primary == configs[task]["metric_list"][0]["metric"]
     assert ("tinyboolq", "acc_norm") in meta and ("tinymt_de", "exact_match") in meta
-    scores = store.scores()
+    scores = store.scores.frame()
     assert {m["primary_metric"] for m in scores["metadata"]} == {"acc", "bleu"}

@@ -165,9 +165,9 @@ KILL_CHILD = textwrap.dedent(
     """
     import os, signal, sys
     from glotbench.store import Store
-    from glotbench.store import store as store_module
+    from glotbench.store import runs as runs_module
     from glotbench.importers.lm_eval import import_lm_eval
-    original = store_module.Store._insert_batch
+    original = runs_module.Runs._insert_batch
     calls = {"n": 0}
 
     def killing(self, con, runs):
@@ -176,10 +176,10 @@ KILL_CHILD = textwrap.dedent(
             os.kill(os.getpid(), signal.SIGKILL)
         return original(self, con, runs)
 
-    from glotbench.store import writes as store_writes
+    from glotbench.store import runs as store_runs
 
-    store_writes.FIRST_BATCH_RUNS = 1
-    store_module.Store._insert_batch = killing
+    store_runs.FIRST_BATCH_RUNS = 1
+    runs_module.Runs._insert_batch = killing
     with Store.open(sys.argv[2]) as s:
         import_lm_eval(s, sys.argv[1])
     """

@@ -56,7 +56,7 @@ def _scores_count(store: Path) -> int:
     if not store.exists():
         return 0
     with Store.open(store, read_only=True) as handle:
-        return len(handle.scores())
+        return len(handle.scores.frame())
 
 
 # --- the paper's files ------------------------------------------------------------------------
@@ -197,7 +197,7 @@ def test_csv_summary_and_cli_json(tmp_path: Path) -> None:
     payload = json.loads(out.output)
     assert payload["scores_added"] == 4 and payload["languages"] == ["de", "fr"]
     with Store.open(store, read_only=True) as handle:
-        scores = handle.scores()
+        scores = handle.scores.frame()
     row = scores[(scores["model"] == "m1") & (scores["language"] == "de")].iloc[0]
     assert row["score"] == 30.5 and row["stderr"] == pytest.approx(math.hypot(0.4, 0.6))
     assert row["metadata"]["sigma_seed"] == 0.4 and row["metric"] == "bleu"

@@ -189,7 +189,7 @@ def test_euroeval_nan_total_is_noted_not_dropped_silently(store: Store, tmp_path
     notes = " ".join(result.notes)
     assert "1 NaN score(s) not stored" in notes and "line 2" in notes
     assert "results.total.test_micro_f1" in notes
-    totals = store.scores()
+    totals = store.scores.frame()
     assert not totals["score"].isna().any()
 
 
@@ -318,7 +318,7 @@ def test_percent_scores_are_declared_and_stored_on_the_metric_scale(
     _fails(store, lambda: import_scores_file(store, p), p, 2, "score", "--percent")
     result = import_scores_file(store, p, percent=True)
     assert result.scores_added == 3
-    got = store.scores().set_index("metric")
+    got = store.scores.frame().set_index("metric")
     assert got.loc["accuracy", "score"] == pytest.approx(0.817)
     assert got.loc["accuracy", "stderr"] == pytest.approx(0.012)
     assert got.loc["bleu", "score"] == pytest.approx(31.5)  # BLEU is 0-100 in the store

@@ -25,7 +25,7 @@ def submission(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def _score(store: Store, task: str, lang: str, metric: str) -> float:
-    return float(store.stats_matrix(task, task, lang, metric).scores()[0])
+    return float(store.stats.matrix(task, task, lang, metric).scores()[0])
 
 
 def test_scores_per_example_match_xtreme_definitions(store: Store) -> None:
@@ -50,7 +50,7 @@ def test_scores_per_example_match_xtreme_definitions(store: Store) -> None:
         expected = seqeval.f1_score(read[0], read[1])
         assert _score(store, "panx", lang, "ner_f1") == pytest.approx(expected)
     # example ids: question ids for QA, line numbers for classification
-    m = store.stats_matrix("xquad", "xquad", "en", "squad_f1")
+    m = store.stats.matrix("xquad", "xquad", "en", "squad_f1")
     assert list(m.example_ids) == [f"en-q{i}" for i in range(7)]
 
 
@@ -72,7 +72,7 @@ def test_idempotent(store: Store) -> None:
     import_xtreme(store, XT / "predictions", XT / "labels", model="sub")
     again = import_xtreme(store, XT / "predictions", XT / "labels", model="sub")
     assert again.status == "skipped"
-    assert len(store.runs()) == 10
+    assert len(store.runs.frame()) == 10
 
 
 def test_unknown_task(store: Store, submission: tuple[Path, Path]) -> None:
@@ -90,7 +90,7 @@ def test_wrong_number_of_predictions(store: Store, submission: tuple[Path, Path]
     with pytest.raises(InputError) as err:
         import_xtreme(store, pred, gold)
     assert err.value.path == str(path) and err.value.line == 19
-    assert store.runs().empty
+    assert store.runs.frame().empty
 
 
 def test_truncated_json_and_missing_field(store: Store, submission: tuple[Path, Path]) -> None:
@@ -141,10 +141,10 @@ def test_runs_wait_on_disk_and_store_the_same_as_in_memory(tmp_path: Path, store
     import_xtreme(store, XT / "predictions", XT / "labels", model="sub")
     for kept in in_memory:
         r = kept.record
-        ids, stats = store.run_stats(
-            store.runs(models=["sub"], tasks=[r.task], languages=[r.language], metrics=[r.metric])[
-                "run_id"
-            ].iloc[0]
+        ids, stats = store.stats.of_run(
+            store.runs.frame(
+                models=["sub"], tasks=[r.task], languages=[r.language], metrics=[r.metric]
+            )["run_id"].iloc[0]
         )
         assert ids.tolist() == kept.example_ids.tolist()
         np.testing.assert_array_equal(stats, kept.stats)

@@ -14,8 +14,8 @@ from glotbench import api
 from glotbench.errors import InputError
 from glotbench.metrics import get_metric
 from glotbench.store import Store
-from glotbench.store import writes as store_writes
-from glotbench.store.store import Store as StoreClass
+from glotbench.store import runs as store_runs
+from glotbench.store.runs import Runs as RunsClass
 
 from ..conftest import CliResult
 from ..store.conftest import examples_frame, label_frame, store_contents
@@ -208,14 +208,14 @@ def test_mean_metric_from_score_column(tmp_path: Path) -> None:
     result = api.import_examples(path, store=store)
     assert (result.status, result.runs_added, result.rows) == ("imported", 8, len(frame))
     with Store.open(store, read_only=True) as s:
-        runs = s.runs()
+        runs = s.runs.frame()
         assert len(runs) == 8
         assert set(runs["n_examples"]) == {15}
         assert runs["stat_names"].iloc[0] == ("value", "count")
         assert (runs["dataset"] == "xnli").all()
         assert runs["source"].iloc[0] == str(path)
         one = runs[(runs["model"] == "b") & (runs["seed"] == 1) & (runs["language"] == "de")]
-        ids, stats = s.run_stats(one["run_id"].iloc[0])
+        ids, stats = s.stats.of_run(one["run_id"].iloc[0])
         expected = frame[
             (frame["model"] == "b") & (frame["seed"] == 1) & (frame["language"] == "de")
         ]
@@ -231,9 +231,9 @@ def test_label_metric_with_labels_from_columns(tmp_path: Path) -> None:
     store = tmp_path / "s.duckdb"
     api.import_examples(path, store=store)
     with Store.open(store, read_only=True) as s:
-        runs = s.runs()
+        runs = s.runs.frame()
         assert runs["metric_config"].iloc[0] == {"labels": ["NEG", "NEU", "POS"]}
-        matrix = s.stats_matrix("sentiment", "sentiment", "de", "f1_macro")
+        matrix = s.stats.matrix("sentiment", "sentiment", "de", "f1_macro")
     metric = get_metric("f1_macro", labels=["NEG", "NEU", "POS"])
     cols = list(metric.stat_names())
     for i, model in enumerate(matrix.models):
@@ -249,7 +249,7 @@ def test_labels_option_fixes_the_label_set(tmp_path: Path, cli: Callable[..., Cl
     result = cli("import", "examples", path, "--store", store, "--labels", "POS,NEG")
     assert result.exit_code == 0, result.stderr
     with Store.open(store, read_only=True) as s:
-        assert s.runs()["stat_names"].iloc[0][:2] == ("tp[POS]", "tp[NEG]")
+        assert s.runs.frame()["stat_names"].iloc[0][:2] == ("tp[POS]", "tp[NEG]")
     bad = cli(
         "import",
         "examples",
@@ -280,7 +280,7 @@ def test_dataset_and_config_hash_split_runs(tmp_path: Path) -> None:
     store = tmp_path / "s.duckdb"
     assert api.import_examples(path, store=store).runs_added == 4
     with Store.open(store, read_only=True) as s:
-        runs = s.runs()
+        runs = s.runs.frame()
     assert sorted(zip(runs["dataset"], runs["config_hash"], strict=True)) == [
         ("mlqa", ""),
         ("qa", ""),
@@ -297,8 +297,8 @@ def test_positions_follow_file_order_within_interleaved_runs(tmp_path: Path) -> 
     api.import_examples(path, store=store)
     with Store.open(store, read_only=True) as s:
         for model in ("a", "b"):
-            run_id = s.runs(models=model)["run_id"].iloc[0]
-            ids, _ = s.run_stats(run_id)
+            run_id = s.runs.frame(models=model)["run_id"].iloc[0]
+            ids, _ = s.stats.of_run(run_id)
             assert ids.tolist() == frame[frame["model"] == model]["example_id"].tolist()
 
 
@@ -319,7 +319,7 @@ def test_reimport_is_idempotent_and_other_formats_skip_complete_runs(
     result = api.import_examples(pq_path, store=store)
     assert (result.runs_added, result.runs_skipped) == (0, 2)
     with Store.open(store, read_only=True) as s:
-        assert len(s.runs()) == 2
+        assert len(s.runs.frame()) == 2
     # a file adding one model adds just that run
     more = pd.concat([frame, examples_frame(models=("c",), n=8)])
     more_path = tmp_path / "more.jsonl"
@@ -353,21 +353,21 @@ def test_interrupted_import_resumes(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     path = tmp_path / "e.csv"
     frame.to_csv(path, index=False)
     store = tmp_path / "s.duckdb"
-    original = StoreClass._insert_batch
+    original = RunsClass._insert_batch
     calls = {"n": 0}
 
-    def flaky(self: StoreClass, con, runs):  # type: ignore[no-untyped-def]
+    def flaky(self: RunsClass, con, runs):  # type: ignore[no-untyped-def]
         calls["n"] += 1
         if calls["n"] == 3:
             raise KeyboardInterrupt  # Ctrl-C while the third batch (runs 4-7) is written
         return original(self, con, runs)
 
     # batches of 1, 2, 4, ... runs: 3 runs are committed before the interruption
-    monkeypatch.setattr(store_writes, "FIRST_BATCH_RUNS", 1)
-    monkeypatch.setattr(StoreClass, "_insert_batch", flaky)
+    monkeypatch.setattr(store_runs, "FIRST_BATCH_RUNS", 1)
+    monkeypatch.setattr(RunsClass, "_insert_batch", flaky)
     with pytest.raises(KeyboardInterrupt):
         api.import_examples(path, store=store)
-    monkeypatch.setattr(StoreClass, "_insert_batch", original)
+    monkeypatch.setattr(RunsClass, "_insert_batch", original)
 
     with Store.open(store, read_only=True) as s:
         summary = s.summary()
@@ -380,7 +380,7 @@ def test_interrupted_import_resumes(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         summary = s.summary()
         assert summary.counts["runs"] == 8 and summary.counts["examples"] == 80
         assert summary.incomplete_imports == []
-        imports = s.imports()
+        imports = s.imports.frame()
         assert len(imports) == 1 and imports["added"].iloc[0] == 8
     assert api.import_examples(path, store=store).status == "skipped"
 
@@ -442,6 +442,6 @@ def test_empty_seed_means_a_run_without_seed(tmp_path: Path) -> None:
     store = tmp_path / "s.duckdb"
     assert api.import_examples(path, store=store).runs_added == 2
     with Store.open(store, read_only=True) as s:
-        runs = s.runs()
+        runs = s.runs.frame()
     assert runs["seed"].isna().tolist() == [True, False]
     assert runs["n_examples"].tolist() == [2, 1]

@@ -411,7 +411,7 @@ def test_racing_glotbench_import_commands(inputs: dict[str, tuple[Path, Path]], 
         done = [p.communicate(timeout=120) for p in procs]
         codes = sorted(p.returncode for p in procs)
         with Store.open(store, read_only=True) as s:
-            assert len(s.scores()) == 12
+            assert len(s.scores.frame()) == 12
             assert s.summary().counts["incomplete_imports"] == 0
             assert s.summary().counts["imports"] == 1
         if name == "same":
@@ -427,9 +427,9 @@ def test_racing_glotbench_import_commands(inputs: dict[str, tuple[Path, Path]], 
 #: imports argv[1] into argv[2] (as the CLI opens it), pausing for a minute before batch 3
 PAUSING_IMPORT = r"""
 import sys, time
-from glotbench.store import store as store_module
+from glotbench.store import scores as scores_module
 from glotbench.ingest.tidy import import_scores_file, open_store_for_import
-original = store_module.Store.add_score_batch
+original = scores_module.Scores.add_batch
 calls = {"n": 0}
 
 def pausing(self, frame, import_id, **kwargs):
@@ -439,7 +439,7 @@ def pausing(self, frame, import_id, **kwargs):
         time.sleep(60)
     return original(self, frame, import_id, **kwargs)
 
-store_module.Store.add_score_batch = pausing
+scores_module.Scores.add_batch = pausing
 with open_store_for_import(sys.argv[2]) as s:
     import_scores_file(s, sys.argv[1], chunk_rows=50, batch_rows=40)
 """

@@ -246,7 +246,7 @@ def test_scores_round_trip_with_metadata_and_defaults(tmp_path: Path) -> None:
     result = api.import_scores(path, store=store)
     assert (result.status, result.scores_added, result.scores_skipped) == ("imported", 4, 0)
     with Store.open(store, read_only=True) as s:
-        frame = s.scores()
+        frame = s.scores.frame()
         assert len(frame) == 4
         row = frame[(frame["model"] == "mBERT") & (frame["language"] == "en")].iloc[0]
         assert row["dataset"] == "xnli"  # defaults to task
@@ -255,11 +255,11 @@ def test_scores_round_trip_with_metadata_and_defaults(tmp_path: Path) -> None:
         assert pd.isna(row["seed"]) and pd.isna(row["replicate"]) and pd.isna(row["n"])
         assert row["metadata"] == {"params": "110M"}
         assert row["import_id"] == result.import_id
-        xlmr = s.scores(models=["XLM-R"])
+        xlmr = s.scores.frame(models=["XLM-R"])
         assert xlmr["seed"].tolist() == [1, 2]
-        assert s.scores(languages="de")["model"].tolist() == ["mBERT"]
-        assert s.scores(metrics=["ACCURACY"]).shape[0] == 4
-        imports = s.imports()
+        assert s.scores.frame(languages="de")["model"].tolist() == ["mBERT"]
+        assert s.scores.frame(metrics=["ACCURACY"]).shape[0] == 4
+        imports = s.imports.frame()
         assert imports["rows"].tolist() == [4] and imports["added"].tolist() == [4]
         assert imports["source"].iloc[0] == str(path.resolve())
 
@@ -286,7 +286,7 @@ def test_rows_with_same_values_are_skipped_and_new_rows_added(tmp_path: Path) ->
     result = api.import_scores(_write(tmp_path, "b.csv", extra), store=store)
     assert (result.scores_added, result.scores_skipped) == (1, 2)
     with Store.open(store, read_only=True) as s:
-        assert len(s.scores()) == 5
+        assert len(s.scores.frame()) == 5
 
 
 def test_conflicting_value_names_line_field_and_stored_value(tmp_path: Path) -> None:
@@ -328,7 +328,7 @@ def test_integral_floats_are_integers_and_metric_names_are_normalised(tmp_path: 
     store = tmp_path / "s.duckdb"
     api.import_scores(_write(tmp_path, "s.csv", content), store=store)
     with Store.open(store, read_only=True) as s:
-        row = s.scores().iloc[0]
+        row = s.scores.frame().iloc[0]
     assert (row["seed"], row["replicate"], row["n"]) == (3, 0, 1000)
     assert row["metric"] == "accuracy" and row["dataset"] == "t"
 
@@ -341,7 +341,7 @@ def test_jsonl_metadata_keeps_json_types_and_metadata_column_merges(tmp_path: Pa
     store = tmp_path / "s.duckdb"
     api.import_scores(_write(tmp_path, "s.jsonl", content), store=store)
     with Store.open(store, read_only=True) as s:
-        meta = s.scores().iloc[0]["metadata"]
+        meta = s.scores.frame().iloc[0]["metadata"]
     assert meta == {"source": "paper", "params": 270000000, "tags": ["a", "b"]}
 
 

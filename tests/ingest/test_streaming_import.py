@@ -19,8 +19,8 @@ from glotbench.ingest.readers import read_tidy
 from glotbench.ingest.staging_examples import stage_examples
 from glotbench.ingest.tidy import import_examples_file
 from glotbench.store import Store
-from glotbench.store import writes as store_writes
-from glotbench.store.store import Store as StoreClass
+from glotbench.store import runs as store_runs
+from glotbench.store.runs import Runs as RunsClass
 
 from ..store.conftest import examples_frame, label_frame, store_contents
 
@@ -64,7 +64,7 @@ def test_chunked_import_stores_the_same_runs_as_the_whole_file_path(
     # reference: the whole-file validation, written with write_run_batches
     data = validate_examples(read_tidy(path))
     with Store.open(tmp_path / "ref.duckdb") as s:
-        s.write_run_batches(
+        s.runs.write_batches(
             (r.record, r.example_ids, r.stats, r.source_positions) for r in data.runs
         )
     for chunk in (1, 5, 7, 100_000):
@@ -154,20 +154,20 @@ def test_interrupted_streaming_import_resumes(
 ) -> None:
     path = _write(tmp_path / "e.csv", _interleaved(n=6))
     store = tmp_path / "s.duckdb"
-    original = StoreClass._insert_batch
+    original = RunsClass._insert_batch
     calls = {"n": 0}
 
-    def flaky(self: StoreClass, con, runs):  # type: ignore[no-untyped-def]
+    def flaky(self: RunsClass, con, runs):  # type: ignore[no-untyped-def]
         calls["n"] += 1
         if calls["n"] == 2:
             raise KeyboardInterrupt
         return original(self, con, runs)
 
-    monkeypatch.setattr(store_writes, "FIRST_BATCH_RUNS", 1)
-    monkeypatch.setattr(StoreClass, "_insert_batch", flaky)
+    monkeypatch.setattr(store_runs, "FIRST_BATCH_RUNS", 1)
+    monkeypatch.setattr(RunsClass, "_insert_batch", flaky)
     with Store.open(store) as s, pytest.raises(KeyboardInterrupt):
         import_examples_file(s, path, chunk_rows=5)
-    monkeypatch.setattr(StoreClass, "_insert_batch", original)
+    monkeypatch.setattr(RunsClass, "_insert_batch", original)
     with Store.open(store, read_only=True) as s:
         assert s.summary().counts["runs"] == 1
     with Store.open(store) as s:
@@ -286,9 +286,9 @@ KILL_CHILD = textwrap.dedent(
     """
     import os, signal, sys
     from glotbench.store import Store
-    from glotbench.store import store as store_module
+    from glotbench.store import runs as runs_module
     from glotbench.ingest.tidy import import_examples_file
-    original = store_module.Store._insert_batch
+    original = runs_module.Runs._insert_batch
     calls = {"n": 0}
 
     def killing(self, con, runs):
@@ -297,10 +297,10 @@ KILL_CHILD = textwrap.dedent(
             os.kill(os.getpid(), signal.SIGKILL)
         return original(self, con, runs)
 
-    from glotbench.store import writes as store_writes
+    from glotbench.store import runs as store_runs
 
-    store_writes.FIRST_BATCH_RUNS = 1
-    store_module.Store._insert_batch = killing
+    store_runs.FIRST_BATCH_RUNS = 1
+    runs_module.Runs._insert_batch = killing
     with Store.open(sys.argv[2]) as s:
         import_examples_file(s, sys.argv[1], chunk_rows=7)
     """

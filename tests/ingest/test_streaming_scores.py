@@ -157,9 +157,9 @@ KILL_CHILD = textwrap.dedent(
     """
     import os, signal, sys
     from glotbench.store import Store
-    from glotbench.store import store as store_module
+    from glotbench.store import scores as scores_module
     from glotbench.ingest.tidy import import_scores_file
-    original = store_module.Store.add_score_batch
+    original = scores_module.Scores.add_batch
     calls = {"n": 0}
 
     def killing(self, frame, import_id, **kwargs):
@@ -168,7 +168,7 @@ KILL_CHILD = textwrap.dedent(
             os.kill(os.getpid(), signal.SIGKILL)
         return original(self, frame, import_id, **kwargs)
 
-    store_module.Store.add_score_batch = killing
+    scores_module.Scores.add_batch = killing
     with Store.open(sys.argv[2]) as s:
         import_scores_file(s, sys.argv[1], chunk_rows=50, batch_rows=40)
     """
@@ -214,7 +214,7 @@ def test_snapshot_scores_are_staged_and_a_conflict_names_the_snapshot_row(
     source = tmp_path / "src.duckdb"
     with Store.open(source) as s:
         import_scores_file(s, _write(tmp_path / "s.csv", scores_frame(250)))
-        s.export(tmp_path / "snap")
+        s.exports.write(tmp_path / "snap")
     sizes: list[int] = []
     original = staging_module.validate_scores
 

@@ -52,7 +52,7 @@ def write_store(
                             model_metadata=(metadata or {}).get(model, {}),
                         )
                         ids = [f"{task}-{language}-{i}" for i in range(n)]
-                        store.write_run(record, ids, np.column_stack([values, np.ones(n)]))
+                        store.runs.write(record, ids, np.column_stack([values, np.ones(n)]))
     return path
 
 

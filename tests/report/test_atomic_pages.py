@@ -80,7 +80,7 @@ def test_export_replaces_a_planted_symlink(tmp_path: Path, name: str) -> None:
     target = tmp_path / name
     target.symlink_to(victim)
     with Store.open(store, read_only=True) as handle:
-        written = handle.export(target, "runs")
+        written = handle.exports.write(target, "runs")
     assert written == [target]
     assert victim.read_text() == VICTIM_TEXT
     assert not target.is_symlink() and target.stat().st_size > 0

@@ -195,9 +195,9 @@ def _full_test_set_scores(
 
     seeds: dict[tuple[str, str, str], list[float]] = {}
     with Store.open(store, read_only=True) as handle:
-        runs = handle.runs(models=list(models))
+        runs = handle.runs.frame(models=list(models))
         for run in runs.to_dict(orient="records"):
-            _, stats = handle.run_stats(str(run["run_id"]))
+            _, stats = handle.stats.of_run(str(run["run_id"]))
             key = (str(run["model"]), str(run["task"]), str(run["language"]))
             seeds.setdefault(key, []).append(float(stats[:, 0].sum() / stats[:, 1].sum()))
     return {key: float(np.mean(values)) for key, values in seeds.items()}

@@ -173,7 +173,7 @@ def test_a_suite_store_is_titled_by_its_suite(tmp_path: Path) -> None:
     run_suite(suite, store=store)
     with Store.open(store, read_only=True) as handle:
         assert handle.suites()["tiny"]["title"] == "Tiny sentiment & NER <benchmark>"
-        assert set(handle.runs()["source"]) == {
+        assert set(handle.runs.frame()["source"]) == {
             f"glotbench run tiny (protocol v{PROTOCOL_VERSION})"
         }
     source = api.leaderboard_source(store=store, n_replicates=20)

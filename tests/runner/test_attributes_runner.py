@@ -14,7 +14,6 @@ from glotbench.cli import app
 from glotbench.runner.datasets import Dataset
 from glotbench.runner.tasks import get_task
 from glotbench.store import Store
-from glotbench.store.attributes import read_attributes, read_unit_stats
 
 from .conftest import write_suite
 
@@ -36,8 +35,8 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_runner_stores_attributes_and_units_that_add_up(store: Path) -> None:
     with Store.open(store, read_only=True) as handle:
-        sent, sent_units = read_attributes(handle, "sent")
-        ner, ner_units = read_attributes(handle, "ner")
+        sent, sent_units = handle.attributes.read("sent")
+        ner, ner_units = handle.attributes.read("ner")
         assert set(sent.columns) == {"sentence_length", "oov_rate", "label"} and sent_units.empty
         # write_tagging: odd ids "the cat sees Oslo" (LOC at 3), even "a dog likes Bergen now"
         expected = [4 if int(i[1:]) % 2 else 5 for i in ner.index]
@@ -48,8 +47,8 @@ def test_runner_stores_attributes_and_units_that_add_up(store: Path) -> None:
         assert gold_units["entity_label"].eq("LOC").all()
         assert gold_units["entity_oov"].eq(0.0).all()
         for metric in ("ner_f1", "ner_f1_no_misc"):
-            matrix = handle.stats_matrix("ner", "ner", "en", metric)
-            units = read_unit_stats(handle, matrix.run_ids)
+            matrix = handle.stats.matrix("ner", "ner", "en", metric)
+            units = handle.attributes.unit_stats(matrix.run_ids)
             for i, run_id in enumerate(matrix.run_ids):
                 part = units[units.run_id == run_id]
                 total = np.sum([np.asarray(v) for v in part.stats], axis=0)
@@ -70,7 +69,7 @@ def test_analyze_buckets_from_the_store_without_a_file(store: Path) -> None:
         "entity_oov",
     }
     with Store.open(store, read_only=True) as handle:
-        matrix = handle.stats_matrix("ner", "ner", "en", "ner_f1")
+        matrix = handle.stats.matrix("ner", "ner", "en", "ner_f1")
         overall = dict(zip(matrix.models, matrix.scores(), strict=True))
     # every entity is a one-token LOC: the LOC bucket is the whole test set
     for row in buckets:
@@ -109,7 +108,7 @@ def test_a_store_without_attributes_asks_for_a_file(tmp_path: Path) -> None:
             model="m", dataset="d", task="t", language="en", metric="accuracy",
             stat_names=("correct", "total"),
         )  # fmt: skip
-        handle.write_run(record, ["a", "b"], np.array([[1.0, 1.0], [0.0, 1.0]]))
+        handle.runs.write(record, ["a", "b"], np.array([[1.0, 1.0], [0.0, 1.0]]))
     out = runner.invoke(
         app,
         ["analyze", "buckets", "--store", str(path), "--task", "t", "--language", "en",
@@ -160,7 +159,7 @@ def test_a_file_adds_to_the_stored_attributes(store: Path, tmp_path: Path) -> No
     from glotbench import api
 
     with Store.open(store, read_only=True) as handle:
-        ids = list(handle.stats_matrix("sent", "sentiment", "en", "mcc").example_ids)
+        ids = list(handle.stats.matrix("sent", "sentiment", "en", "mcc").example_ids)
     extra = pd.DataFrame({"example_id": ids, "label": ["x"] * len(ids), "mine": range(len(ids))})
     extra.to_csv(tmp_path / "a.csv", index=False)
     result = api.analyze_buckets(

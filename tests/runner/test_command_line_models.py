@@ -53,10 +53,10 @@ models:
 
 def stored(path: Path) -> dict[tuple[str, str, int], list[str]]:
     with Store.open(path, read_only=True) as store:
-        runs = store.runs()
+        runs = store.runs.frame()
         return {
             (r["model"], r["dataset"], int(r["seed"])): [
-                str(i) for i in store.run_stats(r["run_id"])[0]
+                str(i) for i in store.stats.of_run(r["run_id"])[0]
             ]
             for r in runs.to_dict(orient="records")
         }
@@ -78,7 +78,7 @@ def test_models_and_filters_on_the_command_line(tmp_path: Path, cli: Callable[..
     assert all(ids == expected for ids in runs.values())
     # the majority baseline, built from 'majority:', predicts 'pos' (2 in 3 training rows)
     with Store.open(tmp_path / "a.duckdb", read_only=True) as store:
-        frame = store.runs()
+        frame = store.runs.frame()
         row = frame[(frame["model"] == "majority") & (frame["metric"] == "mcc")].iloc[0]
         meta = row["model_metadata"]
         meta = json.loads(meta) if isinstance(meta, str) else meta
@@ -230,6 +230,6 @@ def test_hf_model_on_the_command_line_without_a_yaml(
     assert {k[:2] for k in runs} == {("tiny-gpt", "sent")}
     assert len({k[2] for k in runs}) == 2 and all(len(ids) == 8 for ids in runs.values())
     with Store.open(tmp_path / "a.duckdb", read_only=True) as store:
-        meta = store.runs()["model_metadata"].iloc[0]
+        meta = store.runs.frame()["model_metadata"].iloc[0]
     meta = json.loads(meta) if isinstance(meta, str) else meta
     assert meta["kind"] == "hf-generative" and meta["batch_size"] == 4 and meta["device"] == "cpu"

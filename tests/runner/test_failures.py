@@ -14,6 +14,7 @@ from glotbench.errors import InputError
 from glotbench.runner import executors
 from glotbench.runner.errors import JobError
 from glotbench.store import Store
+from glotbench.store.runs import Runs
 
 from . import helpers_models
 from .conftest import store_digests
@@ -67,9 +68,9 @@ def test_failure_is_recorded_listed_and_resolved_by_a_rerun(
     assert "glotbench failures --store" in first.out
     assert "raised on" in first.err and "'boom1'" in first.err
     with Store.open(store, read_only=True) as handle:
-        assert set(handle.runs()["model"]) == {"lr"}  # the other job is stored
-        [failure] = handle.failures().to_dict("records")
-        lr_run = handle.runs().iloc[0]
+        assert set(handle.runs.frame()["model"]) == {"lr"}  # the other job is stored
+        [failure] = handle.failures.frame().to_dict("records")
+        lr_run = handle.runs.frame().iloc[0]
     assert failure["model"] == "broken" and failure["dataset"] == "sent"
     assert failure["task"] == "sentiment" and failure["language"] == "en"
     assert failure["seed"] == 4242 and failure["iteration"] == 0
@@ -107,9 +108,9 @@ def test_failure_is_recorded_listed_and_resolved_by_a_rerun(
     done = json.loads(fixed.stdout)
     assert done["skipped"] == 1 and done["completed"] == 1 and not done["failures"]
     with Store.open(store, read_only=True) as handle:
-        assert set(handle.runs()["model"]) == {"lr", "broken"}
-        assert handle.failures().empty
-        history = handle.failures(include_resolved=True)
+        assert set(handle.runs.frame()["model"]) == {"lr", "broken"}
+        assert handle.failures.frame().empty
+        history = handle.failures.frame(include_resolved=True)
     assert len(history) == 2 and history["resolved_at"].notna().all()
     assert "no open failures" in cli("failures", "--store", store).out
     everything = json.loads(cli("failures", "--store", store, "--all", "--json").stdout)
@@ -151,14 +152,14 @@ def test_force_replacement_interrupted_between_delete_and_insert(
         raise KeyboardInterrupt  # e.g. Ctrl-C after the old runs were deleted
 
     with monkeypatch.context() as patch:
-        patch.setattr(Store, "_insert_batch", crash)
+        patch.setattr(Runs, "_insert_batch", crash)
         with pytest.raises(KeyboardInterrupt):
             api.run_benchmark(suite, store=store, models=["lr"], force=True)
     assert store_digests(store) == before
     with Store.open(store, read_only=True) as handle:
         rows = handle.connection.execute("SELECT count(*) FROM example_stats").fetchall()
         assert rows == rows_before
-        assert handle.failures().empty
+        assert handle.failures.frame().empty
     forced = api.run_benchmark(suite, store=store, models=["lr"], force=True)
     assert forced.runs_written == 2 and store_digests(store) == before
 
@@ -182,8 +183,8 @@ def test_statistics_that_cannot_be_stored_are_a_recorded_failure(
     assert failure.model == "lr" and failure.kind == "InputError" and "'r21'" in failure.error
     assert summary.completed == 1
     with Store.open(store, read_only=True) as handle:
-        assert set(handle.runs()["model"]) == {"broken"}
-        assert handle.failures()["failure_id"].tolist() == [failure.failure_id]
+        assert set(handle.runs.frame()["model"]) == {"broken"}
+        assert handle.failures.frame()["failure_id"].tolist() == [failure.failure_id]
 
 
 def test_failures_command_filters_and_resolves_by_hand(
@@ -212,7 +213,7 @@ def test_ray_executor_failures_are_recorded(tmp_path: Path) -> None:
     [failure] = summary.failures
     assert failure.model == "broken" and "'boom1'" in failure.error
     with Store.open(store, read_only=True) as handle:
-        [row] = handle.failures().to_dict("records")
-        assert set(handle.runs()["model"]) == {"lr"}
+        [row] = handle.failures.frame().to_dict("records")
+        assert set(handle.runs.frame()["model"]) == {"lr"}
     assert row["failure_id"] == failure.failure_id and row["source"].endswith("(executor ray)")
     assert "RuntimeError: cannot handle this text" in row["traceback"]

@@ -430,11 +430,11 @@ models:
     assert summary.completed == 1 and not summary.failures
     stored = {}
     with Store.open(tmp_path / "s.duckdb", read_only=True) as store:
-        runs = store.runs(metrics=["las", "uas"])
+        runs = store.runs.frame(metrics=["las", "uas"])
         assert sorted(runs["metric"]) == ["las", "uas"]
         for _, run in runs.iterrows():
             assert run["model_metadata"]["head"].startswith("biaffine")
-            stored[run["metric"]] = store.run_stats(run["run_id"])
+            stored[run["metric"]] = store.stats.of_run(run["run_id"])
             seed = int(run["seed"])
     # the same fit outside the runner (the job's seed and bootstrap): LAS/UAS counted
     # directly from its trees equal the stored statistics, example by example

@@ -245,10 +245,10 @@ def regenerate(folder: Path, model_spec: dict, dataset_spec: dict, seed: int) ->
 
 def stored_runs(path: Path) -> dict[tuple[str, str, int, str], tuple[list[str], np.ndarray]]:
     with Store.open(path, read_only=True) as store:
-        runs = store.runs()
+        runs = store.runs.frame()
         out = {}
         for _, run in runs.iterrows():
-            ids, stats = store.run_stats(run["run_id"])
+            ids, stats = store.stats.of_run(run["run_id"])
             key = (run["model"], run["dataset"], int(run["seed"]), run["metric"])
             out[key] = ([str(i) for i in ids], stats)
     return out

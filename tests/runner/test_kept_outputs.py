@@ -14,7 +14,6 @@ from glotbench import api
 from glotbench.errors import InputError
 from glotbench.metrics import get_metric
 from glotbench.store import Store
-from glotbench.store.outputs import read_outputs
 
 from .openai_server import FaultyServer, echo_backend
 from .test_command_line_models import write_data
@@ -27,10 +26,10 @@ def test_kept_outputs_reproduce_the_stored_scores(tmp_path: Path) -> None:
         suite, store=store, models=["lr", "majority:"], keep_outputs=True, scores=False
     )
     with Store.open(store, read_only=True) as handle:
-        kept = read_outputs(handle)
-        runs = handle.runs(metrics=["mcc"])
+        kept = handle.outputs.read()
+        runs = handle.runs.frame(metrics=["mcc"])
         stats = {
-            (r["model"], r["dataset"], r["seed"]): (*handle.run_stats(r["run_id"]), r)
+            (r["model"], r["dataset"], r["seed"]): (*handle.stats.of_run(r["run_id"]), r)
             for r in runs.to_dict(orient="records")
         }
     assert set(kept["model"]) == {"lr", "majority"} and len(kept) == 2 * 2 * 2 * 60
@@ -53,7 +52,7 @@ def test_examples_where_models_disagree(tmp_path: Path, cli: Callable[..., Any])
               "--limit", "30", "--keep-outputs", "--json")  # fmt: skip
     assert out.exit_code == 0, out.err
     with Store.open(store, read_only=True) as handle:
-        kept = read_outputs(handle)
+        kept = handle.outputs.read()
     wide = kept.pivot_table(
         index=["seed", "example_id"], columns="model", values="output", aggfunc="first"
     )
@@ -95,12 +94,12 @@ def test_generative_models_keep_outputs_by_default(tmp_path: Path) -> None:
         server.shutdown()
         server.server_close()
     with Store.open(tmp_path / "s.duckdb", read_only=True) as handle:
-        kept = read_outputs(handle)
+        kept = handle.outputs.read()
     assert set(kept["model"]) == {"echo"}  # the generative model only
     # the echo model repeats the label word that starts each text
     assert (kept["output"].str.strip() == kept["reference"]).all()
     with Store.open(tmp_path / "t.duckdb", read_only=True) as handle:
-        assert read_outputs(handle).empty
+        assert handle.outputs.read().empty
     result = api.kept_examples(tmp_path / "s.duckdb", models=["echo"])
     assert result.total == 2 * 6 and all(result.to_frame()["correct:echo"])
     with pytest.raises(InputError, match="at least two"):

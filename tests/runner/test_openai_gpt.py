@@ -63,9 +63,9 @@ def test_served_gpt_matches_the_in_process_adapter(tmp_path: Path) -> None:
         server.server_close()
     assert not summary.failures
     with Store.open(tmp_path / "s.duckdb", read_only=True) as store:
-        runs = store.runs()
+        runs = store.runs.frame()
         stats = {
-            (r["model"], int(r["seed"]), r["metric"]): store.run_stats(r["run_id"])
+            (r["model"], int(r["seed"]), r["metric"]): store.stats.of_run(r["run_id"])
             for r in runs.to_dict(orient="records")
         }
         metas = {
@@ -87,8 +87,8 @@ def test_served_gpt_matches_the_in_process_adapter(tmp_path: Path) -> None:
     assert len(sent) == len(set(sent)) == len({e["key"] for e in entries}) / 2
     n_test = DATASETS[0]["splits"]["test"]
     with Store.open(tmp_path / "s.duckdb", read_only=True) as store:
-        run = store.runs().iloc[0]
-        ids, _ = store.run_stats(run["run_id"])
+        run = store.runs.frame().iloc[0]
+        ids, _ = store.stats.of_run(run["run_id"])
     tok = transformers.AutoTokenizer.from_pretrained(tmp_path / "gpt")
     prompts = _test_prompts(tmp_path, [str(i) for i in ids])
     assert set(prompts) == set(sent)

@@ -88,7 +88,7 @@ def write_suite(folder: Path, url: str, iterations: int = 2, **options: Any) -> 
 
 def run_metadata(store: Path) -> list[dict[str, Any]]:
     with Store.open(store, read_only=True) as handle:
-        runs = handle.runs()
+        runs = handle.runs.frame()
     seen, out = set(), []
     for rec in runs.to_dict(orient="records"):
         meta = rec["model_metadata"]

@@ -41,10 +41,10 @@ def test_scandeval_score_derived_from_stored_statistics(tmp_path: Path):
     )
     row = summary.to_frame().set_index("metric").loc["mcc"]
     with Store.open(tmp_path / "s.duckdb", read_only=True) as store:
-        runs = store.runs(metrics=["mcc"])
+        runs = store.runs.frame(metrics=["mcc"])
         scores = []
         for _, run in runs.iterrows():
-            _, stats = store.run_stats(run["run_id"])
+            _, stats = store.stats.of_run(run["run_id"])
             w = bootstrap_test_counts(int(run["seed"]), stats.shape[0])
             scores.append(get_metric("mcc", **run["metric_config"]).score(w @ stats))
         meta = runs.sort_values("seed")["model_metadata"].iloc[0]  # iteration 0 measures speed
@@ -94,7 +94,7 @@ models:
     assert "broken" in failure.job and "boom1" in failure.error
     assert summary.completed == 1
     with Store.open(tmp_path / "f.duckdb", read_only=True) as store:
-        assert set(store.runs()["model"]) == {"lr"}
+        assert set(store.runs.frame()["model"]) == {"lr"}
 
 
 def test_unknown_filters(tmp_path: Path):
@@ -140,7 +140,7 @@ def test_kill_9_then_resume_equals_uninterrupted(tmp_path: Path):
     proc.wait(timeout=60)
     assert proc.returncode == -signal.SIGKILL, "the run ended by itself:\n" + "".join(printed)
     with Store.open(tmp_path / "k.duckdb", read_only=True) as store:
-        partial = len(store.runs())
+        partial = len(store.runs.frame())
     assert 0 < partial < 30
     resumed = subprocess.run(
         [sys.executable, "-c", "from glotbench.cli import main; main()", *cmd[3:], "--json"],

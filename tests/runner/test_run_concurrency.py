@@ -36,9 +36,9 @@ def test_store_is_readable_between_the_jobs_of_a_run(tmp_path: Path):
             # while the run goes on: a summary and an analysis input, read-only
             summary = api.show_store(store)
             with Store.open(store, read_only=True) as handle:
-                runs = handle.runs()
+                runs = handle.runs.frame()
                 for run_id, n in zip(runs["run_id"], runs["n_examples"], strict=True):
-                    ids, stats = handle.run_stats(run_id)
+                    ids, stats = handle.stats.of_run(run_id)
                     assert len(ids) == stats.shape[0] == n  # complete runs only
             reads.append((summary.counts["runs"], proc.poll() is None))
         assert proc.wait(timeout=300) == 0, "the run failed:\n" + "".join(printed[-40:])

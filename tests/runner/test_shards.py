@@ -94,10 +94,10 @@ def test_deferred_merge_import_and_bad_files(tmp_path: Path, reference: tuple[Pa
 def test_shard_round_trip_and_atomic_write(tmp_path: Path, reference: tuple[Path, Path]):
     _, local = reference
     with Store.open(local, read_only=True) as store:
-        runs = store.runs().iloc[:2]
+        runs = store.runs.frame().iloc[:2]
         items = []
         for _, row in runs.iterrows():
-            ids, stats = store.run_stats(row["run_id"])
+            ids, stats = store.stats.of_run(row["run_id"])
             from glotbench.store.schema import RunRecord
 
             record = RunRecord(
@@ -244,5 +244,5 @@ def test_shard_that_cannot_be_merged_is_a_recorded_failure(
     fixed = api.run_benchmark(suite, store=store, models=["lr", "nb"], shards=shards)
     assert fixed.completed == 1 and fixed.skipped == 1 and not fixed.failures
     with Store.open(store, read_only=True) as handle:
-        assert set(handle.runs()["model"]) == {"lr", "nb"}
-        assert handle.failures().empty  # the stored runs resolved the failure
+        assert set(handle.runs.frame()["model"]) == {"lr", "nb"}
+        assert handle.failures.frame().empty  # the stored runs resolved the failure

@@ -129,7 +129,7 @@ def test_run_measures_each_model_once_and_every_output_shows_it(
     store = tmp_path / "s.duckdb"
     summary = api.run_benchmark(suite, store=store, models=["lr", "tagger"])
     with Store.open(store, read_only=True) as handle:
-        runs = handle.runs()
+        runs = handle.runs.frame()
     measured = runs[[m.get("speed") is not None for m in runs["model_metadata"]]]
     # one job per model: iteration 0 of the model's first dataset (all its metrics' runs)
     assert set(measured["model"]) == {"lr", "tagger"}

@@ -233,15 +233,15 @@ def test_deterministic_model_predicts_once_and_stores_every_iteration(tmp_path: 
     assert len(calls) == 2  # a new session (run) predicts afresh: an edited model is never stale
     for outcome in outcomes:
         write_outcome(store, outcome)
-    runs = store.runs(metrics=["accuracy"])
+    runs = store.runs.frame(metrics=["accuracy"])
     assert sorted(runs["seed"].unique()) == [protocol.seed_of(i) for i in range(3)]
     first = {
-        r["language"]: store.run_stats(r["run_id"])[1]
+        r["language"]: store.stats.of_run(r["run_id"])[1]
         for _, r in runs.iterrows()
         if r["seed"] == protocol.seed
     }
     for _, r in runs.iterrows():
-        assert np.array_equal(store.run_stats(r["run_id"])[1], first[r["language"]])
+        assert np.array_equal(store.stats.of_run(r["run_id"])[1], first[r["language"]])
         assert r["model_metadata"]["predictions_of_iteration"] == 0
     store.close()
 
@@ -298,7 +298,7 @@ def test_run_starter_subset_resumes(cli, tmp_path: Path) -> None:  # noqa: ANN00
     payload = json.loads(first.stdout)
     assert payload["completed"] == 4 and payload["skipped"] == 0
     with Store.open(store, read_only=True) as handle:
-        runs = handle.runs(metrics=["accuracy"])
+        runs = handle.runs.frame(metrics=["accuracy"])
     assert runs.groupby("model")["language"].nunique().to_dict() == {"char-nb": 39, "py3langid": 39}
     again = json.loads(cli(*args).stdout)
     assert again["completed"] == 0 and again["skipped"] == 4
@@ -358,8 +358,8 @@ def test_demo_runs_the_starter_suite_then_the_analyses(cli, tmp_path: Path) -> N
     assert default["starter"]["notes"] == [] and default["starter"]["run"]["completed"] == 0
     # runs of another configuration (an older babel, say) are named, not mixed in silently
     with Store.open(out / "starter.duckdb") as handle:
-        row = handle.runs(models=["cld2"], metrics=["accuracy"]).iloc[0]
-        ids, stats = handle.run_stats(row["run_id"])
+        row = handle.runs.frame(models=["cld2"], metrics=["accuracy"]).iloc[0]
+        ids, stats = handle.stats.of_run(row["run_id"])
         from glotbench.store.schema import RunRecord
 
         other = RunRecord(
@@ -372,7 +372,7 @@ def test_demo_runs_the_starter_suite_then_the_analyses(cli, tmp_path: Path) -> N
             metric="accuracy",
             stat_names=list(row["stat_names"]),
         )
-        assert handle.write_run(other, list(ids), stats)
+        assert handle.runs.write(other, list(ids), stats)
     stale_run = cli(
         "demo",
         "--out",

@@ -95,7 +95,7 @@ def test_run_stores_each_size_as_its_own_config_and_resumes(tmp_path: Path):
     again = run_benchmark(path, store=store)
     assert again.skipped == 4 and again.runs_written == 0
     with Store.open(store, read_only=True) as s:
-        runs = s.runs(metrics=["mcc"])
+        runs = s.runs.frame(metrics=["mcc"])
     sizes = [m["train_size"] for m in runs["model_metadata"]]
     assert sorted(sizes) == [8, 8, 96, 96]
     assert runs.groupby("config_hash").size().tolist() == [2, 2]

@@ -64,9 +64,9 @@ def _accuracy(store: Path) -> dict[tuple[str, str], float]:
     """(model, target language) -> accuracy recomputed from the stored statistics."""
     out = {}
     with Store.open(store, read_only=True) as handle:
-        runs = handle.runs(metrics=["mcc"])
+        runs = handle.runs.frame(metrics=["mcc"])
         for row in runs.itertuples(index=False):
-            _, s = handle.run_stats(row.run_id)
+            _, s = handle.stats.of_run(row.run_id)
             score = get_metric("mcc", **row.metric_config).score(s.sum(axis=0))
             out[(row.model, row.language)] = float(score)
     return out
@@ -93,7 +93,7 @@ def test_zero_shot_trains_on_the_source_language(tmp_path: Path):
     assert score[("lr@a", "b")] == pytest.approx(-1.0)
     assert score[("lr@b", "b")] == pytest.approx(1.0)
     with Store.open(store, read_only=True) as handle:
-        runs = handle.runs()
+        runs = handle.runs.frame()
     for row in runs.itertuples(index=False):
         meta = row.model_metadata
         source = row.model.split("@")[1]
@@ -114,7 +114,7 @@ def test_translate_train_uses_the_target_training_data(tmp_path: Path):
     api.run_benchmark(suite, store=store)
     assert list(_accuracy(store).values()) == pytest.approx([1.0, 1.0, 1.0])
     with Store.open(store, read_only=True) as handle:
-        meta = handle.runs()["model_metadata"]
+        meta = handle.runs.frame()["model_metadata"]
     assert all(m["source_languages"] == [m["target_language"]] for m in meta)
 
 
@@ -128,7 +128,7 @@ def test_translate_train_all_pools_every_language(tmp_path: Path):
     store = tmp_path / "all.duckdb"
     api.run_benchmark(suite, store=store)
     with Store.open(store, read_only=True) as handle:
-        runs = handle.runs()
+        runs = handle.runs.frame()
     assert set(runs["model"]) == {"lr@all"}
     assert all(m["source_languages"] == ["a", "b", "c"] for m in runs["model_metadata"])
     # the store's transfer analysis needs one source language per model
@@ -158,7 +158,7 @@ def test_scandi_transfer_end_to_end(tmp_path: Path, shared_data: Path):
     )
     assert not summary.failures
     with Store.open(store, read_only=True) as handle:
-        runs = handle.runs()
+        runs = handle.runs.frame()
     sources = {m["source_languages"][0] for m in runs["model_metadata"]}
     assert sources == {"da", "nb", "sv", "en", "fo"}
     assert set(runs["language"]) == {"da", "nb", "sv", "en", "fo"}
@@ -171,7 +171,7 @@ def test_scandi_transfer_end_to_end(tmp_path: Path, shared_data: Path):
         for row in runs.itertuples(index=False):
             if row.metric != primary[row.task]:
                 continue
-            _, s = handle.run_stats(row.run_id)
+            _, s = handle.stats.of_run(row.run_id)
             score = float(get_metric(row.metric, **row.metric_config).score(s.sum(axis=0)))
             key = (row.model_metadata["source_languages"][0], row.dataset, row.language)
             cells.setdefault(key, []).append(score)

@@ -33,7 +33,7 @@ def _record(model: str, seed: int) -> RunRecord:
 
 def _write(store: Store, model: str, seed: int, correct: list[int]) -> None:
     stats = np.column_stack([correct, np.ones(len(correct))]).astype(np.float64)
-    store.write_run(_record(model, seed), [f"e{i}" for i in range(len(correct))], stats)
+    store.runs.write(_record(model, seed), [f"e{i}" for i in range(len(correct))], stats)
 
 
 def test_fingerprint_follows_the_runs(tmp_path: Path):

@@ -200,7 +200,7 @@ def test_sigkill_during_examples_import_leaves_only_complete_runs_and_rerun_comp
     for threshold in (150_000, 400_000, 1_000_000):
         kill_when_wal_exceeds(threshold)
         with Store.open(store, read_only=True) as s:
-            runs = s.runs()
+            runs = s.runs.frame()
             counts = s.connection.execute(
                 "SELECT run_id, count(*) FROM example_stats GROUP BY run_id"
             ).fetchall()
@@ -232,7 +232,7 @@ def test_sigkill_during_examples_import_leaves_only_complete_runs_and_rerun_comp
         assert summary.counts["runs"] == n_models * n_languages
         assert summary.counts["examples"] == len(frame)
         assert summary.incomplete_imports == []
-        matrix = s.stats_matrix("xnli", "xnli", "l3", "accuracy")
+        matrix = s.stats.matrix("xnli", "xnli", "l3", "accuracy")
     expected = frame[frame["language"] == "l3"].groupby("model")["score"].mean()
     np.testing.assert_allclose(matrix.scores(), expected.loc[matrix.models].to_numpy())
 
@@ -240,13 +240,13 @@ def test_sigkill_during_examples_import_leaves_only_complete_runs_and_rerun_comp
 def test_ctrl_c_during_examples_import_explains_how_to_resume(
     tmp_path: Path, cli: Callable[..., CliResult], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from glotbench.store import writes as store_writes
-    from glotbench.store.store import Store as StoreClass
+    from glotbench.store import runs as store_runs
+    from glotbench.store.runs import Runs as RunsClass
 
     path = tmp_path / "e.csv"
     examples_frame(models=("a", "b", "c"), n=4).to_csv(path, index=False)
     store = tmp_path / "s.duckdb"
-    original = StoreClass._insert_batch
+    original = RunsClass._insert_batch
     calls = {"n": 0}
 
     def interrupted(self, con, runs):  # type: ignore[no-untyped-def]
@@ -256,12 +256,12 @@ def test_ctrl_c_during_examples_import_explains_how_to_resume(
         return original(self, con, runs)
 
     # batches of 1 run, then 2: the first run is committed before the interruption
-    monkeypatch.setattr(store_writes, "FIRST_BATCH_RUNS", 1)
-    monkeypatch.setattr(StoreClass, "_insert_batch", interrupted)
+    monkeypatch.setattr(store_runs, "FIRST_BATCH_RUNS", 1)
+    monkeypatch.setattr(RunsClass, "_insert_batch", interrupted)
     result = cli("import", "examples", path, "--store", store)
     assert result.exit_code == 130
     assert "run the same command again to resume" in result.err
-    monkeypatch.setattr(StoreClass, "_insert_batch", original)
+    monkeypatch.setattr(RunsClass, "_insert_batch", original)
     assert "interrupted import" in cli("show", "--store", store).out
     result = cli("import", "examples", path, "--store", store, "--json")
     payload = json.loads(result.stdout)

@@ -43,19 +43,19 @@ def test_schema_version_2_has_the_column(tmp_path: Path) -> None:
 def test_write_and_read_source_positions(tmp_path: Path) -> None:
     with Store.open(tmp_path / "s.duckdb") as store:
         # stored (evaluation) order c, a, b; source order a=0, b=1, c=7
-        assert store.write_run(_record("x"), ["c", "a", "b"], _stats([1, 0, 1]),
+        assert store.runs.write(_record("x"), ["c", "a", "b"], _stats([1, 0, 1]),
                                source_positions=[7, 0, 1])  # fmt: skip
-        assert store.write_run(_record("y"), ["a", "b", "c"], _stats([1, 1, 1]))
-        assert store.write_runs(
+        assert store.runs.write(_record("y"), ["a", "b", "c"], _stats([1, 1, 1]))
+        assert store.runs.write_many(
             [(_record("z"), ["b", "c", "a"], _stats([0, 0, 0]))], source_positions=[[1, 7, 0]]
         ) == 1  # fmt: skip
-        frame = store.example_stats(models="x")
+        frame = store.stats.examples(models="x")
         assert frame["position"].tolist() == [0, 1, 2]
         assert frame["source_position"].tolist() == [7, 0, 1]
-        assert store.example_stats(models="y")["source_position"].isna().all()
-        runs = store.runs()
+        assert store.stats.examples(models="y")["source_position"].isna().all()
+        runs = store.runs.frame()
         ids = {m: r for m, r in zip(runs["model"], runs["run_id"], strict=True)}
-        got = store.source_positions([ids["x"], ids["y"], ids["z"]], ["a", "b", "c", "zz"])
+        got = store.stats.source_positions([ids["x"], ids["y"], ids["z"]], ["a", "b", "c", "zz"])
     np.testing.assert_array_equal(got[0], [0, 1, 7, np.nan])
     assert np.isnan(got[1]).all()
     np.testing.assert_array_equal(got[2], [0, 1, 7, np.nan])
@@ -76,9 +76,9 @@ def test_bad_source_positions_are_refused(
 ) -> None:
     with Store.open(tmp_path / "s.duckdb") as store:
         with pytest.raises(InputError, match=message):
-            store.write_run(_record(), ["a", "b", "c"], _stats([1, 0, 1]),
+            store.runs.write(_record(), ["a", "b", "c"], _stats([1, 0, 1]),
                             source_positions=positions)  # fmt: skip
-        assert store.runs().empty
+        assert store.runs.frame().empty
 
 
 def _as_version_1(path: Path) -> None:
@@ -94,34 +94,34 @@ def _as_version_1(path: Path) -> None:
 def test_a_version_1_store_reads_and_migrates(tmp_path: Path) -> None:
     path = tmp_path / "old.duckdb"
     with Store.open(path) as store:
-        store.write_run(_record("old"), ["a", "b"], _stats([1, 0]))
+        store.runs.write(_record("old"), ["a", "b"], _stats([1, 0]))
     _as_version_1(path)
 
     with Store.open(path, read_only=True) as store:  # read-only: read as it is
         assert store.schema_version == 1 and store.meta()["schema_version"] == "1"
-        run_id = store.runs()["run_id"].item()
-        assert np.isnan(store.source_positions([run_id], ["a", "b"])).all()
-        assert store.example_stats()["source_position"].isna().all()
-        ids, stats = store.run_stats(run_id)
+        run_id = store.runs.frame()["run_id"].item()
+        assert np.isnan(store.stats.source_positions([run_id], ["a", "b"])).all()
+        assert store.stats.examples()["source_position"].isna().all()
+        ids, stats = store.stats.of_run(run_id)
         assert ids.tolist() == ["a", "b"] and stats[:, 0].tolist() == [1, 0]
-        files = store.export(tmp_path / "old-export.csv", table="examples")
+        files = store.exports.write(tmp_path / "old-export.csv", table="examples")
     assert "source_position" in pd.read_csv(files[0]).columns
 
     with Store.open(path) as store:  # for writing: migrated in one transaction
         assert store.schema_version == SCHEMA_VERSION
         assert store.meta()["schema_version"] == str(SCHEMA_VERSION)
-        store.write_run(_record("new"), ["a", "b"], _stats([0, 0]), source_positions=[3, 2])
+        store.runs.write(_record("new"), ["a", "b"], _stats([0, 0]), source_positions=[3, 2])
     with Store.open(path, read_only=True) as store:
-        runs = store.runs()
-        got = store.source_positions(runs["run_id"].tolist(), ["a", "b"])
+        runs = store.runs.frame()
+        got = store.stats.source_positions(runs["run_id"].tolist(), ["a", "b"])
         assert runs["model"].tolist() == ["new", "old"]
-        assert store.run_stats(runs["run_id"].iloc[1])[1][:, 0].tolist() == [1, 0]
+        assert store.stats.of_run(runs["run_id"].iloc[1])[1][:, 0].tolist() == [1, 0]
     np.testing.assert_array_equal(got[0], [3, 2])
     assert np.isnan(got[1]).all()
 
 
 def _positions_by_example(store: Store, model: str) -> dict[str, int | None]:
-    frame = store.example_stats(models=model)
+    frame = store.stats.examples(models=model)
     return {
         e: (None if pd.isna(p) else int(p))
         for e, p in zip(frame["example_id"], frame["source_position"], strict=True)
@@ -140,7 +140,7 @@ def test_examples_import_reads_source_position(tmp_path: Path) -> None:
     with Store.open(store, read_only=True) as handle:
         assert _positions_by_example(handle, "a") == {f"en-{i}": 15 - i for i in range(6)}
         assert set(_positions_by_example(handle, "b").values()) == {None}
-        exported = handle.export(tmp_path / "back.csv", table="examples")[0]
+        exported = handle.exports.write(tmp_path / "back.csv", table="examples")[0]
     # the CSV export carries the column, and importing it restores the positions
     again = tmp_path / "again.duckdb"
     api.import_examples(exported, store=again)
@@ -184,10 +184,10 @@ def test_examples_import_source_position_errors(
 def test_parquet_snapshot_keeps_source_positions_and_reads_old_snapshots(tmp_path: Path) -> None:
     src = tmp_path / "src.duckdb"
     with Store.open(src) as store:
-        store.write_run(
+        store.runs.write(
             _record("x"), ["c", "a", "b"], _stats([1, 0, 1]), source_positions=[7, 0, 1]
         )
-        store.export(tmp_path / "snap")
+        store.exports.write(tmp_path / "snap")
     dst = tmp_path / "dst.duckdb"
     api.import_parquet(tmp_path / "snap", store=dst)
     with Store.open(dst, read_only=True) as store:

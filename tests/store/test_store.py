@@ -79,7 +79,7 @@ def test_read_only_store_refuses_writes(tmp_path: Path) -> None:
     path = tmp_path / "s.duckdb"
     Store.open(path).close()
     with Store.open(path, read_only=True) as store, pytest.raises(StoreError, match="read-only"):
-        store.write_run(_record(), ["a"], _stats([1.0]))
+        store.runs.write(_record(), ["a"], _stats([1.0]))
 
 
 # -- runs ------------------------------------------------------------------------
@@ -90,21 +90,23 @@ def test_write_run_round_trip_and_resume(tmp_path: Path) -> None:
     ids = ["e3", "e1", "e2", "e4"]
     stats = _stats([1, 0, 1, 1])
     with Store.open(tmp_path / "s.duckdb") as store:
-        assert not store.has_run(record)
-        assert store.write_run(record, ids, stats) is True
-        assert store.has_run(record) and store.has_run(record.key) and store.has_run(record.run_id)
-        assert store.completed_run_ids() == {record.run_id}
-        assert store.write_run(record, ids, stats) is False  # repeated run: skipped
-        got_ids, got_stats = store.run_stats(record.run_id)
+        assert not store.runs.has(record)
+        assert store.runs.write(record, ids, stats) is True
+        assert (
+            store.runs.has(record) and store.runs.has(record.key) and store.runs.has(record.run_id)
+        )
+        assert store.runs.completed_ids() == {record.run_id}
+        assert store.runs.write(record, ids, stats) is False  # repeated run: skipped
+        got_ids, got_stats = store.stats.of_run(record.run_id)
         assert got_ids.tolist() == ids
         np.testing.assert_array_equal(got_stats, stats)
-        row = store.runs().iloc[0]
+        row = store.runs.frame().iloc[0]
         assert row["run_id"] == record.run_id
         assert row["n_examples"] == 4
         assert row["model_metadata"] == {"params": 270_000_000}
         assert (row["seconds"], row["examples_per_second"]) == (2.5, 1.6)
         assert row["dataset"] == "xnli" and row["config_hash"] == ""
-        assert len(store.example_stats()) == 4
+        assert len(store.stats.examples()) == 4
 
 
 def test_runs_stats_reads_many_runs_in_their_stored_order(tmp_path: Path) -> None:
@@ -115,20 +117,20 @@ def test_runs_stats_reads_many_runs_in_their_stored_order(tmp_path: Path) -> Non
             ids = [f"e{j}" for j in rng.permutation(5 + i)]  # each run its own order and size
             stats = _stats(rng.integers(0, 2, size=len(ids)).tolist())
             record = _record(model=model, seed=i)
-            store.write_run(record, ids, stats)
+            store.runs.write(record, ids, stats)
             written[record.run_id] = (ids, stats)
         order = list(written)[::-1]
-        got = store.runs_stats(order)
+        got = store.stats.of_runs(order)
         assert list(got) == order
         for run_id, (ids, stats) in written.items():
             assert got[run_id][0].tolist() == ids
             np.testing.assert_array_equal(got[run_id][1], stats)
-            one_ids, one_stats = store.run_stats(run_id)
+            one_ids, one_stats = store.stats.of_run(run_id)
             assert one_ids.tolist() == got[run_id][0].tolist()
             np.testing.assert_array_equal(one_stats, got[run_id][1])
-        assert store.runs_stats([]) == {}
+        assert store.stats.of_runs([]) == {}
         with pytest.raises(StoreError, match="no run with id 'nope'"):
-            store.runs_stats([order[0], "nope"])
+            store.stats.of_runs([order[0], "nope"])
 
 
 @pytest.mark.parametrize(
@@ -147,7 +149,7 @@ def test_write_run_rejects_bad_input_and_writes_nothing(
 ) -> None:
     with Store.open(tmp_path / "s.duckdb") as store:
         with pytest.raises(InputError) as exc:
-            store.write_run(_record(), ids, stats)
+            store.runs.write(_record(), ids, stats)
         assert words in str(exc.value)
         assert store.summary().counts["runs"] == 0
         assert store.summary().counts["examples"] == 0
@@ -158,23 +160,23 @@ def test_runs_filters(tmp_path: Path) -> None:
         for model in ("a", "b"):
             for seed in (0, 1):
                 for lang in ("en", "de"):
-                    store.write_run(_record(model, seed, language=lang), ["x"], _stats([1.0]))
-        assert len(store.runs()) == 8
-        assert len(store.runs(models="a")) == 4
-        assert len(store.runs(models=["a"], languages=["de"], seeds=[1])) == 1
-        assert len(store.runs(metrics=["Accuracy"], tasks="xnli", datasets=["xnli"])) == 8
-        assert store.runs(models=["zzz"]).empty
-        frame = store.example_stats(models="b", languages="en")
+                    store.runs.write(_record(model, seed, language=lang), ["x"], _stats([1.0]))
+        assert len(store.runs.frame()) == 8
+        assert len(store.runs.frame(models="a")) == 4
+        assert len(store.runs.frame(models=["a"], languages=["de"], seeds=[1])) == 1
+        assert len(store.runs.frame(metrics=["Accuracy"], tasks="xnli", datasets=["xnli"])) == 8
+        assert store.runs.frame(models=["zzz"]).empty
+        frame = store.stats.examples(models="b", languages="en")
         assert len(frame) == 2 and set(frame["model"]) == {"b"}
         np.testing.assert_array_equal(frame["stats"].iloc[0], [1.0, 1.0])
 
 
 def test_stats_matrix_aligns_examples_across_models(tmp_path: Path) -> None:
     with Store.open(tmp_path / "s.duckdb") as store:
-        store.write_run(_record("a"), ["e1", "e2", "e3"], _stats([1, 0, 1]))
-        store.write_run(_record("b"), ["e3", "e1", "e2"], _stats([0, 1, 1]))  # other order
-        store.write_run(_record("b", seed=1), ["e2", "e3", "e1"], _stats([0, 0, 0]))
-        matrix = store.stats_matrix("xnli", "xnli", "en", "accuracy", models=["b", "a"])
+        store.runs.write(_record("a"), ["e1", "e2", "e3"], _stats([1, 0, 1]))
+        store.runs.write(_record("b"), ["e3", "e1", "e2"], _stats([0, 1, 1]))  # other order
+        store.runs.write(_record("b", seed=1), ["e2", "e3", "e1"], _stats([0, 0, 0]))
+        matrix = store.stats.matrix("xnli", "xnli", "en", "accuracy", models=["b", "a"])
         assert matrix.models == ["b", "b", "a"] and matrix.seeds == [0, 1, 0]
         assert matrix.stats.shape == (3, 3, 2)
         order = matrix.example_ids.tolist()
@@ -187,20 +189,20 @@ def test_stats_matrix_aligns_examples_across_models(tmp_path: Path) -> None:
             assert row[:, 0].tolist() == [expected[tag][e] for e in order]
         np.testing.assert_allclose(matrix.scores(), [2 / 3, 0, 2 / 3])
         assert matrix.to_frame()["model"].tolist() == ["b", "b", "a"]
-        only_seed0 = store.stats_matrix("xnli", "xnli", "en", "accuracy", seeds=[0])
+        only_seed0 = store.stats.matrix("xnli", "xnli", "en", "accuracy", seeds=[0])
         assert only_seed0.models == ["a", "b"]
 
 
 def test_stats_matrix_errors(tmp_path: Path) -> None:
     with Store.open(tmp_path / "s.duckdb") as store:
-        store.write_run(_record("a"), ["e1", "e2", "e3"], _stats([1, 0, 1]))
-        store.write_run(_record("b"), ["e1", "e2", "e9"], _stats([1, 0, 1]))
+        store.runs.write(_record("a"), ["e1", "e2", "e3"], _stats([1, 0, 1]))
+        store.runs.write(_record("b"), ["e1", "e2", "e9"], _stats([1, 0, 1]))
         with pytest.raises(StoreError, match="cover different examples.*lacks 1.*'e3'"):
-            store.stats_matrix("xnli", "xnli", "en", "accuracy")
+            store.stats.matrix("xnli", "xnli", "en", "accuracy")
         with pytest.raises(StoreError, match="no runs for"):
-            store.stats_matrix("xnli", "xnli", "fr", "accuracy")
+            store.stats.matrix("xnli", "xnli", "fr", "accuracy")
         with pytest.raises(StoreError, match="no runs of model"):
-            store.stats_matrix("xnli", "xnli", "en", "accuracy", models=["a", "zzz"])
+            store.stats.matrix("xnli", "xnli", "en", "accuracy", models=["a", "zzz"])
 
 
 def test_stats_matrix_refuses_different_label_sets(tmp_path: Path) -> None:
@@ -215,7 +217,7 @@ def test_stats_matrix_refuses_different_label_sets(tmp_path: Path) -> None:
         Store.open(store_path, read_only=True) as store,
         pytest.raises(StoreError, match="different statistics.*--labels"),
     ):
-        store.stats_matrix("sentiment", "sentiment", "de", "f1_macro")
+        store.stats.matrix("sentiment", "sentiment", "de", "f1_macro")
 
 
 def test_summary_counts_and_table(populated_store: Path) -> None:
@@ -258,7 +260,7 @@ def _rich_store(tmp_path: Path) -> Path:
     label_frame().to_json(lab, orient="records", lines=True)
     api.import_examples(lab, store=path)
     with Store.open(path) as store:
-        store.write_run(
+        store.runs.write(
             _record("z", seed=None, task="other", model_metadata={"k": [1, 2]}, seconds=1.0),
             ["p", "q"],
             _stats([0.25, 0.75]),
@@ -281,10 +283,10 @@ def test_parquet_snapshot_round_trip(tmp_path: Path, form: str) -> None:
         assert a[table] == b[table], table
     assert set(a["imports"]) < set(b["imports"])  # plus the snapshot import itself
     with Store.open(source, read_only=True) as s1, Store.open(target, read_only=True) as s2:
-        pd.testing.assert_frame_equal(s1.runs(), s2.runs())
-        pd.testing.assert_frame_equal(s1.scores(), s2.scores())
-        m1 = s1.stats_matrix("xnli", "xnli", "en", "accuracy")
-        m2 = s2.stats_matrix("xnli", "xnli", "en", "accuracy")
+        pd.testing.assert_frame_equal(s1.runs.frame(), s2.runs.frame())
+        pd.testing.assert_frame_equal(s1.scores.frame(), s2.scores.frame())
+        m1 = s1.stats.matrix("xnli", "xnli", "en", "accuracy")
+        m2 = s2.stats.matrix("xnli", "xnli", "en", "accuracy")
         np.testing.assert_array_equal(m1.stats, m2.stats)
     # importing again: a no-op; into the source: everything already there
     assert api.import_parquet(out, store=target).status == "skipped"
@@ -353,12 +355,12 @@ def test_csv_export_reimports_to_identical_runs_and_scores(tmp_path: Path) -> No
     api.import_examples(tmp_path / "dump_examples.csv", store=target)
     api.import_scores(tmp_path / "dump_scores.csv", store=target)
     with Store.open(source, read_only=True) as s1, Store.open(target, read_only=True) as s2:
-        r1, r2 = s1.runs(), s2.runs()
+        r1, r2 = s1.runs.frame(), s2.runs.frame()
         assert sorted(r1["stats_sha256"]) == sorted(r2["stats_sha256"])
         assert sorted(r1["run_id"]) == sorted(r2["run_id"])
         cols = ["model", "task", "language", "dataset", "metric", "score", "seed", "stderr"]
-        pd.testing.assert_frame_equal(s1.scores()[cols], s2.scores()[cols])
-        assert s2.scores()["metadata"].tolist() == s1.scores()["metadata"].tolist()
+        pd.testing.assert_frame_equal(s1.scores.frame()[cols], s2.scores.frame()[cols])
+        assert s2.scores.frame()["metadata"].tolist() == s1.scores.frame()["metadata"].tolist()
 
 
 def test_single_table_exports(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Batched run writes (``Store.write_run_batches``): same contents, resume, all-or-nothing."""
+"""Batched run writes (``store.runs.write_batches``): same contents, resume, all-or-nothing."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import pytest
 
 from glotbench.errors import InputError
 from glotbench.store import RunRecord, Store
-from glotbench.store.writes import FIRST_BATCH_RUNS
+from glotbench.store.runs import FIRST_BATCH_RUNS, Runs
 
 CREATED = datetime(2026, 1, 2, 3, 4, 5)
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -71,17 +71,17 @@ def _consistent(store: Store) -> None:
 def test_batched_write_equals_per_run_writes(tmp_path: Path) -> None:
     runs = _runs()
     with Store.open(tmp_path / "one.duckdb") as one:
-        assert all(one.write_run(*run) for run in runs)
+        assert all(one.runs.write(*run) for run in runs)
         expected = _contents(one)
     with Store.open(tmp_path / "batched.duckdb") as batched:
-        result = batched.write_run_batches(iter(runs), batch_runs=3)
+        result = batched.runs.write_batches(iter(runs), batch_runs=3)
         assert result.written == len(runs) and result.skipped == 0
         assert result.examples == sum(len(ids) for _, ids, _ in runs)
         assert result.batches == -(-len(runs) // 3)
         assert _contents(batched) == expected
     # the same through write_runs (one transaction, one batch)
     with Store.open(tmp_path / "job.duckdb") as job:
-        assert job.write_runs(runs) == len(runs)
+        assert job.runs.write_many(runs) == len(runs)
         assert _contents(job) == expected
     assert len(expected[0]) == len(runs)
     assert len(expected[1]) == sum(len(ids) for _, ids, _ in runs)
@@ -91,19 +91,19 @@ def test_first_batches_grow_and_rows_close_a_batch(tmp_path: Path) -> None:
     runs = _runs(n_models=10, n_languages=10)  # 100 runs
     seen: list[int] = []
     with Store.open(tmp_path / "s.duckdb") as store:
-        result = store.write_run_batches(runs, batch_runs=40, progress=seen.append)
+        result = store.runs.write_batches(runs, batch_runs=40, progress=seen.append)
     sizes = np.diff([0, *seen]).tolist()
     assert sizes == [FIRST_BATCH_RUNS, 2 * FIRST_BATCH_RUNS, 40, 100 - 40 - 3 * FIRST_BATCH_RUNS]
     assert result.batches == 4
     with Store.open(tmp_path / "rows.duckdb") as store:
-        result = store.write_run_batches(runs, batch_rows=1)  # every run its own batch
+        result = store.runs.write_batches(runs, batch_rows=1)  # every run its own batch
     assert result.batches == len(runs) == result.written
 
 
 def test_resume_skips_stored_runs_by_the_anti_join(tmp_path: Path) -> None:
     runs = _runs()
     with Store.open(tmp_path / "s.duckdb") as store:
-        store.write_run_batches(runs[::2])
+        store.runs.write_batches(runs[::2])
         stored = _contents(store)
         # stored runs come again with other statistics (and a later timestamp): skipped
         # by key, not rewritten — completeness is the runs row, as for write_run
@@ -111,18 +111,18 @@ def test_resume_skips_stored_runs_by_the_anti_join(tmp_path: Path) -> None:
             (rec.model_copy(update={"created_at": datetime(2030, 1, 1)}), ids, stats * 0)
             for rec, ids, stats in runs[::2]
         ]
-        result = store.write_run_batches(changed + runs[1::2], batch_runs=5)
+        result = store.runs.write_batches(changed + runs[1::2], batch_runs=5)
         assert result.skipped == len(runs[::2])
         assert result.written == len(runs[1::2])
         assert sorted(result.run_ids) == sorted(rec.run_id for rec, _, _ in runs[1::2])
-        again = store.write_run_batches(runs)
+        again = store.runs.write_batches(runs)
         assert again.written == 0 and again.skipped == len(runs)
         runs_now, examples_now = _contents(store)
         assert all(row in runs_now for row in stored[0])  # stored rows untouched
         assert all(row in examples_now for row in stored[1])
         _consistent(store)
     with Store.open(tmp_path / "ref.duckdb") as ref:
-        ref.write_run_batches(runs)
+        ref.runs.write_batches(runs)
         assert _contents(ref) == (runs_now, examples_now)
 
 
@@ -130,7 +130,7 @@ def test_an_exception_mid_batch_leaves_no_partial_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     runs = _runs()
-    original = Store._insert_batch
+    original = Runs._insert_batch
     batches: list[int] = []
 
     def fail_in_second_batch(self: Store, con: Any, todo: Any) -> None:
@@ -141,13 +141,13 @@ def test_an_exception_mid_batch_leaves_no_partial_run(
 
     with Store.open(tmp_path / "s.duckdb") as store:
         with monkeypatch.context() as patch:
-            patch.setattr(Store, "_insert_batch", fail_in_second_batch)
+            patch.setattr(Runs, "_insert_batch", fail_in_second_batch)
             with pytest.raises(KeyboardInterrupt):
-                store.write_run_batches(runs, batch_runs=6)
+                store.runs.write_batches(runs, batch_runs=6)
         assert batches == [6, 6]
-        assert sorted(store.completed_run_ids()) == sorted(r.run_id for r, _, _ in runs[:6])
+        assert sorted(store.runs.completed_ids()) == sorted(r.run_id for r, _, _ in runs[:6])
         _consistent(store)
-        result = store.write_run_batches(runs, batch_runs=6)  # resume
+        result = store.runs.write_batches(runs, batch_runs=6)  # resume
         assert result.skipped == 6 and result.written == len(runs) - 6
         _consistent(store)
 
@@ -156,26 +156,26 @@ def test_a_run_given_twice_or_invalid_stops_before_its_batch(tmp_path: Path) -> 
     runs = _runs()
     with Store.open(tmp_path / "s.duckdb") as store:
         with pytest.raises(InputError, match="more than once"):
-            store.write_run_batches([runs[0], runs[1], runs[0]])
-        assert store.runs().empty  # the repeat was in the first batch
+            store.runs.write_batches([runs[0], runs[1], runs[0]])
+        assert store.runs.frame().empty  # the repeat was in the first batch
         record, ids, stats = runs[7]
         bad = stats.copy()
         bad[1, 0] = np.inf
         broken = [*runs[:7], (record, ids, bad), *runs[8:]]
         with pytest.raises(InputError, match="not finite"):
-            store.write_run_batches(broken, batch_runs=4)
+            store.runs.write_batches(broken, batch_runs=4)
         # batch 1 (runs 0-3) is committed; batch 2 held the bad run and wrote nothing
-        assert sorted(store.completed_run_ids()) == sorted(r.run_id for r, _, _ in runs[:4])
+        assert sorted(store.runs.completed_ids()) == sorted(r.run_id for r, _, _ in runs[:4])
         with pytest.raises(InputError, match="must not be empty"):
-            store.write_run_batches([(record, ["a", " \t"], stats[:2])])
+            store.runs.write_batches([(record, ["a", " \t"], stats[:2])])
         _consistent(store)
 
 
 def test_replace_in_batches_and_failures_resolved(tmp_path: Path) -> None:
     runs = _runs(n_models=2, n_languages=2)
     with Store.open(tmp_path / "s.duckdb") as store:
-        store.write_run_batches(runs)
-        fid = store.record_failure(
+        store.runs.write_batches(runs)
+        fid = store.failures.record(
             model="m0",
             dataset="d",
             task="t",
@@ -185,7 +185,7 @@ def test_replace_in_batches_and_failures_resolved(tmp_path: Path) -> None:
             error_type="ModelError",
             message="boom",
         )
-        other = store.record_failure(
+        other = store.failures.record(
             model="m1",
             dataset="d",
             task="t",
@@ -196,14 +196,14 @@ def test_replace_in_batches_and_failures_resolved(tmp_path: Path) -> None:
             message="boom",
         )
         newer = [(rec, ids[:2], stats[:2] + 1) for rec, ids, stats in runs]
-        result = store.write_run_batches(newer, replace=True, batch_runs=3)
+        result = store.runs.write_batches(newer, replace=True, batch_runs=3)
         assert result.written == len(runs)
-        assert set(store.failures()["failure_id"]) == {other}  # seed None matched NULL
-        assert fid in set(store.failures(include_resolved=True)["failure_id"])
+        assert set(store.failures.frame()["failure_id"]) == {other}  # seed None matched NULL
+        assert fid in set(store.failures.frame(include_resolved=True)["failure_id"])
         assert store.connection.execute("SELECT count(*) FROM example_stats").fetchall() == [
             (2 * len(runs),)
         ]
-        _, stats = store.run_stats(runs[0][0].run_id)
+        _, stats = store.stats.of_run(runs[0][0].run_id)
         np.testing.assert_array_equal(stats, runs[0][2][:2] + 1)
         _consistent(store)
 
@@ -212,8 +212,9 @@ _KILLER = """
 import os, signal, sys
 import numpy as np
 from glotbench.store import RunRecord, Store
+from glotbench.store.runs import Runs
 
-original = Store._insert_batch
+original = Runs._insert_batch
 calls = []
 
 def insert_then_die(self, con, todo):
@@ -222,7 +223,7 @@ def insert_then_die(self, con, todo):
     if len(calls) == 3:  # batch 3 (64 runs, 128,000 rows) is inserted but not committed
         os.kill(os.getpid(), signal.SIGKILL)
 
-Store._insert_batch = insert_then_die
+Runs._insert_batch = insert_then_die
 runs = []
 ids = [f"e{j}" for j in range(2000)]
 for i in range(120):
@@ -230,7 +231,7 @@ for i in range(120):
                        metric="accuracy", stat_names=("correct", "count"))
     runs.append((record, ids, np.ones((2000, 2))))
 with Store.open(sys.argv[1]) as store:
-    store.write_run_batches(runs, batch_runs=100)
+    store.runs.write_batches(runs, batch_runs=100)
 """
 
 
@@ -248,7 +249,7 @@ def test_kill_9_mid_batch_leaves_only_whole_batches(tmp_path: Path) -> None:
         # batches of 16 and 32 runs were committed; the third is larger than a DuckDB
         # row group (122,880 rows), so its rows were already being written to the
         # file when the process died — and are not part of the store
-        assert len(store.completed_run_ids()) == 48
+        assert len(store.runs.completed_ids()) == 48
         _consistent(store)
         remaining: Iterator[Any] = (
             (
@@ -266,7 +267,7 @@ def test_kill_9_mid_batch_leaves_only_whole_batches(tmp_path: Path) -> None:
             )
             for i in range(120)
         )
-        result = store.write_run_batches(remaining)
+        result = store.runs.write_batches(remaining)
         assert result.skipped == 48 and result.written == 72
         _consistent(store)
 
@@ -276,14 +277,14 @@ def test_source_positions_travel_with_batched_runs(tmp_path: Path) -> None:
     positions = [list(range(len(ids)))[::-1] for _, ids, _ in runs]
     with Store.open(tmp_path / "one.duckdb") as one:
         for (record, ids, stats), pos in zip(runs, positions, strict=True):
-            one.write_run(record, ids, stats, source_positions=pos)
+            one.runs.write(record, ids, stats, source_positions=pos)
         expected = _contents(one)
     with Store.open(tmp_path / "batched.duckdb") as batched:
         items = [(*run, pos) for run, pos in zip(runs, positions, strict=True)]
-        assert batched.write_run_batches(items, batch_runs=3).written == len(runs)
+        assert batched.runs.write_batches(items, batch_runs=3).written == len(runs)
         assert _contents(batched) == expected
     with Store.open(tmp_path / "job.duckdb") as job:
-        assert job.write_runs(runs, source_positions=positions) == len(runs)
+        assert job.runs.write_many(runs, source_positions=positions) == len(runs)
         assert _contents(job) == expected
         stored = job.connection.execute(
             "SELECT source_position FROM example_stats WHERE run_id = ? ORDER BY position",
@@ -291,4 +292,4 @@ def test_source_positions_travel_with_batched_runs(tmp_path: Path) -> None:
         ).fetchall()
         assert [r[0] for r in stored] == positions[0]
         with pytest.raises(InputError, match="more than one example"):
-            job.write_run_batches([(*runs[0], [0] * len(runs[0][1]))], replace=True)
+            job.runs.write_batches([(*runs[0], [0] * len(runs[0][1]))], replace=True)

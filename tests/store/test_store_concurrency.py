@@ -40,7 +40,7 @@ with Store.open(store_path, hold=False, lock_timeout=60) as store:
     while not stop.exists() and i < 5000:
         record = RunRecord(model=f"m{i:04d}", dataset="d", task="t", language="en",
                            seed=0, metric="accuracy", stat_names=("correct",))
-        store.write_run(record, [f"e{j}" for j in range(n)],
+        store.runs.write(record, [f"e{j}" for j in range(n)],
                         rng.integers(0, 2, (n, 1)).astype(float))
         i += 1
         print(i, flush=True)
@@ -53,7 +53,7 @@ HOLDER = """
 import sys, time
 from glotbench.store import Store
 with Store.open(sys.argv[1]) as store:
-    store.completed_run_ids()
+    store.runs.completed_ids()
     print("holding", flush=True)
     time.sleep(float(sys.argv[2]))
 """
@@ -123,10 +123,10 @@ def test_hold_false_store_releases_the_file_between_transactions(tmp_path: Path)
     path = tmp_path / "s.duckdb"
     with Store.open(path, hold=False) as writer:
         assert writer._connection is None  # released right after opening
-        assert writer.completed_run_ids() == set()
+        assert writer.runs.completed_ids() == set()
         assert writer._connection is None  # a read releases it too
         with writer.held():
-            writer.completed_run_ids()
+            writer.runs.completed_ids()
             assert writer._connection is not None
         assert writer._connection is None
         # another process can now open the file read-only
@@ -188,7 +188,7 @@ def test_second_writer_waits_for_the_first_then_succeeds(
         start = time.monotonic()
         with Store.open(path, lock_timeout=60) as store:
             waited = time.monotonic() - start
-            assert store.completed_run_ids() == set()
+            assert store.runs.completed_ids() == set()
     finally:
         _stop(holder)
     assert waited >= 1.0, "the store was not held: the test proves nothing"
@@ -232,7 +232,7 @@ READER = """
 import sys
 from glotbench.store import Store
 with Store.open(sys.argv[1], read_only=True, lock_timeout=0) as store:
-    runs = store.runs()
+    runs = store.runs.frame()
     rows = store.connection.execute("SELECT count(*) FROM example_stats").fetchall()[0][0]
 print(len(runs), int(runs["n_examples"].sum()), rows)
 """

@@ -12,7 +12,8 @@ import pytest
 
 from glotbench.errors import InputError
 from glotbench.store import SCHEMA_VERSION, RunRecord, Store
-from glotbench.store.store import FailureList
+from glotbench.store.failures import FailureList
+from glotbench.store.runs import Runs
 
 KEY: dict[str, Any] = dict(
     model="m", dataset="xnli", task="xnli", language="en", seed=3, config_hash="abc"
@@ -49,7 +50,7 @@ def _fail(store: Store, **kw: Any) -> str:
         "source": "test",
     }
     values.update(kw)
-    return store.record_failure(**values)
+    return store.failures.record(**values)
 
 
 def _contents(store: Store) -> dict[str, list[Any]]:
@@ -64,7 +65,7 @@ def test_record_and_list_failures(tmp_path: Path) -> None:
     with Store.open(tmp_path / "s.duckdb") as store:
         first = _fail(store)
         second = _fail(store, model="other", seed=None, iteration=None)
-        frame = store.failures()
+        frame = store.failures.frame()
         assert frame["failure_id"].tolist() == [first, second]
         assert list(frame.columns) == [
             "failure_id",
@@ -86,9 +87,9 @@ def test_record_and_list_failures(tmp_path: Path) -> None:
         assert row["seed"] == 3 and row["iteration"] == 0 and "'e2'" in row["message"]
         assert row["traceback"].endswith("RuntimeError: boom\n")
         assert frame["resolved_at"].isna().all()
-        assert store.failures(models="other")["failure_id"].tolist() == [second]
-        assert store.failures(seeds=[3], languages="en")["failure_id"].tolist() == [first]
-        assert store.failures(datasets="nope").empty
+        assert store.failures.frame(models="other")["failure_id"].tolist() == [second]
+        assert store.failures.frame(seeds=[3], languages="en")["failure_id"].tolist() == [first]
+        assert store.failures.frame(datasets="nope").empty
         assert store.summary().counts["failures"] == 2
         payload = FailureList(str(store.path), False, frame).to_dict()
         json.dumps(payload, allow_nan=False)
@@ -102,19 +103,21 @@ def test_storing_the_job_resolves_its_failures_in_the_same_transaction(tmp_path:
         again = _fail(store)  # a second failed attempt of the same job
         other_seed = _fail(store, seed=4)
         other_config = _fail(store, config_hash="def")
-        assert store.write_run(_record(), ["e1", "e2"], _stats([1, 0]))
-        open_ids = set(store.failures()["failure_id"])
+        assert store.runs.write(_record(), ["e1", "e2"], _stats([1, 0]))
+        open_ids = set(store.failures.frame()["failure_id"])
         assert open_ids == {other_seed, other_config}
-        everything = store.failures(include_resolved=True).set_index("failure_id")
+        everything = store.failures.frame(include_resolved=True).set_index("failure_id")
         assert everything.loc[[mine, again], "resolved_at"].notna().all()
         assert store.summary().counts["failures"] == 2
         # a skipped (already stored) run resolves nothing
         later = _fail(store)
-        assert store.write_run(_record(), ["e1", "e2"], _stats([1, 0])) is False
-        assert later in set(store.failures()["failure_id"])
+        assert store.runs.write(_record(), ["e1", "e2"], _stats([1, 0])) is False
+        assert later in set(store.failures.frame()["failure_id"])
         # writing the job's runs together resolves it
-        assert store.write_runs([(_record(metric="f1_macro"), ["e1", "e2"], _stats([1, 1]))]) == 1
-        assert later not in set(store.failures()["failure_id"])
+        assert (
+            store.runs.write_many([(_record(metric="f1_macro"), ["e1", "e2"], _stats([1, 1]))]) == 1
+        )
+        assert later not in set(store.failures.frame()["failure_id"])
 
 
 def test_failed_write_keeps_the_failure_open(tmp_path: Path, monkeypatch) -> None:
@@ -124,31 +127,31 @@ def test_failed_write_keeps_the_failure_open(tmp_path: Path, monkeypatch) -> Non
         def broken(self: Store, con: Any, runs: Any) -> None:
             raise RuntimeError("disk on fire")
 
-        monkeypatch.setattr(Store, "_insert_batch", broken)
+        monkeypatch.setattr(Runs, "_insert_batch", broken)
         with pytest.raises(RuntimeError, match="disk on fire"):
-            store.write_run(_record(), ["e1"], _stats([1]))
-        assert store.failures()["failure_id"].tolist() == [fid]
-        assert store.runs().empty
+            store.runs.write(_record(), ["e1"], _stats([1]))
+        assert store.failures.frame()["failure_id"].tolist() == [fid]
+        assert store.runs.frame().empty
 
 
 def test_resolve_failures_by_hand(tmp_path: Path) -> None:
     with Store.open(tmp_path / "s.duckdb") as store:
         a = _fail(store)
         b = _fail(store, model="dropped")
-        assert store.resolve_failures(models="dropped") == 1
-        assert store.resolve_failures(models="dropped") == 0
-        assert store.failures()["failure_id"].tolist() == [a]
-        assert len(store.failures(include_resolved=True)) == 2
-        assert store.resolve_failures(failure_ids=[a, b]) == 1
-        assert store.failures().empty
+        assert store.failures.resolve(models="dropped") == 1
+        assert store.failures.resolve(models="dropped") == 0
+        assert store.failures.frame()["failure_id"].tolist() == [a]
+        assert len(store.failures.frame(include_resolved=True)) == 2
+        assert store.failures.resolve(failure_ids=[a, b]) == 1
+        assert store.failures.frame().empty
 
 
 def test_replace_is_one_transaction(tmp_path: Path, monkeypatch) -> None:
     with Store.open(tmp_path / "s.duckdb") as store:
-        assert store.write_run(_record(), ["e1", "e2"], _stats([1, 0]))
-        assert store.write_run(_record(metric="f1_macro"), ["e1", "e2"], _stats([1, 1]))
+        assert store.runs.write(_record(), ["e1", "e2"], _stats([1, 0]))
+        assert store.runs.write(_record(metric="f1_macro"), ["e1", "e2"], _stats([1, 1]))
         before = _contents(store)
-        old_digests = set(store.runs()["stats_sha256"])
+        old_digests = set(store.runs.frame()["stats_sha256"])
 
         calls: list[str] = []
 
@@ -162,11 +165,11 @@ def test_replace_is_one_transaction(tmp_path: Path, monkeypatch) -> None:
             raise RuntimeError("killed between delete and insert")
 
         with monkeypatch.context() as patch:
-            patch.setattr(Store, "_insert_batch", crash_after_delete)
+            patch.setattr(Runs, "_insert_batch", crash_after_delete)
             with pytest.raises(RuntimeError, match="between delete and insert"):
-                store.write_run(_record(), ["e1", "e2"], _stats([0, 0]), replace=True)
+                store.runs.write(_record(), ["e1", "e2"], _stats([0, 0]), replace=True)
             with pytest.raises(RuntimeError, match="between delete and insert"):
-                store.write_runs(
+                store.runs.write_many(
                     [
                         (_record(), ["e1", "e2"], _stats([0, 0])),
                         (_record(metric="f1_macro"), ["e1", "e2"], _stats([0, 1])),
@@ -178,7 +181,7 @@ def test_replace_is_one_transaction(tmp_path: Path, monkeypatch) -> None:
 
         # both new runs are inserted, then the process fails before the commit:
         # both stay old
-        original = Store._insert_batch
+        original = Runs._insert_batch
 
         def crash_on_second(self: Store, con: Any, runs: Any) -> None:
             original(self, con, runs)
@@ -186,9 +189,9 @@ def test_replace_is_one_transaction(tmp_path: Path, monkeypatch) -> None:
             raise RuntimeError("second run failed")
 
         with monkeypatch.context() as patch:
-            patch.setattr(Store, "_insert_batch", crash_on_second)
+            patch.setattr(Runs, "_insert_batch", crash_on_second)
             with pytest.raises(RuntimeError, match="second run failed"):
-                store.write_runs(
+                store.runs.write_many(
                     [
                         (_record(), ["e1", "e2"], _stats([0, 0])),
                         (_record(metric="f1_macro"), ["e1", "e2"], _stats([0, 1])),
@@ -199,7 +202,7 @@ def test_replace_is_one_transaction(tmp_path: Path, monkeypatch) -> None:
 
         # validation of every run happens before anything is deleted
         with pytest.raises(InputError, match="not finite"):
-            store.write_runs(
+            store.runs.write_many(
                 [
                     (_record(), ["e1", "e2"], _stats([0, 0])),
                     (_record(metric="f1_macro"), ["e1", "e2"], _stats([0, np.nan])),
@@ -210,7 +213,7 @@ def test_replace_is_one_transaction(tmp_path: Path, monkeypatch) -> None:
 
         # and without a failure the runs are replaced
         assert (
-            store.write_runs(
+            store.runs.write_many(
                 [
                     (_record(), ["e1", "e2", "e3"], _stats([0, 0, 1])),
                     (_record(metric="f1_macro"), ["e1", "e2"], _stats([0, 1])),
@@ -219,9 +222,9 @@ def test_replace_is_one_transaction(tmp_path: Path, monkeypatch) -> None:
             )
             == 2
         )
-        runs = store.runs()
+        runs = store.runs.frame()
         assert len(runs) == 2 and not set(runs["stats_sha256"]) & old_digests
-        ids, stats = store.run_stats(_record().run_id)
+        ids, stats = store.stats.of_run(_record().run_id)
         assert ids.tolist() == ["e1", "e2", "e3"] and stats[:, 0].tolist() == [0, 0, 1]
         assert store.connection.execute("SELECT count(*) FROM example_stats").fetchall() == [(5,)]
 
@@ -229,15 +232,17 @@ def test_replace_is_one_transaction(tmp_path: Path, monkeypatch) -> None:
 def test_write_runs_rejects_a_repeated_run(tmp_path: Path) -> None:
     with Store.open(tmp_path / "s.duckdb") as store:
         with pytest.raises(InputError, match="more than once"):
-            store.write_runs([(_record(), ["e1"], _stats([1])), (_record(), ["e1"], _stats([0]))])
-        assert store.runs().empty
-        assert store.write_runs([]) == 0
+            store.runs.write_many(
+                [(_record(), ["e1"], _stats([1])), (_record(), ["e1"], _stats([0]))]
+            )
+        assert store.runs.frame().empty
+        assert store.runs.write_many([]) == 0
 
 
 def _old_store(path: Path) -> None:
     """A store as glotbench wrote it before the failures table existed."""
     with Store.open(path) as store:
-        store.write_run(_record(), ["e1"], _stats([1]))
+        store.runs.write(_record(), ["e1"], _stats([1]))
     con = duckdb.connect(str(path))
     con.execute("DROP TABLE failures")
     con.close()
@@ -248,16 +253,18 @@ def test_an_older_store_without_the_failures_table_opens(tmp_path: Path) -> None
     _old_store(path)
     with Store.open(path, read_only=True) as store:
         assert store.schema_version == SCHEMA_VERSION
-        assert store.failures().empty
-        assert list(store.failures(include_resolved=True).columns)[0] == "failure_id"
+        assert store.failures.frame().empty
+        assert list(store.failures.frame(include_resolved=True).columns)[0] == "failure_id"
         assert store.summary().counts["failures"] == 0
-        assert len(store.runs()) == 1
+        assert len(store.runs.frame()) == 1
     # opened for writing, it gains the table (the schema version stays: the change is additive)
     with Store.open(path) as store:
         assert store.meta()["schema_version"] == str(SCHEMA_VERSION)
         fid = _fail(store)
-        assert store.failures()["failure_id"].tolist() == [fid]
-        assert store.write_run(_record(metric="f1_macro"), ["e1"], _stats([1]))
-        assert store.failures().empty
+        assert store.failures.frame()["failure_id"].tolist() == [fid]
+        assert store.runs.write(_record(metric="f1_macro"), ["e1"], _stats([1]))
+        assert store.failures.frame().empty
     with Store.open(path, read_only=True) as store:
-        assert len(store.failures(include_resolved=True)) == 1 and len(store.runs()) == 2
+        assert (
+            len(store.failures.frame(include_resolved=True)) == 1 and len(store.runs.frame()) == 2
+        )

@@ -1,4 +1,4 @@
-"""Store.write_run_chunks: one run written chunk by chunk in one transaction."""
+"""store.runs.write_chunks: one run written chunk by chunk in one transaction."""
 
 from __future__ import annotations
 
@@ -39,10 +39,10 @@ def test_chunked_write_stores_what_write_run_stores(tmp_path: Path) -> None:
     ids = [f"e{i}" for i in range(10)]
     stats = np.column_stack([np.arange(10) % 2, np.ones(10)]).astype(float)
     with Store.open(tmp_path / "a.duckdb") as a:
-        assert a.write_run(_record(), ids, stats)
+        assert a.runs.write(_record(), ids, stats)
     with Store.open(tmp_path / "b.duckdb") as b:
-        assert b.write_run_chunks(_record(), _chunks(ids, stats, 3))  # 3 + 3 + 3 + 1
-        assert not b.write_run_chunks(_record(), _chunks(ids, stats, 4))  # stored: skipped
+        assert b.runs.write_chunks(_record(), _chunks(ids, stats, 3))  # 3 + 3 + 3 + 1
+        assert not b.runs.write_chunks(_record(), _chunks(ids, stats, 4))  # stored: skipped
     whole, chunked = _stored(tmp_path / "a.duckdb"), _stored(tmp_path / "b.duckdb")
     assert chunked == whole
     assert [row[0] for row in chunked[1]] == list(range(10))
@@ -53,11 +53,11 @@ def test_id_repeated_across_chunks_is_refused_and_nothing_is_stored(tmp_path: Pa
     stats = np.ones((10, 2))
     with Store.open(tmp_path / "c.duckdb") as c:
         with pytest.raises(InputError, match="example id 'e1' occurs more than once"):
-            c.write_run_chunks(_record(), _chunks(ids, stats, 3))
+            c.runs.write_chunks(_record(), _chunks(ids, stats, 3))
     assert _stored(tmp_path / "c.duckdb") == ([], [])
     bad = np.ones((10, 2))
     bad[8, 0] = np.nan
     with Store.open(tmp_path / "d.duckdb") as d:
         with pytest.raises(InputError, match="statistics of example 'e8' are not finite"):
-            d.write_run_chunks(_record(), _chunks([f"e{i}" for i in range(10)], bad, 3))
+            d.runs.write_chunks(_record(), _chunks([f"e{i}" for i in range(10)], bad, 3))
     assert _stored(tmp_path / "d.duckdb") == ([], [])

@@ -310,7 +310,7 @@ def analyze_buckets(
 ) -> BucketAnalysis:
     """Score per bucket of every attribute, with bootstrap intervals; pairwise diagnosis.
 
-    ``stats`` is (runs × n × k) on the same examples (e.g. ``Store.stats_matrix``);
+    ``stats`` is (runs × n × k) on the same examples (e.g. ``store.stats.matrix``);
     ``system_of_run`` names each run's system (several seeds of a system are
     averaged, score by score and replicate by replicate); ``attributes`` is
     indexed by example id (:func:`example_attributes`) and aligned to

@@ -315,7 +315,7 @@ def datasize_analysis(
     """Evaluation-size sufficiency of one test set (van der Goot et al.; see module docstring).
 
     ``stats`` is (runs × n × k) per-example statistics (runs aligned on the
-    same n sentences, as ``Store.stats_matrix`` returns them) and ``models``
+    same n sentences, as ``store.stats.matrix`` returns them) and ``models``
     names each run's model (runs of one model are its seeds). ``tokens`` are
     the sentences' token counts (default: 1 per example, sizes in examples).
     Per size and strategy, ``n_draws`` subsets are scored with

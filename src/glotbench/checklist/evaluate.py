@@ -458,7 +458,7 @@ def store_results(
                 task=f"checklist:{test}",
                 dataset=f"checklist:{suite}",
             )
-            existing = store.stored_runs([record.run_id]).get(record.run_id)
+            existing = store.runs.stored([record.run_id]).get(record.run_id)
             if existing is not None:
                 digest = stats_digest(
                     np.asarray(case_ids, dtype=object), run_stats, ("value", "count")
@@ -471,7 +471,7 @@ def store_results(
                     )
                 skipped += 1
                 continue
-            if store.write_run(record, case_ids, run_stats):
+            if store.runs.write(record, case_ids, run_stats):
                 written += 1
             else:
                 skipped += 1

@@ -15,9 +15,9 @@ importers of :mod:`glotbench.ingest.tidy`:
 * everything is read and checked before anything is written;
 * a run whose key is already stored with the same statistics is skipped, with
   different statistics it is an error naming the file and line it came from;
-* runs are written in transactions of whole runs (``Store.write_run_batches``),
+* runs are written in transactions of whole runs (``store.runs.write_batches``),
   so an interrupted import is completed by running the same command again;
-* scores are added in one transaction (``Store.add_scores``), rows stored with
+* scores are added in one transaction (``store.scores.add``), rows stored with
   the same values are skipped;
 * the same input (same SHA-256 over its files) imported again is a no-op.
 """
@@ -50,8 +50,10 @@ from glotbench.errors import InputError, UnknownMetricError
 from glotbench.importers.task_languages import language_suffix
 from glotbench.ingest.score_validation import metric_score_range, score_range_message
 from glotbench.ingest.spool import RunSpool
+from glotbench.store.layout import new_import_id
+from glotbench.store.results import ScoreConflictError
 from glotbench.store.schema import ImportRecord, RunRecord, stats_digest
-from glotbench.store.store import ScoreConflictError, Store, new_import_id
+from glotbench.store.store import Store
 
 
 def json_loads(text: str | bytes) -> Any:
@@ -284,7 +286,7 @@ class ScoreRow:
 
 
 def scores_frame(rows: Sequence[ScoreRow]) -> pd.DataFrame:
-    """The frame ``Store.add_scores`` takes (validate_scores's columns)."""
+    """The frame ``store.scores.add`` takes (validate_scores's columns)."""
     frame = pd.DataFrame(
         {
             "model": pd.Series([r.model for r in rows], dtype=object),
@@ -721,7 +723,7 @@ def check_against_store(store: Store, runs: Sequence[PendingRun]) -> list[Pendin
     models already stored for its (dataset, task, language, metric, config):
     paired analyses need the same test examples for every model.
     """
-    stored = store.stored_runs(r.record.run_id for r in runs)
+    stored = store.runs.stored(r.record.run_id for r in runs)
     todo: list[PendingRun] = []
     for run in runs:
         existing = stored.get(run.record.run_id)
@@ -837,7 +839,7 @@ def write_import(
 
     A spilled run of more than ``chunk_rows`` (default :data:`CHUNK_WRITE_ROWS`)
     examples is written chunk by chunk in one transaction
-    (:meth:`~glotbench.store.store.Store.write_run_chunks`): memory holds one
+    (``store.runs.write_chunks``): memory holds one
     chunk of it; the stored rows and digest do not depend on the chunk size.
     """
     t0 = time.perf_counter() if t0 is None else t0
@@ -871,7 +873,7 @@ def _write_import(
 ) -> HarnessImportResult:
     source = Path(base["source"])
     record_kind = "examples" if runs else "scores"
-    done = store.find_import(sha, record_kind, completed=True)
+    done = store.imports.find(sha, record_kind, completed=True)
     if done is not None:
         return HarnessImportResult(
             status="skipped",
@@ -906,8 +908,8 @@ def _write_import(
         if frame is not None:
             scores_added, scores_skipped = _add_scores(store, frame, record, unique_scores)
         else:
-            store.start_import(record)
-            store.complete_import(import_id, 0)
+            store.imports.start(record)
+            store.imports.complete(import_id, 0)
         return HarnessImportResult(
             status=status,
             import_id=import_id,
@@ -930,12 +932,12 @@ def _write_import(
             rows=len(unique_scores),
         )
         scores_added, scores_skipped = _add_scores(store, frame, scores_record, unique_scores)
-    partial = store.find_import(sha, "examples", completed=False)
+    partial = store.imports.find(sha, "examples", completed=False)
     if partial is not None:
         import_id, status = partial.import_id, "resumed"
     else:
         import_id = new_import_id()
-        store.start_import(
+        store.imports.start(
             ImportRecord(
                 import_id=import_id,
                 kind="examples",
@@ -954,7 +956,7 @@ def _write_import(
     # the others in batches of whole runs
     large = [run for run in todo if run.spool is not None and run.n_examples > rows]
     small = [run for run in todo if not (run.spool is not None and run.n_examples > rows)]
-    written = store.write_run_batches(
+    written = store.runs.write_batches(
         ((run.record, *run.arrays()) for run in small),  # spilled runs read back one at a time
         progress=None if progress is None else (lambda done: progress(done, total)),
     )
@@ -962,12 +964,12 @@ def _write_import(
     for n_done, run in enumerate(large, start=len(small) + 1):
         spool, index = run.spool, run.spool_index
         assert spool is not None
-        if store.write_run_chunks(run.record, functools.partial(spool.iter_chunks, index, rows)):
+        if store.runs.write_chunks(run.record, functools.partial(spool.iter_chunks, index, rows)):
             examples += run.n_examples
         if progress is not None:
             progress(n_done, total)
-    added = store.count_runs_of_import(import_id)
-    store.complete_import(import_id, added)
+    added = store.imports.count_runs(import_id)
+    store.imports.complete(import_id, added)
     skipped = len(runs) - total
     return HarnessImportResult(
         status=status,
@@ -988,7 +990,7 @@ def _add_scores(
     store: Store, frame: pd.DataFrame, record: ImportRecord, rows: Sequence[ScoreRow]
 ) -> tuple[int, int]:
     try:
-        return store.add_scores(frame, record)
+        return store.scores.add(frame, record)
     except ScoreConflictError as exc:
         row = rows[exc.position]
         raise InputError(exc.reason, path=row.path, line=row.line, field=row.field) from None

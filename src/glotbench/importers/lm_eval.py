@@ -1360,8 +1360,8 @@ def recompute_scores(store: Store, model: str | None = None) -> list[dict[str, A
     reported score (``None`` when the results file had none). lm-eval reports
     BLEU/chrF on 0–100 as glotbench does, and the other metrics on 0–1.
     """
-    runs = store.runs(models=model)
-    scores = store.scores(models=model)
+    runs = store.runs.frame(models=model)
+    scores = store.scores.frame(models=model)
     out: list[dict[str, Any]] = []
     for _, run in runs.iterrows():
         meta = run["model_metadata"]
@@ -1370,7 +1370,7 @@ def recompute_scores(store: Store, model: str | None = None) -> list[dict[str, A
             continue
         name, _, filt = lm_metric.partition(",")
         stored = name if filt == "none" else f"{name},{filt}"
-        _ids, stats = store.run_stats(run["run_id"])
+        _ids, stats = store.stats.of_run(run["run_id"])
         metric = get_metric(run["metric"], **run["metric_config"])
         value = float(metric.score(stats.sum(axis=0)))
         match = scores[

@@ -25,7 +25,7 @@ shard (truncated, foreign) is reported and skipped, never merged.
 Merging (:func:`merge_shards`) is idempotent and resumable without any
 bookkeeping table: a shard whose run ids are all stored is skipped after
 reading only its footer; the runs of the others go through
-:meth:`Store.write_run_batches` (one transaction per batch of whole runs,
+``store.runs.write_batches`` (one transaction per batch of whole runs,
 stored runs skipped by one anti-join). A shard's attributes and unit
 statistics are written *before* its runs (both are replaced on a re-write),
 so the committed runs mark a shard as merged: a merge killed at any point
@@ -137,7 +137,7 @@ def write_shard(
     """Write one job's runs as a shard, atomically (temporary file, fsync, rename).
 
     Returns the shard's path. Nothing is validated beyond the shapes: the
-    merge validates every run as :meth:`Store.write_run` does.
+    merge validates every run as ``store.runs.write`` does.
     """
     if not runs:
         raise InputError("a shard needs at least one run")
@@ -313,16 +313,14 @@ def read_runs(header: ShardHeader) -> list[ShardRun]:
 
 def _write_extras(store: Store, header: ShardHeader) -> None:
     """A shard's attributes and unit statistics (both replaced when written again)."""
-    from glotbench.store.attributes import write_attributes, write_unit_stats
-
     if header.attributes:
-        write_attributes(store, header.records[0].dataset, header.attributes)
+        store.attributes.write(header.records[0].dataset, header.attributes)
     if header.unit_stats:
-        write_unit_stats(store, header.unit_stats)
+        store.attributes.write_unit_stats(header.unit_stats)
 
 
 def merge_shard(store: Store, path: str | Path, *, replace: bool = False) -> int:
-    """Merge one shard in one transaction (:meth:`Store.write_runs`); returns runs written.
+    """Merge one shard in one transaction (``store.runs.write_many``); returns runs written.
 
     Stored runs are skipped, or with ``replace`` deleted and rewritten in that
     same transaction. Decided and written under the store's writer lock
@@ -330,10 +328,10 @@ def merge_shard(store: Store, path: str | Path, *, replace: bool = False) -> int
     """
     header = read_header(path)
     with store.writing():
-        if not replace and set(header.run_ids) <= set(store.stored_runs(header.run_ids)):
+        if not replace and set(header.run_ids) <= set(store.runs.stored(header.run_ids)):
             return 0
         _write_extras(store, header)
-        return store.write_runs(read_runs(header), replace=replace)
+        return store.runs.write_many(read_runs(header), replace=replace)
 
 
 def merge_shards(
@@ -350,7 +348,7 @@ def merge_shards(
     ``unreadable`` and skipped. The example attributes of the pending shards
     are written first, once per dataset (rows keyed by (example, unit,
     attribute); the last shard in name order wins, as merging shard by shard
-    would give); then their runs with :meth:`Store.write_run_batches` (one
+    would give); then their runs with ``store.runs.write_batches`` (one
     transaction per batch of whole runs), each shard's unit statistics just
     before its runs.
     ``progress(done, total)`` is called after every batch with the number of
@@ -377,7 +375,7 @@ def _merge_shards(
     shards, temporary = list_shards(folder)
     result = ShardMerge(folder=str(folder), shards=len(shards))
     result.temporary = [p.name for p in temporary]
-    stored = store.completed_run_ids()
+    stored = store.runs.completed_ids()
     pending: list[ShardHeader] = []
     # the example attributes of all pending shards, per dataset, deduplicated by key
     # (the last shard wins, as writing shard after shard would give): written once,
@@ -399,10 +397,8 @@ def _merge_shards(
         header.attributes = []
         pending.append(header)
     if attributes:
-        from glotbench.store.attributes import write_attributes
-
         for dataset, rows_by_key in attributes.items():
-            write_attributes(store, dataset, rows_by_key.values())
+            store.attributes.write(dataset, rows_by_key.values())
         attributes.clear()
     total = sum(len(h.run_ids) for h in pending)
     current: dict[str, Path] = {}
@@ -423,7 +419,7 @@ def _merge_shards(
     if batch_runs is not None:
         kwargs["batch_runs"] = batch_runs
     try:
-        done = store.write_run_batches(
+        done = store.runs.write_batches(
             runs(),
             progress=(lambda n: progress(n, total)) if progress else None,
             **kwargs,

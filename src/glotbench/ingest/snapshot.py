@@ -27,6 +27,7 @@ import json
 import shutil
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -243,38 +244,53 @@ def _validate_runs(
     return runs
 
 
+@dataclass
+class _Snapshot:
+    """A snapshot being imported: its files, digest and what validation found."""
+
+    path: Path
+    files: dict[str, Path]
+    sha: str
+    started: float  # time.perf_counter() at the start of the import
+    runs: pd.DataFrame = field(default_factory=pd.DataFrame)  # validated runs rows
+    imports_path: Path | None = None
+    scores: StagedScores | None = None  # validated scores, staged
+
+    @property
+    def rows(self) -> int:
+        """Runs plus score rows: the ``rows`` of the import record."""
+        return len(self.runs) + (self.scores.rows if self.scores is not None else 0)
+
+
 def import_snapshot(store: Store, path: Path, *, chunk_rows: int = CHUNK_ROWS) -> ImportResult:
     """Merge the snapshot at ``path`` into ``store`` (see the module docstring).
 
-    ``chunk_rows``: scores validated per chunk (:func:`glotbench.ingest.staging_scores.stage_scores`).
+    ``chunk_rows``: scores validated per chunk
+    (:func:`glotbench.ingest.staging_scores.stage_scores`).
     """
     t0 = time.perf_counter()
     files = snapshot_files(path)
     h = hashlib.sha256()
     for table in sorted(files):
         h.update(f"{table}:{file_sha256(files[table])};".encode())
-    sha = h.hexdigest()
-    done = store.find_import(sha, "parquet", completed=True)
+    snap = _Snapshot(path=path, files=files, sha=h.hexdigest(), started=t0)
+    done = store.imports.find(snap.sha, "parquet", completed=True)
     if done is not None:
-        return _already_imported(store, path, sha, done, t0)
+        return _already_imported(store, snap, done)
 
     # ---- validate everything -------------------------------------------
     work_dir = staging_dir(store.path)
     if "meta" in files:
         _check_meta(files["meta"])
-    runs = (
-        _validate_runs(files["runs"], files["examples"], work_dir)
-        if "runs" in files
-        else pd.DataFrame()
-    )
-    imports_path = files.get("imports")
-    if imports_path is not None:
-        cols = _parquet_columns(imports_path)
-        _require(imports_path, cols, _IMPORT_COLUMNS)
-    scores: StagedScores | None = None
+    if "runs" in files:
+        snap.runs = _validate_runs(files["runs"], files["examples"], work_dir)
+    snap.imports_path = files.get("imports")
+    if snap.imports_path is not None:
+        cols = _parquet_columns(snap.imports_path)
+        _require(snap.imports_path, cols, _IMPORT_COLUMNS)
     try:
         if "scores" in files and pq.read_metadata(files["scores"]).num_rows:
-            scores = stage_scores(
+            snap.scores = stage_scores(
                 files["scores"],
                 allow_unknown_metrics=True,
                 keep_import_id=True,
@@ -283,46 +299,35 @@ def import_snapshot(store: Store, path: Path, *, chunk_rows: int = CHUNK_ROWS) -
             )
         # decide from the store's content and write under the writer lock: one writer
         with store.writing():
-            return _write_snapshot(store, path, files, sha, runs, imports_path, scores, t0)
+            return _write_snapshot(store, snap)
     finally:
-        if scores is not None:
-            scores.close()
+        if snap.scores is not None:
+            snap.scores.close()
 
 
-def _already_imported(
-    store: Store, path: Path, sha: str, done: ImportRecord, t0: float
-) -> ImportResult:
+def _already_imported(store: Store, snap: _Snapshot, done: ImportRecord) -> ImportResult:
     return ImportResult(
         kind="parquet",
-        source=str(path),
+        source=str(snap.path),
         store=str(store.path),
         status="skipped",
-        sha256=sha,
+        sha256=snap.sha,
         import_id=done.import_id,
         message=f"this snapshot was already imported (import {done.import_id}); nothing to do",
-        seconds=time.perf_counter() - t0,
+        seconds=time.perf_counter() - snap.started,
     )
 
 
-def _write_snapshot(
-    store: Store,
-    path: Path,
-    files: dict[str, Path],
-    sha: str,
-    runs: pd.DataFrame,
-    imports_path: Path | None,
-    scores: StagedScores | None,
-    t0: float,
-) -> ImportResult:
-    """Compare the validated snapshot with the store and write it (under ``Store.writing``)."""
-    done = store.find_import(sha, "parquet", completed=True)  # by another process meanwhile
+def _write_snapshot(store: Store, snap: _Snapshot) -> ImportResult:
+    """Compare the validated snapshot with the store and write it (under ``store.writing``)."""
+    done = store.imports.find(snap.sha, "parquet", completed=True)  # by another process meanwhile
     if done is not None:
-        return _already_imported(store, path, sha, done, t0)
+        return _already_imported(store, snap, done)
+    files, runs = snap.files, snap.runs
     has_source = "runs" in files and "source_position" in _parquet_columns(files["examples"])
     import_id, partial, new_run_ids, skipped_runs, scores_added, scores_skipped = (
-        _check_and_write_scores(store, path, files, sha, runs, imports_path, scores)
+        _check_and_write_scores(store, snap)
     )
-    total_rows = len(runs) + (scores.rows if scores is not None else 0)
     if new_run_ids:
         sizes = dict(zip(runs["run_id"], runs["n_examples"], strict=True))
         chunk: list[str] = []
@@ -331,53 +336,44 @@ def _write_snapshot(
             chunk.append(rid)
             count += int(sizes[rid])
             if count >= _CHUNK_EXAMPLES:
-                store._insert_runs_from_parquet(
-                    files["runs"], files["examples"], chunk, has_source=has_source
-                )
+                _insert_runs(store, files["runs"], files["examples"], chunk, has_source=has_source)
                 chunk, count = [], 0
         if chunk:
-            store._insert_runs_from_parquet(
-                files["runs"], files["examples"], chunk, has_source=has_source
-            )
-    store.complete_import(import_id, len(new_run_ids) + scores_added)
+            _insert_runs(store, files["runs"], files["examples"], chunk, has_source=has_source)
+    store.imports.complete(import_id, len(new_run_ids) + scores_added)
     parts = [f"added {len(new_run_ids)} run(s) and {scores_added} score(s)"]
     if skipped_runs or scores_skipped:
         parts.append(f"skipped {skipped_runs} run(s) and {scores_skipped} score(s) already stored")
     return ImportResult(
         kind="parquet",
-        source=str(path),
+        source=str(snap.path),
         store=str(store.path),
         status="resumed" if partial else "imported",
-        sha256=sha,
+        sha256=snap.sha,
         import_id=import_id,
-        rows=total_rows,
+        rows=snap.rows,
         runs_added=len(new_run_ids),
         runs_skipped=skipped_runs,
         scores_added=scores_added,
         scores_skipped=scores_skipped,
         message="; ".join(parts),
-        seconds=time.perf_counter() - t0,
+        seconds=time.perf_counter() - snap.started,
     )
 
 
 def _check_and_write_scores(
-    store: Store,
-    path: Path,
-    files: dict[str, Path],
-    sha: str,
-    runs: pd.DataFrame,
-    imports_path: Path | None,
-    scores: StagedScores | None,
+    store: Store, snap: _Snapshot
 ) -> tuple[str, ImportRecord | None, list[str], int, int, int]:
     """Compare runs with the store; write imports, scores and the import record (one transaction).
 
     Returns (import id, the interrupted import resumed or None, run ids to
     write, runs skipped, scores added, scores skipped).
     """
+    runs, scores = snap.runs, snap.scores
     new_run_ids: list[str] = []
     skipped_runs = 0
     if not runs.empty:
-        stored = store.stored_runs(runs["run_id"])
+        stored = store.runs.stored(runs["run_id"])
         for i, row in enumerate(runs.to_dict("records")):
             existing = stored.get(row["run_id"])
             if existing is None:
@@ -386,39 +382,38 @@ def _check_and_write_scores(
                 raise RowInputError(
                     f"run {row['run_id']} is already stored with different statistics "
                     f"(from {existing['source']}); import into another store",
-                    path=str(files["runs"]),
+                    path=str(snap.files["runs"]),
                     row=i + 1,
                     field="stats_sha256",
                 )
             else:
                 skipped_runs += 1
-    total_rows = len(runs) + (scores.rows if scores is not None else 0)
     check = False
     if scores is not None:
         try:
             check = check_staged_scores(store, scores)  # writes nothing
         except ScoreConflictError as exc:
             raise scores.error(exc.reason, scores.loc_of(exc.position), exc.field) from None
-    partial = store.find_import(sha, "parquet", completed=False)
+    partial = store.imports.find(snap.sha, "parquet", completed=False)
     import_id = partial.import_id if partial else new_import_id()
     scores_added = scores_skipped = 0
     try:
         with store.transaction() as con:
-            if imports_path is not None:
+            if snap.imports_path is not None:
                 con.execute(
                     f"INSERT INTO imports ({', '.join(_IMPORT_COLUMNS)}) "
                     f"SELECT {', '.join(_IMPORT_COLUMNS)} FROM read_parquet(?) "
                     "WHERE import_id NOT IN (SELECT import_id FROM imports)",
-                    [str(imports_path)],
+                    [str(snap.imports_path)],
                 )
             if partial is None:
-                store._insert_import(
+                store.imports.insert(
                     ImportRecord(
                         import_id=import_id,
                         kind="parquet",
-                        source=str(path.resolve()),
-                        sha256=sha,
-                        rows=total_rows,
+                        source=str(snap.path.resolve()),
+                        sha256=snap.sha,
+                        rows=snap.rows,
                     )
                 )
         if scores is not None:  # in batches, one transaction each (checked above)
@@ -428,3 +423,27 @@ def _check_and_write_scores(
         assert scores is not None
         raise scores.error(exc.reason, scores.loc_of(exc.position), exc.field) from None
     return import_id, partial, new_run_ids, skipped_runs, scores_added, scores_skipped
+
+
+def _insert_runs(
+    store: Store, runs_path: Path, examples_path: Path, run_ids: list[str], *, has_source: bool
+) -> None:
+    """Insert the runs ``run_ids`` of a snapshot and their examples in one transaction."""
+    cols = ", ".join(_RUN_COLUMNS)
+    casts = ", ".join(
+        f"{c}::JSON AS {c}" if c in ("metric_config", "model_metadata") else c for c in _RUN_COLUMNS
+    )
+    with store.transaction() as con:
+        con.execute(
+            f"INSERT INTO runs ({cols}) SELECT {casts} FROM read_parquet(?) "
+            "WHERE run_id IN (SELECT unnest(?))",
+            [str(runs_path), run_ids],
+        )
+        source = "source_position::BIGINT" if has_source else "NULL::BIGINT"
+        con.execute(
+            "INSERT INTO example_stats (run_id, position, example_id, stats, source_position) "
+            "SELECT run_id, position::INTEGER, example_id, stats::DOUBLE[], "
+            f"{source} FROM read_parquet(?) WHERE run_id IN (SELECT unnest(?)) "
+            "ORDER BY run_id, position",
+            [str(examples_path), run_ids],
+        )

@@ -5,7 +5,7 @@ duplicate keys within the chunk); its validated rows (with the file-wide row
 number and the record's location) are appended to a staging table; then keys
 repeated across chunks are found with SQL (``GROUP BY … HAVING``).
 :meth:`StagedScores.iter_frames` reads the rows back in file order, in frames
-of a bounded size, for ``Store.add_score_batches``.
+of a bounded size, for ``store.scores.add_batch``.
 
 The staging file and its clean-up are :mod:`glotbench.ingest.staging`'s.
 """
@@ -195,10 +195,10 @@ def check_staged_scores(store: Any, staged: StagedScores, batch_rows: int = 100_
     stored with another value. Returns whether the store held any score (if
     not, :func:`add_staged_scores` needs no lookups).
     """
-    if not store.has_scores():
+    if not store.scores.has_any():
         return False
     for frame in staged.iter_frames(batch_rows):
-        store.check_score_batch(frame)
+        store.scores.check_batch(frame)
     return True
 
 
@@ -213,5 +213,5 @@ def add_staged_scores(
     """Add staged scores in batches, one transaction each; rows stored alike are skipped."""
     added = 0
     for frame in staged.iter_frames(batch_rows):
-        added += store.add_score_batch(frame, import_id, check=check)
+        added += store.scores.add_batch(frame, import_id, check=check)
     return added

@@ -8,7 +8,7 @@
   values are skipped; a stored key with a different value is an error naming
   the line, the field and the stored value.
 * :func:`import_examples_file` — one transaction per batch of whole runs
-  (``Store.write_run_batches``). Runs already complete are skipped, so an
+  (``store.runs.write_batches``). Runs already complete are skipped, so an
   interrupted import (Ctrl-C, ``SIGKILL``, a power cut) is completed by
   running the same command again. The file is streamed: validated in chunks
   into a temporary staging table (:mod:`glotbench.ingest.staging`), then written
@@ -41,9 +41,10 @@ from glotbench.ingest.staging_scores import (
     check_staged_scores,
     stage_scores,
 )
-from glotbench.store.results import ImportResult, ImportStatus  # noqa: F401
+from glotbench.store.layout import new_import_id
+from glotbench.store.results import ImportResult, ImportStatus, ScoreConflictError  # noqa: F401
 from glotbench.store.schema import ImportRecord, stats_digest
-from glotbench.store.store import ScoreConflictError, Store, new_import_id
+from glotbench.store.store import Store
 from glotbench.store.writer_lock import writer_lock
 
 Progress = Callable[[int, int], None]
@@ -153,7 +154,7 @@ def import_scores_file(
     sha = file_sha256(p)
     if percent:  # the same file read on another scale is another input
         sha = hashlib.sha256((sha + ":percent").encode()).hexdigest()
-    done = store.find_import(sha, "scores", completed=True)
+    done = store.imports.find(sha, "scores", completed=True)
     if done is not None:
         return _skipped("scores", p, store, sha, done, t0)
     with (
@@ -166,7 +167,7 @@ def import_scores_file(
         ) as staged,
         store.writing(),
     ):  # decide from the store's content and write: one writer
-        done = store.find_import(sha, "scores", completed=True)  # by another process meanwhile
+        done = store.imports.find(sha, "scores", completed=True)  # by another process meanwhile
         if done is not None:
             return _skipped("scores", p, store, sha, done, t0)
         try:
@@ -209,12 +210,12 @@ def _write_staged_scores(
     and an unfinished import of this file belongs to a process that died.
     """
     check = check_staged_scores(store, staged, batch_rows)
-    partial = store.find_import(sha, "scores", completed=False)
+    partial = store.imports.find(sha, "scores", completed=False)
     if partial is not None:
         import_id, status = partial.import_id, "resumed"
     else:
         import_id, status = new_import_id(), "imported"
-        store.start_import(
+        store.imports.start(
             ImportRecord(
                 import_id=import_id,
                 kind="scores",
@@ -224,7 +225,7 @@ def _write_staged_scores(
             )
         )
     added = add_staged_scores(store, staged, import_id, check=check, batch_rows=batch_rows)
-    store.complete_import(import_id, added)
+    store.imports.complete(import_id, added)
     return added, staged.rows - added, status, import_id
 
 
@@ -248,7 +249,7 @@ def add_scores_frame(
     )
     try:
         with store.writing():  # a streaming import decided its unchecked inserts under it
-            added, skipped = store.add_scores(data.frame, record)
+            added, skipped = store.scores.add(data.frame, record)
     except ScoreConflictError as exc:
         raise table.error(exc.reason, exc.position, exc.field) from None
     return ImportResult(
@@ -282,7 +283,7 @@ def import_examples_file(
     DuckDB file next to the store (:func:`glotbench.ingest.staging_examples.stage_examples`),
     so memory does not grow with the file; only when the whole file is valid
     are its runs read back one at a time and written with
-    ``Store.write_run_batches`` (batches of at most ``batch_rows`` example rows).
+    ``store.runs.write_batches`` (batches of at most ``batch_rows`` example rows).
 
     ``labels`` fixes the label set of metrics that need one (macro-F1, MCC...);
     without it the labels are read from the statistic column names
@@ -291,7 +292,7 @@ def import_examples_file(
     t0 = time.perf_counter()
     p = _checked_path(path)
     sha = file_sha256(p)
-    done = store.find_import(sha, "examples", completed=True)
+    done = store.imports.find(sha, "examples", completed=True)
     if done is not None:
         return _skipped("examples", p, store, sha, done, t0)
     with (
@@ -300,11 +301,11 @@ def import_examples_file(
         ) as staged,
         store.writing(),
     ):  # decide from the store's content and write: one writer
-        done = store.find_import(sha, "examples", completed=True)  # by another process meanwhile
+        done = store.imports.find(sha, "examples", completed=True)  # by another process meanwhile
         if done is not None:
             return _skipped("examples", p, store, sha, done, t0)
         # compare with what is stored: same content -> skip (resume); else an error
-        stored = store.stored_runs(run.record.run_id for run in staged.runs)
+        stored = store.runs.stored(run.record.run_id for run in staged.runs)
         stored_indices = [r.index for r in staged.runs if r.record.run_id in stored]
         for run in staged.iter_runs(stored_indices):
             existing = stored[run.record.run_id]
@@ -321,12 +322,12 @@ def import_examples_file(
                 )
         to_write = [r.index for r in staged.runs if r.record.run_id not in stored]
 
-        partial = store.find_import(sha, "examples", completed=False)
+        partial = store.imports.find(sha, "examples", completed=False)
         if partial is not None:
             import_id, status = partial.import_id, "resumed"
         else:
             import_id, status = new_import_id(), "imported"
-            store.start_import(
+            store.imports.start(
                 ImportRecord(
                     import_id=import_id,
                     kind="examples",
@@ -347,13 +348,13 @@ def import_examples_file(
                 examples += len(run.example_ids)
                 yield run.record, run.example_ids, run.stats, run.source_positions
 
-        store.write_run_batches(
+        store.runs.write_batches(
             items(),
             batch_rows=batch_rows,
             progress=None if progress is None else (lambda done: progress(done, total)),
         )
-        added = store.count_runs_of_import(import_id)
-        store.complete_import(import_id, added)
+        added = store.imports.count_runs(import_id)
+        store.imports.complete(import_id, added)
         skipped = len(staged.runs) - total
         message = f"added {total} run(s) ({examples} examples)"
         if skipped:

@@ -32,7 +32,7 @@ def store_metadata(store: str | Path, models: Sequence[str]) -> dict[str, dict[s
     """Model metadata recorded with the runs of ``models`` in ``store``."""
     metadata: dict[str, dict[str, Any]] = {}
     with Store.open(store, read_only=True) as handle:
-        runs = handle.runs(models=list(models))
+        runs = handle.runs.frame(models=list(models))
         for model, values in zip(runs["model"], runs["model_metadata"], strict=True):
             merge_metadata(metadata, str(model), values)
     return metadata
@@ -144,8 +144,8 @@ def leaderboard_source(
                 tasks=stored_tasks,
                 languages=languages,
             )
-            if handle.runs(models=models, tasks=stored_tasks, languages=languages).empty and (
-                handle.scores(models=models, tasks=stored_tasks, languages=languages).empty
+            if handle.runs.frame(models=models, tasks=stored_tasks, languages=languages).empty and (
+                handle.scores.frame(models=models, tasks=stored_tasks, languages=languages).empty
             ):
                 raise InputError(f"the store {store} holds no runs or scores to show")
             selected = replicates_from_store_selection(
@@ -166,7 +166,7 @@ def leaderboard_source(
                     "none known (a published score without SE or replicates)"
                 )
             if selected.source == "examples":
-                runs = handle.runs(models=models, tasks=stored_tasks, languages=languages)
+                runs = handle.runs.frame(models=models, tasks=stored_tasks, languages=languages)
                 for model, values in zip(runs["model"], runs["model_metadata"], strict=True):
                     merge_metadata(metadata, str(model), values)
                 notes.append(
@@ -174,7 +174,7 @@ def leaderboard_source(
                     "per run"
                 )
             else:
-                scores = handle.scores(
+                scores = handle.scores.frame(
                     models=models, tasks=with_task_aliases(kept), languages=languages
                 )
                 for model, values in zip(scores["model"], scores["metadata"], strict=True):

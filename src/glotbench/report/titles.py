@@ -33,7 +33,7 @@ def store_title(
     suite's own title as recorded in the store's ``meta`` table; otherwise
     ``default``.
     """
-    runs = store.runs(models=models, tasks=tasks, languages=languages)
+    runs = store.runs.frame(models=models, tasks=tasks, languages=languages)
     if runs.empty or "source" not in runs.columns:
         return default
     names = {suite_of_source(source) for source in runs["source"].unique()}

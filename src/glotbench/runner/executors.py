@@ -10,7 +10,7 @@ stopped. The store is opened with ``hold=False``: it is locked only while
 the driver reads or writes it, so other processes read it between jobs. A
 job that fails (a model raising on an item, a wrong predictions
 file, statistics that cannot be stored, ...) is recorded in the store's
-``failures`` table (:meth:`Store.record_failure`, with its traceback) and in
+``failures`` table (``store.failures.record``, with its traceback) and in
 the summary; the other jobs still run and are stored. When the job later
 succeeds, the transaction that stores its runs marks the failure resolved.
 """
@@ -557,7 +557,7 @@ def run_suite(
                         notes.append(f"shards left in {shard_folder} not all merged: {exc}")
                     else:
                         summary.runs_written += summary.shard_merge.runs_written
-            complete = handle.completed_run_ids()
+            complete = handle.runs.completed_ids()
         if shard_folder is not None and not merge:  # jobs whose shard is already written
             complete |= shard_run_ids(shard_folder)
         pending: list[Job] = []
@@ -675,7 +675,7 @@ def stored_differently(store: Any, outcome: JobOutcome) -> list[str]:
     """
     from glotbench.store.schema import stats_digest
 
-    stored = store.stored_runs(record.run_id for record, _, _ in outcome.runs)
+    stored = store.runs.stored(record.run_id for record, _, _ in outcome.runs)
     notes = []
     for record, ids, stats in outcome.runs:
         existing = stored.get(record.run_id)
@@ -693,7 +693,7 @@ def stored_differently(store: Any, outcome: JobOutcome) -> list[str]:
 def _record(store: Any, failure: JobFailure, source: str) -> str:
     """Record a failure in the store's ``failures`` table; returns its id."""
     return str(
-        store.record_failure(
+        store.failures.record(
             model=failure.model,
             dataset=failure.dataset,
             task=failure.task,

@@ -41,8 +41,6 @@ from glotbench.runner.models import ModelSpec, build_model
 from glotbench.runner.speed import SpeedSettings, benchmark_speed
 from glotbench.runner.tasks import Task, get_task
 from glotbench.runner.transfer import dataset_key
-from glotbench.store.attributes import write_attributes, write_unit_stats
-from glotbench.store.outputs import write_outputs
 from glotbench.store.schema import RunKey, RunRecord, runner_source
 
 if TYPE_CHECKING:
@@ -438,15 +436,15 @@ def write_outcome(store: Store, outcome: JobOutcome, *, force: bool = False) -> 
 
     Runs already stored are skipped; with ``force`` they are replaced: the old
     runs are deleted and the new ones written in that same transaction
-    (:meth:`Store.write_runs` with ``replace=True``), so a failure in between
+    (``store.runs.write_many`` with ``replace=True``), so a failure in between
     leaves the old runs intact. The transaction also resolves the job's open
     failures (same model, dataset, seed and config_hash).
     """
     positions = outcome.source_positions if outcome.source_positions else None
-    written = store.write_runs(outcome.runs, replace=force, source_positions=positions)
+    written = store.runs.write_many(outcome.runs, replace=force, source_positions=positions)
     write_outcome_attributes(store, outcome)
     if outcome.outputs is not None:
-        write_outputs(store, *outcome.outputs)
+        store.outputs.write(*outcome.outputs)
     return written
 
 
@@ -458,9 +456,9 @@ def write_outcome_attributes(store: Store, outcome: JobOutcome) -> None:
     statistics are replaced as a whole.
     """
     if outcome.attributes:
-        write_attributes(store, outcome.runs[0][0].dataset, outcome.attributes)
+        store.attributes.write(outcome.runs[0][0].dataset, outcome.attributes)
     if outcome.unit_stats:
-        write_unit_stats(store, outcome.unit_stats)
+        store.attributes.write_unit_stats(outcome.unit_stats)
 
 
 def scandeval_scores(
@@ -479,14 +477,14 @@ def scandeval_scores(
     (ScandEval's ``aggregate_scores``). ``full_test_mean`` is the mean of
     the full-test-set scores.
     """
-    runs = store.runs(models=models, datasets=datasets, metrics=metrics)
+    runs = store.runs.frame(models=models, datasets=datasets, metrics=metrics)
     runs = runs[runs["seed"].notna()]
     rows = []
     keys = ["model", "dataset", "task", "language", "metric", "config_hash"]
     # one read per (dataset, task, language, metric): all models' runs of one test set at once
     slices = ["dataset", "task", "language", "metric"]
     for _, test_set in runs.groupby(slices, sort=False):
-        stats_of = store.runs_stats(test_set["run_id"].tolist())
+        stats_of = store.stats.of_runs(test_set["run_id"].tolist())
         for key, group in test_set.groupby(keys, sort=False):
             rows.append(_scandeval_row(dict(zip(keys, key, strict=True)), group, stats_of))
     frame = pd.DataFrame(

@@ -7,7 +7,7 @@ snapshots: :mod:`glotbench.ingest`) sits above it and writes through it.
 See ``docs/store.md`` (tables, guarantees) and ``docs/architecture.md``.
 """
 
-from glotbench.store.results import ImportResult
+from glotbench.store.results import ImportResult, ScoreConflictError
 from glotbench.store.schema import (
     SCHEMA_VERSION,
     ImportRecord,
@@ -16,12 +16,8 @@ from glotbench.store.schema import (
     run_id_for,
     stats_digest,
 )
-from glotbench.store.store import (
-    ScoreConflictError,
-    StatsMatrix,
-    Store,
-    StoreSummary,
-)
+from glotbench.store.stats import StatsMatrix
+from glotbench.store.store import Store, StoreSummary
 
 __all__ = [
     "SCHEMA_VERSION",

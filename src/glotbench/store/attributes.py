@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from glotbench.store.sql import Collaborator
+
 if TYPE_CHECKING:
     from glotbench.store.store import Store
 
@@ -77,102 +79,106 @@ def attribute_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     )
 
 
-def write_attributes(store: Store, dataset: str, rows: Iterable[Mapping[str, Any]]) -> int:
-    """Insert (or replace) attribute rows of ``dataset`` in one transaction; returns the count."""
-    frame = attribute_frame(rows).drop_duplicates(["example_id", "unit", "attribute"], keep="last")
-    if frame.empty:
-        return 0
-    frame.insert(0, "dataset", dataset)
-    with store.transaction() as con:
-        con.execute(ATTRIBUTES_DDL)
-        con.register("_glotbench_attributes", frame)
-        try:
-            con.execute(
-                "INSERT OR REPLACE INTO example_attributes "
-                "SELECT dataset, example_id, unit, attribute, text_value, number_value "
-                "FROM _glotbench_attributes"
-            )
-        finally:
-            con.unregister("_glotbench_attributes")
-    return len(frame)
+class Attributes(Collaborator):
+    """Example attributes and entity-unit statistics of a store (``store.attributes``)."""
 
-
-def write_unit_stats(store: Store, units: Mapping[str, Sequence[tuple[str, str, Any]]]) -> int:
-    """Replace the unit statistics of each run: ``{run_id: [(example_id, unit, stats), ...]}``."""
-    records = [
-        (run_id, str(example_id), str(unit), [float(v) for v in stats])
-        for run_id, rows in units.items()
-        for example_id, unit, stats in rows
-    ]
-    if not units:
-        return 0
-    with store.transaction() as con:
-        con.execute(ATTRIBUTES_DDL)
-        con.execute("DELETE FROM unit_stats WHERE run_id IN (SELECT unnest(?))", [list(units)])
-        if records:
-            frame = pd.DataFrame(records, columns=["run_id", "example_id", "unit", "stats"])
-            con.register("_glotbench_units", frame)
+    def write(self, dataset: str, rows: Iterable[Mapping[str, Any]]) -> int:
+        """Insert (or replace) attribute rows of ``dataset`` in one transaction; the count."""
+        frame = attribute_frame(rows).drop_duplicates(
+            ["example_id", "unit", "attribute"], keep="last"
+        )
+        if frame.empty:
+            return 0
+        frame.insert(0, "dataset", dataset)
+        with self._store.transaction() as con:
+            con.execute(ATTRIBUTES_DDL)
+            con.register("_glotbench_attributes", frame)
             try:
                 con.execute(
-                    "INSERT INTO unit_stats SELECT run_id, example_id, unit, "
-                    "CAST(stats AS DOUBLE[]) FROM _glotbench_units"
+                    "INSERT OR REPLACE INTO example_attributes "
+                    "SELECT dataset, example_id, unit, attribute, text_value, number_value "
+                    "FROM _glotbench_attributes"
                 )
             finally:
-                con.unregister("_glotbench_units")
-    return len(records)
+                con.unregister("_glotbench_attributes")
+        return len(frame)
 
+    def write_unit_stats(self, units: Mapping[str, Sequence[tuple[str, str, Any]]]) -> int:
+        """Replace each run's unit statistics: ``{run_id: [(example_id, unit, stats), ...]}``."""
+        records = [
+            (run_id, str(example_id), str(unit), [float(v) for v in stats])
+            for run_id, rows in units.items()
+            for example_id, unit, stats in rows
+        ]
+        if not units:
+            return 0
+        with self._store.transaction() as con:
+            con.execute(ATTRIBUTES_DDL)
+            con.execute("DELETE FROM unit_stats WHERE run_id IN (SELECT unnest(?))", [list(units)])
+            if records:
+                frame = pd.DataFrame(records, columns=["run_id", "example_id", "unit", "stats"])
+                con.register("_glotbench_units", frame)
+                try:
+                    con.execute(
+                        "INSERT INTO unit_stats SELECT run_id, example_id, unit, "
+                        "CAST(stats AS DOUBLE[]) FROM _glotbench_units"
+                    )
+                finally:
+                    con.unregister("_glotbench_units")
+        return len(records)
 
-def read_attributes(store: Store, dataset: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The stored attributes of ``dataset``: (per example, per entity unit).
+    def read(self, dataset: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """The stored attributes of ``dataset``: (per example, per entity unit).
 
-    The first frame is indexed by ``example_id``, the second by
-    (``example_id``, ``unit``); one column per attribute (numbers as floats,
-    text as strings). Both are empty when nothing is stored.
-    """
-    empty_examples = pd.DataFrame(index=pd.Index([], name="example_id"))
-    empty_units = pd.DataFrame(
-        index=pd.MultiIndex.from_arrays([[], []], names=["example_id", "unit"])
-    )
-    if not _has_table(store, "example_attributes"):
-        return empty_examples, empty_units
-    long = store.connection.execute(
-        "SELECT example_id, unit, attribute, text_value, number_value FROM example_attributes "
-        "WHERE dataset = ? ORDER BY example_id, unit, attribute",
-        [dataset],
-    ).df()
-    if long.empty:
-        return empty_examples, empty_units
-    numeric = long.groupby("attribute")["number_value"].apply(lambda s: s.notna().all())
-    long["value"] = [
-        n if numeric[a] else t
-        for a, t, n in zip(long["attribute"], long["text_value"], long["number_value"], strict=True)
-    ]
+        The first frame is indexed by ``example_id``, the second by
+        (``example_id``, ``unit``); one column per attribute (numbers as floats,
+        text as strings). Both are empty when nothing is stored.
+        """
+        empty_examples = pd.DataFrame(index=pd.Index([], name="example_id"))
+        empty_units = pd.DataFrame(
+            index=pd.MultiIndex.from_arrays([[], []], names=["example_id", "unit"])
+        )
+        if not _has_table(self._store, "example_attributes"):
+            return empty_examples, empty_units
+        long = self._store.connection.execute(
+            "SELECT example_id, unit, attribute, text_value, number_value FROM example_attributes "
+            "WHERE dataset = ? ORDER BY example_id, unit, attribute",
+            [dataset],
+        ).df()
+        if long.empty:
+            return empty_examples, empty_units
+        numeric = long.groupby("attribute")["number_value"].apply(lambda s: s.notna().all())
+        long["value"] = [
+            n if numeric[a] else t
+            for a, t, n in zip(
+                long["attribute"], long["text_value"], long["number_value"], strict=True
+            )
+        ]
 
-    def wide(part: pd.DataFrame, index: list[str]) -> pd.DataFrame:
-        table = part.pivot(index=index, columns="attribute", values="value")
-        table.columns.name = None
-        for column in table.columns:
-            if numeric[column]:
-                values = pd.to_numeric(table[column])
-                whole = values.notna().all() and bool((values == values.round()).all())
-                table[column] = values.astype("int64") if whole else values
-        return table
+        def wide(part: pd.DataFrame, index: list[str]) -> pd.DataFrame:
+            table = part.pivot(index=index, columns="attribute", values="value")
+            table.columns.name = None
+            for column in table.columns:
+                if numeric[column]:
+                    values = pd.to_numeric(table[column])
+                    whole = values.notna().all() and bool((values == values.round()).all())
+                    table[column] = values.astype("int64") if whole else values
+            return table
 
-    examples = long[long["unit"] == ""]
-    units = long[long["unit"] != ""]
-    return (
-        wide(examples, ["example_id"]) if not examples.empty else empty_examples,
-        wide(units, ["example_id", "unit"]) if not units.empty else empty_units,
-    )
+        examples = long[long["unit"] == ""]
+        units = long[long["unit"] != ""]
+        return (
+            wide(examples, ["example_id"]) if not examples.empty else empty_examples,
+            wide(units, ["example_id", "unit"]) if not units.empty else empty_units,
+        )
 
-
-def read_unit_stats(store: Store, run_ids: Sequence[str]) -> pd.DataFrame:
-    """Unit statistics of ``run_ids``: columns run_id, example_id, unit, stats (arrays)."""
-    columns = ["run_id", "example_id", "unit", "stats"]
-    if not run_ids or not _has_table(store, "unit_stats"):
-        return pd.DataFrame(columns=columns)
-    return store.connection.execute(
-        "SELECT run_id, example_id, unit, stats FROM unit_stats "
-        "WHERE run_id IN (SELECT unnest(?)) ORDER BY run_id, example_id, unit",
-        [list(run_ids)],
-    ).df()
+    def unit_stats(self, run_ids: Sequence[str]) -> pd.DataFrame:
+        """Unit statistics of ``run_ids``: columns run_id, example_id, unit, stats (arrays)."""
+        columns = ["run_id", "example_id", "unit", "stats"]
+        if not run_ids or not _has_table(self._store, "unit_stats"):
+            return pd.DataFrame(columns=columns)
+        return self._store.connection.execute(
+            "SELECT run_id, example_id, unit, stats FROM unit_stats "
+            "WHERE run_id IN (SELECT unnest(?)) ORDER BY run_id, example_id, unit",
+            [list(run_ids)],
+        ).df()

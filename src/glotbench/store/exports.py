@@ -1,39 +1,33 @@
-"""Export of the store's tables (CSV / Parquet) and merging a Parquet snapshot back.
+"""Export of the store's tables to CSV or Parquet files (``store.exports``).
 
-The methods of :class:`~glotbench.store.store.Store` (:class:`ExportPart`); the
-snapshot importer is :mod:`glotbench.ingest.snapshot`.
+A directory of Parquet files is a snapshot of the whole store; merging one
+back is the way in's (:func:`glotbench.ingest.snapshot.import_snapshot`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import duckdb
 import pandas as pd
 
 from glotbench.errors import InputError, StoreError
 from glotbench.store.atomic_files import atomic_path
-from glotbench.store.layout import (
-    _RUN_COLUMNS,
-    EXPORT_TABLES,
-)
+from glotbench.store.layout import EXPORT_TABLES
 from glotbench.store.sql import (
-    StorePart,
+    Collaborator,
     _in_use,
     _sql_ident,
     _sql_string,
 )
 
-if TYPE_CHECKING:  # the store is assembled from this part; for the annotation only
-    pass
-
 ExportTable = Literal["runs", "examples", "scores", "imports", "meta", "all"]
 
 
 #: Text that a spreadsheet evaluates when a CSV cell begins with it, and the
-#: apostrophe that marks a neutralised cell (see ``Store.export``).
+#: apostrophe that marks a neutralised cell (see :meth:`Exports.write`).
 _FORMULA_START = "^[=+@\t\r'-]"
 
 
@@ -52,8 +46,8 @@ class ExportResult:
         return pd.DataFrame({"table": self.table, "file": self.files})
 
 
-class ExportPart(StorePart):
-    """Export of whole tables, and merging a Parquet snapshot (:mod:`glotbench.ingest.snapshot`)."""
+class Exports(Collaborator):
+    """Export of whole tables to files (``store.exports``)."""
 
     def _export_query(self, table: str, fmt: str) -> str:
         if table == "runs":
@@ -68,7 +62,7 @@ class ExportPart(StorePart):
             if fmt != "csv":
                 return (
                     f"SELECT e.run_id, {keys}, e.position, e.example_id, e.stats, "
-                    f"{self._source_position_sql('e')} "
+                    f"{self._store.stats.source_position_sql('e')} "
                     "FROM example_stats e JOIN runs r USING (run_id) ORDER BY e.run_id, e.position"
                 )
             layouts = [
@@ -92,7 +86,7 @@ class ExportPart(StorePart):
                 literal = "[" + ", ".join(_sql_string(n) for n in names) + "]::VARCHAR[]"
                 parts.append(
                     f"SELECT e.run_id, {keys}, e.position, e.example_id, "
-                    f"{self._source_position_sql('e')}, {stat_cols} "
+                    f"{self._store.stats.source_position_sql('e')}, {stat_cols} "
                     "FROM example_stats e JOIN runs r USING (run_id) "
                     f"WHERE r.stat_names = {literal}"
                 )
@@ -139,7 +133,7 @@ class ExportPart(StorePart):
         return f"SELECT * REPLACE ({replaced}) FROM ({query})"
 
     @_in_use
-    def export(
+    def write(
         self, out: str | Path, table: str = "all", *, keep_formulas: bool = False
     ) -> list[Path]:
         """Write table(s) to CSV or Parquet; returns the files written.
@@ -151,7 +145,8 @@ class ExportPart(StorePart):
           ``STEM_imports.EXT`` and ``STEM_meta.EXT``;
         * any other name (no such suffix, or an existing directory): a
           directory of Parquet files ``runs.parquet``, ``examples.parquet``, ...
-          — a snapshot of the whole store that :meth:`import_parquet` reads back.
+          — a snapshot of the whole store that
+          :func:`glotbench.ingest.snapshot.import_snapshot` reads back.
 
         In CSV, examples are *wide* (one column per statistic name, the format
         ``glotbench import examples`` reads); in Parquet they keep the stats list.
@@ -204,27 +199,3 @@ class ExportPart(StorePart):
             except duckdb.Error as exc:
                 raise StoreError(f"could not write {path}: {exc}") from None
         return [p for _, p, _ in targets]
-
-    # internal helpers used by the snapshot importer
-    def _insert_runs_from_parquet(
-        self, runs_path: Path, examples_path: Path, run_ids: list[str], *, has_source: bool
-    ) -> None:
-        cols = ", ".join(_RUN_COLUMNS)
-        casts = ", ".join(
-            f"{c}::JSON AS {c}" if c in ("metric_config", "model_metadata") else c
-            for c in _RUN_COLUMNS
-        )
-        with self.transaction() as con:
-            con.execute(
-                f"INSERT INTO runs ({cols}) SELECT {casts} FROM read_parquet(?) "
-                "WHERE run_id IN (SELECT unnest(?))",
-                [str(runs_path), run_ids],
-            )
-            source = "source_position::BIGINT" if has_source else "NULL::BIGINT"
-            con.execute(
-                "INSERT INTO example_stats (run_id, position, example_id, stats, source_position) "
-                "SELECT run_id, position::INTEGER, example_id, stats::DOUBLE[], "
-                f"{source} FROM read_parquet(?) WHERE run_id IN (SELECT unnest(?)) "
-                "ORDER BY run_id, position",
-                [str(examples_path), run_ids],
-            )

@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from glotbench.errors import StoreError
+from glotbench.store.failures import FailureList
 from glotbench.store.layout import DEFAULT_STORE_PATH
-from glotbench.store.store import FailureList, Store
+from glotbench.store.store import Store
 
 
 def list_failures(
@@ -36,12 +37,12 @@ def list_failures(
     }
     if not resolve:
         with Store.open(store, read_only=True) as s:
-            frame = s.failures(**filters, include_resolved=include_resolved)
+            frame = s.failures.frame(**filters, include_resolved=include_resolved)
         return FailureList(store=str(store), include_resolved=include_resolved, frame=frame)
     if not Path(store).exists():
         raise StoreError(f"no store at {store}; pass --store")
     with Store.open(store) as s:
-        ids = s.failures(**filters)["failure_id"].tolist()
-        count = s.resolve_failures(failure_ids=ids) if ids else 0
-        frame = s.failures(failure_ids=ids, include_resolved=True)
+        ids = s.failures.frame(**filters)["failure_id"].tolist()
+        count = s.failures.resolve(failure_ids=ids) if ids else 0
+        frame = s.failures.frame(failure_ids=ids, include_resolved=True)
     return FailureList(store=str(store), include_resolved=True, frame=frame, resolved_now=count)

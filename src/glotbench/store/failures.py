@@ -1,7 +1,7 @@
 """Failures of benchmark jobs in the store: record, list, resolve.
 
-The ``failures`` methods of :class:`~glotbench.store.store.Store` (:class:`FailuresPart`)
-and the :class:`FailureList` that ``glotbench failures`` shows.
+``store.failures`` (:class:`Failures`) and the :class:`FailureList` that
+``glotbench failures`` shows (:func:`glotbench.store.failure_list.list_failures`).
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from glotbench.store.schema import (
     utc_now,
 )
 from glotbench.store.sql import (
+    Collaborator,
     Filter,
-    StorePart,
     _in_use,
     _where,
 )
@@ -88,10 +88,11 @@ class FailureList:
         }
 
 
-class FailuresPart(StorePart):
-    """Failures of benchmark jobs: recorded by the runner, resolved by a later run."""
+class Failures(Collaborator):
+    """Failures of benchmark jobs (``store.failures``): recorded by the runner, resolved by a
+    later run."""
 
-    def record_failure(
+    def record(
         self,
         *,
         model: str,
@@ -110,9 +111,9 @@ class FailuresPart(StorePart):
 
         Every attempt that fails gets its own row. The row stays *open*
         (``resolved_at`` NULL) until a run with the same (model, dataset,
-        seed, config_hash) is stored — :meth:`write_run` / :meth:`write_runs`
+        seed, config_hash) is stored — ``store.runs.write`` / ``write_many``
         then set ``resolved_at`` in the transaction that stores it — or until
-        :meth:`resolve_failures` is called.
+        :meth:`resolve` is called.
         """
         failure_id = uuid.uuid4().hex[:16]
         values = {
@@ -140,7 +141,7 @@ class FailuresPart(StorePart):
         return failure_id
 
     @_in_use
-    def failures(
+    def frame(
         self,
         *,
         models: Filter = None,
@@ -151,7 +152,7 @@ class FailuresPart(StorePart):
         failure_ids: Filter = None,
         include_resolved: bool = False,
     ) -> pd.DataFrame:
-        """Recorded job failures, oldest first, filtered like :meth:`runs`.
+        """Recorded job failures, oldest first, filtered like ``store.runs.frame``.
 
         Only open failures unless ``include_resolved``. Columns:
         ``failure_id, model, dataset, task, language, seed, config_hash,
@@ -184,7 +185,7 @@ class FailuresPart(StorePart):
             frame[col] = pd.to_datetime(frame[col])
         return frame.reset_index(drop=True)
 
-    def resolve_failures(
+    def resolve(
         self,
         *,
         models: Filter = None,
@@ -214,7 +215,7 @@ class FailuresPart(StorePart):
             con.execute(f"UPDATE failures SET resolved_at = ?{where}", [utc_now(), *params])
         return int(row[0]) if row else 0
 
-    def _resolve_failures_of(self, con: duckdb.DuckDBPyConnection, runs_view: str) -> None:
+    def resolve_for_runs(self, con: duckdb.DuckDBPyConnection, runs_view: str) -> None:
         """Resolve open failures of the (model, dataset, seed, config_hash) of ``runs_view``.
 
         ``runs_view`` names the registered ``runs`` rows being stored; the
@@ -230,7 +231,7 @@ class FailuresPart(StorePart):
             [utc_now()],
         )
 
-    def _open_failure_count(self) -> int:
+    def open_count(self) -> int:
         if not self._has_failures_table():
             return 0
         row = _first(

@@ -3,8 +3,8 @@
 A file is imported once (by SHA-256); an interrupted import is completed by
 repeating it. An import records its id in the store's writer lock file while
 it writes (:func:`glotbench.store.writer_lock.note_import`), so an unfinished
-``imports`` row is known to be in progress or interrupted. The methods of
-:class:`~glotbench.store.store.Store` (:class:`ImportsPart`).
+``imports`` row is known to be in progress or interrupted. ``store.imports``
+is an :class:`Imports`.
 """
 
 from __future__ import annotations
@@ -20,16 +20,18 @@ from glotbench.store.schema import (
     utc_now,
 )
 from glotbench.store.sql import (
-    StorePart,
+    Collaborator,
     _in_use,
 )
 from glotbench.store.writer_lock import note_import
 
 
-class ImportsPart(StorePart):
-    """The ``imports`` table: which files were imported, and whether completely."""
+class Imports(Collaborator):
+    """The ``imports`` table (``store.imports``): which files were imported, and whether
+    completely."""
 
-    def _insert_import(self, record: ImportRecord) -> None:
+    def insert(self, record: ImportRecord) -> None:
+        """Insert an import's row; the caller holds the transaction."""
         note_import(self.path, record.import_id)  # `show` tells it from an interrupted one
         self._con.execute(
             f"INSERT INTO imports ({', '.join(_IMPORT_COLUMNS)}) VALUES "
@@ -37,12 +39,12 @@ class ImportsPart(StorePart):
             [getattr(record, c) for c in _IMPORT_COLUMNS],
         )
 
-    def start_import(self, record: ImportRecord) -> None:
+    def start(self, record: ImportRecord) -> None:
         """Record an import that is about to write runs (``completed_at`` stays NULL)."""
         with self.transaction():
-            self._insert_import(record)
+            self.insert(record)
 
-    def complete_import(self, import_id: str, added: int) -> None:
+    def complete(self, import_id: str, added: int) -> None:
         """Mark an import complete with the number of items it added."""
         with self.transaction() as con:
             con.execute(
@@ -51,9 +53,7 @@ class ImportsPart(StorePart):
             )
 
     @_in_use
-    def find_import(
-        self, sha256: str, kind: str, *, completed: bool | None = None
-    ) -> ImportRecord | None:
+    def find(self, sha256: str, kind: str, *, completed: bool | None = None) -> ImportRecord | None:
         """The latest import of a file with this content hash and kind."""
         cond = ""
         if completed is True:
@@ -71,14 +71,15 @@ class ImportsPart(StorePart):
         return ImportRecord(**dict(zip(_IMPORT_COLUMNS, row, strict=True))) if row else None
 
     @_in_use
-    def imports(self) -> pd.DataFrame:
+    def frame(self) -> pd.DataFrame:
         """All imports, oldest first."""
         return self._con.sql(
             f"SELECT {', '.join(_IMPORT_COLUMNS)} FROM imports ORDER BY started_at, import_id"
         ).df()
 
     @_in_use
-    def count_runs_of_import(self, import_id: str) -> int:
+    def count_runs(self, import_id: str) -> int:
+        """How many stored runs import ``import_id`` wrote."""
         row = _first(
             self._con.execute(
                 "SELECT count(*) FROM runs WHERE import_id = ?", [import_id]

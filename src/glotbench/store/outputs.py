@@ -22,8 +22,10 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from glotbench.store.sql import Collaborator
+
 if TYPE_CHECKING:
-    from glotbench.store.store import Store
+    pass
 
 OUTPUTS_DDL = """
 CREATE TABLE IF NOT EXISTS outputs (
@@ -60,66 +62,68 @@ def output_key(key: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
-def write_outputs(store: Store, key: dict[str, Any], payload: Mapping[str, Sequence[Any]]) -> None:
-    """Store (or replace) one job's outputs; ``key`` has :data:`COLUMNS`."""
-    data = zlib.compress(
-        json.dumps(jsonable(payload), ensure_ascii=False, allow_nan=False).encode(), 6
-    )
-    with store.transaction() as con:
-        con.execute(OUTPUTS_DDL)
-        con.execute(
-            "INSERT OR REPLACE INTO outputs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, now())",
-            [
-                output_key(key),
-                *[key[c] for c in COLUMNS],
-                len(payload["ids"]),
-                data,
-            ],
+class Outputs(Collaborator):
+    """Kept outputs of a store (``store.outputs``): one row per job."""
+
+    def write(self, key: dict[str, Any], payload: Mapping[str, Sequence[Any]]) -> None:
+        """Store (or replace) one job's outputs; ``key`` has :data:`COLUMNS`."""
+        data = zlib.compress(
+            json.dumps(jsonable(payload), ensure_ascii=False, allow_nan=False).encode(), 6
         )
+        with self._store.transaction() as con:
+            con.execute(OUTPUTS_DDL)
+            con.execute(
+                "INSERT OR REPLACE INTO outputs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, now())",
+                [
+                    output_key(key),
+                    *[key[c] for c in COLUMNS],
+                    len(payload["ids"]),
+                    data,
+                ],
+            )
 
+    def read(
+        self,
+        *,
+        models: Sequence[str] | None = None,
+        datasets: Sequence[str] | None = None,
+        languages: Sequence[str] | None = None,
+        seeds: Sequence[int] | None = None,
+    ) -> pd.DataFrame:
+        """Kept outputs as a tidy frame: one row per (job, example), in test-split order.
 
-def read_outputs(
-    store: Store,
-    *,
-    models: Sequence[str] | None = None,
-    datasets: Sequence[str] | None = None,
-    languages: Sequence[str] | None = None,
-    seeds: Sequence[int] | None = None,
-) -> pd.DataFrame:
-    """Kept outputs as a tidy frame: one row per (job, example), in test-split order.
-
-    Columns: model, dataset, task, language, seed, config_hash, position,
-    example_id, output, reference, input. Empty when nothing is kept.
-    """
-    columns = [*COLUMNS, "position", "example_id", "output", "reference", "input"]
-    con = store.connection
-    exists = con.execute(
-        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'outputs'"
-    ).fetchone()
-    if not exists or not exists[0]:
-        return pd.DataFrame(columns=columns)
-    where, params = [], []
-    for column, values in (
-        ("model", models),
-        ("dataset", datasets),
-        ("language", languages),
-        ("seed", seeds),
-    ):
-        if values:
-            where.append(f"{column} IN (SELECT unnest(?))")
-            params.append(list(values))
-    sql = f"SELECT {', '.join(COLUMNS)}, data FROM outputs"
-    if where:
-        sql += " WHERE " + " AND ".join(where)
-    rows = []
-    for *key, blob in con.execute(
-        sql + " ORDER BY model, dataset, language, seed", params
-    ).fetchall():
-        payload = json.loads(zlib.decompress(blob))
-        refs = payload.get("references") or [None] * len(payload["ids"])
-        inputs = payload.get("inputs") or [None] * len(payload["ids"])
-        for i, (eid, out, ref, inp) in enumerate(
-            zip(payload["ids"], payload["outputs"], refs, inputs, strict=True)
+        Columns: model, dataset, task, language, seed, config_hash, position,
+        example_id, output, reference, input. Empty when nothing is kept.
+        """
+        columns = [*COLUMNS, "position", "example_id", "output", "reference", "input"]
+        con = self._store.connection
+        exists = con.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'outputs'"
+        ).fetchone()
+        if not exists or not exists[0]:
+            return pd.DataFrame(columns=columns)
+        where, params = [], []
+        for column, values in (
+            ("model", models),
+            ("dataset", datasets),
+            ("language", languages),
+            ("seed", seeds),
         ):
-            rows.append([*key, i, eid, out, ref, inp])
-    return pd.DataFrame(rows, columns=columns)
+            if values:
+                where.append(f"{column} IN (SELECT unnest(?))")
+                params.append(list(values))
+        sql = f"SELECT {', '.join(COLUMNS)}, data FROM outputs"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        rows = []
+        for *key, blob in con.execute(
+            sql + " ORDER BY model, dataset, language, seed", params
+        ).fetchall():
+            payload = json.loads(zlib.decompress(blob))
+            refs = payload.get("references") or [None] * len(payload["ids"])
+            inputs = payload.get("inputs") or [None] * len(payload["ids"])
+            for i, (eid, out, ref, inp) in enumerate(
+                zip(payload["ids"], payload["outputs"], refs, inputs, strict=True)
+            ):
+                rows.append([*key, i, eid, out, ref, inp])
+        return pd.DataFrame(rows, columns=columns)

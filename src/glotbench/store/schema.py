@@ -185,7 +185,7 @@ class RunRecord(RunKey):
 
     ``stat_names`` are the metric's statistic names (the columns of the run's
     n × k statistics matrix); ``n_examples`` is filled in by
-    :meth:`Store.write_run` from the matrix. ``seconds`` and
+    ``store.runs.write`` from the matrix. ``seconds`` and
     ``examples_per_second`` are optional timing of the evaluation.
     """
 

@@ -1,8 +1,8 @@
 """Aggregate scores in the store: the ``scores`` table, added in checked transactions.
 
-The score methods of :class:`~glotbench.store.store.Store` (:class:`ScoresPart`):
-a stored key with a different value is a :class:`ScoreConflictError`, a key
-stored with the same value is skipped, so a re-import changes nothing.
+``store.scores`` (:class:`Scores`) adds and reads them: a stored key with a
+different value is a :class:`ScoreConflictError`, a key stored with the same
+value is skipped, so a re-import changes nothing.
 """
 
 from __future__ import annotations
@@ -15,20 +15,13 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from glotbench.store.exports import ExportPart, ExportResult, ExportTable  # noqa: F401
-from glotbench.store.failures import FailureList, FailuresPart  # noqa: F401
-from glotbench.store.layout import (
-    new_import_id,  # noqa: F401  (importable from here, as before)
-    run_id_of_row,  # noqa: F401
-)
-from glotbench.store.reads import ReadsPart, StatsMatrix, in_configs  # noqa: F401
 from glotbench.store.results import ScoreConflictError
 from glotbench.store.schema import (
     SCORE_COLUMNS,
     ImportRecord,
     utc_now,
 )
-from glotbench.store.sql import Filter, StorePart, _in_use, _sql_ident, _where  # noqa: F401
+from glotbench.store.sql import Collaborator, Filter, _in_use, _where
 
 _SCORE_TABLE_COLUMNS = SCORE_COLUMNS
 
@@ -36,13 +29,11 @@ _SCORE_TABLE_COLUMNS = SCORE_COLUMNS
 SCORE_RTOL = 1e-9
 
 
-class ScoresPart(StorePart):
-    """The ``scores`` table: add (all at once or in checked batches) and read."""
+class Scores(Collaborator):
+    """The ``scores`` table (``store.scores``): add (all at once or in checked batches)
+    and read."""
 
-    # ------------------------------------------------------------------
-    # scores
-    # ------------------------------------------------------------------
-    def add_scores(self, frame: pd.DataFrame, import_meta: ImportRecord) -> tuple[int, int]:
+    def add(self, frame: pd.DataFrame, import_meta: ImportRecord) -> tuple[int, int]:
         """Add validated scores and their import record in one transaction.
 
         ``frame`` has the columns of :func:`glotbench.ingest.score_validation.validate_scores`
@@ -57,15 +48,15 @@ class ScoresPart(StorePart):
             record = import_meta.model_copy(
                 update={"added": added, "completed_at": import_meta.completed_at or utc_now()}
             )
-            self._insert_import(record)
+            self._store.imports.insert(record)
         return added, skipped
 
-    def has_scores(self) -> bool:
+    def has_any(self) -> bool:
         """Whether the scores table holds any row."""
         with self.held():
             return bool(self._con.execute("SELECT count(*) FROM scores").fetchall()[0][0])
 
-    def check_score_batch(self, frame: pd.DataFrame) -> int:
+    def check_batch(self, frame: pd.DataFrame) -> int:
         """Compare a frame of validated scores with the stored ones; write nothing.
 
         Raises :class:`ScoreConflictError` for the first row (by ``position``)
@@ -75,11 +66,11 @@ class ScoresPart(StorePart):
         with self.held():
             return self._add_scores(frame, "", write=False)[1]
 
-    def add_score_batch(self, frame: pd.DataFrame, import_id: str, *, check: bool = True) -> int:
+    def add_batch(self, frame: pd.DataFrame, import_id: str, *, check: bool = True) -> int:
         """Add one frame of scores in its own transaction; rows stored alike are skipped.
 
-        For an import that has checked all its frames (:meth:`check_score_batch`)
-        and recorded itself (:meth:`start_import`): ``check=False`` when no key
+        For an import that has checked all its frames (:meth:`check_batch`)
+        and recorded itself (``store.imports.start``): ``check=False`` when no key
         can be stored (the table was empty). Returns the number of rows added.
         """
         with self.transaction():
@@ -157,7 +148,7 @@ class ScoresPart(StorePart):
         return len(incoming) - len(matches), len(matches)
 
     @_in_use
-    def scores(
+    def frame(
         self,
         *,
         models: Filter = None,

@@ -1,15 +1,16 @@
-"""Helpers shared by the parts of :class:`~glotbench.store.store.Store`.
+"""Helpers shared by the collaborators of :class:`~glotbench.store.store.Store`.
 
 SQL filters and quoting, the :func:`_in_use` decorator of reads, and
-:class:`StorePart`, the base of the part classes (``store_reads``,
-``store_writes``, ``store_scores``, ``store_failures``, ``store_imports``,
-``store_export``) that declares what they use of the store, so that the parts
-need not import the store module.
+:class:`Collaborator`, the base of the store's collaborators (``store.runs``,
+``store.stats``, ``store.scores``, ``store.imports``, ``store.failures``,
+``store.exports``, ``store.attributes``, ``store.outputs``): each holds its
+store and reaches the connection, the lock and transactions through it.
 """
 
 from __future__ import annotations
 
 import functools
+import weakref
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -17,10 +18,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import duckdb
 
-from glotbench.store.schema import (
-    ImportRecord,
-    normalise_metric_name,
-)
+from glotbench.errors import StoreError
+from glotbench.store.schema import normalise_metric_name
+
+if TYPE_CHECKING:
+    from glotbench.store.store import Store
 
 Filter = str | int | Sequence[str] | Sequence[int] | None
 
@@ -68,39 +70,55 @@ def _in_use(method: _Method) -> _Method:
     """
 
     @functools.wraps(method)
-    def wrapper(self: StorePart, *args: Any, **kwargs: Any) -> Any:
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
         with self.held():
             return method(self, *args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
 
 
-class StorePart:
-    """Base of the parts of :class:`~glotbench.store.store.Store` (its method groups).
+class Collaborator:
+    """Base of the store's collaborators: one group of tables, reached through its store.
 
-    Declares, for type checkers only, what the parts use of the store; the
-    store itself defines them (connection, locking, transactions).
+    The store owns the connection, the locks and the transactions; a
+    collaborator reads inside :meth:`held` (the :func:`_in_use` decorator) and
+    writes inside :meth:`transaction`, both the store's.
     """
 
-    if TYPE_CHECKING:
-        path: Path
-        read_only: bool
+    def __init__(self, store: Store) -> None:
+        # a weak reference: no cycle, so a store nobody holds is freed (and its DuckDB
+        # file released) at once, as before it had collaborators
+        self._store_ref = weakref.ref(store)
 
-        @property
-        def _con(self) -> duckdb.DuckDBPyConnection: ...
+    @property
+    def _store(self) -> Store:
+        store = self._store_ref()
+        if store is None:
+            raise StoreError("the store of this collaborator is gone; keep the Store open")
+        return store
 
-        def held(self) -> AbstractContextManager[Any]: ...
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} of {self._store_ref()!r}>"
 
-        def transaction(self) -> AbstractContextManager[duckdb.DuckDBPyConnection]: ...
+    @property
+    def path(self) -> Path:
+        """The store's file."""
+        return self._store.path
 
-        def _require_writable(self) -> None: ...
+    @property
+    def _con(self) -> duckdb.DuckDBPyConnection:
+        return self._store._con
 
-        def _has_source_positions(self) -> bool: ...
+    def held(self) -> AbstractContextManager[Store]:
+        """The store's :meth:`~glotbench.store.store.Store.held`."""
+        return self._store.held()
 
-        def _has_failures_table(self) -> bool: ...
+    def transaction(self) -> AbstractContextManager[duckdb.DuckDBPyConnection]:
+        """The store's :meth:`~glotbench.store.store.Store.transaction`."""
+        return self._store.transaction()
 
-        def _resolve_failures_of(self, con: duckdb.DuckDBPyConnection, runs_view: str) -> None: ...
+    def _has_source_positions(self) -> bool:
+        return self._store._has_source_positions()
 
-        def _insert_import(self, record: ImportRecord) -> None: ...
-
-        def _source_position_sql(self, alias: str) -> str: ...
+    def _has_failures_table(self) -> bool:
+        return self._store._has_failures_table()

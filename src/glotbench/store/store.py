@@ -10,38 +10,44 @@ Tables (see ``docs/store.md`` for every column):
 ``imports``        one row per imported file (kind, source, sha256, rows, completed_at)
 ``failures``       one row per failed benchmark job (key, error, traceback, resolved_at)
 
-:class:`Store` is assembled from parts, one module per responsibility: this
-module opens, creates and migrates the file, holds the locks and transactions,
-the ``meta`` table and the summary; :mod:`~glotbench.store.ddl` has
-the tables' DDL and the migrations, :mod:`~glotbench.store.writes` writes
-runs (:class:`~glotbench.store.writes.RunWritesPart`),
-:mod:`~glotbench.store.scores` adds and reads aggregate scores,
-:mod:`~glotbench.store.reads` reads runs and statistics,
-:mod:`~glotbench.store.failures` records and resolves job failures,
-:mod:`~glotbench.store.imports` tracks imported files and
-:mod:`~glotbench.store.exports` exports tables and merges snapshots. Shared
+:class:`Store` is small: it opens, creates and migrates the file, holds the
+locks and transactions, the ``meta`` table and the summary. The tables are
+reached through its collaborators, one module each, which hold the store and
+write inside its transactions:
+
+=====================  ===========================================================
+``store.runs``         :class:`~glotbench.store.runs.Runs`: list, check and write runs
+``store.stats``        :class:`~glotbench.store.stats.Stats`: examples' statistics, matrices
+``store.scores``       :class:`~glotbench.store.scores.Scores`: aggregate scores
+``store.imports``      :class:`~glotbench.store.imports.Imports`: imported files
+``store.failures``     :class:`~glotbench.store.failures.Failures`: failed jobs
+``store.exports``      :class:`~glotbench.store.exports.Exports`: tables to CSV / Parquet
+``store.attributes``   :class:`~glotbench.store.attributes.Attributes`: bucket attributes
+``store.outputs``      :class:`~glotbench.store.outputs.Outputs`: kept outputs
+=====================  ===========================================================
+
+The store offers transactions, not importers: reading, validating and
+merging files is :mod:`glotbench.ingest`, which writes through these.
+:mod:`~glotbench.store.ddl` has the tables' DDL and the migrations; shared
 helpers are in :mod:`~glotbench.store.sql` and :mod:`~glotbench.store.layout`.
-The names other modules import from here still come from here; batch sizes
-(``FIRST_BATCH_RUNS``, ``BATCH_RUNS``, ``BATCH_ROWS``) live in ``store_writes``,
-where they are read.
 
 Guarantees:
 
 * a run is written in **one transaction** together with all its example
-  statistics (:meth:`Store.write_run`): a crash or ``SIGKILL`` never leaves a
+  statistics (``store.runs.write``): a crash or ``SIGKILL`` never leaves a
   half-written run, and a run is *complete* exactly when its ``runs`` row exists;
 * many runs are written in transactions of whole runs
-  (:meth:`Store.write_run_batches`): per batch one Arrow insert per table and
+  (``store.runs.write_batches``): per batch one Arrow insert per table and
   one anti-join of the incoming run ids against ``runs``, so a run never spans
   two transactions and the guarantee above holds for every batch;
 * a repeated run (same key, hence same ``run_id``) is skipped, so a re-run or
   a re-import resumes where it stopped;
 * ``replace=True`` (``glotbench run --force``) deletes the stored run and writes
   the new one in the **same** transaction, so a failure in between keeps the old run;
-* a job failure is recorded (:meth:`Store.record_failure`) and marked resolved in
+* a job failure is recorded (``store.failures.record``) and marked resolved in
   the transaction that later stores a run with the same (model, dataset, seed,
   config_hash);
-* a scores import is one transaction (:meth:`Store.add_scores`);
+* a scores import is one transaction (``store.scores.add``);
 * importers decide from the store's content and write under the store's
   writer lock (:meth:`Store.writing`), so two imports never both add a key,
   and an unfinished import is resumed only when its process has died;
@@ -65,29 +71,20 @@ import numpy as np
 import pandas as pd
 
 from glotbench.errors import StoreError
+from glotbench.store.attributes import Attributes
 from glotbench.store.ddl import _DDL, _FAILURES_DDL, _MIGRATIONS, _TABLES
-from glotbench.store.exports import ExportPart, ExportResult, ExportTable  # noqa: F401
-from glotbench.store.failures import FailureList, FailuresPart  # noqa: F401
-from glotbench.store.imports import ImportsPart
-from glotbench.store.layout import (
-    _first,
-    new_import_id,  # noqa: F401  (importable from here, as before)
-    run_id_of_row,  # noqa: F401
-)
+from glotbench.store.exports import Exports
+from glotbench.store.failures import Failures
+from glotbench.store.imports import Imports
+from glotbench.store.layout import _first
 from glotbench.store.lock import connect as connect_waiting
-from glotbench.store.reads import ReadsPart, StatsMatrix, in_configs  # noqa: F401
-from glotbench.store.results import ScoreConflictError  # noqa: F401  (importable from here)
-from glotbench.store.schema import (  # noqa: F401  (the record types, importable from here)
-    SCHEMA_VERSION,
-    ImportRecord,
-    RunKey,
-    RunRecord,
-    utc_now,
-)
-from glotbench.store.scores import SCORE_RTOL, ScoresPart  # noqa: F401
-from glotbench.store.sql import Filter, _in_use, _sql_ident, _where  # noqa: F401
+from glotbench.store.outputs import Outputs
+from glotbench.store.runs import Runs
+from glotbench.store.schema import SCHEMA_VERSION, utc_now
+from glotbench.store.scores import Scores
+from glotbench.store.sql import _in_use
+from glotbench.store.stats import Stats
 from glotbench.store.writer_lock import live_owner, writer_lock
-from glotbench.store.writes import BatchWrite, RunItem, RunWritesPart  # noqa: F401
 
 #: ``meta`` keys ``suite:NAME`` hold the JSON title and description of a suite that ran here
 SUITE_META_PREFIX = "suite:"
@@ -119,15 +116,26 @@ class StoreSummary:
         }
 
 
-class Store(RunWritesPart, ScoresPart, ReadsPart, FailuresPart, ImportsPart, ExportPart):
+class Store:
     """A glotbench results store in a DuckDB file.
 
     Open with :meth:`Store.open` (creates the file unless ``read_only``) and
-    use as a context manager::
+    use as a context manager; the tables are reached through the
+    collaborators (see the module docstring)::
 
         with Store.open("results.duckdb") as store:
-            store.write_run(record, example_ids, stats)
-            frame = store.runs(models=["xlmr"])
+            store.runs.write(record, example_ids, stats)
+            frame = store.runs.frame(models=["xlmr"])
+            matrix = store.stats.matrix("xnli", "xnli", "de", "accuracy")
+
+    Attributes
+    ----------
+    runs, stats, scores, imports, failures, exports, attributes, outputs
+        The collaborators, one per group of tables.
+    path : Path
+        The DuckDB file.
+    read_only : bool
+        Opened without write access.
     """
 
     def __init__(
@@ -148,6 +156,14 @@ class Store(RunWritesPart, ScoresPart, ReadsPart, FailuresPart, ImportsPart, Exp
         self.lock_timeout = lock_timeout
         self._held = 0  # depth of `held()` blocks
         self._closed = False
+        self.runs = Runs(self)
+        self.stats = Stats(self)
+        self.scores = Scores(self)
+        self.imports = Imports(self)
+        self.failures = Failures(self)
+        self.exports = Exports(self)
+        self.attributes = Attributes(self)
+        self.outputs = Outputs(self)
 
     @property
     def _con(self) -> duckdb.DuckDBPyConnection:
@@ -476,7 +492,7 @@ class Store(RunWritesPart, ScoresPart, ReadsPart, FailuresPart, ImportsPart, Exp
             "scores": int(counts_row[2]),
             "imports": int(counts_row[3]),
             "incomplete_imports": int(counts_row[4]),
-            "failures": self._open_failure_count(),
+            "failures": self.failures.open_count(),
             **distinct,
         }
         table = con.sql(

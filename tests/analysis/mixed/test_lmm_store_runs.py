@@ -55,7 +55,7 @@ def _write_store(path: Path, seed: int = 0) -> pd.DataFrame:
                             stat_names=metric.stat_names(),
                         )
                         ids = [f"{task}-{language}-{i}" for i in range(n)]
-                        assert store.write_run(record, ids, metric.stats(pred, gold))
+                        assert store.runs.write(record, ids, metric.stats(pred, gold))
                         rows.append(
                             {
                                 "model": f"m{mi}",

@@ -23,7 +23,8 @@ import numpy as np
 import numpy.typing as npt
 
 from glotbench.errors import InputError
-from glotbench.store.store import StatsMatrix, Store
+from glotbench.store.stats import StatsMatrix
+from glotbench.store.store import Store
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -67,11 +68,11 @@ def _tokens_column(stat_names: Sequence[str]) -> int | None:
 def stored_test_tokens(store: Store, matrix: StatsMatrix) -> FloatArray | None:
     """Words per example from the first run's ``test_tokens`` metadata, aligned with
     ``matrix.example_ids`` (``glotbench run`` stores it for token tasks); None if absent."""
-    meta = store.runs(run_ids=[matrix.run_ids[0]])["model_metadata"]
+    meta = store.runs.frame(run_ids=[matrix.run_ids[0]])["model_metadata"]
     counts = meta.iloc[0].get("test_tokens") if len(meta) else None
     if not isinstance(counts, list):
         return None
-    ids, _ = store.run_stats(matrix.run_ids[0])
+    ids, _ = store.stats.of_run(matrix.run_ids[0])
     if len(counts) != len(ids):
         return None
     by_id = dict(zip(map(str, ids), counts, strict=True))
@@ -129,12 +130,12 @@ def datasize_inputs_from_store(
     Sizes are in tokens when the metric has a ``tokens``/``words`` statistic
     or the runs store ``test_tokens`` metadata (``glotbench run``, token
     tasks). Examples are sorted by ``source_position``
-    (:meth:`Store.source_positions`, checked by :func:`source_order`); a
+    (``store.stats.source_positions``, checked by :func:`source_order`); a
     note says when they cannot be, and when the positions have gaps (a test
     split sampled from a larger source: a stretch of consecutive test
     examples then skips the other splits' examples).
     """
-    matrix = store.stats_matrix(
+    matrix = store.stats.matrix(
         dataset, task, language, metric, models=list(models) if models else None
     )
     column = _tokens_column(matrix.stat_names)
@@ -144,7 +145,7 @@ def datasize_inputs_from_store(
         for m, s in zip(matrix.models, matrix.seeds, strict=True)
     ]
     positions, notes = source_order(
-        store.source_positions(matrix.run_ids, matrix.example_ids), matrix.example_ids, labels
+        store.stats.source_positions(matrix.run_ids, matrix.example_ids), matrix.example_ids, labels
     )
     stats, ids = matrix.stats, np.asarray(matrix.example_ids, dtype=object)
     if positions is None:

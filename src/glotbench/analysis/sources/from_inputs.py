@@ -62,7 +62,7 @@ def euroeval_rank(
         frame = read_tidy(input).frame
     else:
         with Store.open(store if store is not None else DEFAULT_STORE_PATH, read_only=True) as h:
-            frame = h.scores()
+            frame = h.scores.frame()
         if frame.empty:
             raise InputError("the store holds no scores; import EuroEval results first")
     frame = filter_frame(frame, filters).reset_index(drop=True)
@@ -281,12 +281,11 @@ def _buckets_of(
 ) -> Any:
     """The bucket analysis of one stored test set (:func:`analyze_buckets`)."""
     from glotbench.analysis.buckets import analyze_buckets as bucket_analysis
-    from glotbench.store.attributes import read_attributes, read_unit_stats
 
     dataset = scope.dataset
-    matrix = handle.stats_matrix(dataset, scope.task, scope.language, scope.metric, models=models)
-    stored, unit_table = read_attributes(handle, dataset)
-    unit_stats = read_unit_stats(handle, matrix.run_ids)
+    matrix = handle.stats.matrix(dataset, scope.task, scope.language, scope.metric, models=models)
+    stored, unit_table = handle.attributes.read(dataset)
+    unit_stats = handle.attributes.unit_stats(matrix.run_ids)
     if table is None:
         if stored.empty and unit_table.empty:
             raise InputError(

@@ -137,7 +137,7 @@ def summary_components_from_store(
     :data:`SUMMARY_COLUMNS`), so the parametric scheme draws N(mean, σ_w²) as
     reuben does. Otherwise None: the runs or the scores table are analysed as before.
     """
-    scores = store.scores(models=models, tasks=tasks, languages=languages)
+    scores = store.scores.frame(models=models, tasks=tasks, languages=languages)
     if scores.empty or "metadata" not in scores.columns:
         return None
     marked = np.array(
@@ -223,7 +223,7 @@ def load_lmm_frame(
         )
         if not run_scores.empty:
             return run_scores, TidyTable.from_frame(run_scores, f"store {path} (runs)").error
-        scores = handle.scores(
+        scores = handle.scores.frame(
             models=list(models) if models else None,
             tasks=list(tasks) if tasks else None,
             languages=list(languages) if languages else None,

@@ -67,7 +67,7 @@ def learning_curves_from_store(
         raise InputError("the number of draws must be at least 2", field="draws")
     from glotbench.metrics import get_metric
 
-    runs = store.runs(models=models, datasets=datasets, tasks=tasks, languages=languages)
+    runs = store.runs.frame(models=models, datasets=datasets, tasks=tasks, languages=languages)
     if runs.empty:
         raise InputError("no stored run matches the filters")
     chosen = metric or _primary(runs)
@@ -106,7 +106,7 @@ def learning_curves_from_store(
             ]
             for s in sizes
         ]
-        loaded = store.runs_stats([r for per in run_ids for r in per])
+        loaded = store.stats.of_runs([r for per in run_ids for r in per])
         first_ids = loaded[run_ids[0][0]][0]
         order = {str(e): i for i, e in enumerate(first_ids)}
         blocks = []

@@ -163,7 +163,7 @@ def store_pair_statistics(
     if len(models) != 2:
         raise InputError("give exactly two --model options (A and B)")
     with Store.open(store, read_only=True) as handle:
-        matrix = handle.stats_matrix(
+        matrix = handle.stats.matrix(
             dataset,
             task,
             language,

@@ -17,7 +17,7 @@ import pandas as pd
 
 from glotbench.analysis.replicates import systems_by_config
 from glotbench.errors import InputError, StoreError
-from glotbench.store.store import in_configs
+from glotbench.store.stats import in_configs
 
 if TYPE_CHECKING:
     from glotbench.store.store import Store
@@ -53,7 +53,7 @@ def run_scores_from_store(
     ``metric`` may be omitted when the runs hold one metric. Returns an empty
     frame when no run matches.
     """
-    runs = store.runs(
+    runs = store.runs.frame(
         models=models, tasks=tasks, languages=languages, metrics=[metric] if metric else None
     )
     if configs is not None:
@@ -73,7 +73,7 @@ def run_scores_from_store(
     for dataset, task, language in cells.itertuples(index=False):
         try:
             matrices = [
-                store.stats_matrix(dataset, task, language, chosen, models=models, configs=configs)
+                store.stats.matrix(dataset, task, language, chosen, models=models, configs=configs)
             ]
         except StoreError:
             # runs on different example sets (a run-level score needs no pairing): one by one
@@ -83,7 +83,7 @@ def run_scores_from_store(
                 & (runs["language"] == language)
             ]
             matrices = [
-                store.stats_matrix(
+                store.stats.matrix(
                     dataset,
                     task,
                     language,

@@ -116,7 +116,7 @@ def store_scopes(
     from glotbench.metrics.task_names import task_aliases
 
     tasks = None if task is None else sorted(set(task_aliases(task)) | {task})
-    runs = store.runs(
+    runs = store.runs.frame(
         models=list(models) if models else None,
         tasks=tasks,
         languages=[language] if language else None,
@@ -176,7 +176,7 @@ def _registry(cell: pd.DataFrame, name: str) -> str:
 
 
 def _holdings(store: Store, models: Sequence[str] | None) -> str:
-    runs = store.runs(models=list(models) if models else None)
+    runs = store.runs.frame(models=list(models) if models else None)
     if runs.empty:
         return "no runs"
     cells = runs[["dataset", "task", "language", "metric"]].astype(str).drop_duplicates()
@@ -240,8 +240,8 @@ def lmm_frames(
         "languages": list(languages) if languages else None,
     }
     with Store.open(path, read_only=True) as handle:
-        runs = handle.runs(**filters)
-        table = runs if not runs.empty else handle.scores(**filters)
+        runs = handle.runs.frame(**filters)
+        table = runs if not runs.empty else handle.scores.frame(**filters)
     names = sorted(set(table["metric"].astype(str))) if not table.empty else []
     if len(names) <= 1:
         return [one(None)], []

@@ -32,7 +32,7 @@ from glotbench.analysis.selection import (
     run_names,
 )
 from glotbench.errors import InputError
-from glotbench.store.store import in_configs
+from glotbench.store.stats import in_configs
 
 if TYPE_CHECKING:
     from glotbench.store.store import Store
@@ -67,7 +67,7 @@ def replicates_from_runs(
     from glotbench.analysis.published import add_published, canonical_names
 
     tasks = with_task_aliases(tasks)
-    runs = store.runs(models=models, tasks=tasks, languages=languages)
+    runs = store.runs.frame(models=models, tasks=tasks, languages=languages)
     if configs is not None and not runs.empty:
         runs = runs[in_configs(runs, configs)]
     if runs.empty:
@@ -75,7 +75,7 @@ def replicates_from_runs(
     runs = runs.assign(_stored_task=runs["task"].astype(str), task=_canonical(runs["task"]))
     runs = runs.assign(_name=run_names(runs))
     run_tasks = set(runs["task"].astype(str))
-    scores = canonical_names(store.scores(models=models, tasks=tasks, languages=languages))
+    scores = canonical_names(store.scores.frame(models=models, tasks=tasks, languages=languages))
     score_only = sorted(set(scores["task"].astype(str)) - run_tasks)
     named = sorted(set(dict(choice.per_task)) & set(score_only))
     if named:
@@ -111,7 +111,7 @@ def replicates_from_runs(
             hashes = [None] if whole_metric else sorted(set(cell["config_hash"]))
             for config_hash in hashes:
                 part = cell if config_hash is None else cell[cell["config_hash"] == config_hash]
-                matrix = store.stats_matrix(
+                matrix = store.stats.matrix(
                     str(dataset),
                     str(stored_task),
                     str(language),
@@ -181,7 +181,7 @@ def replicates_from_store_selection(
     )
     if replicated is not None:
         return replicated
-    scores = store.scores(models=models, tasks=with_task_aliases(tasks), languages=languages)
+    scores = store.scores.frame(models=models, tasks=with_task_aliases(tasks), languages=languages)
     # one task under one name (panx and wikiann-ner scores meet); metric names as stored
     scores = scores.assign(task=_canonical(scores["task"])) if not scores.empty else scores
     if scores.empty:

@@ -62,7 +62,7 @@ def transfer_scores_from_store(
     ``metrics`` maps a task to the metric to use (default: the task's primary
     metric, as the runner recorded it).
     """
-    runs = store.runs()
+    runs = store.runs.frame()
     if runs.empty:
         raise InputError(f"the store {store.path} holds no runs")
     meta = runs["model_metadata"]
@@ -103,7 +103,7 @@ def transfer_scores_from_store(
     runs = runs[[chosen[str(t)] == m for t, m in zip(runs["task"], runs["metric"], strict=True)]]
     scores = []
     for row in runs.itertuples(index=False):
-        _, stats = store.run_stats(row.run_id)
+        _, stats = store.stats.of_run(row.run_id)
         metric = get_metric(row.metric, **(row.metric_config or {}))
         scores.append(float(metric.score(np.asarray(stats, dtype=np.float64).sum(axis=0))))
     runs = runs.assign(score=scores)

@@ -1,6 +1,11 @@
-"""Reading runs from the store: run tables, statistics, source positions, matrices.
+"""The examples' statistics in the store: one run's, many runs', aligned matrices.
 
-The read methods of :class:`~glotbench.store.store.Store` (:class:`ReadsPart`).
+``store.stats`` (:class:`Stats`) reads the ``example_stats`` table: a run's
+example ids and (n × k) statistics (:meth:`Stats.of_run`), many runs' in one
+query (:meth:`Stats.of_runs`), a tidy frame (:meth:`Stats.examples`), the
+source positions of examples and the (m × n × k) matrix of paired runs
+(:meth:`Stats.matrix`, a :class:`StatsMatrix`). Listing runs is
+``store.runs.frame`` (:mod:`glotbench.store.runs`).
 """
 
 from __future__ import annotations
@@ -17,15 +22,14 @@ import pyarrow.compute as pc
 
 from glotbench.errors import StoreError
 from glotbench.store.layout import (
-    _RUN_COLUMNS,
     _first,
 )
 from glotbench.store.schema import (
     normalise_metric_name,
 )
 from glotbench.store.sql import (
+    Collaborator,
     Filter,
-    StorePart,
     _in_use,
     _where,
 )
@@ -107,50 +111,11 @@ def _example_rows(con: Any, run_ids: Sequence[str]) -> tuple[pa.Table, np.ndarra
     return table, np.bincount(run_pos, minlength=len(run_ids))
 
 
-class ReadsPart(StorePart):
-    """Reading runs: the ``runs`` table, one run's statistics, matrices of paired runs."""
+class Stats(Collaborator):
+    """The statistics of the stored examples (``store.stats``)."""
 
     @_in_use
-    def runs(
-        self,
-        *,
-        models: Filter = None,
-        datasets: Filter = None,
-        tasks: Filter = None,
-        languages: Filter = None,
-        metrics: Filter = None,
-        seeds: Filter = None,
-        run_ids: Filter = None,
-    ) -> pd.DataFrame:
-        """Complete runs as a tidy DataFrame (one row per run), filtered by lists of values.
-
-        JSON columns (``metric_config``, ``model_metadata``) are parsed into
-        dicts and ``stat_names`` is a tuple.
-        """
-        where, params = _where(
-            {
-                "model": models,
-                "dataset": datasets,
-                "task": tasks,
-                "language": languages,
-                "metric": metrics,
-                "seed": seeds,
-                "run_id": run_ids,
-            }
-        )
-        frame = self._con.sql(
-            f"SELECT {', '.join(_RUN_COLUMNS)} FROM runs{where} "
-            "ORDER BY model, dataset, task, language, metric, seed NULLS FIRST, config_hash",
-            params=params,
-        ).df()
-        for col in ("metric_config", "model_metadata"):
-            frame[col] = [json.loads(v) for v in frame[col]]
-        frame["stat_names"] = [tuple(v) for v in frame["stat_names"]]
-        frame["seed"] = frame["seed"].astype("Int64")
-        return frame.reset_index(drop=True)
-
-    @_in_use
-    def run_stats(self, run_id: str) -> tuple[np.ndarray, np.ndarray]:
+    def of_run(self, run_id: str) -> tuple[np.ndarray, np.ndarray]:
         """(example_ids, stats) of one run, in stored order; stats is (n × k)."""
         row = _first(
             self._con.execute(
@@ -172,8 +137,8 @@ class ReadsPart(StorePart):
         return ids, _stats_from_list(table.column("stats"), row[0], row[1])
 
     @_in_use
-    def runs_stats(self, run_ids: Sequence[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-        """:meth:`run_stats` of many runs in one query: run id -> (example_ids, stats).
+    def of_runs(self, run_ids: Sequence[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """:meth:`of_run` of many runs in one query: run id -> (example_ids, stats).
 
         Each run keeps its stored example order (what a seeded bootstrap of
         its test set indexes). Raises :class:`StoreError` for an unknown run
@@ -235,7 +200,7 @@ class ReadsPart(StorePart):
         return out
 
     @_in_use
-    def example_stats(
+    def examples(
         self,
         run_ids: Filter = None,
         *,
@@ -251,7 +216,7 @@ class ReadsPart(StorePart):
         Columns: run_id, model, dataset, task, language, seed, config_hash,
         metric, position, example_id, stats (a float array per row),
         source_position (nullable integer).
-        For analysis prefer :meth:`stats_matrix`, which aligns runs by example id.
+        For analysis prefer :meth:`matrix`, which aligns runs by example id.
         """
         where, params = _where(
             {
@@ -267,7 +232,7 @@ class ReadsPart(StorePart):
         )
         frame = self._con.sql(
             "SELECT e.run_id, r.model, r.dataset, r.task, r.language, r.seed, r.config_hash, "
-            f"r.metric, e.position, e.example_id, e.stats, {self._source_position_sql('e')} "
+            f"r.metric, e.position, e.example_id, e.stats, {self.source_position_sql('e')} "
             f"FROM example_stats e JOIN runs r USING (run_id){where} "
             "ORDER BY r.model, r.dataset, r.task, r.language, r.metric, r.seed NULLS FIRST, "
             "r.config_hash, e.position",
@@ -278,14 +243,14 @@ class ReadsPart(StorePart):
         frame["source_position"] = frame["source_position"].astype("Int64")
         return frame
 
-    def _source_position_sql(self, alias: str) -> str:
+    def source_position_sql(self, alias: str) -> str:
         """``alias.source_position``, or a typed NULL in a version-1 store opened read-only."""
         if self._has_source_positions():
             return f"{alias}.source_position"
         return "NULL::BIGINT AS source_position"
 
     @_in_use
-    def stats_matrix(
+    def matrix(
         self,
         dataset: str,
         task: str,
@@ -307,7 +272,7 @@ class ReadsPart(StorePart):
         that configuration of the models it names.
         """
         metric = normalise_metric_name(metric)
-        runs = self.runs(
+        runs = self._store.runs.frame(
             models=models,
             datasets=[dataset],
             tasks=[task],

@@ -1,9 +1,12 @@
-"""Writing runs: one transaction per run or per batch of whole runs.
+"""The runs in the store: listing them and writing new ones.
 
-The run-writing methods of :class:`~glotbench.store.store.Store`
-(:class:`RunWritesPart`) and the Arrow tables they insert. A run is written
+``store.runs`` (:class:`Runs`) lists the complete runs (:meth:`Runs.frame`),
+tells which are stored, and writes runs — one transaction per run or per
+batch of whole runs — with the Arrow tables it inserts. A run is written
 with all its example statistics in one transaction; a batch holds whole runs
 only; a run already stored (same ``run_id``) is skipped, so a re-run resumes.
+The examples' statistics are read through ``store.stats``
+(:mod:`glotbench.store.stats`).
 """
 
 from __future__ import annotations
@@ -22,22 +25,17 @@ import pandas as pd
 import pyarrow as pa
 
 from glotbench.errors import InputError
-from glotbench.store.exports import ExportPart, ExportResult, ExportTable  # noqa: F401
-from glotbench.store.failures import FailureList, FailuresPart  # noqa: F401
 from glotbench.store.layout import (
     _RUN_COLUMNS,
     _first,
-    new_import_id,  # noqa: F401  (importable from here, as before)
-    run_id_of_row,  # noqa: F401
 )
-from glotbench.store.reads import ReadsPart, StatsMatrix, in_configs  # noqa: F401
 from glotbench.store.schema import (
     RunKey,
     RunRecord,
     StatsDigest,
     stats_digest,
 )
-from glotbench.store.sql import Filter, StorePart, _in_use, _sql_ident, _where  # noqa: F401
+from glotbench.store.sql import Collaborator, Filter, _in_use, _sql_ident, _where
 
 #: A run to write: (record, example ids, n × k statistics[, source positions])
 RunItem = (
@@ -47,7 +45,7 @@ RunItem = (
 
 _EXAMPLE_COLUMNS = ("run_id", "position", "example_id", "stats", "source_position")
 
-#: Arrow types of the ``runs`` columns as :meth:`Store._prepare_run` builds them
+#: Arrow types of the ``runs`` columns as :meth:`Runs._prepare_run` builds them
 #: (JSON columns travel as text; DuckDB casts them on insert)
 _RUN_ARROW_TYPES: dict[str, pa.DataType] = {
     "seed": pa.int64(),
@@ -60,13 +58,13 @@ _RUN_ARROW_TYPES: dict[str, pa.DataType] = {
     "created_at": pa.timestamp("us"),
 }
 
-#: runs in the first transaction of :meth:`Store.write_run_batches`; each next
+#: runs in the first transaction of :meth:`Runs.write_batches`; each next
 #: batch doubles, up to ``batch_runs``, so the first runs are committed (and
 #: reported) at once and large imports still pay few commits
 FIRST_BATCH_RUNS = 16
-#: most runs per transaction of :meth:`Store.write_run_batches` (by default)
+#: most runs per transaction of :meth:`Runs.write_batches` (by default)
 BATCH_RUNS = 2_000
-#: example rows per transaction of :meth:`Store.write_run_batches`; bounds the
+#: example rows per transaction of :meth:`Runs.write_batches`; bounds the
 #: memory of one batch's Arrow tables (about 50 bytes a row with k = 2)
 BATCH_ROWS = 2_000_000
 
@@ -129,7 +127,7 @@ def _run_row(run: RunRecord, n: int, digest: str) -> list[Any]:
 
 @dataclass
 class _PreparedRun:
-    """A validated run, ready to insert (:meth:`Store._prepare_run`).
+    """A validated run, ready to insert (:meth:`Runs._prepare_run`).
 
     ``row`` holds the ``runs`` columns in :data:`_RUN_COLUMNS` order;
     ``examples`` the run's ``example_stats`` columns except ``run_id``.
@@ -147,7 +145,7 @@ class _PreparedRun:
 
 @dataclass
 class BatchWrite:
-    """What :meth:`Store.write_run_batches` wrote."""
+    """What :meth:`Runs.write_batches` wrote."""
 
     run_ids: list[str] = field(default_factory=list)
     examples: int = 0
@@ -258,26 +256,62 @@ def _registered(con: duckdb.DuckDBPyConnection, prefix: str, table: pa.Table) ->
             con.unregister(view)
 
 
-class RunWritesPart(StorePart):
-    """Complete runs: which are stored, and writing new ones (one or in batches)."""
+class Runs(Collaborator):
+    """Complete runs (``store.runs``): listing them, which are stored, writing new ones."""
 
-    # ------------------------------------------------------------------
-    # runs
-    # ------------------------------------------------------------------
     @_in_use
-    def completed_run_ids(self) -> set[str]:
+    def frame(
+        self,
+        *,
+        models: Filter = None,
+        datasets: Filter = None,
+        tasks: Filter = None,
+        languages: Filter = None,
+        metrics: Filter = None,
+        seeds: Filter = None,
+        run_ids: Filter = None,
+    ) -> pd.DataFrame:
+        """Complete runs as a tidy DataFrame (one row per run), filtered by lists of values.
+
+        JSON columns (``metric_config``, ``model_metadata``) are parsed into
+        dicts and ``stat_names`` is a tuple.
+        """
+        where, params = _where(
+            {
+                "model": models,
+                "dataset": datasets,
+                "task": tasks,
+                "language": languages,
+                "metric": metrics,
+                "seed": seeds,
+                "run_id": run_ids,
+            }
+        )
+        frame = self._con.sql(
+            f"SELECT {', '.join(_RUN_COLUMNS)} FROM runs{where} "
+            "ORDER BY model, dataset, task, language, metric, seed NULLS FIRST, config_hash",
+            params=params,
+        ).df()
+        for col in ("metric_config", "model_metadata"):
+            frame[col] = [json.loads(v) for v in frame[col]]
+        frame["stat_names"] = [tuple(v) for v in frame["stat_names"]]
+        frame["seed"] = frame["seed"].astype("Int64")
+        return frame.reset_index(drop=True)
+
+    @_in_use
+    def completed_ids(self) -> set[str]:
         """Ids of all complete runs (a run is complete iff its ``runs`` row exists)."""
         return {r[0] for r in self._con.execute("SELECT run_id FROM runs").fetchall()}
 
     @_in_use
-    def has_run(self, key: RunKey | str) -> bool:
+    def has(self, key: RunKey | str) -> bool:
         """Whether the run (a :class:`RunKey`, :class:`RunRecord` or run id) is complete."""
         run_id = key if isinstance(key, str) else key.run_id
         row = _first(self._con.execute("SELECT 1 FROM runs WHERE run_id = ?", [run_id]).fetchall())
         return row is not None
 
     @_in_use
-    def stored_runs(self, run_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+    def stored(self, run_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
         """n_examples, stats_sha256, source and created_at of the stored runs among ``run_ids``."""
         ids = list(run_ids)
         if not ids:
@@ -292,7 +326,7 @@ class RunWritesPart(StorePart):
             for r in rows
         }
 
-    def write_run(
+    def write(
         self,
         run: RunRecord,
         example_ids: Sequence[Any] | np.ndarray,
@@ -314,12 +348,12 @@ class RunWritesPart(StorePart):
         one written in the **same** transaction (``True`` is returned): if
         anything fails in between, the old run is still there.
 
-        Storing the run marks open :meth:`failures` of its (model, dataset,
+        Storing the run marks open failures of its (model, dataset,
         seed, config_hash) resolved, in the same transaction.
         """
-        return self.write_runs([(run, example_ids, stats, source_positions)], replace=replace) == 1
+        return self.write_many([(run, example_ids, stats, source_positions)], replace=replace) == 1
 
-    def write_runs(
+    def write_many(
         self,
         runs: Iterable[RunItem],
         *,
@@ -329,13 +363,13 @@ class RunWritesPart(StorePart):
         """Store several runs (e.g. the metrics of one benchmark job) in **one** transaction.
 
         ``source_positions``, if given, has one entry (or None) per run, as in
-        :meth:`write_run`.
+        :meth:`write`.
 
-        Every run is validated as in :meth:`write_run` before anything is
+        Every run is validated as in :meth:`write` before anything is
         written. Runs already stored are skipped, or with ``replace`` deleted
         and rewritten — in the same transaction, so a failure anywhere leaves
         the store exactly as it was (the old runs intact). Open
-        :meth:`failures` of the (model, dataset, seed, config_hash) of the
+        failures of the (model, dataset, seed, config_hash) of the
         written runs are marked resolved in that transaction too. Returns the
         number of runs written (new or replaced).
 
@@ -350,7 +384,7 @@ class RunWritesPart(StorePart):
             done = self._write_batch(con, prepared, replace=replace)
         return len(done)
 
-    def write_run_batches(
+    def write_batches(
         self,
         runs: Iterable[RunItem],
         *,
@@ -361,12 +395,12 @@ class RunWritesPart(StorePart):
     ) -> BatchWrite:
         """Store many runs (an import), one transaction per batch of whole runs.
 
-        A run is (record, example ids, statistics) as in :meth:`write_run`,
+        A run is (record, example ids, statistics) as in :meth:`write`,
         optionally with its source positions as a fourth item. ``runs`` is
         consumed lazily: a batch closes when it holds
         ``batch_runs`` runs (the first :data:`FIRST_BATCH_RUNS`, doubling from
         batch to batch up to ``batch_runs``) or ``batch_rows`` example rows, is validated
-        (every run as in :meth:`write_run`) and written in one transaction
+        (every run as in :meth:`write`) and written in one transaction
         with one Arrow insert per table, the already-stored check being one
         anti-join against the batch's run ids. A run therefore never spans
         two transactions: an error, Ctrl-C or ``kill -9`` loses at most the
@@ -454,7 +488,7 @@ class RunWritesPart(StorePart):
             examples=_example_columns(ids, matrix, source),
         )
 
-    def write_run_chunks(
+    def write_chunks(
         self,
         run: RunRecord,
         chunks: Callable[[], Iterable[tuple[Sequence[Any] | np.ndarray | pa.Array, npt.ArrayLike]]],
@@ -466,11 +500,11 @@ class RunWritesPart(StorePart):
         ids (the statistics digest, :class:`~glotbench.store.schema.StatsDigest`,
         hashes every id before any statistic), once to insert — so memory
         holds one chunk, whatever the run's size. The checks of
-        :meth:`write_run` apply (non-empty ids, finite statistics, the right
+        :meth:`write` apply (non-empty ids, finite statistics, the right
         shape, ``n_examples``); repeated ids are found by DuckDB (``GROUP BY
         … HAVING count(*) > 1`` on the inserted rows) before the ``runs`` row
         is written, and any error rolls the whole run back. The stored rows and
-        ``stats_sha256`` are those of :meth:`write_run` with the chunks
+        ``stats_sha256`` are those of :meth:`write` with the chunks
         concatenated. Source positions are not taken (the column is NULL).
         """
         k = len(run.stat_names)
@@ -543,7 +577,7 @@ class RunWritesPart(StorePart):
             with _registered(con, "_incoming_runs", _batch_runs([prepared])) as view:
                 cols = ", ".join(_RUN_COLUMNS)
                 con.execute(f"INSERT INTO runs ({cols}) SELECT {cols} FROM {view}")
-                self._resolve_failures_of(con, view)
+                self._store.failures.resolve_for_runs(con, view)
         return True
 
     def _write_batch(
@@ -596,4 +630,4 @@ class RunWritesPart(StorePart):
         with _registered(con, "_incoming_runs", _batch_runs(runs)) as view:
             cols = ", ".join(_RUN_COLUMNS)
             con.execute(f"INSERT INTO runs ({cols}) SELECT {cols} FROM {view}")
-            self._resolve_failures_of(con, view)
+            self._store.failures.resolve_for_runs(con, view)
