@@ -28,10 +28,23 @@ from glotbench.analysis.draws import (
     DesignError,
     DrawnDesign,
     DrawSettings,
+    aggregate_units,
     prepare_draws,
 )
 from glotbench.analysis.overall import overall_source
-from glotbench.analysis.pairs import CrossProducts, difference_sd, pair_indices, pair_quantiles
+from glotbench.analysis.pairs import (
+    DEFAULT_PAIRS,
+    DEFAULT_TOP_K,
+    PAIR_MODES,
+    CrossProducts,
+    DifferenceMoments,
+    covariance_sd,
+    draw_covariance,
+    pair_indices,
+    pair_quantiles,
+    select_pairs,
+    upper_pairs,
+)
 from glotbench.analysis.replicates import ReplicatedScores
 from glotbench.analysis.results import best_row, number, records, summary_repr
 from glotbench.analysis.settings import DEFAULT_SETTINGS, settings_record, z_value
@@ -105,6 +118,11 @@ class Comparison:
     pair_summary: pd.DataFrame = field(default_factory=pd.DataFrame)
     #: the request's settings as recorded (:meth:`AnalysisSettings.record`), if known
     recorded: dict[str, Any] | None = None
+    #: per aggregator, over every pair: pairs, flagged pairs, neighbours flagged
+    #: (:func:`comparison_summary`'s columns; computed from all pairs' SDs in either mode)
+    summary: pd.DataFrame = field(default_factory=pd.DataFrame)
+    #: which pairs the tables hold: mode, top_k, pairs asked for, pairs computed
+    pairs: dict[str, Any] = field(default_factory=dict)
 
     def to_frame(self) -> pd.DataFrame:
         return self.aggregates
@@ -132,6 +150,8 @@ class Comparison:
             "settings": settings_record(self.settings, self.recorded),
             "languages": list(self.languages),
             "effect_threshold": EFFECT_THRESHOLD,
+            "pairs": self.pairs,
+            "summary": records(self.summary),
             "aggregates": table(self.aggregates),
             "language_summary": table(self.language_summary),
             "pair_summary": table(self.pair_summary),
@@ -149,11 +169,17 @@ def _aggregate_frame(
     replicated: np.ndarray,
     pairs: tuple[np.ndarray, np.ndarray],
     alpha: float,
+    cov: np.ndarray,
 ) -> pd.DataFrame:
-    """Every pair's difference of one aggregate, as columns (no loop over pairs)."""
+    """The chosen pairs' differences of one aggregate, as columns (no loop over pairs).
+
+    Every number of a pair's row is computed element by element from the
+    covariance matrix ``cov`` of the draws and the pair's own draws, so it is
+    the same float whichever other pairs are computed beside it.
+    """
     a, b = pairs
     diff = observed[a] - observed[b]
-    sd = difference_sd(replicated, a, b)
+    sd = covariance_sd(cov, a, b)
     effect = _effect(diff, sd)
     low, high, share = pair_quantiles(replicated, a, b, (alpha, 1 - alpha))
     return pd.DataFrame(
@@ -172,6 +198,15 @@ def _aggregate_frame(
             "share_a_better": share,
         }
     )
+
+
+def _flagged_pairs(observed: np.ndarray, cov: np.ndarray) -> int:
+    """How many of all M(M − 1)/2 pairs are flagged (the rows' own rule), chunk by chunk."""
+    count = 0
+    for a, b in upper_pairs(len(observed)):
+        effect = _effect(observed[a] - observed[b], covariance_sd(cov, a, b))
+        count += int(np.count_nonzero(np.abs(effect) >= EFFECT_THRESHOLD))
+    return count
 
 
 def _summaries(
@@ -234,14 +269,35 @@ def _language_frame(
 
 
 def _aggregates_and_language_sd(
-    design: DrawnDesign, aggregators: tuple[Aggregator, ...], pairs: tuple[np.ndarray, np.ndarray]
+    design: DrawnDesign,
+    aggregators: tuple[Aggregator, ...],
+    pairs: tuple[np.ndarray, np.ndarray],
+    every_pair: bool,
 ) -> tuple[dict[str, tuple[np.ndarray, np.ndarray] | DesignError], np.ndarray]:
     """The aggregators' draws and, from the same blocks of unit draws (languages fixed),
-    every pair's SD per language (pairs × U); the U × M × M cross products (400 MB at
-    1,000 models × 50 languages) are released on return."""
-    products = CrossProducts()
-    results = design.aggregate_all(aggregators, visit=lambda rows, block: products.add(block))
-    return results, products.difference_sd(*pairs)
+    the pairs' SDs per language (pairs × U). Every pair: from the U × M × M cross
+    products (400 MB at 1,000 models × 50 languages, released on return); chosen
+    pairs: from their differences' own draws (memory linear in models)."""
+    if every_pair:
+        products = CrossProducts()
+        results = design.aggregate_all(aggregators, visit=lambda rows, block: products.add(block))
+        return results, products.difference_sd(*pairs)
+    moments = DifferenceMoments(*pairs)
+    results = design.aggregate_all(aggregators, visit=lambda rows, block: moments.add(block))
+    return results, moments.difference_sd()
+
+
+def _observed_aggregates(
+    design: DrawnDesign, aggregators: tuple[Aggregator, ...]
+) -> dict[str, np.ndarray]:
+    """Each aggregator's observed aggregate (M,), those that can be computed."""
+    out = {}
+    for aggregator in aggregators:
+        try:
+            out[aggregator] = aggregate_units(design.observed, design.layout, aggregator)
+        except DesignError:
+            continue
+    return out
 
 
 def compare_models(
@@ -250,8 +306,19 @@ def compare_models(
     aggregators: tuple[Aggregator, ...] = AGGREGATORS,
     confidence_level: float = DEFAULT_SETTINGS.confidence_level,
     per_language: bool = True,
+    pairs: str = DEFAULT_PAIRS,
+    top_k: int = DEFAULT_TOP_K,
+    requested: tuple[tuple[str, str], ...] = (),
 ) -> Comparison:
-    """Every pair of models: per-language and aggregate differences with effect sizes.
+    """Pairs of models: per-language and aggregate differences with effect sizes.
+
+    ``pairs="all"`` computes every pair; ``"adjacent"`` (the default) the
+    neighbours in each aggregate's ranking, every pair of its ``top_k`` best
+    models and the pairs ``requested`` by name (:func:`select_pairs`), so that
+    time and memory grow linearly in models. A pair's row is the same in both
+    modes, float for float (see :func:`_aggregate_frame`); :attr:`Comparison.summary`
+    counts flagged pairs over every pair in both. ``per_language=True`` (the
+    table of every pair × language) implies ``pairs="all"``.
 
     Pair SDs come from the draws' covariance matrices (one product per
     aggregate, one accumulated per language; see :mod:`glotbench.analysis.pairs`),
@@ -260,6 +327,10 @@ def compare_models(
     is left out with a note. ``per_language=False`` keeps only the
     per-language summaries, not the table of every pair and language.
     """
+    if pairs not in PAIR_MODES:
+        raise InputError(
+            f"pairs must be one of {', '.join(PAIR_MODES)}, not {pairs!r}", field="pairs"
+        )
     settings = settings or DEFAULT_SETTINGS.draws(source)
     source, overall_notes = overall_source(source)  # the overall view's models
     design = prepare_draws(source, settings)
@@ -272,29 +343,41 @@ def compare_models(
             f"{', '.join(map(repr, models)) or 'none'} (check the model names selected)"
             + "".join(f"; {n}" for n in overall_notes)  # overall_source: models left out
         )
-    pairs = pair_indices(len(models))
+    every_pair = pairs == "all" or per_language
+    chosen = (
+        pair_indices(len(models))
+        if every_pair
+        else select_pairs(models, _observed_aggregates(design, aggregators), top_k, requested)
+    )
+    if every_pair and requested:
+        select_pairs(models, {}, top_k, requested)  # the names are checked in either mode
     # per language: the unit draws themselves, languages fixed
-    results, sd = _aggregates_and_language_sd(design, aggregators, pairs)
-    frames, infinite = [], 0
+    results, sd = _aggregates_and_language_sd(design, aggregators, chosen, every_pair)
+    frames, summary, infinite = [], [], 0
+    n_all = len(models) * (len(models) - 1) // 2
     for aggregator, result in results.items():
         if isinstance(result, Exception):
             notes.append(f"{aggregator}: {result}")
             continue
-        frame = _aggregate_frame(aggregator, models, *result, pairs, alpha)
+        cov = draw_covariance(result[1])
+        frame = _aggregate_frame(aggregator, models, *result, chosen, alpha, cov)
+        n_flagged = int(frame["flagged"].sum()) if every_pair else _flagged_pairs(result[0], cov)
+        summary.append(_summary_row(aggregator, frame, n_all, n_flagged))
+        del cov
         infinite += int(np.isinf(frame["effect_size"]).sum())
         frames.append(frame)
     aggregates = (
         pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=AGGREGATE_COLUMNS)
     )
     observed = design.observed
-    diff = observed[pairs[0]] - observed[pairs[1]]  # (pairs, U)
+    diff = observed[chosen[0]] - observed[chosen[1]]  # (pairs, U)
     effect = _effect(diff, sd)
     infinite += int(np.isinf(effect).sum())
-    language_summary, pair_summary = _summaries(models, design.labels, pairs, diff, sd, effect)
+    language_summary, pair_summary = _summaries(models, design.labels, chosen, diff, sd, effect)
     return Comparison(
         aggregates=aggregates,
         per_language=(
-            _language_frame(models, design.labels, pairs, diff, sd, effect)
+            _language_frame(models, design.labels, chosen, diff, sd, effect)
             if per_language
             else None
         ),
@@ -303,6 +386,14 @@ def compare_models(
         notes=tuple(notes) + _infinite_effect_notes(infinite),
         language_summary=language_summary,
         pair_summary=pair_summary,
+        summary=pd.DataFrame(summary, columns=SUMMARY_COLUMNS),
+        pairs={
+            "mode": "all" if every_pair else "adjacent",
+            "top_k": None if every_pair else top_k,
+            "requested": [list(p) for p in requested],
+            "n_pairs": len(chosen[0]),
+            "n_all_pairs": n_all,
+        },
     )
 
 
@@ -365,22 +456,39 @@ def _flipped(rows: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+SUMMARY_COLUMNS = (
+    "aggregator",
+    "n_pairs",
+    "n_flagged",
+    "share_flagged",
+    "n_adjacent",
+    "n_adjacent_flagged",
+)
+
+
+def _summary_row(
+    aggregator: str, rows: pd.DataFrame, n_pairs: int, n_flagged: int
+) -> dict[str, Any]:
+    """One aggregator's summary: ``n_flagged`` of ``n_pairs``; the neighbours from ``rows``."""
+    adjacent = adjacent_pairs(rows, aggregator)
+    return {
+        "aggregator": aggregator,
+        "n_pairs": n_pairs,
+        "n_flagged": n_flagged,
+        "share_flagged": n_flagged / n_pairs if n_pairs else np.nan,
+        "n_adjacent": len(adjacent),
+        "n_adjacent_flagged": int(adjacent["flagged"].astype(bool).sum()),
+    }
+
+
 def comparison_summary(aggregates: pd.DataFrame) -> pd.DataFrame:
-    """Per aggregator: pairs, flagged pairs, and how many ranking neighbours are flagged."""
-    out = []
-    for aggregator, rows in aggregates.groupby("aggregator", sort=False):
-        adjacent = adjacent_pairs(rows, str(aggregator))
-        out.append(
-            {
-                "aggregator": aggregator,
-                "n_pairs": len(rows),
-                "n_flagged": int(rows["flagged"].sum()),
-                "share_flagged": float(rows["flagged"].mean()) if len(rows) else np.nan,
-                "n_adjacent": len(adjacent),
-                "n_adjacent_flagged": int(adjacent["flagged"].astype(bool).sum()),
-            }
-        )
-    return pd.DataFrame(out)
+    """Per aggregator: pairs, flagged pairs, and how many ranking neighbours are flagged,
+    counted over the rows given (every pair, for ``pairs="all"``'s table)."""
+    out = [
+        _summary_row(str(aggregator), rows, len(rows), int(rows["flagged"].sum()))
+        for aggregator, rows in aggregates.groupby("aggregator", sort=False)
+    ]
+    return pd.DataFrame(out, columns=SUMMARY_COLUMNS)
 
 
 @dataclass(frozen=True)

@@ -29,8 +29,17 @@ import numpy as np
 from scipy.linalg.blas import dsyrk
 from threadpoolctl import threadpool_limits
 
+from glotbench.errors import InputError
+
 #: relative size below which a pair's variance counts as exactly 0 (see module docstring)
 ZERO_VARIANCE = 1e-10
+
+#: which pairs are computed: "adjacent" (the default) — the neighbours in each aggregate's
+#: ranking, every pair of its top models and the pairs asked for; "all" — every pair
+PAIR_MODES = ("adjacent", "all")
+DEFAULT_PAIRS = "adjacent"
+#: the pairs of this many top models (by each aggregate) are computed in "adjacent" mode
+DEFAULT_TOP_K = 10
 
 #: elements per chunk of pairwise differences (8 bytes each: 64 MB)
 CHUNK_ELEMENTS = 1 << 23
@@ -44,6 +53,53 @@ def pair_indices(n_models: int) -> tuple[np.ndarray, np.ndarray]:
     return np.triu_indices(n_models, k=1)
 
 
+def ranking(models: np.ndarray, observed: np.ndarray) -> np.ndarray:
+    """Model indices from best to worst by an observed aggregate (ties: by name), the
+    order of :func:`glotbench.analysis.compare.adjacent_pairs`."""
+    return np.asarray(
+        sorted(range(len(models)), key=lambda m: (-observed[m], str(models[m]))), dtype=np.intp
+    )
+
+
+def select_pairs(
+    models: np.ndarray,
+    observed: dict[str, np.ndarray],
+    top_k: int = DEFAULT_TOP_K,
+    requested: tuple[tuple[str, str], ...] = (),
+) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs (a < b, in :func:`pair_indices`' order) of "adjacent" mode: for each
+    aggregate's ranking its M − 1 neighbours and every pair of its ``top_k`` best
+    models, plus the pairs ``requested`` by name — O(M + k²) pairs, not M²."""
+    n = len(models)
+    if top_k < 0:
+        raise InputError(f"top_k must be 0 or more, not {top_k}", field="top_k")
+    chosen: list[np.ndarray] = []
+    for values in observed.values():
+        order = ranking(models, values)
+        chosen.append(np.minimum(order[:-1], order[1:]) * n + np.maximum(order[:-1], order[1:]))
+        top = np.sort(order[:top_k])
+        first, second = np.triu_indices(len(top), k=1)
+        chosen.append(top[first] * n + top[second])
+    index = {str(m): i for i, m in enumerate(models)}
+    for pair in requested:
+        unknown = [m for m in pair if m not in index]
+        if unknown or len(pair) != 2 or pair[0] == pair[1]:
+            raise InputError(
+                f"--pair {','.join(pair)}: "
+                + (
+                    f"no model {unknown[0]!r} in the data (models: "
+                    f"{', '.join(map(str, models[:20]))}{', …' if n > 20 else ''})"
+                    if unknown
+                    else "give two different models as A,B"
+                ),
+                field="pair",
+            )
+        a, b = sorted((index[pair[0]], index[pair[1]]))
+        chosen.append(np.array([a * n + b]))
+    codes = np.unique(np.concatenate(chosen)) if chosen else np.empty(0, dtype=np.intp)
+    return codes // n, codes % n
+
+
 def _pair_variance(cov: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Var(X_a − X_b) from covariance matrices (..., M, M) for the pairs (a, b)."""
     var_a, var_b = cov[..., a, a], cov[..., b, b]
@@ -51,12 +107,39 @@ def _pair_variance(cov: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.where(var <= ZERO_VARIANCE * (var_a + var_b), 0.0, var)
 
 
-def difference_sd(draws: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """SD (ddof = 1) over the draws (R × M) of X_a − X_b for every pair (a, b)."""
+def draw_covariance(draws: np.ndarray) -> np.ndarray:
+    """Covariance matrix (M × M, ddof = 1) of the draws (R × M); constant columns 0.
+
+    One BLAS thread: the same floats as with two (checked for 2–1,000 models), at a
+    third of the CPU time on a shared machine, where spinning threads wait on others.
+    """
     centred = draws - draws.mean(axis=0)
     centred[:, draws.min(axis=0) == draws.max(axis=0)] = 0.0  # constant: exactly 0
-    cov = centred.T @ centred / (draws.shape[0] - 1)
+    with threadpool_limits(limits=1, user_api="blas"):
+        return centred.T @ centred / (draws.shape[0] - 1)
+
+
+def covariance_sd(cov: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """SD of X_a − X_b for the pairs (a, b) from a covariance matrix (element by element:
+    a pair's value does not depend on which other pairs are asked for)."""
     return np.sqrt(_pair_variance(cov, a, b))
+
+
+def difference_sd(draws: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """SD (ddof = 1) over the draws (R × M) of X_a − X_b for every pair (a, b)."""
+    return covariance_sd(draw_covariance(draws), a, b)
+
+
+def upper_pairs(
+    n_models: int, chunk_elements: int = CHUNK_ELEMENTS
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """All pairs a < b in :func:`pair_indices`' order, in chunks of whole first models
+    (at most about ``chunk_elements`` pairs each, so memory stays linear in models)."""
+    rows = max(1, chunk_elements // max(n_models, 1))
+    models = np.arange(n_models)
+    for start in range(0, n_models, rows):
+        first, second = np.nonzero(models[start : start + rows, None] < models[None, :])
+        yield first + start, second
 
 
 class CrossProducts:
@@ -126,6 +209,66 @@ class CrossProducts:
             cov[:, constant] = 0.0
             out[:, u] = np.sqrt(_pair_variance(cov, a, b))
         return out
+
+
+class DifferenceMoments:
+    """Per-unit SDs (ddof = 1) of X_a − X_b for chosen pairs, accumulated block by block.
+
+    For a few pairs (the neighbours in a ranking, the top models) the
+    differences' own draws are cheaper than U × M × M cross products and
+    linear in models: ``add(block)`` takes unit draws (rows × M × U) and
+    keeps, per pair and unit, Σ(d − c) and Σ(d − c)² with c the first
+    draw (:class:`_Moments`; a constant difference has SD exactly 0) and the
+    same sums for every model's own draws, for the zero-variance rule of :func:`_pair_variance`
+    (a variance at or below :data:`ZERO_VARIANCE` · (Var X_a + Var X_b) is 0).
+    The SDs equal those of :class:`CrossProducts` to rounding (about 10⁻¹³
+    relative; not bit for bit: the two sum the squares in other orders).
+    """
+
+    def __init__(self, a: np.ndarray, b: np.ndarray) -> None:
+        self.a, self.b = np.asarray(a, dtype=np.intp), np.asarray(b, dtype=np.intp)
+        self.count = 0
+        self.pair = _Moments()
+        self.model = _Moments()
+
+    def add(self, block: np.ndarray) -> None:
+        self.model.add(block)
+        self.pair.add(block[:, self.a, :] - block[:, self.b, :])  # (rows, pairs, U)
+        self.count += block.shape[0]
+
+    def difference_sd(self) -> np.ndarray:
+        """SD of X_a − X_b per unit, shape (pairs, U)."""
+        var = self.pair.variance(self.count)  # (pairs, U)
+        model_var = self.model.variance(self.count)  # (M, U)
+        scale = model_var[self.a] + model_var[self.b]
+        var = np.where(var <= ZERO_VARIANCE * scale, 0.0, var)
+        return np.sqrt(np.maximum(var, 0.0))
+
+
+class _Moments:
+    """Sums over the rows of blocks (rows, columns, U) of values minus their first row.
+
+    Shifting by the first draw keeps Σ(x − c)² − (Σ(x − c))²/R from cancelling
+    (c is within a few SDs of the mean), and a column whose draws are all equal
+    gives exactly 0 (every shifted value is 0).
+    """
+
+    def __init__(self) -> None:
+        self.shift = self.sum = self.squares = np.empty((0, 0))
+
+    def add(self, values: np.ndarray) -> None:
+        if not self.shift.size:
+            self.shift = values[0].copy()
+            self.sum, self.squares = np.zeros_like(self.shift), np.zeros_like(self.shift)
+        centred = values - self.shift
+        self.sum += centred.sum(axis=0)
+        np.square(centred, out=centred)
+        self.squares += centred.sum(axis=0)
+
+    def variance(self, count: int) -> np.ndarray:
+        """Variance over the rows (ddof = 1), (columns, U); exactly 0 for constant columns."""
+        var = (self.squares - self.sum**2 / count) / (count - 1)
+        return np.where(self.squares == 0, 0.0, var)
 
 
 def _pair_chunks(first: np.ndarray, n_draws: int, chunk_elements: int) -> Iterator[slice]:
