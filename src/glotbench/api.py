@@ -53,6 +53,7 @@ from glotbench.analysis.planning.plan import Plan, PlanSettings, plan_design
 from glotbench.analysis.planning.power import Components, Design
 from glotbench.analysis.ranks import Ranks, rank_models
 from glotbench.analysis.replicates import ReplicatedScores
+from glotbench.analysis.settings import DEFAULT_PAIRS, DEFAULT_TOP_K
 from glotbench.analysis.significance import (
     AdjustedPValues,
     McNemarResult,
@@ -460,6 +461,9 @@ def analyze_compare(
     confidence_level: float | None = None,
     per_language: bool = False,
     pairs_out: str | Path | None = None,
+    pairs: str = DEFAULT_PAIRS,
+    top_k: int = DEFAULT_TOP_K,
+    pair: Sequence[tuple[str, str]] = (),
 ) -> Comparison:
     """Pairwise differences with SDs over draws and effect sizes.
 
@@ -477,7 +481,19 @@ def analyze_compare(
         language and per pair).
     pairs_out : str or Path, optional
         Write the per-language table to this Parquet file (CSV if the name
-        ends in ``.csv``).
+        ends in ``.csv``). It holds every pair (implies ``pairs="all"``).
+    pairs : {"adjacent", "all"}, default "adjacent"
+        ``"adjacent"``: the neighbours in each aggregate's ranking, every pair
+        of its ``top_k`` best models and the pairs in ``pair`` — time and
+        memory linear in models; ``"all"``: every one of the M(M − 1)/2 pairs.
+        A pair's numbers are the same in both modes, float for float;
+        ``Comparison.summary`` counts flagged pairs over every pair in both.
+        ``per_language=True`` implies ``"all"``.
+    top_k : int, default 10
+        In ``"adjacent"`` mode, every pair of this many best models (by each
+        aggregate) is computed; 0 for none.
+    pair : sequence of (str, str), optional
+        Pairs of model names to compute in any case (``("xlmr", "mbert")``).
 
     Returns
     -------
@@ -505,6 +521,9 @@ def analyze_compare(
         draws,
         confidence_level=level,
         per_language=per_language or pairs_out is not None,
+        pairs=pairs,
+        top_k=top_k,
+        requested=tuple((str(a), str(b)) for a, b in pair),
     )
     if request is not None:
         result = replace(result, recorded=request.record(source) | {"confidence_level": level})

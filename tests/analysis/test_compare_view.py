@@ -36,7 +36,7 @@ def _scores(seed: int = 3) -> ReplicatedScores:
 
 @pytest.fixture(scope="module")
 def comparison():  # type: ignore[no-untyped-def]
-    return compare_models(_scores(), DrawSettings(n_draws=300), per_language=False)
+    return compare_models(_scores(), DrawSettings(n_draws=300), per_language=False, pairs="all")
 
 
 def test_adjacent_pairs_follow_the_ranking_and_equal_the_stored_rows(comparison) -> None:  # type: ignore[no-untyped-def]
@@ -89,11 +89,16 @@ def test_terminal_shows_neighbours_not_every_pair(cli: Cli, tmp_path: Path) -> N
     result = cli("analyze", "compare", "--input", path, "--draws", "300")
     assert result.exit_code == 0, result.stderr
     assert "Neighbours in the ranking by mean" in result.out
-    assert "every pair (91 pairs × 3 aggregators): --json" in result.out
+    assert "of 91 pairs" in result.out and "every pair: --pairs all --json" in result.out
     payload = json.loads(
-        cli("analyze", "compare", "--input", path, "--draws", "300", "--json").stdout
+        cli(
+            "analyze", "compare", "--input", path, "--draws", "300", "--pairs", "all", "--json"
+        ).stdout
     )
     assert len(payload["aggregates"]) == 3 * 91  # every pair in --json
+    assert payload["pairs"]["mode"] == "all"
+    summary = pd.DataFrame(payload["summary"])
+    assert list(summary["n_pairs"]) == [91, 91, 91]
     neighbours = adjacent_pairs(pd.DataFrame(payload["aggregates"]), "mean")
     pair_lines = [line.split() for line in result.stdout.splitlines() if line.count("│ m") >= 2]
     shown = {(cells[3], cells[5]) for cells in pair_lines}  # │ rank │ model_a │ model_b │

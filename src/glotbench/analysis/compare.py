@@ -33,9 +33,6 @@ from glotbench.analysis.draws import (
 )
 from glotbench.analysis.overall import overall_source
 from glotbench.analysis.pairs import (
-    DEFAULT_PAIRS,
-    DEFAULT_TOP_K,
-    PAIR_MODES,
     CrossProducts,
     DifferenceMoments,
     covariance_sd,
@@ -47,7 +44,14 @@ from glotbench.analysis.pairs import (
 )
 from glotbench.analysis.replicates import ReplicatedScores
 from glotbench.analysis.results import best_row, number, records, summary_repr
-from glotbench.analysis.settings import DEFAULT_SETTINGS, settings_record, z_value
+from glotbench.analysis.settings import (
+    DEFAULT_PAIRS,
+    DEFAULT_SETTINGS,
+    DEFAULT_TOP_K,
+    PAIR_MODES,
+    settings_record,
+    z_value,
+)
 from glotbench.analysis.variance import ComponentTable
 from glotbench.errors import InputError
 from glotbench.resample.intervals import percentile_interval
@@ -291,7 +295,7 @@ def _observed_aggregates(
     design: DrawnDesign, aggregators: tuple[Aggregator, ...]
 ) -> dict[str, np.ndarray]:
     """Each aggregator's observed aggregate (M,), those that can be computed."""
-    out = {}
+    out: dict[str, np.ndarray] = {}
     for aggregator in aggregators:
         try:
             out[aggregator] = aggregate_units(design.observed, design.layout, aggregator)

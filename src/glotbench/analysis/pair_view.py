@@ -270,7 +270,7 @@ def ranked_comparisons(
     draws = analysis.settings.draws(source)
     return RankedComparisons(
         tuple(ranked),
-        compare_models(subset, draws, aggregators=("mean",), confidence_level=level),
+        compare_models(subset, draws, aggregators=("mean",), confidence_level=level, pairs="all"),
         rank_models(subset, draws, aggregators=("mean",), confidence_level=level),
         level,
         overall.left_out,
@@ -320,7 +320,9 @@ def task_comparisons(
         subset = source.take([source.models.index(m) for m in ranked], units)
         out[task] = RankedComparisons(
             tuple(ranked),
-            compare_models(subset, draws, aggregators=("mean",), confidence_level=level),
+            compare_models(
+                subset, draws, aggregators=("mean",), confidence_level=level, pairs="all"
+            ),
             rank_models(subset, draws, aggregators=("mean",), confidence_level=level),
             level,
             view.left_out,

@@ -29,17 +29,11 @@ import numpy as np
 from scipy.linalg.blas import dsyrk
 from threadpoolctl import threadpool_limits
 
+from glotbench.analysis.settings import DEFAULT_TOP_K
 from glotbench.errors import InputError
 
 #: relative size below which a pair's variance counts as exactly 0 (see module docstring)
 ZERO_VARIANCE = 1e-10
-
-#: which pairs are computed: "adjacent" (the default) — the neighbours in each aggregate's
-#: ranking, every pair of its top models and the pairs asked for; "all" — every pair
-PAIR_MODES = ("adjacent", "all")
-DEFAULT_PAIRS = "adjacent"
-#: the pairs of this many top models (by each aggregate) are computed in "adjacent" mode
-DEFAULT_TOP_K = 10
 
 #: elements per chunk of pairwise differences (8 bytes each: 64 MB)
 CHUNK_ELEMENTS = 1 << 23

@@ -30,6 +30,14 @@ SCHEMES: tuple[str, ...] = ("auto", "nonparametric", "parametric", "languages-on
 #: the values ``languages`` takes
 LANGUAGE_SAMPLINGS: tuple[str, ...] = ("with", "without", "none")
 
+#: which pairs ``analyze compare`` computes: "adjacent" (the default) — the neighbours in
+#: each aggregate's ranking, every pair of its top models and the pairs asked for (linear
+#: in models); "all" — every one of the M(M − 1)/2 pairs
+PAIR_MODES = ("adjacent", "all")
+DEFAULT_PAIRS = "adjacent"
+#: every pair of this many best models (by each aggregate) is computed in "adjacent" mode
+DEFAULT_TOP_K = 10
+
 
 def is_replicated(source: ReplicatedScores) -> bool:
     """Whether the scores have several seeds or bootstrap replicates per cell."""

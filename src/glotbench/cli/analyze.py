@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from glotbench.analysis.settings import AnalysisSettings
+from glotbench.analysis.settings import DEFAULT_PAIRS, DEFAULT_TOP_K, PAIR_MODES, AnalysisSettings
 from glotbench.cli._lazy import api
 from glotbench.cli._options import (
     DEFAULT_SIZES,
@@ -229,18 +229,47 @@ def analyze_compare_command(
             "Parquet, or CSV if the name ends in .csv.",
         ),
     ] = None,
+    pairs: Annotated[
+        str,
+        typer.Option(
+            "--pairs",
+            help="Which pairs to compute: 'adjacent' (neighbours in each aggregate's ranking, "
+            "every pair of the --top-k best models and each --pair; linear in models) or 'all' "
+            "(every pair; implied by --per-language and --pairs-out). A pair's numbers are "
+            "the same in both.",
+        ),
+    ] = DEFAULT_PAIRS,
+    top_k: Annotated[
+        int,
+        typer.Option(
+            "--top-k", min=0, help="With --pairs adjacent: every pair of this many best models."
+        ),
+    ] = DEFAULT_TOP_K,
+    pair: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--pair",
+            help="A pair to compute in any case, as A,B (model names; repeat the option).",
+        ),
+    ] = None,
     json_output: JsonOption = False,
 ) -> None:
     """Pairwise differences, their SD over replications and effect sizes (flag: |effect| ≥ 2).
 
     Aggregates over languages: mean, geometric mean (a zero gives 0) and median.
     """
+    if pairs not in PAIR_MODES:
+        raise typer.BadParameter(f"use one of {', '.join(PAIR_MODES)}", param_hint="--pairs")
+    requested = [_model_pair(text) for text in pair or ()]
     source = _source(input, store, settings, model, task, language)
     result = api.analyze_compare(
         source,
         settings,
         per_language=per_language,
         pairs_out=pairs_out,
+        pairs=pairs,
+        top_k=top_k,
+        pair=requested,
     )
     if json_output:
         print_json(result.to_dict(frames=True))  # every pair's records, slice by slice
@@ -249,6 +278,14 @@ def analyze_compare_command(
     if pairs_out is not None:
         console.print(f"per-language table of every pair written to {pairs_out}")
     print_notes(result.notes)
+
+
+def _model_pair(text: str) -> tuple[str, str]:
+    """``A,B`` → (A, B); a pair of names, each non-empty."""
+    names = tuple(part.strip() for part in text.split(","))
+    if len(names) != 2 or not all(names):
+        raise typer.BadParameter(f"{text!r}: give two model names as A,B", param_hint="--pair")
+    return names[0], names[1]
 
 
 #: up to this many pairs (10 models) the terminal shows every pair; above, what a person reads
@@ -266,10 +303,21 @@ def _print_comparison(result: Any) -> None:
     aggregates = result.aggregates
     title = f"Pairwise differences A − B ({result.settings.describe()})"
     n_pairs = len(result.pair_summary)
-    if n_pairs <= FULL_TABLE_PAIRS:
+    n_all = result.pairs.get("n_all_pairs", n_pairs)
+    if n_all <= FULL_TABLE_PAIRS:
         console.print(frame_table(aggregates, title=title))
     else:
-        console.print(frame_table(comparison_summary(aggregates), title=title))
+        summary = result.summary if len(result.summary) else comparison_summary(aggregates)
+        console.print(frame_table(summary, title=title + ", over every pair"))
+        requested = {tuple(p) for p in result.pairs.get("requested", ())}
+        if requested:
+            asked = aggregates[
+                [
+                    (a, b) in requested or (b, a) in requested
+                    for a, b in zip(aggregates["model_a"], aggregates["model_b"], strict=True)
+                ]
+            ]
+            console.print(frame_table(asked, title="Pairs asked for (--pair)"))
         for aggregator in aggregates["aggregator"].unique()[:1]:
             console.print(
                 frame_table(
@@ -285,11 +333,17 @@ def _print_comparison(result: Any) -> None:
         console.print(
             frame_table(result.language_summary, title="Per language: flagged pair differences")
         )
-    if n_pairs > FULL_TABLE_PAIRS or per_language is not None:
+    if n_all > FULL_TABLE_PAIRS or per_language is not None:
+        shown = (
+            f"{n_pairs:,} of {n_all:,} pairs (ranking neighbours and the top "
+            f"{result.pairs.get('top_k')} models' pairs; the per-language summary is over "
+            "them); every pair: --pairs all --json"
+            if n_pairs < n_all
+            else f"every pair ({n_all:,} pairs × {aggregates['aggregator'].nunique()} "
+            "aggregators): --json"
+        )
         console.print(
-            f"every pair ({n_pairs:,} pairs × {aggregates['aggregator'].nunique()} "
-            "aggregators): --json; every pair × language: --per-language --json or "
-            "--pairs-out FILE",
+            f"{shown}; every pair × language: --per-language --json or --pairs-out FILE",
             highlight=False,
         )
 
