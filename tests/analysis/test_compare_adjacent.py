@@ -161,3 +161,15 @@ def test_cli_pair_and_top_k_options(cli: Cli, tmp_path: Path) -> None:
     assert bad.exit_code != 0 and "no model 'nope'" in bad.err
     assert cli(*base, "--pairs", "some").exit_code != 0
     assert cli(*base, "--pair", "m20").exit_code != 0
+
+
+def test_median_from_a_sort_equals_numpy_median_float_for_float() -> None:
+    from glotbench.analysis.draws import median
+
+    rng = np.random.default_rng(4)
+    for shape in [(5, 7), (3, 4, 50), (10, 9, 1), (4, 2), (6, 3, 51)]:
+        values = rng.normal(size=shape)
+        values[..., 0] = np.round(values[..., 0], 1)  # ties
+        values.flat[0], values.flat[3] = np.nan, np.inf
+        for axis in range(len(shape)):
+            assert np.array_equal(median(values, axis), np.median(values, axis), equal_nan=True)

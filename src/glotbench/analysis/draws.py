@@ -358,6 +358,27 @@ def language_draws(
     return out
 
 
+def median(values: np.ndarray, axis: int = -1) -> np.ndarray:
+    """``numpy.median`` along ``axis``, the same floats, from a sort instead of a partition.
+
+    numpy's median is the mean of the two middle order statistics ((a + b) / 2,
+    as here) or the middle one; a NaN anywhere makes it NaN. numpy's sort of
+    short rows (SIMD) is about 5x faster than its two-point partition, which
+    made the median the slowest aggregate of ``analyze compare``.
+    """
+    ordered = np.sort(np.moveaxis(values, axis, -1), axis=-1)
+    n = ordered.shape[-1]
+    if n == 0:
+        return np.median(values, axis=axis)  # numpy's warning and NaN
+    middle = (
+        ordered[..., n // 2] if n % 2 else (ordered[..., n // 2 - 1] + ordered[..., n // 2]) / 2
+    )
+    nan = np.isnan(ordered[..., -1])  # NaNs sort last
+    if nan.any():
+        middle = np.where(nan, np.nan, middle)
+    return middle
+
+
 def aggregate(scores: np.ndarray, aggregator: Aggregator, axis: int = -1) -> np.ndarray:
     """Aggregate over languages: arithmetic mean, geometric mean or median.
 
@@ -369,7 +390,7 @@ def aggregate(scores: np.ndarray, aggregator: Aggregator, axis: int = -1) -> np.
     if aggregator == "mean":
         return scores.mean(axis=axis)
     if aggregator == "median":
-        return np.median(scores, axis=axis)
+        return median(scores, axis=axis)
     if aggregator == "geometric_mean":
         negative = int(np.count_nonzero(scores < 0))
         if negative:

@@ -35,6 +35,8 @@ from glotbench.errors import InputError
 #: relative size below which a pair's variance counts as exactly 0 (see module docstring)
 ZERO_VARIANCE = 1e-10
 
+#: draws per step of :class:`DifferenceMoments` (the gathered differences fit in the cache)
+MOMENT_ROWS = 8
 #: elements per chunk of pairwise differences (8 bytes each: 64 MB)
 CHUNK_ELEMENTS = 1 << 23
 #: elements per chunk of differences whose percentiles are selected (2 MB: the passes
@@ -226,8 +228,11 @@ class DifferenceMoments:
         self.model = _Moments()
 
     def add(self, block: np.ndarray) -> None:
-        self.model.add(block)
-        self.pair.add(block[:, self.a, :] - block[:, self.b, :])  # (rows, pairs, U)
+        # a few rows at a time: the gathered differences stay in the CPU's cache (2x faster)
+        for start in range(0, block.shape[0], MOMENT_ROWS):
+            rows = block[start : start + MOMENT_ROWS]
+            self.model.add(rows)
+            self.pair.add(rows[:, self.a, :] - rows[:, self.b, :], scratch=True)  # (rows, pairs, U)
         self.count += block.shape[0]
 
     def difference_sd(self) -> np.ndarray:
@@ -250,11 +255,12 @@ class _Moments:
     def __init__(self) -> None:
         self.shift = self.sum = self.squares = np.empty((0, 0))
 
-    def add(self, values: np.ndarray) -> None:
+    def add(self, values: np.ndarray, scratch: bool = False) -> None:
+        """Add rows; ``scratch``: ``values`` is a temporary that may be overwritten."""
         if not self.shift.size:
             self.shift = values[0].copy()
             self.sum, self.squares = np.zeros_like(self.shift), np.zeros_like(self.shift)
-        centred = values - self.shift
+        centred = np.subtract(values, self.shift, out=values if scratch else None)
         self.sum += centred.sum(axis=0)
         np.square(centred, out=centred)
         self.squares += centred.sum(axis=0)
