@@ -521,3 +521,26 @@ def test_ranks_and_euroeval_rank_draw_the_same_units_the_same_way() -> None:
         # x̄* = best − (score − 1)·sd is the resampled mean: identical in both runs
         resampled = row["best"] - (row["score"] - 1) * row["pooled_sd"]
         assert resampled == pytest.approx(full["best"] - (full["score"] - 1) * full["pooled_sd"])
+
+
+def test_dataset_rank_scores_equal_the_model_by_model_bootstrap() -> None:
+    """The medians and percentiles, taken in one call along the models' rows, are the
+    floats of the per-model bootstrap written out model by model."""
+    from glotbench.analysis.euroeval_rank import dataset_rank_scores, pooled_sd
+
+    rng = np.random.default_rng(3)
+    iterations = rng.normal(0.6, 0.05, (9, 10))
+    iterations[2, 4:] = np.nan  # fewer iterations
+    iterations[5] = np.nan  # no scores
+    generators = [np.random.default_rng(100 + m) for m in range(9)]
+    got = dataset_rank_scores(iterations, 500, generators)
+    assert np.isnan(got["score"][5]) and np.isnan(got["low"][5])
+    best, spread = float(np.nanmax(got["mean"])), pooled_sd(iterations)
+    for m in (0, 1, 2, 3, 4, 6, 7, 8):
+        x = iterations[m][np.isfinite(iterations[m])]
+        idx = np.random.default_rng(100 + m).integers(0, x.size, size=(500, x.size))
+        boot = 1 + (best - x[idx].mean(axis=1)) / spread
+        assert got["score"][m] == np.median(boot)
+        alpha = (1 - 0.95) / 2  # as the function computes its percentiles
+        expected = np.percentile(boot, [100 * alpha, 100 * (1 - alpha)])
+        assert [got["low"][m], got["high"][m]] == list(expected)

@@ -447,15 +447,18 @@ def dataset_rank_scores(
     plug_in = 1 + (best - means) / spread
     median = np.full(len(means), np.nan)
     low, high = median.copy(), median.copy()
-    for m in range(len(means)):
-        if n[m] == 0:
-            continue
+    present = np.flatnonzero(n > 0)
+    boots = np.empty((len(present), n_bootstraps))
+    for row, m in enumerate(present):
         x = iterations[m][finite[m]]
         generator = rng if isinstance(rng, np.random.Generator) else rng[m]
         idx = generator.integers(0, x.size, size=(n_bootstraps, x.size))
-        boot = 1 + (best - x[idx].mean(axis=1)) / spread
-        median[m] = np.median(boot)
-        low[m], high[m] = np.percentile(boot, [100 * alpha, 100 * (1 - alpha)])
+        boots[row] = 1 + (best - x[idx].mean(axis=1)) / spread
+    if len(present):
+        # along an axis numpy computes each row's median and percentiles as for that row
+        # alone (the same floats), in one call instead of one per model
+        median[present] = np.median(boots, axis=1)
+        low[present], high[present] = np.percentile(boots, [100 * alpha, 100 * (1 - alpha)], axis=1)
     return {
         "best": best,
         "pooled_sd": spread,
