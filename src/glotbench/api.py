@@ -51,7 +51,7 @@ from glotbench.analysis.mixed.model import LmmResult
 from glotbench.analysis.mixed.study import analyze_missing_data, analyze_mixed_model
 from glotbench.analysis.planning.plan import Plan, PlanSettings, plan_design
 from glotbench.analysis.planning.power import Components, Design
-from glotbench.analysis.ranks import Ranks, rank_models
+from glotbench.analysis.ranks import DISTRIBUTION_FORMATS, Ranks, rank_models
 from glotbench.analysis.replicates import ReplicatedScores
 from glotbench.analysis.settings import DEFAULT_PAIRS, DEFAULT_TOP_K
 from glotbench.analysis.significance import (
@@ -547,6 +547,7 @@ def analyze_ranks(
     *,
     rank_method: str = "2026-05-28",
     rank_bootstraps: int = 1000,
+    distribution: str = "auto",
 ) -> Ranks:
     """Rank distributions, rank intervals and EuroEval rank scores with intervals.
 
@@ -561,6 +562,12 @@ def analyze_ranks(
         (``docs/analysis.md``).
     rank_bootstraps : int, default 1000
         Bootstrap draws of the EuroEval rank score's interval.
+    distribution : {"auto", "full", "window"}, default "auto"
+        How the JSON form (``to_dict``) gives the rank distribution: ``"full"``
+        every rank's share per model (M × M numbers), ``"window"`` each model's
+        ranks with a non-zero share (``first_rank``, ``shares``; linear in models
+        when rank intervals are narrow), ``"auto"`` full up to 50 models.
+        ``Ranks.distribution`` (the DataFrame) is the full table in any case.
 
     Returns
     -------
@@ -580,6 +587,11 @@ def analyze_ranks(
       mbert        3.0          3           3
        xlmr        2.0          2           2
     """
+    if distribution not in DISTRIBUTION_FORMATS:
+        raise InputError(
+            f"distribution must be one of {', '.join(DISTRIBUTION_FORMATS)}, not {distribution!r}",
+            field="distribution",
+        )
     draws, request = _draw_settings(source, settings)
     level = _level(confidence_level, request)
     result = rank_models(
@@ -589,6 +601,7 @@ def analyze_ranks(
         rank_method=rank_method,
         rank_bootstraps=rank_bootstraps,
     )
+    result = replace(result, distribution_format=distribution)
     if request is not None:
         result = replace(result, recorded=request.record(source) | {"confidence_level": level})
     return result

@@ -27,13 +27,22 @@ TOP_KEYS = {
         "settings",
         "languages",
         "effect_threshold",
+        "pairs",
+        "summary",
         "aggregates",
         "per_language",
         "language_summary",
         "pair_summary",
         "notes",
     },
-    "ranks": {"settings", "summary", "distribution", "notes", "euroeval_rank"},
+    "ranks": {
+        "settings",
+        "summary",
+        "distribution_format",
+        "distribution",
+        "notes",
+        "euroeval_rank",
+    },
 }
 RECORD_KEYS = {
     ("variance", "per_model"): {

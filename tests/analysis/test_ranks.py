@@ -13,7 +13,9 @@ from glotbench.analysis.draws import DrawSettings, prepare_draws
 from glotbench.analysis.euroeval_rank import euroeval_rank_scores, welch_greater_pvalue
 from glotbench.analysis.ranks import draw_ranks, rank_intervals, rank_models
 from glotbench.analysis.replicates import ReplicatedScores, Unit, replicates_from_frame
+from glotbench.analysis.results import records
 from glotbench.analysis.variance import components_from_summary
+from glotbench.errors import InputError
 
 from .conftest import replicated, simulate
 
@@ -362,3 +364,41 @@ def test_euroeval_with_one_seed_uses_the_first_ten_replicates() -> None:
     )
     got = result.summary.set_index("model")["euroeval_rank_score"].to_dict()
     assert got == pytest.approx(reference_euroeval(iterations), rel=1e-10)
+
+
+def test_windowed_distribution_holds_the_full_tables_numbers() -> None:
+    """--distribution window: each model's ranks with a non-zero share, the same numbers
+    as the full table (zeros outside the window); auto switches above 50 models."""
+    from dataclasses import replace
+
+    from glotbench.analysis.ranks import distribution_windows
+
+    rng = np.random.default_rng(7)
+    n_models = 60
+    skill = np.linspace(0.5, 0.8, n_models)
+    values = skill[:, None, None, None] + rng.normal(0, 0.01, (n_models, 4, 1, 30))
+    source = ReplicatedScores(
+        tuple(f"m{m:02d}" for m in range(n_models)),
+        tuple(Unit("t", lang) for lang in ("a", "b", "c", "d")),
+        values,
+        "replicates",
+        "accuracy",
+    )
+    result = rank_models(source, DrawSettings(n_draws=300), aggregators=("mean",))
+    full = result.distribution
+    windows = distribution_windows(full)
+    columns = [c for c in full.columns if c.startswith("rank_")]
+    widths = []
+    for record, (_, row) in zip(windows, full.iterrows(), strict=True):
+        shares = row[columns].to_numpy(float)
+        rebuilt = np.zeros(n_models)
+        start = record["first_rank"] - 1
+        rebuilt[start : start + len(record["shares"])] = record["shares"]
+        assert np.array_equal(rebuilt, shares) and record["shares"][0] > 0
+        assert record["shares"][-1] > 0
+        widths.append(len(record["shares"]))
+    assert max(widths) < n_models / 2  # narrow: linear in models, not M × M
+    assert result.to_dict()["distribution_format"] == "window"  # auto, 60 > 50 models
+    assert replace(result, distribution_format="full").to_dict()["distribution"] == records(full)
+    with pytest.raises(InputError, match="distribution must be one of"):
+        replace(result, distribution_format="wide").to_dict()

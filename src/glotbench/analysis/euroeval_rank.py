@@ -451,7 +451,7 @@ def dataset_rank_scores(
     boots = np.empty((len(present), n_bootstraps))
     for row, m in enumerate(present):
         x = iterations[m][finite[m]]
-        generator = rng if isinstance(rng, np.random.Generator) else rng[m]
+        generator = rng if isinstance(rng, np.random.Generator) else rng[int(m)]
         idx = generator.integers(0, x.size, size=(n_bootstraps, x.size))
         boots[row] = 1 + (best - x[idx].mean(axis=1)) / spread
     if len(present):

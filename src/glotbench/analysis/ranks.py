@@ -41,6 +41,7 @@ from glotbench.analysis.replicates import ReplicatedScores
 from glotbench.analysis.results import best_row, number, records, summary_repr
 from glotbench.analysis.settings import DEFAULT_SETTINGS, settings_record
 from glotbench.analysis.variance import ComponentTable
+from glotbench.errors import InputError
 
 
 @dataclass(frozen=True)
@@ -54,9 +55,18 @@ class Ranks:
     euroeval: EuroEvalRank | None = None
     #: the request's settings as recorded (:meth:`AnalysisSettings.record`), if known
     recorded: dict[str, Any] | None = None
+    #: how :meth:`to_dict` gives the distribution: "auto", "full" or "window"
+    distribution_format: str = "auto"
 
     def to_frame(self) -> pd.DataFrame:
         return self.summary
+
+    def windowed(self) -> bool:
+        """Whether the distribution is given as windows (see :meth:`to_dict`)."""
+        n_models = sum(c.startswith("rank_") for c in self.distribution.columns)
+        return self.distribution_format == "window" or (
+            self.distribution_format == "auto" and n_models > FULL_DISTRIBUTION_MODELS
+        )
 
     def __repr__(self) -> str:
         frame = self.summary
@@ -77,13 +87,56 @@ class Ranks:
         return summary_repr(self, sizes, headline)
 
     def to_dict(self) -> dict[str, Any]:
+        """The JSON document. :attr:`distribution_format` ``"full"`` gives one record
+        per model with every rank's share (M × M numbers), ``"window"`` each model's
+        window of ranks with a non-zero share (:func:`distribution_windows`: linear in
+        models when rank intervals are narrow), ``"auto"`` full up to
+        :data:`FULL_DISTRIBUTION_MODELS` models and windows above."""
+        if self.distribution_format not in DISTRIBUTION_FORMATS:
+            raise InputError(
+                f"distribution must be one of {', '.join(DISTRIBUTION_FORMATS)}, "
+                f"not {self.distribution_format!r}",
+                field="distribution",
+            )
+        window = self.windowed()
         return {
             "settings": settings_record(self.settings, self.recorded),
             "summary": records(self.summary),
-            "distribution": records(self.distribution),
+            "distribution_format": "window" if window else "full",
+            "distribution": (
+                distribution_windows(self.distribution) if window else records(self.distribution)
+            ),
             "notes": list(self.notes),
             "euroeval_rank": None if self.euroeval is None else self.euroeval.settings(),
         }
+
+
+#: ``Ranks.to_dict``'s distribution formats
+DISTRIBUTION_FORMATS = ("auto", "full", "window")
+#: up to this many models "auto" gives the full distribution (model × rank)
+FULL_DISTRIBUTION_MODELS = 50
+
+
+def distribution_windows(distribution: pd.DataFrame) -> list[dict[str, Any]]:
+    """Each model's rank distribution as the window of ranks with a non-zero share:
+    ``first_rank`` and ``shares`` (% of draws at ranks first_rank, first_rank + 1, …;
+    the shares outside the window are 0). The same numbers as the full table."""
+    columns = [c for c in distribution.columns if c.startswith("rank_")]
+    shares = distribution[columns].to_numpy(dtype=float)
+    nonzero = shares > 0
+    first = nonzero.argmax(axis=1)
+    last = shares.shape[1] - 1 - nonzero[:, ::-1].argmax(axis=1)
+    return [
+        {
+            "aggregator": aggregator,
+            "model": model,
+            "first_rank": int(start) + 1,
+            "shares": shares[i, start : end + 1].tolist(),
+        }
+        for i, (aggregator, model, start, end) in enumerate(
+            zip(distribution["aggregator"], distribution["model"], first, last, strict=True)
+        )
+    ]
 
 
 def rank_models(

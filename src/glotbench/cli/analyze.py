@@ -359,22 +359,55 @@ def analyze_ranks_command(
     settings: AnalysisSettings = DEFAULTS,
     rank_method: RankMethodOption = "2026-05-28",
     rank_bootstraps: RankBootstrapsOption = 1000,
+    distribution: Annotated[
+        str,
+        typer.Option(
+            "--distribution",
+            help="The rank distribution: 'full' (every rank's share per model), 'window' "
+            "(each model's ranks with a non-zero share: first_rank and shares; linear in "
+            "models) or 'auto' (full up to 50 models).",
+        ),
+    ] = "auto",
     json_output: JsonOption = False,
 ) -> None:
     """Rank distributions (% of draws at each rank), rank intervals and EuroEval rank scores."""
+    if distribution not in ("auto", "full", "window"):
+        raise typer.BadParameter("use auto, full or window", param_hint="--distribution")
     source = _source(input, store, settings, model, task, language)
     result = api.analyze_ranks(
         source,
         settings,
         rank_method=rank_method,
         rank_bootstraps=rank_bootstraps,
+        distribution=distribution,
     )
     if json_output:
         print_json(result.to_dict())
         return
     console.print(frame_table(result.summary, title=f"Ranks ({result.settings.describe()})"))
-    console.print(frame_table(result.distribution, title="Rank distribution, % of draws"))
+    if result.windowed():
+        windows = result.to_dict()["distribution"]
+        frame = _rank_windows_frame(windows)
+        console.print(
+            frame_table(frame, title="Rank distribution, % of draws at ranks first_rank, …")
+        )
+    else:
+        console.print(frame_table(result.distribution, title="Rank distribution, % of draws"))
     print_notes(result.notes)
+
+
+def _rank_windows_frame(windows: list[dict[str, Any]]) -> Any:
+    """Windowed rank distributions as a table: the shares as one column of numbers."""
+    import pandas as pd
+
+    return pd.DataFrame(
+        {
+            "aggregator": [w["aggregator"] for w in windows],
+            "model": [w["model"] for w in windows],
+            "first_rank": [w["first_rank"] for w in windows],
+            "shares": [" ".join(f"{v:.1f}" for v in w["shares"]) for w in windows],
+        }
+    )
 
 
 @analyze_app.command("euroeval-rank")
