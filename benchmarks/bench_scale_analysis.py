@@ -28,6 +28,10 @@ process, so that its peak RSS is its own):
 * ``ranks-1000``: 1,000 models × 100 task-language cells (2 tasks × 50
   languages), 200 replicates, R = 10,000, aggregator mean (rank counts and
   rank intervals; run it once, it is the large case);
+* ``ranks-cli``: the 1,000 × 100 design of ``ranks-1000`` with ``analyze ranks``'
+  defaults (three aggregators, EuroEval rank score, R = 10,000) and its JSON
+  printed as the command does (to /dev/null; the distribution in windows, the
+  default above 50 models); the scores are given, not read from a CSV file;
 * ``leaderboard``: ``build_leaderboard`` + the HTML page for 200 models × 50
   languages (ISO codes, so language-group views exist), R = 1,000; the detail
   gives the page size and how many top models' pairs the pairwise view holds;
@@ -67,12 +71,13 @@ CASES = (
     "leaderboard-1000",
     "compare-terminal",
     "compare-json",
+    "ranks-cli",
 )
 
 
 #: issue 27's goals: (CPU seconds, peak RSS MiB) — compare 200 × 50 in every output mode,
 #: ranks 1,000 × 100 with the CLI's defaults (see bench_ranks_cli in docs/performance.md)
-GOALS = {"compare": (5.0, 1024)}
+GOALS = {"compare": (5.0, 1024), "ranks-cli": (20.0, 4096)}
 
 
 def peak_rss_mib() -> float:
@@ -133,7 +138,7 @@ def run_case(case: str, draws: int, n_models: int = 200) -> dict[str, Any]:
     from glotbench.report.leaderboard import build_leaderboard, write_leaderboard
     from glotbench.report.table_files import write_table
 
-    if case in ("ranks-1000", "leaderboard-1000"):
+    if case in ("ranks-1000", "leaderboard-1000", "ranks-cli"):
         source = synthetic(1000, 2, 200)
     else:
         source = synthetic(n_models if case.startswith("compare") else 200, 1, 1000)
@@ -160,6 +165,19 @@ def run_case(case: str, draws: int, n_models: int = 200) -> dict[str, Any]:
         result = api.analyze_compare(source, DrawSettings(n_draws=draws, languages="with"))
         print_as_the_cli(result, json_output=case == "compare-json")
         detail = f"{len(result.aggregates)} aggregate rows, printed as the CLI does"
+    elif case == "ranks-cli":
+        from glotbench import api
+        from glotbench.cli import _output
+
+        result = api.analyze_ranks(source, DrawSettings(n_draws=draws))
+        with open("/dev/null", "w") as devnull:  # noqa: PTH123
+            stdout, sys.stdout = sys.stdout, devnull
+            try:
+                _output.print_json(result.to_dict())
+            finally:
+                sys.stdout = stdout
+        widths = (result.summary["rank_worst"] - result.summary["rank_best"]).describe()
+        detail = f"rank interval width: median {widths['50%']:.0f}, max {widths['max']:.0f}"
     elif case in ("ranks", "ranks-1000"):
         aggregators = ("mean",) if case == "ranks-1000" else ("mean", "geometric_mean", "median")
         result = rank_models(source, DrawSettings(n_draws=draws), aggregators=aggregators)
