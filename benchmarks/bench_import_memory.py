@@ -21,8 +21,10 @@ Kinds (``--rows`` counts rows of the imported table):
   that many example rows in runs of 10,000 *and* that many scores rows →
   ``api.import_parquet``;
 * ``lm-eval`` — an lm-evaluation-harness output folder of that many samples
-  over 100 tasks (two metrics a sample, as ``bench_import.py``) →
-  ``api.import_lm_eval``.
+  over ``--lm-eval-tasks`` tasks (default 100; two metrics a sample, as
+  ``bench_import.py``) → ``api.import_lm_eval``. ``--lm-eval-tasks 1`` puts
+  every sample in one task, so each of its two runs has ``--rows`` examples:
+  the case where memory used to grow with the largest run.
 """
 
 from __future__ import annotations
@@ -121,7 +123,7 @@ def write_snapshot(folder: Path, rows: int, tmp: Path) -> None:
         f.unlink()
 
 
-def make_input(kind: str, rows: int, tmp: Path) -> Path:
+def make_input(kind: str, rows: int, tmp: Path, tasks: int = 100) -> Path:
     if kind == "scores":
         path = tmp / f"scores{rows}.csv"
         write_scores_csv(path, rows)
@@ -136,11 +138,11 @@ def make_input(kind: str, rows: int, tmp: Path) -> Path:
     else:
         from bench_import import make_folder
 
-        path = make_folder(tmp / f"lm-eval{rows}", rows, 100)
+        path = make_folder(tmp / f"lm-eval{rows}", rows, tasks)
     return path
 
 
-def _make(kind: str, rows: int, tmp: Path) -> Path:
+def _make(kind: str, rows: int, tmp: Path, tasks: int = 100) -> Path:
     """Generate the input in a child process, so this process stays small.
 
     Linux keeps ``ru_maxrss`` across ``fork``/``exec``: a measuring child
@@ -148,7 +150,7 @@ def _make(kind: str, rows: int, tmp: Path) -> Path:
     that process's peak (a 3 M-row snapshot: 1,157 MB instead of 565 MB).
     """
     out = subprocess.run(
-        [sys.executable, __file__, "--make", kind, str(rows), str(tmp)],
+        [sys.executable, __file__, "--make", kind, str(rows), str(tmp), str(tasks)],
         check=True,
         capture_output=True,
         text=True,
@@ -182,10 +184,14 @@ def main() -> None:
         choices=["scores", "examples", "parquet", "lm-eval"],
     )
     parser.add_argument("--rows", type=int, nargs="+", default=[1_000_000])
-    parser.add_argument("--make", nargs=3, metavar=("KIND", "ROWS", "DIR"), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--lm-eval-tasks", type=int, default=100, help="tasks of the lm-eval input (default 100)"
+    )
+    parser.add_argument("--make", nargs=4, help=argparse.SUPPRESS)  # KIND ROWS DIR TASKS
     args = parser.parse_args()
     if args.make:  # input generation in its own process (see _make)
-        print(make_input(args.make[0], int(args.make[1]), Path(args.make[2])))
+        kind, rows, folder, tasks = args.make
+        print(make_input(kind, int(rows), Path(folder), int(tasks)))
         return
     print(f"{os.cpu_count()} CPUs; python {sys.version.split()[0]}")
     for kind in args.kinds:
@@ -193,7 +199,7 @@ def main() -> None:
             tmp = Path(tempfile.mkdtemp(prefix="glotbench-bench-memory-"))
             try:
                 t = time.perf_counter()
-                source = _make(kind, rows, tmp)
+                source = _make(kind, rows, tmp, args.lm_eval_tasks)
                 made = time.perf_counter() - t
                 load_before = os.getloadavg()[0]
                 m = measure(kind, source, tmp / "store.duckdb")

@@ -838,9 +838,11 @@ def write_import(
     """Write validated runs and scores with the store's guarantees (see module doc).
 
     A spilled run of more than ``chunk_rows`` (default :data:`CHUNK_WRITE_ROWS`)
-    examples is written chunk by chunk in one transaction
-    (``store.runs.write_chunks``): memory holds one
-    chunk of it; the stored rows and digest do not depend on the chunk size.
+    examples is written chunk by chunk, in several transactions with its
+    ``runs`` row last (``store.runs.write_chunks``):
+    memory holds one chunk of it and one transaction's rows; the stored rows
+    and digest do not depend on the chunk size, and a re-run after a kill
+    deletes the killed write's rows before writing the run again.
     """
     t0 = time.perf_counter() if t0 is None else t0
     models = sorted({r.record.model for r in runs} | {s.model for s in score_rows})
@@ -952,8 +954,8 @@ def _write_import(
     for run in todo:
         run.record.import_id = import_id
     rows = CHUNK_WRITE_ROWS if chunk_rows is None else chunk_rows
-    # a spilled run larger than a chunk is written chunk by chunk (one transaction each),
-    # the others in batches of whole runs
+    # a spilled run larger than a chunk is written chunk by chunk (several transactions a
+    # run, its runs row last), the others in batches of whole runs
     large = [run for run in todo if run.spool is not None and run.n_examples > rows]
     small = [run for run in todo if not (run.spool is not None and run.n_examples > rows)]
     written = store.runs.write_batches(

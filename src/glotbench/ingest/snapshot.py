@@ -56,6 +56,7 @@ from glotbench.store.layout import (
 )
 from glotbench.store.results import ImportResult, ScoreConflictError
 from glotbench.store.schema import RUN_KEY_COLUMNS, SCHEMA_VERSION, ImportRecord
+from glotbench.store.sql import drop_partial_runs
 
 if TYPE_CHECKING:
     from glotbench.store.store import Store
@@ -434,6 +435,7 @@ def _insert_runs(
         f"{c}::JSON AS {c}" if c in ("metric_config", "model_metadata") else c for c in _RUN_COLUMNS
     )
     with store.transaction() as con:
+        drop_partial_runs(con, run_ids)  # rows of a killed chunked write of these runs
         con.execute(
             f"INSERT INTO runs ({cols}) SELECT {casts} FROM read_parquet(?) "
             "WHERE run_id IN (SELECT unnest(?))",

@@ -110,14 +110,16 @@ class RunSpool:
     def iter_chunks(self, index: int, rows: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """Run ``index``'s (example ids, (m × k) statistics) in chunks of at most ``rows``.
 
-        The file is memory-mapped and read a record batch at a time, so memory
-        holds one chunk; concatenated, the chunks are :meth:`load`'s arrays.
+        The file is read a record batch at a time (plain reads, not a memory
+        map, whose touched pages would stay resident until the file is closed:
+        memory would grow with the run), so memory holds one batch;
+        concatenated, the chunks are :meth:`load`'s arrays.
         """
         import pyarrow as pa
         import pyarrow.ipc as ipc
 
         k = self._widths[index]
-        with pa.memory_map(str(self._path(index))) as source:
+        with pa.OSFile(str(self._path(index))) as source:
             reader = ipc.open_file(source)
             for b in range(reader.num_record_batches):
                 batch = reader.get_batch(b)

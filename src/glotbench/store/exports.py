@@ -17,6 +17,7 @@ from glotbench.errors import InputError, StoreError
 from glotbench.store.atomic_files import atomic_path
 from glotbench.store.layout import EXPORT_TABLES
 from glotbench.store.sql import (
+    PARTIAL_RUN_PREFIX,
     Collaborator,
     _in_use,
     _sql_ident,
@@ -104,7 +105,9 @@ class Exports(Collaborator):
         if table == "imports":
             return "SELECT * FROM imports ORDER BY started_at, import_id"
         if table == "meta":
-            return "SELECT * FROM meta ORDER BY key"
+            # not the marks of interrupted chunked writes (PARTIAL_RUN_PREFIX)
+            skip = _sql_string(PARTIAL_RUN_PREFIX)
+            return f"SELECT * FROM meta WHERE NOT starts_with(key, {skip}) ORDER BY key"
         raise InputError(
             f"unknown table {table!r}; choose one of {', '.join(EXPORT_TABLES)} or all",
             field="table",

@@ -6,12 +6,16 @@ batch of whole runs — with the Arrow tables it inserts. A run is written
 with all its example statistics in one transaction; a batch holds whole runs
 only; a run already stored (same ``run_id``) is skipped, so a re-run resumes.
 The examples' statistics are read through ``store.stats``
-(:mod:`glotbench.store.stats`).
+(:mod:`glotbench.store.stats`). A run too large for one transaction's memory
+is written in several (:meth:`Runs.write_chunks`), its ``runs`` row last: a
+run is complete exactly when its ``runs`` row exists, whichever way it was
+written.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -24,7 +28,7 @@ import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa
 
-from glotbench.errors import InputError
+from glotbench.errors import InputError, StoreError
 from glotbench.store.layout import (
     _RUN_COLUMNS,
     _first,
@@ -35,7 +39,15 @@ from glotbench.store.schema import (
     StatsDigest,
     stats_digest,
 )
-from glotbench.store.sql import Collaborator, Filter, _in_use, _sql_ident, _where
+from glotbench.store.sql import (
+    PARTIAL_RUN_PREFIX,
+    Collaborator,
+    Filter,
+    _in_use,
+    _sql_ident,
+    _where,
+    drop_partial_runs,
+)
 
 #: A run to write: (record, example ids, n × k statistics[, source positions])
 RunItem = (
@@ -67,6 +79,14 @@ BATCH_RUNS = 2_000
 #: example rows per transaction of :meth:`Runs.write_batches`; bounds the
 #: memory of one batch's Arrow tables (about 50 bytes a row with k = 2)
 BATCH_ROWS = 2_000_000
+#: example rows per transaction of :meth:`Store.write_run_chunks` (a run larger
+#: than this is committed in several transactions, its ``runs`` row last); DuckDB
+#: holds a transaction's rows in memory until the commit (~50-140 bytes a row)
+COMMIT_ROWS = 131_072
+#: DuckDB's memory limit while :meth:`Store.write_run_chunks` writes a run: without
+#: one, the store's buffers and the final repeated-id check (an aggregate over the
+#: run's ids) grow with the run; with it they spill to ``<store>.tmp``
+CHUNKED_WRITE_MEMORY = "64MB"
 
 
 def _list_array(stats: npt.NDArray[np.float64]) -> pa.ListArray:
@@ -254,6 +274,60 @@ def _registered(con: duckdb.DuckDBPyConnection, prefix: str, table: pa.Table) ->
     finally:
         with suppress(duckdb.Error):
             con.unregister(view)
+
+
+@contextmanager
+def _memory_limited(con: duckdb.DuckDBPyConnection, limit: str) -> Iterator[None]:
+    """DuckDB's ``memory_limit`` set to ``limit`` for the block, then restored."""
+    row = con.execute("SELECT current_setting('memory_limit')").fetchone()
+    con.execute(f"SET memory_limit = '{limit}'")
+    try:
+        yield
+    finally:
+        if row is not None:
+            with suppress(duckdb.Error):
+                con.execute(f"SET memory_limit = '{row[0]}'")
+
+
+def _insert_chunk(
+    con: duckdb.DuckDBPyConnection,
+    run_id: str,
+    where: str,
+    k: int,
+    ids: Sequence[Any] | np.ndarray | pa.Array,
+    stats: npt.ArrayLike,
+    position: int,
+    digest: StatsDigest,
+) -> int:
+    """Check one chunk of a run and insert its rows from ``position`` on; its row count."""
+    id_list, arr = _id_strings(ids)
+    m = len(id_list)
+    matrix = np.asarray(stats, dtype=np.float64)
+    if matrix.ndim != 2 or matrix.shape != (m, k):
+        raise InputError(
+            f"{where}: statistics must be an (n × k) = ({m} × {k}) matrix per chunk "
+            f"(one row per example id, one column per stat name), got shape {matrix.shape}"
+        )
+    finite = np.isfinite(matrix)
+    if not finite.all():
+        bad = int(np.flatnonzero(~finite.all(axis=1))[0])
+        raise InputError(
+            f"{where}: statistics of example {id_list[bad]!r} are not finite: "
+            f"{matrix[bad].tolist()}"
+        )
+    digest.update_stats(matrix)
+    table = _example_columns(arr, matrix, pa.nulls(m, type=pa.int64()))
+    table = table.set_column(
+        0, "position", pa.array(np.arange(position, position + m, dtype=np.int32))
+    )
+    owner = pa.DictionaryArray.from_arrays(
+        pa.array(np.zeros(m, dtype=np.int32)), pa.array([run_id], type=pa.string())
+    )
+    table = table.add_column(0, "run_id", owner)
+    names = ", ".join(_sql_ident(c) for c in table.column_names)
+    with _registered(con, "_incoming_stats", table) as view:
+        con.execute(f"INSERT INTO example_stats ({names}) SELECT {names} FROM {view}")
+    return m
 
 
 class Runs(Collaborator):
@@ -492,22 +566,38 @@ class Runs(Collaborator):
         self,
         run: RunRecord,
         chunks: Callable[[], Iterable[tuple[Sequence[Any] | np.ndarray | pa.Array, npt.ArrayLike]]],
+        *,
+        commit_rows: int | None = None,
     ) -> bool:
-        """Store one run given chunk by chunk, in **one** transaction; ``False`` if stored.
+        """Store one run given chunk by chunk, committing about every ``commit_rows`` rows.
 
         ``chunks()`` returns a fresh iterator of (example ids, (m × k)
         statistics) chunks in run order; it is called twice — once for the
         ids (the statistics digest, :class:`~glotbench.store.schema.StatsDigest`,
         hashes every id before any statistic), once to insert — so memory
-        holds one chunk, whatever the run's size. The checks of
-        :meth:`write` apply (non-empty ids, finite statistics, the right
-        shape, ``n_examples``); repeated ids are found by DuckDB (``GROUP BY
-        … HAVING count(*) > 1`` on the inserted rows) before the ``runs`` row
-        is written, and any error rolls the whole run back. The stored rows and
-        ``stats_sha256`` are those of :meth:`write` with the chunks
+        holds one chunk, whatever the run's size. ``False``: already stored.
+
+        The example rows are committed in transactions of about ``commit_rows``
+        rows (default :data:`COMMIT_ROWS`; DuckDB keeps a transaction's rows in
+        memory until it commits), and the ``runs`` row — the mark of a complete
+        run — last, with the final rows. The first transaction records the run
+        in ``meta`` (:data:`PARTIAL_RUN_PREFIX`): rows of a run without a
+        ``runs`` row are invisible to every reader, and the next write of the
+        run (this method again, a batch, a snapshot merge) deletes them first
+        (:func:`drop_partial_runs`), so a killed write leaves nothing behind
+        that a re-run could double. The writer lock and the file are held for
+        the whole run, so no other writer gets in between.
+
+        The checks of :meth:`write` apply (non-empty ids, finite statistics,
+        the right shape, ``n_examples``); repeated ids are found by DuckDB
+        (``GROUP BY … HAVING count(*) > 1``) before the ``runs`` row is
+        written; on any error the rows written so far are deleted. The stored
+        rows and ``stats_sha256`` are those of :meth:`write` with the chunks
         concatenated. Source positions are not taken (the column is NULL).
         """
-        k = len(run.stat_names)
+        commit_rows = COMMIT_ROWS if commit_rows is None else commit_rows
+        if commit_rows < 1:
+            raise InputError("commit_rows must be at least 1")
         where = f"run ({run.describe()})"
         digest = StatsDigest(tuple(run.stat_names))
         for ids, _stats in chunks():
@@ -521,64 +611,77 @@ class Runs(Collaborator):
         if run.n_examples is not None and run.n_examples != n:
             raise InputError(f"{where}: n_examples is {run.n_examples} but {n} examples were given")
         run_id = run.run_id
-        with self.transaction() as con:
-            stored = con.execute("SELECT 1 FROM runs WHERE run_id = ?", [run_id]).fetchall()
-            if stored:
-                return False
-            position = 0
-            for ids, stats in chunks():
-                id_list, arr = _id_strings(ids)
-                m = len(id_list)
-                matrix = np.asarray(stats, dtype=np.float64)
-                if matrix.ndim != 2 or matrix.shape != (m, k):
-                    raise InputError(
-                        f"{where}: statistics must be an (n × k) = ({m} × {k}) matrix per chunk "
-                        f"(one row per example id, one column per stat name), got shape "
-                        f"{matrix.shape}"
-                    )
-                finite = np.isfinite(matrix)
-                if not finite.all():
-                    bad = int(np.flatnonzero(~finite.all(axis=1))[0])
-                    raise InputError(
-                        f"{where}: statistics of example {id_list[bad]!r} are not finite: "
-                        f"{matrix[bad].tolist()}"
-                    )
-                digest.update_stats(matrix)
-                table = _example_columns(arr, matrix, pa.nulls(m, type=pa.int64()))
-                table = table.set_column(
-                    0,
-                    "position",
-                    pa.array(np.arange(position, position + m, dtype=np.int32)),
+        with self._store.writing(), self.held(), _memory_limited(self._con, CHUNKED_WRITE_MEMORY):
+            with self.transaction() as con:
+                if con.execute("SELECT 1 FROM runs WHERE run_id = ?", [run_id]).fetchall():
+                    return False
+                drop_partial_runs(con, [run_id])  # rows of a killed write of this run
+                con.execute(
+                    "INSERT INTO meta (key, value) VALUES (?, ?)",
+                    [PARTIAL_RUN_PREFIX + run_id, json.dumps({"pid": os.getpid()})],
                 )
-                owner = pa.DictionaryArray.from_arrays(
-                    pa.array(np.zeros(m, dtype=np.int32)), pa.array([run_id], type=pa.string())
-                )
-                table = table.add_column(0, "run_id", owner)
-                names = ", ".join(_sql_ident(c) for c in table.column_names)
-                with _registered(con, "_incoming_stats", table) as view:
-                    con.execute(f"INSERT INTO example_stats ({names}) SELECT {names} FROM {view}")
-                position += m
-                del table, matrix, arr, id_list
-            if position != n:
-                raise InputError(f"{where}: {position} examples given, {n} when first read")
-            repeated = con.execute(
-                "SELECT example_id FROM example_stats WHERE run_id = ? "
-                "GROUP BY example_id HAVING count(*) > 1 LIMIT 1",
-                [run_id],
-            ).fetchall()
-            if repeated:
-                raise InputError(f"{where}: example id {repeated[0][0]!r} occurs more than once")
-            prepared = _PreparedRun(
-                run_id=run_id,
-                description=run.describe(),
-                row=_run_row(run, n, digest.hexdigest()),
-                examples=pa.table({}),
-            )
-            with _registered(con, "_incoming_runs", _batch_runs([prepared])) as view:
-                cols = ", ".join(_RUN_COLUMNS)
-                con.execute(f"INSERT INTO runs ({cols}) SELECT {cols} FROM {view}")
-                self._store.failures.resolve_for_runs(con, view)
+            try:
+                self._insert_chunks(run, iter(chunks()), digest, n, commit_rows)
+            except BaseException:
+                with suppress(duckdb.Error, StoreError), self.transaction() as con:
+                    drop_partial_runs(con, [run_id])
+                raise
         return True
+
+    def _insert_chunks(
+        self,
+        run: RunRecord,
+        chunks: Iterator[tuple[Sequence[Any] | np.ndarray | pa.Array, npt.ArrayLike]],
+        digest: StatsDigest,
+        n: int,
+        commit_rows: int,
+    ) -> None:
+        """Insert a run's chunks, ``commit_rows`` rows a transaction, the ``runs`` row last."""
+        run_id, where, k = run.run_id, f"run ({run.describe()})", len(run.stat_names)
+        position = 0
+        item = next(chunks, None)
+        while True:
+            with self.transaction() as con:
+                in_transaction = 0
+                while item is not None and in_transaction < commit_rows:
+                    ids, stats = item
+                    m = _insert_chunk(con, run_id, where, k, ids, stats, position, digest)
+                    position, in_transaction = position + m, in_transaction + m
+                    item = next(chunks, None)
+                if item is None:  # the last rows: check the run, then mark it complete
+                    if position != n:
+                        raise InputError(f"{where}: {position} examples given, {n} when first read")
+                    self._complete_chunked_run(con, run, n, digest.hexdigest(), where)
+            # write the committed rows to the file now: a checkpoint's memory grows with
+            # what it writes (the one when the file is released would hold the whole run)
+            with suppress(duckdb.Error):
+                self._con.execute("CHECKPOINT")
+            if item is None:
+                return
+
+    def _complete_chunked_run(
+        self, con: duckdb.DuckDBPyConnection, run: RunRecord, n: int, digest: str, where: str
+    ) -> None:
+        """The ``runs`` row of a run whose rows are inserted (the caller's transaction)."""
+        run_id = run.run_id
+        repeated = con.execute(
+            "SELECT example_id FROM example_stats WHERE run_id = ? "
+            "GROUP BY example_id HAVING count(*) > 1 LIMIT 1",
+            [run_id],
+        ).fetchall()
+        if repeated:
+            raise InputError(f"{where}: example id {repeated[0][0]!r} occurs more than once")
+        prepared = _PreparedRun(
+            run_id=run_id,
+            description=run.describe(),
+            row=_run_row(run, n, digest),
+            examples=pa.table({}),
+        )
+        with _registered(con, "_incoming_runs", _batch_runs([prepared])) as view:
+            cols = ", ".join(_RUN_COLUMNS)
+            con.execute(f"INSERT INTO runs ({cols}) SELECT {cols} FROM {view}")
+            self._store.failures.resolve_for_runs(con, view)
+        con.execute("DELETE FROM meta WHERE key = ?", [PARTIAL_RUN_PREFIX + run_id])
 
     def _write_batch(
         self, con: duckdb.DuckDBPyConnection, runs: Sequence[_PreparedRun], *, replace: bool
@@ -612,6 +715,7 @@ class Runs(Collaborator):
                 ).fetchall()
                 todo = [runs[int(row[0])] for row in new]
         if todo:
+            drop_partial_runs(con, [r.run_id for r in todo])  # rows of a killed chunked write
             self._insert_batch(con, todo)
         return todo
 

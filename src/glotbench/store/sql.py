@@ -26,6 +26,37 @@ if TYPE_CHECKING:
 
 Filter = str | int | Sequence[str] | Sequence[int] | None
 
+#: ``meta`` key prefix of a run whose chunked write (``Store.write_run_chunks``)
+#: has begun and not completed: its example rows may be in the store, its
+#: ``runs`` row is not
+PARTIAL_RUN_PREFIX = "partial_run:"
+
+
+def drop_partial_runs(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str]) -> list[str]:
+    """Delete the rows of interrupted chunked writes among ``run_ids``; the runs cleaned.
+
+    A run recorded in ``meta`` under :data:`PARTIAL_RUN_PREFIX` and without a
+    ``runs`` row was being written by :meth:`~glotbench.store.runs.Runs.write_chunks`
+    when its process died: its example rows are orphans. Called in the
+    transaction that writes those runs again, before their rows are inserted.
+    One indexed look-up in ``meta`` when nothing is pending.
+    """
+    if not run_ids:
+        return []
+    keys = [PARTIAL_RUN_PREFIX + r for r in run_ids]
+    found = con.execute("SELECT key FROM meta WHERE key IN (SELECT unnest(?))", [keys]).fetchall()
+    if not found:
+        return []
+    marked = [row[0] for row in found]
+    ids = [key[len(PARTIAL_RUN_PREFIX) :] for key in marked]
+    con.execute(
+        "DELETE FROM example_stats WHERE run_id IN (SELECT unnest(?)) "
+        "AND run_id NOT IN (SELECT run_id FROM runs)",
+        [ids],
+    )
+    con.execute("DELETE FROM meta WHERE key IN (SELECT unnest(?))", [marked])
+    return ids
+
 
 def _as_list(values: Filter) -> list[Any] | None:
     if values is None:

@@ -470,7 +470,9 @@ class Store:
         con = self._con
         counts_row = _first(
             con.execute(
-                "SELECT (SELECT count(*) FROM runs), (SELECT count(*) FROM example_stats), "
+                # example rows of complete runs (a killed chunked write's rows are not counted)
+                "SELECT (SELECT count(*) FROM runs), "
+                "(SELECT coalesce(sum(n_examples), 0) FROM runs), "
                 "(SELECT count(*) FROM scores), "
                 "(SELECT count(*) FROM imports WHERE completed_at IS NOT NULL), "
                 "(SELECT count(*) FROM imports WHERE completed_at IS NULL)"
