@@ -7,10 +7,12 @@ name ``STEM.parquet``.
 
 Everything is checked before anything is written: the snapshot's schema
 version, every run's id against its key, example counts, statistic lengths
-and finiteness, scores as in a scores import, and conflicts with what the
-store already holds. Then the snapshot's ``imports`` rows and this import's
-record are written in one transaction, scores in batches and runs in
-transactions of whole runs; repeating an interrupted import completes it.
+and finiteness, every run's ``stats_sha256`` recomputed from its example rows
+(streamed, two passes; :func:`_check_digests`), scores as in a scores import,
+and conflicts with what the store already holds. Then the snapshot's
+``imports`` rows and this import's record are written in one transaction,
+scores in batches and runs in transactions of whole runs; repeating an
+interrupted import completes it.
 
 Memory does not grow with the snapshot: the examples table is checked by
 DuckDB queries over the Parquet file (memory-limited, spilling to a temporary
@@ -34,6 +36,8 @@ from typing import TYPE_CHECKING
 import duckdb
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from glotbench.errors import InputError, StoreError
@@ -55,7 +59,12 @@ from glotbench.store.layout import (
     run_id_of_row,
 )
 from glotbench.store.results import ImportResult, ScoreConflictError
-from glotbench.store.schema import RUN_KEY_COLUMNS, SCHEMA_VERSION, ImportRecord
+from glotbench.store.schema import (
+    RUN_KEY_COLUMNS,
+    SCHEMA_VERSION,
+    ImportRecord,
+    StatsDigest,
+)
 from glotbench.store.sql import drop_partial_runs
 
 if TYPE_CHECKING:
@@ -245,6 +254,128 @@ def _validate_runs(
     return runs
 
 
+#: example rows per record batch read when the runs' digests are recomputed
+_DIGEST_BATCH_ROWS = 65_536
+
+
+def _segments(column: pa.ChunkedArray | pa.Array) -> list[tuple[str, int, int]]:
+    """(run id, start, stop) of the stretches of equal run ids in a batch's column."""
+    if pa.types.is_dictionary(column.type) or column.type != pa.string():
+        column = column.cast(pa.string())
+    encoded = pc.run_end_encode(column)
+    ends = encoded.run_ends.to_numpy().tolist()
+    starts = [0, *ends[:-1]]
+    return list(zip(encoded.values.to_pylist(), starts, ends, strict=True))
+
+
+def _feed_ids(examples_path: Path, digests: dict[str, StatsDigest]) -> bool:
+    """Feed every run's example ids to its digest, file order; False if out of position order.
+
+    A run's rows may be spread over the file, but each run's positions must
+    come in order 0, 1, ... (as ``glotbench export`` writes them); otherwise
+    nothing can be concluded and False is returned.
+    """
+    expected: dict[str, int] = {}
+    columns = ["run_id", "position", "example_id"]
+    batches = pq.ParquetFile(examples_path).iter_batches(_DIGEST_BATCH_ROWS, columns=columns)
+    for batch in batches:
+        positions = batch.column(1).to_numpy(zero_copy_only=False)
+        ids = batch.column(2)
+        if ids.type != pa.string():
+            ids = ids.cast(pa.string())
+        for run_id, a, b in _segments(batch.column(0)):
+            first = expected.get(run_id, 0)
+            if not np.array_equal(positions[a:b], np.arange(first, first + b - a)):
+                return False
+            expected[run_id] = first + b - a
+            one_list = pa.ListArray.from_arrays(pa.array([0, b - a], pa.int32()), ids[a:b])
+            joined = pc.binary_join(one_list, "\x1f")[0]
+            digests[run_id].update_joined_ids(joined.as_buffer().to_pybytes(), b - a)
+    return True
+
+
+def _feed_stats(examples_path: Path, digests: dict[str, StatsDigest]) -> None:
+    """Feed every run's statistics to its digest, in file order (after :func:`_feed_ids`)."""
+    columns = ["run_id", "stats"]
+    for batch in pq.ParquetFile(examples_path).iter_batches(_DIGEST_BATCH_ROWS, columns=columns):
+        stats = batch.column(1)
+        for run_id, a, b in _segments(batch.column(0)):
+            values = stats[a:b].flatten().to_numpy(zero_copy_only=False)
+            digests[run_id].update_stats(np.asarray(values, dtype=np.float64))
+
+
+def _recomputed_digests(
+    runs: pd.DataFrame, examples_path: Path, work_dir: Path | None
+) -> dict[str, str]:
+    """Each run's ``stats_sha256`` recomputed from the examples file (two streamed passes).
+
+    The digest hashes all of a run's ids before its statistics
+    (:class:`~glotbench.store.schema.StatsDigest`), so the file is read twice —
+    ids, then statistics — a record batch at a time, with one running hash a
+    run. A file whose runs' positions are not in order is first copied sorted
+    by (run, position) into a temporary file (DuckDB, memory-limited, spilling).
+    """
+
+    def fresh() -> dict[str, StatsDigest]:
+        return {
+            rid: StatsDigest(tuple(names))
+            for rid, names in zip(runs["run_id"], runs["stat_names"], strict=True)
+        }
+
+    digests = fresh()
+    if _feed_ids(examples_path, digests):
+        _feed_stats(examples_path, digests)
+        return {rid: d.hexdigest() for rid, d in digests.items()}
+    spill = Path(tempfile.mkdtemp(prefix=".glotbench-spill-", dir=work_dir))
+    try:
+        ordered = spill / "examples-sorted.parquet"
+        con = duckdb.connect()
+        try:
+            con.execute(f"SET memory_limit = '{STAGING_MEMORY}'")
+            con.execute(f"SET temp_directory = '{spill / 'tmp'}'")
+            con.execute(
+                "COPY (SELECT run_id, position, example_id, stats FROM read_parquet(?) "
+                f"ORDER BY run_id, position) TO '{ordered}' (FORMAT parquet)",
+                [str(examples_path)],
+            )
+        finally:
+            con.close()
+        digests = fresh()
+        if not _feed_ids(ordered, digests):  # pragma: no cover - sorted by construction
+            raise InputError(
+                "cannot order the example rows by run and position", path=str(examples_path)
+            )
+        _feed_stats(ordered, digests)
+        return {rid: d.hexdigest() for rid, d in digests.items()}
+    finally:
+        shutil.rmtree(spill, ignore_errors=True)
+
+
+def _check_digests(
+    runs: pd.DataFrame, runs_path: Path, examples_path: Path, work_dir: Path | None
+) -> None:
+    """Refuse a run whose ``stats_sha256`` is not that of its rows in the examples file.
+
+    The digest is what a store compares to decide that a run it holds is the
+    same run (skipped) or a different one (refused): trusting an edited or
+    damaged value would skip a run that differs, or store rows under a digest
+    that does not describe them.
+    """
+    if runs.empty:
+        return
+    actual = _recomputed_digests(runs, examples_path, work_dir)
+    for i, (rid, declared) in enumerate(zip(runs["run_id"], runs["stats_sha256"], strict=True)):
+        if actual[rid] != declared:
+            raise RowInputError(
+                f"run {rid}: stats_sha256 is {declared!r} in {runs_path.name}, but its "
+                f"example statistics in {examples_path.name} hash to {actual[rid]!r}; the "
+                "snapshot was edited or is damaged (export it again from its store)",
+                path=str(runs_path),
+                row=i + 1,
+                field="stats_sha256",
+            )
+
+
 @dataclass
 class _Snapshot:
     """A snapshot being imported: its files, digest and what validation found."""
@@ -285,6 +416,8 @@ def import_snapshot(store: Store, path: Path, *, chunk_rows: int = CHUNK_ROWS) -
         _check_meta(files["meta"])
     if "runs" in files:
         snap.runs = _validate_runs(files["runs"], files["examples"], work_dir)
+        if not snap.runs.empty:  # the digests are recomputed, not trusted
+            _check_digests(snap.runs, files["runs"], files["examples"], work_dir)
     snap.imports_path = files.get("imports")
     if snap.imports_path is not None:
         cols = _parquet_columns(snap.imports_path)

@@ -270,6 +270,21 @@ class StatsDigest:
         self._hash.update("\x1f".join(map(str, ids)).encode("utf-8"))
         self._n_ids += len(ids)
 
+    def update_joined_ids(self, joined: bytes, count: int) -> None:
+        """Feed ``count`` next ids given already joined: UTF-8, separated by ``\x1f``.
+
+        The same bytes as :meth:`update_ids` of those ids (a reader joins them
+        without making Python strings, e.g. Arrow's ``binary_join``).
+        """
+        if self._in_stats:
+            raise ValueError("example ids must all be fed before the statistics")
+        if count == 0:
+            return
+        if self._n_ids:
+            self._hash.update(b"\x1f")
+        self._hash.update(joined)
+        self._n_ids += count
+
     def update_stats(self, stats: npt.NDArray[np.float64]) -> None:
         """Feed the next rows of the statistics matrix (after every id)."""
         if not self._in_stats:
