@@ -40,6 +40,33 @@ StoreOption = Annotated[
     ),
 ]
 DEFAULT_STORE = Path("glotbench.duckdb")
+
+
+def _set_lock_timeout(value: float | None) -> float | None:
+    """Make ``value`` the lock wait of every store the command opens (when given).
+
+    The same as the global ``glotbench --lock-timeout`` (which it overrides),
+    given where users look for it: after the command that writes.
+    """
+    if value is not None:
+        from glotbench.core.lock import set_lock_timeout  # loads DuckDB: only when given
+
+        set_lock_timeout(value)
+    return value
+
+
+#: ``--lock-timeout`` of the commands that write a store (``run``, ``import ...``)
+LockTimeoutOption = Annotated[
+    float | None,
+    typer.Option(
+        "--lock-timeout",
+        min=0,
+        callback=_set_lock_timeout,
+        help="Seconds to wait while another process writes the store (a long import, a "
+        "run), then fail naming it; 0: do not wait. Default: glotbench --lock-timeout, "
+        "else 60.",
+    ),
+]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as a JSON object.")]
 SeedOption = Annotated[
     int, typer.Option("--seed", help="Seed of all random draws (bootstrap replicates and draws).")

@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 
 from glotbench.cli._lazy import api
-from glotbench.cli._options import DEFAULT_STORE, JsonOption, StoreOption
+from glotbench.cli._options import DEFAULT_STORE, JsonOption, LockTimeoutOption, StoreOption
 from glotbench.cli._output import console, frame_table, print_json, run_with_import_progress
 
 import_app = typer.Typer(help="Import results into a store.", no_args_is_help=True)
@@ -44,6 +44,7 @@ def import_scores_command(
         ),
     ],
     store: StoreOption = DEFAULT_STORE,
+    lock_timeout: LockTimeoutOption = None,
     allow_unknown_metrics: Annotated[
         bool,
         typer.Option(
@@ -80,6 +81,7 @@ def import_examples_command(
         ),
     ],
     store: StoreOption = DEFAULT_STORE,
+    lock_timeout: LockTimeoutOption = None,
     labels: Annotated[
         list[str] | None,
         typer.Option(
@@ -109,6 +111,7 @@ def import_parquet_command(
         ),
     ],
     store: StoreOption = DEFAULT_STORE,
+    lock_timeout: LockTimeoutOption = None,
     json_output: JsonOption = False,
 ) -> None:
     """Merge a Parquet snapshot of a store into this store (skips what is already there)."""
@@ -122,6 +125,7 @@ def import_shards_command(
         typer.Argument(help="Folder of Parquet shards written by 'glotbench run --shards'."),
     ],
     store: StoreOption = DEFAULT_STORE,
+    lock_timeout: LockTimeoutOption = None,
     json_output: JsonOption = False,
 ) -> None:
     """Merge job shards into the store (idempotent: merged shards are skipped; resumable)."""
@@ -193,6 +197,7 @@ def import_lm_eval_command(
         ),
     ],
     store: StoreOption = DEFAULT_STORE,
+    lock_timeout: LockTimeoutOption = None,
     model: Annotated[
         str | None,
         typer.Option("--model", help="Model name to store (default: the results' model_name)."),
@@ -285,6 +290,7 @@ def import_euroeval_command(
         ),
     ],
     store: StoreOption = DEFAULT_STORE,
+    lock_timeout: LockTimeoutOption = None,
     json_output: JsonOption = False,
 ) -> None:
     """Import EuroEval / ScandEval results: totals with SEs and every iteration as a replicate."""
@@ -299,6 +305,7 @@ def import_xtreme_command(
     ],
     labels: Annotated[Path, typer.Option("--labels", help="Labels folder with the same layout.")],
     store: StoreOption = DEFAULT_STORE,
+    lock_timeout: LockTimeoutOption = None,
     model: Annotated[
         str | None,
         typer.Option("--model", help="Model name (default: the predictions folder's name)."),
@@ -376,6 +383,7 @@ def import_reuben_command(
         ),
     ] = False,
     store: StoreOption = DEFAULT_STORE,
+    lock_timeout: LockTimeoutOption = None,
     json_output: JsonOption = False,
 ) -> None:
     """Import reuben's summary or replication file (Sälevä, Ataman & Lignos's toolkit).

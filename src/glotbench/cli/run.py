@@ -11,7 +11,7 @@ import typer
 from rich.markup import escape
 
 from glotbench.cli._lazy import api
-from glotbench.cli._options import DEFAULT_STORE, JsonOption, StoreOption
+from glotbench.cli._options import DEFAULT_STORE, JsonOption, LockTimeoutOption, StoreOption
 from glotbench.cli._output import console, frame_table, print_json, speed_table, stderr_console
 
 commands = typer.Typer()
@@ -115,6 +115,7 @@ def run_command(
         ),
     ] = None,
     store: StoreOption = DEFAULT_STORE,
+    lock_timeout: LockTimeoutOption = None,
     data_dir: Annotated[
         Path | None,
         typer.Option("--data-dir", help="Folder the suite's data paths are relative to."),
