@@ -141,9 +141,63 @@ def text_column(
     Reports empty required values and non-text values (JSON numbers, lists...;
     integers are accepted when ``allow_int``). With ``name`` (model, task,
     language, dataset, metric) the values are NFC-normalised and invisible
-    characters and over-long names are reported (:mod:`glotbench.store.names`).
+    characters and over-long names are reported (:mod:`glotbench.core.names`).
     """
     s = table.frame[column]
+    if isinstance(s.dtype, pd.CategoricalDtype) and len(s.cat.categories) < len(s):
+        # a dictionary-encoded column (Parquet): each distinct value checked once
+        codes = s.cat.codes.to_numpy().astype(np.int64)
+        distinct = pd.Series([*s.cat.categories.tolist(), None], dtype=object)
+        codes[codes < 0] = len(distinct) - 1  # missing
+        checked = _text_checks(distinct, allow_int, name)
+        values = pd.Series(checked[0].to_numpy(dtype=object)[codes], dtype=object)
+        missing, bad, control, invisible, too_long = (m[codes] for m in checked[1:])
+    else:
+        values, missing, bad, control, invisible, too_long = _text_checks(s, allow_int, name)
+    if name:
+        for mask in (invisible, too_long):
+            if rows is not None:
+                mask &= rows
+            problems.add_mask(
+                mask & ~control,
+                column,
+                lambda p: str(name_problem(str(values.iloc[p]), label)),
+            )
+    if rows is not None:
+        missing_report, bad_report = missing & rows, bad & rows
+        control &= rows
+    else:
+        missing_report, bad_report = missing, bad
+    problems.add_mask(
+        control,
+        column,
+        lambda p: (
+            f"{label} {raw_value(table, column, p)!r} contains a control character (NUL, tab, "
+            "newline...); names must be printable text"
+        ),
+    )
+    if required:
+        problems.add_mask(
+            missing_report,
+            column,
+            lambda p: f"{label} is empty; every record needs a {label}",
+        )
+    expected = "text or an integer" if allow_int else "text"
+    problems.add_mask(
+        bad_report,
+        column,
+        lambda p: f"{label} must be {expected}, got {raw_value(table, column, p)!r}",
+    )
+    return values
+
+
+def _text_checks(
+    s: pd.Series, allow_int: bool, name: bool
+) -> tuple[pd.Series, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(values, missing, not text, control character, invisible, too long) of a column.
+
+    ``values`` as :func:`text_column` returns them; the name checks only with ``name``.
+    """
     n = len(s)
     if _is_text_dtype(s):
         stripped = s.str.strip()
@@ -179,45 +233,13 @@ def text_column(
                 bad[i] = True
         values = pd.Series(out, dtype=object)
     control = _control_mask(values)
+    invisible = too_long = np.zeros(n, dtype=bool)
     if name:
         values = _normalised_names(values)
         texts = values.where(values.notna(), "").astype(str)
         invisible = texts.str.contains(INVISIBLE_CHARS, regex=True).to_numpy(dtype=bool)
         too_long = (texts.str.len() > MAX_NAME_CHARS).to_numpy(dtype=bool)
-        for mask in (invisible, too_long):
-            if rows is not None:
-                mask &= rows
-            problems.add_mask(
-                mask & ~control,
-                column,
-                lambda p: str(name_problem(str(values.iloc[p]), label)),
-            )
-    if rows is not None:
-        missing_report, bad_report = missing & rows, bad & rows
-        control &= rows
-    else:
-        missing_report, bad_report = missing, bad
-    problems.add_mask(
-        control,
-        column,
-        lambda p: (
-            f"{label} {raw_value(table, column, p)!r} contains a control character (NUL, tab, "
-            "newline...); names must be printable text"
-        ),
-    )
-    if required:
-        problems.add_mask(
-            missing_report,
-            column,
-            lambda p: f"{label} is empty; every record needs a {label}",
-        )
-    expected = "text or an integer" if allow_int else "text"
-    problems.add_mask(
-        bad_report,
-        column,
-        lambda p: f"{label} must be {expected}, got {raw_value(table, column, p)!r}",
-    )
-    return values
+    return values, missing, bad, control, invisible, too_long
 
 
 def _normalised_names(values: pd.Series) -> pd.Series:
