@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from glotbench.core import Store
+from glotbench.store import Store
 
 from .conftest import ROOT, write_suite
 
@@ -24,7 +24,7 @@ CLI = [sys.executable, "-c", "from glotbench.cli import main; main()"]
 
 HOLDER = """
 import sys, time
-from glotbench.core.writer_lock import writer_lock
+from glotbench.store.writer_lock import writer_lock
 with writer_lock(sys.argv[1]):
     print("held", flush=True)
     time.sleep(float(sys.argv[2]))

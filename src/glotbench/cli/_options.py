@@ -49,7 +49,7 @@ def _set_lock_timeout(value: float | None) -> float | None:
     given where users look for it: after the command that writes.
     """
     if value is not None:
-        from glotbench.core.lock import set_lock_timeout  # loads DuckDB: only when given
+        from glotbench.store.lock import set_lock_timeout  # loads DuckDB: only when given
 
         set_lock_timeout(value)
     return value

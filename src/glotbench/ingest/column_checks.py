@@ -141,7 +141,7 @@ def text_column(
     Reports empty required values and non-text values (JSON numbers, lists...;
     integers are accepted when ``allow_int``). With ``name`` (model, task,
     language, dataset, metric) the values are NFC-normalised and invisible
-    characters and over-long names are reported (:mod:`glotbench.core.names`).
+    characters and over-long names are reported (:mod:`glotbench.store.names`).
     """
     s = table.frame[column]
     if isinstance(s.dtype, pd.CategoricalDtype) and len(s.cat.categories) < len(s):
