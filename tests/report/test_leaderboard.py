@@ -80,7 +80,8 @@ def test_demo_views_match_the_analysis_layer() -> None:
     ranked = [r for r in data["views"]["overall"]["rows"] if r["rank"]]
     assert {r["model"] for r in ranked} == {"XLM-R Large", "mBERT"}  # the complete models
     for row in ranked:
-        assert sum(p for _, p in row["rank"]["dist"]) == pytest.approx(100, abs=0.2)
+        assert sum(p for p in row["rank"]["dist"] if p is not None) == pytest.approx(100, abs=0.2)
+        assert "dist_out" not in row["rank"]  # two models: the whole distribution
         assert 1 <= row["rank"]["best"] <= row["rank"]["worst"] <= 2
     assert data["models"][0]["metadata"]["parameters"]
     # XTREME-R has no replicates: per-language cells carry no interval

@@ -20,6 +20,7 @@ column is the task view's own number. This module only assembles them.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import html
 import json
@@ -49,6 +50,7 @@ from glotbench.analysis.settings import DEFAULT_SETTINGS
 from glotbench.analysis.speed import SpeedTable
 from glotbench.analysis.variance import cell_intervals, components
 from glotbench.errors import GlotbenchError
+from glotbench.report.leaderboard_ranks import rank_block
 from glotbench.report.reproduction_link import reproduction_link
 from glotbench.store.atomic_files import atomic_files
 
@@ -144,49 +146,6 @@ class LeaderboardData:
         return self.payload
 
 
-def _rank_block(view: ViewAnalysis, index: Mapping[str, int]) -> dict[str, dict[str, Any]]:
-    """Rank summary per model: interval, mean rank, distribution and statistical ties.
-
-    ``ties`` lists the models (by their index in the page's model list) the
-    model is statistically tied with in this view, ``tie_next`` whether it is
-    tied with the next model down in score order; both from the analysis (the
-    view's :attr:`~glotbench.analysis.rank_stats.RankStatistics.ties`, as
-    :meth:`~glotbench.analysis.headline.ViewAnalysis.tied_with` lists them), so
-    the page can mark ties with the row above in any order it sorts the rows.
-    Built with array operations over all models at once (a loop per model and
-    value took 22 s of a 1,000-model page's 118).
-    """
-    stats = view.ranks
-    if stats is None:
-        return {}
-    models = view.models
-    mean_rank = stats.mean_rank
-    tie_next = view.tie_next()
-    # the distributions: per model its nonzero ranks, in order; the shares are
-    # stats.shares (counts / R · 100) rounded as _num does, once per distinct count
-    rows, ranks = np.nonzero(stats.counts)
-    distinct, which = np.unique(stats.counts[rows, ranks], return_inverse=True)
-    rounded = np.array([round(v, 1) for v in (distinct / stats.n_draws * 100).tolist()])
-    shares = rounded[which].tolist()
-    ranks_1 = (ranks + 1).tolist()
-    dist_bounds = np.searchsorted(rows, np.arange(len(models) + 1)).tolist()
-    # the ties as indices into the page's model list, sorted, per model
-    tied = stats.tied_with(np.array([index[m] for m in models], dtype=np.int64))
-    out: dict[str, dict[str, Any]] = {}
-    for m, model in enumerate(models):
-        lo, hi = dist_bounds[m], dist_bounds[m + 1]
-        out[model] = {
-            "best": int(stats.best[m]),
-            "worst": int(stats.worst[m]),
-            "mean": _num(mean_rank[m], 2),
-            "dist": [[r, v] for r, v in zip(ranks_1[lo:hi], shares[lo:hi], strict=True)],
-            "tie_next": tie_next[model],
-            "ties": tied[m],
-            "n_ranked": len(models),
-        }
-    return out
-
-
 def _replicated(source: ReplicatedScores) -> bool:
     return is_replicated(source)
 
@@ -203,8 +162,9 @@ class _Views:
         self.source = source
         self.settings = settings
         self.cache: ViewCache = {}
-        #: each model's position in the page's model list (``payload["models"]``)
-        self.index = {m: i for i, m in enumerate(source.models)}
+        #: the rank block of each cached view (by the view's id; :func:`rank_block`)
+        self.blocks: dict[int, dict[str, dict[str, Any]]] = {}
+        self.all_units = tuple(range(len(source.units)))
         if analysis is not None:  # the request's computed result: reuse, never recompute
             self._seed(analysis.overall, None, None, True)
             for task, view in analysis.tasks.items():
@@ -233,7 +193,23 @@ class _Views:
         resample: bool,
     ) -> None:
         key = self._key(view.models, tasks, languages, resample)
-        self.cache[key] = (view, list(view.notes))  # as computed in get(): the same page
+        self.cache[key] = (self._compact(key, view), list(view.notes))  # as in get()
+
+    def _compact(self, key: tuple[Any, ...], view: ViewAnalysis) -> ViewAnalysis:
+        """``view`` with its rank block computed, then without its draws and rank counts
+        (R × M and M × M: 600 MB a view at 5,000 models), unless it is the overall view
+        (every cell, languages resampled), whose draws the pairwise view compares."""
+        block = rank_block(view)
+        if not (key[1] == self.all_units and key[2]):
+            n_models = len(view.models)
+            view = dataclasses.replace(view, draws=np.empty((0, n_models)), ranks=None)
+        self.blocks[id(view)] = block
+        return view
+
+    def ranks(self, view: ViewAnalysis | None) -> dict[str, dict[str, Any]]:
+        """The rank block (:func:`~glotbench.report.leaderboard_ranks.rank_block`) of a view
+        :meth:`get` returned; empty for None."""
+        return {} if view is None else self.blocks[id(view)]
 
     def get(
         self,
@@ -259,7 +235,7 @@ class _Views:
                         languages=languages,
                         resample_languages=resample,
                     )
-                    self.cache[key] = (view, list(view.notes))
+                    self.cache[key] = (self._compact(key, view), list(view.notes))
                 except GlotbenchError as exc:
                     self.cache[key] = (None, [str(exc)])
         return self.cache[key]
@@ -393,7 +369,7 @@ def _multi_task_view(
             notes += [n for n in task_notes if n not in notes]
         for model, row in _view_rows(task_view).items():
             per_task.setdefault(model, {})[task] = [row["score"], row["se"], *row["ci"]]
-    ranks = _rank_block(drawn, views.index) if drawn is not None else {}
+    ranks = views.ranks(drawn)
     rows = []
     for model, row in overall.items():
         row = row | drawn_rows.get(model, {"se_languages": row["se"]})
@@ -423,7 +399,7 @@ def _task_view(
     if drawn is not None:  # the languages the drawn score averages (cells all models share)
         for row in drawn_rows.values():
             row["n_languages"] = drawn.n_languages
-    ranks = _rank_block(drawn, views.index) if drawn is not None else {}
+    ranks = views.ranks(drawn)
     languages = sorted(scores["language"].astype(str).unique())
     row_notes, notes = _row_notes(drawn, list(notes))
     return {
@@ -450,7 +426,7 @@ def _language_view(
     overall = _aggregate_rows(board.overall)
     complete = [m for m, row in overall.items() if row["score"] is not None]
     drawn, notes = views.get(complete, None, [language], False)
-    ranks = _rank_block(drawn, views.index) if drawn is not None else {}
+    ranks = views.ranks(drawn)
     partial = _partial(scores, board.tasks, [m for m in overall if m not in complete])
     row_notes, notes = _row_notes(drawn, list(notes), partial, board.tasks)
     return {

@@ -41,11 +41,16 @@
   var RANK_HELP = "rank_best–rank_worst: the " + level + "% rank interval. rank_best = 1 + the number of " +
     "models significantly better, rank_worst = the number of ranked models − the number significantly " +
     "worse (significantly: the " + level + "% percentile interval of the paired difference excludes 0)";
-  // statistical ties come from the analysis (row.rank.ties: indices into DATA.models); the page
+  // statistical ties come from the analysis: row.rank.ties lists runs [first, last] of the
+  // positions (rank.at, the view's score order) of the models the row is tied with; the page
   // only looks them up, for whichever row is above after sorting and filtering
   function tiedWith(row, other) {
     if (!row.rank || !other.rank || !row.rank.ties) return false;
-    return row.rank.ties.indexOf(modelIndex[other.model]) >= 0;
+    var at = other.rank.at, runs = row.rank.ties;
+    for (var i = 0; i < runs.length; i++) {
+      if (runs[i][0] <= at && at <= runs[i][1]) return true;
+    }
+    return false;
   }
   function cell(model, task, language) {
     return cellIndex.get(modelIndex[model] + "\u0000" + task + "\u0000" + language);
@@ -199,11 +204,20 @@
     var barWidth = Math.max(width / n, 1);
     var parts = [];
     ctx.fillStyle = "#2f6db5";
-    rank.dist.forEach(function (pair) {
-      var h = Math.max(1, (pair[1] / 100) * height);
-      ctx.fillRect(((pair[0] - 1) / n) * width, height - h, barWidth, h);
-      parts.push("rank " + pair[0] + ": " + fmt(pair[1], 1) + "%");
+    // shares from rank dist_from on (null: no draw at that rank); dist_out: % of the draws
+    // at better and worse ranks than this window (only for wide distributions)
+    var out = rank.dist_out;
+    if (out && rank.dist_from > 1) parts.push("ranks 1–" + (rank.dist_from - 1) + ": " + fmt(out[0], 1) + "%");
+    rank.dist.forEach(function (share, k) {
+      if (share === null) return;
+      var r = rank.dist_from + k;
+      var h = Math.max(1, (share / 100) * height);
+      ctx.fillRect(((r - 1) / n) * width, height - h, barWidth, h);
+      parts.push("rank " + r + ": " + fmt(share, 1) + "%");
     });
+    if (out && rank.dist_from + rank.dist.length <= rank.n_ranked) {
+      parts.push("ranks " + (rank.dist_from + rank.dist.length) + "–" + rank.n_ranked + ": " + fmt(out[1], 1) + "%");
+    }
     canvas.title = parts.join(", ");
     canvas.setAttribute("role", "img");
     canvas.setAttribute("aria-label", "rank distribution: " + parts.join(", "));
