@@ -6,10 +6,18 @@ page is ready and the time to sort a 200-row × 50-column view. Target: both
 under one second.
 
 Run: PYTHONPATH=src python benchmarks/bench_leaderboard_browser.py
+
+``--page FOLDER/index.html`` measures a page built elsewhere instead (e.g. by
+``glotbench leaderboard`` on the store of ``generate_leaderboard_store.py``): the
+time until ready, a sort by score and by model name, a search (typing a model's
+name), switching to the second view and picking a pair in the pairwise view, each
+the time of the synchronous handler (the DOM rebuilt), best and median of
+``--repeats`` fresh page loads.
 """
 
 from __future__ import annotations
 
+import argparse
 import tempfile
 import time
 from pathlib import Path
@@ -75,5 +83,63 @@ def main(n_models: int = 200, n_languages: int = 50, repeats: int = 5) -> None:
     )
 
 
+#: interactions timed on a built page: (name, JavaScript run in the page, returning ms)
+INTERACTIONS = {
+    "sort by score": """() => { const t0 = performance.now();
+        document.querySelector('#board th[data-key="score"]').click();
+        return performance.now() - t0; }""",
+    "sort by model": """() => { const t0 = performance.now();
+        document.querySelector('#board th[data-key="model"]').click();
+        return performance.now() - t0; }""",
+    "search": """() => { const box = document.getElementById('search');
+        const name = document.querySelector('#board tbody tr:nth-child(7)').dataset.model;
+        const t0 = performance.now();
+        box.value = name; box.dispatchEvent(new Event('input'));
+        const ms = performance.now() - t0;
+        box.value = ''; box.dispatchEvent(new Event('input'));
+        return ms; }""",
+    "switch view": """() => { const select = document.getElementById('view');
+        const t0 = performance.now();
+        select.selectedIndex = 1; select.dispatchEvent(new Event('change'));
+        return performance.now() - t0; }""",
+    "pick a pair": """() => { const b = document.getElementById('model-b');
+        const t0 = performance.now();
+        b.selectedIndex = b.options.length - 1; b.dispatchEvent(new Event('change'));
+        return performance.now() - t0; }""",
+}
+
+
+def measure_page(index: Path, repeats: int) -> None:
+    """Ready time and the INTERACTIONS' times on a built page."""
+    from playwright.sync_api import sync_playwright
+
+    rows: dict[str, list[float]] = {"ready": [], **{k: [] for k in INTERACTIONS}}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        for _ in range(repeats):
+            page = browser.new_page()
+            start = time.perf_counter()
+            page.goto(index.as_uri(), timeout=120_000)
+            page.wait_for_selector("body[data-ready=true]", timeout=120_000)
+            load = time.perf_counter() - start
+            rows["ready"].append(float(page.get_attribute("body", "data-ready-ms")))
+            for name, script in INTERACTIONS.items():
+                rows[name].append(float(page.evaluate(script)))
+            print(f"  load (navigation to ready, wall): {load:.2f} s", flush=True)
+            page.close()
+        browser.close()
+    size = index.stat().st_size
+    print(f"{index}: {size / 2**20:.1f} MiB")
+    for name, values in rows.items():
+        print(f"  {name}: {min(values):.0f} ms (median {np.median(values):.0f})")
+
+
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--page", type=Path, help="a built index.html to measure instead")
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    if args.page is not None:
+        measure_page(args.page, args.repeats)
+    else:
+        main(repeats=args.repeats)

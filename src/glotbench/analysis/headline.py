@@ -28,7 +28,7 @@ The settings object (:class:`AnalysisSettings`) and its defaults live in
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -296,17 +296,35 @@ def models_with_task(source: ReplicatedScores, task: str) -> list[str]:
     return [m for m, row in zip(source.models, has, strict=True) if row.any()]
 
 
+#: runs view requests (keyword arguments of :func:`analyze_view` after ``source`` and
+#: ``settings``) and returns their views in order; e.g. one Ray task each
+ViewRunner = Callable[
+    [ReplicatedScores, AnalysisSettings, list[dict[str, Any]]], list[ViewAnalysis]
+]
+
+
+def run_views(
+    source: ReplicatedScores, settings: AnalysisSettings, requests: list[dict[str, Any]]
+) -> list[ViewAnalysis]:
+    """The default :data:`ViewRunner`: each view in this process, in order."""
+    return [analyze_view(source, settings, **request) for request in requests]
+
+
 def analyze(
     source: ReplicatedScores,
     settings: AnalysisSettings | None = None,
     *,
     models: Sequence[str] | None = None,
+    runner: ViewRunner = run_views,
 ) -> Analysis:
     """The headline analysis of ``source``: overall (mean of task means) and per task.
 
     Every task's view draws on that task's units alone, so a task's numbers
     are the same whether shown alone or as a column of the overall view; with
-    one task the overall view *is* the task view.
+    one task the overall view *is* the task view. The views are independent:
+    ``runner`` may compute them elsewhere (several processes or machines,
+    ``benchmarks/bench_ray_leaderboard.py``); each view's draws depend only on
+    the source and the settings, so the result is the same.
     """
     settings = settings or AnalysisSettings()
     names = list(models) if models is not None else list(source.models)
@@ -314,15 +332,10 @@ def analyze(
     present = {t: set(models_with_task(source, t)) for t in tasks}
     # the overall view's models: one rule for every door (glotbench.analysis.overall)
     ranked, scope_notes = overall_source(source.select_models(names))
-    overall = analyze_view(source, settings, models=list(ranked.models))
+    requests: list[dict[str, Any]] = [{"models": list(ranked.models)}]
+    if len(tasks) > 1:
+        requests += [{"models": [m for m in names if m in present[t]], "tasks": [t]} for t in tasks]
+    overall, *task_views = runner(source, settings, requests)
     overall = dataclasses.replace(overall, notes=(*scope_notes, *overall.notes))
-    if len(tasks) == 1:
-        per_task = {tasks[0]: overall}
-    else:
-        per_task = {
-            t: analyze_view(
-                source, settings, models=[m for m in names if m in present[t]], tasks=[t]
-            )
-            for t in tasks
-        }
+    per_task = dict(zip(tasks, task_views, strict=True)) if task_views else {tasks[0]: overall}
     return Analysis(settings, overall, per_task, settings.interval_text(source))
