@@ -150,10 +150,7 @@ def main() -> None:
     print(f"store read by the driver: {time.perf_counter() - t0:.1f} s", flush=True)
     out = Path(args.out)
     reference = build(source, settings, out / "single")
-    rows = [
-        {"mode": "single process"}
-        | {k: v for k, v in reference.items() if k.endswith(("s", "MiB"))}
-    ]
+    rows = [{"mode": "single process"} | _figures(reference)]
     rows[0]["load"] = load_average()
     print(rows[0], flush=True)
     remote = ray.remote(num_cpus=1)(_view)
