@@ -67,12 +67,19 @@ def language_aggregates(
     """
     _check_columns(scores)
     per_language = scores.groupby([*by, "language"], as_index=False, sort=True)["score"].mean()
+    per_language = per_language.dropna(subset=list(by))  # as groupby(by) drops them
     rows: list[dict[str, Any]] = []
-    for key, group in per_language.groupby(list(by), sort=True):
-        values = group["score"].to_numpy(dtype=np.float64)
+    # the rows are sorted by ``by``: each group is one contiguous slice (the same arrays,
+    # in the same order, as iterating groupby(by), without a frame per group)
+    scores_all = per_language["score"].to_numpy(dtype=np.float64)
+    key_columns = [per_language[column].tolist() for column in by]
+    all_keys = list(zip(*key_columns, strict=True))
+    starts = [i for i in range(len(all_keys)) if i == 0 or all_keys[i] != all_keys[i - 1]]
+    for start, end in zip(starts, [*starts[1:], len(all_keys)], strict=True):
+        values = scores_all[start:end]
         mean, se = float(values.mean()), mean_standard_error(values)
         low, high = t_interval(mean, se, values.size - 1, confidence_level)
-        keys = key if isinstance(key, tuple) else (key,)
+        keys = all_keys[start]
         rows.append(
             {
                 **dict(zip(by, keys, strict=True)),
@@ -141,13 +148,22 @@ def leaderboard(scores: pd.DataFrame, confidence_level: float = 0.95) -> Leaderb
     per_task = language_aggregates(scores, ("model", "task"), confidence_level)
     tasks = tuple(sorted(per_task["task"].unique()))
     rows: list[dict[str, Any]] = []
-    has = per_task.groupby("model", sort=False)["task"].agg(lambda t: set(t.astype(str)))
+    has: dict[Any, set[str]] = {}
+    for model, task in zip(per_task["model"].tolist(), per_task["task"].astype(str), strict=True):
+        has.setdefault(model, set()).add(task)
     # models without a whole task: no overall score (glotbench.analysis.overall's rule)
-    lacking = lacking_tasks(has.to_dict(), [str(m) for m in has.index], [str(t) for t in tasks])
-    for model, group in per_task.groupby("model", sort=False):
+    lacking = lacking_tasks(has, [str(m) for m in has], [str(t) for t in tasks])
+    # per_task is sorted by model: each model's rows are one contiguous slice, in the
+    # order groupby(sort=False) visits them
+    models = per_task["model"].tolist()
+    starts = [i for i in range(len(models)) if i == 0 or models[i] != models[i - 1]]
+    score_column, se_column = per_task["score"], per_task["standard_error"].to_numpy(np.float64)
+    languages = per_task["n_languages"].to_numpy()
+    for start, end in zip(starts, [*starts[1:], len(models)], strict=True):
+        model = models[start]
         complete = str(model) not in lacking
-        se_parts = group["standard_error"].to_numpy(dtype=np.float64)
-        mean = float(group["score"].mean()) if complete else float("nan")
+        se_parts = se_column[start:end]
+        mean = float(score_column.iloc[start:end].mean()) if complete else float("nan")
         se = float(np.sqrt(np.sum(se_parts**2)) / len(tasks)) if complete else float("nan")
         z = float(ndtri(0.5 + confidence_level / 2))
         rows.append(
@@ -157,8 +173,8 @@ def leaderboard(scores: pd.DataFrame, confidence_level: float = 0.95) -> Leaderb
                 "standard_error": se,
                 "ci_low": mean - z * se,
                 "ci_high": mean + z * se,
-                "n_tasks": int(len(group)),
-                "n_languages": int(group["n_languages"].sum()),
+                "n_tasks": end - start,
+                "n_languages": int(languages[start:end].sum()),
             }
         )
     overall = pd.DataFrame(rows).sort_values(

@@ -92,15 +92,28 @@ class PairComparisons:
         aggregates = self.comparison.aggregates
         pairs: dict[str, Any] = {}
         rows = aggregates[aggregates["aggregator"] == "mean"]
+        # per-cell columns as (pairs × cells) arrays, read once (not a frame slice per pair)
+        shape = (len(rows), n_units)
+        difference = per_cell["difference"].to_numpy(dtype=float)[: shape[0] * n_units]
+        difference = difference.reshape(shape)
+        columns = {
+            name: per_cell[column].to_numpy()[: shape[0] * n_units].reshape(shape).tolist()
+            for name, column in (("sd", "sd"), ("effect", "effect_size"), ("flagged", "flagged"))
+        }
+        n_a_better = (difference > 0).sum(axis=1).tolist()
+        factor = mdd_factor()
+        differences = difference.tolist()
         for position, row in enumerate(rows.itertuples(index=False)):
-            cells = per_cell.iloc[position * n_units : (position + 1) * n_units]
-            difference = cells["difference"].to_numpy()
             pairs[f"{index[row.model_a]},{index[row.model_b]}"] = {
-                "difference": [_number(v) for v in difference],
-                "sd": [_number(v) for v in cells["sd"]] if self.replicated else None,
-                "effect": [_number(v) for v in cells["effect_size"]] if self.replicated else None,
-                "flagged": [bool(v) for v in cells["flagged"]] if self.replicated else None,
-                "n_a_better": int((difference > 0).sum()),
+                "difference": [_number(v) for v in differences[position]],
+                "sd": [_number(v) for v in columns["sd"][position]] if self.replicated else None,
+                "effect": [_number(v) for v in columns["effect"][position]]
+                if self.replicated
+                else None,
+                "flagged": [bool(v) for v in columns["flagged"][position]]
+                if self.replicated
+                else None,
+                "n_a_better": int(n_a_better[position]),
                 "overall": {
                     "difference": _number(row.difference),
                     "sd": _number(row.sd),
@@ -109,8 +122,8 @@ class PairComparisons:
                     "ci": [_number(row.ci_low), _number(row.ci_high)],
                     "share_a_better": _number(row.share_a_better),
                     # the smallest true difference the design detects at 80 % power
-                    "mdd": _number(mdd_factor() * row.sd),
-                    "detectable": bool(abs(row.difference) >= mdd_factor() * row.sd),
+                    "mdd": _number(factor * row.sd),
+                    "detectable": bool(abs(row.difference) >= factor * row.sd),
                 },
             }
         return {

@@ -332,7 +332,11 @@ def _partial(
     scores: pd.DataFrame, tasks: Sequence[str], models: Sequence[str]
 ) -> dict[str, list[str]]:
     """Per model of ``models`` lacking a task of ``tasks`` in ``scores``: the tasks it lacks."""
-    have = scores.groupby("model")["task"].agg(lambda t: set(t.astype(str)))
+    have: dict[Any, set[str]] = {}
+    pairs = scores[["model", "task"]].drop_duplicates()
+    tasks_of = pairs["task"].astype(str).tolist()
+    for model, task in zip(pairs["model"].tolist(), tasks_of, strict=True):
+        have.setdefault(model, set()).add(task)
     return {
         m: [t for t in tasks if t not in have.get(m, set())]
         for m in models
