@@ -321,3 +321,42 @@ def large_board_frame(n_models: int, n_languages: int) -> pd.DataFrame:
         ],
         columns=["model", "task", "language", "score"],
     )
+
+
+def test_long_boards_draw_500_rows_and_sort_and_mark_ties_over_all(
+    tmp_path: Path, watch: PageWatch
+) -> None:
+    """600 closely spaced models: 500 rows drawn, the rest a click away; sorting and search
+    see every row, and ≈ follows the analysis' ties (runs of positions) in any order."""
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame(
+        [
+            (f"m{i:03d}", "t", lang, float(0.5 + i * 2e-4 + rng.normal(0, 0.01)))
+            for i in range(600)
+            for lang in ("de", "fr", "sw")
+        ],
+        columns=["model", "task", "language", "score"],
+    )
+    data = build_leaderboard(replicates_from_frame(frame), n_draws=100, language_groups={})
+    index = write_leaderboard(data, tmp_path / "long")
+    page = watch.open(index.as_uri())
+    assert len(_models(page)) == 500
+    assert "600 of 600 models (the first 500 drawn)" in page.locator("#count").text_content()
+    page.locator("#board th[data-key=model]").click()
+    assert _models(page)[:3] == ["m000", "m001", "m002"]  # sorted over all 600
+    page.fill("#search", "m599")
+    assert _models(page) == ["m599"] and page.locator("#show-all").is_hidden()
+    page.fill("#search", "")
+    page.locator("#show-all").click()
+    shown = _models(page)
+    assert len(shown) == 600
+    rows = {r["model"]: r["rank"] for r in data.payload["views"]["overall"]["rows"]}
+    marked = page.eval_on_selector_all(
+        "#board tbody tr", "rows => rows.map(r => r.hasAttribute('data-tie-above'))"
+    )
+    expected = [
+        i > 0 and any(lo <= rows[shown[i - 1]]["at"] <= hi for lo, hi in rows[model]["ties"])
+        for i, model in enumerate(shown)
+    ]
+    assert marked == expected and any(marked)
+    assert watch.errors == []

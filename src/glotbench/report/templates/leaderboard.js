@@ -4,8 +4,11 @@
 (function () {
   var DATA = JSON.parse(document.getElementById("glotbench-data").textContent);
   var state = {
-    view: DATA.default_view || "overall", sortKey: null, sortDir: -1, search: "", filters: {}
+    view: DATA.default_view || "overall", sortKey: null, sortDir: -1, search: "", filters: {},
+    showAll: false
   };
+  // rows drawn at first on long boards: drawing 5,000 rows (a canvas each) takes seconds
+  var ROW_LIMIT = 500;
   var modelIndex = {};
   DATA.models.forEach(function (m, i) { modelIndex[m.name] = i; });
   var cellIndex = new Map();
@@ -301,7 +304,10 @@
     }
     var fragment = document.createDocumentFragment();
     var marks = noteMarks(view);
-    rows.forEach(function (row, i) {
+    // long boards draw their first ROW_LIMIT rows (sorting and search still see every row);
+    // "show all" draws the rest
+    var shown = state.showAll ? rows.length : Math.min(rows.length, ROW_LIMIT);
+    rows.slice(0, shown).forEach(function (row, i) {
       var tr = document.createElement("tr");
       tr.setAttribute("data-model", row.model);
       var above = i > 0 ? rows[i - 1] : null;
@@ -324,7 +330,14 @@
       fragment.appendChild(tr);
     });
     tbody.replaceChildren(fragment);
-    document.getElementById("count").textContent = rows.length + " of " + view.rows.length + " models";
+    var countText = rows.length + " of " + view.rows.length + " models";
+    var more = document.getElementById("show-all");
+    more.hidden = shown === rows.length;
+    if (shown < rows.length) {
+      countText += " (the first " + shown + " drawn)";
+      more.textContent = "Show all " + rows.length + " rows";
+    }
+    document.getElementById("count").textContent = countText;
     var contains = document.getElementById("intervals");
     contains.replaceChildren();
     var intervals = DATA.intervals || {};
@@ -478,6 +491,10 @@
   })();
   fillViewSelect();
   fillFilters();
+  document.getElementById("show-all").addEventListener("click", function () {
+    state.showAll = true;
+    render();
+  });
   fillPairSelects();
   pairScope();
   render();
