@@ -5,8 +5,9 @@ its rank distribution and its statistical ties. Whole distributions (up to M
 shares) and tie lists (up to M − 1 models) made a page quadratic in models: 173 MiB
 at 1,000 models. Here each model carries a bounded window of its distribution
 (:data:`DIST_WINDOW` ranks, with the share of draws outside it) and its ties as
-runs of consecutive positions in the view's score order (a model's tied partners
-sit around it in score order, so about one run each) — the same ties, exactly.
+runs of consecutive positions in the view's score order, a flat list of first and
+last positions (a model's tied partners sit around it in score order, so its
+runs are few) — the same ties, exactly.
 Every number comes from the view's
 :class:`~glotbench.analysis.rank_stats.RankStatistics`; this module only lays
 them out.
@@ -53,8 +54,9 @@ def dist_windows(counts: np.ndarray, window: int) -> tuple[np.ndarray, np.ndarra
     return first, last
 
 
-def tie_runs(ties: np.ndarray, positions: np.ndarray, n_models: int) -> list[list[list[int]]]:
-    """Per model, the positions of the models it is tied with, as runs [first, last].
+def tie_runs(ties: np.ndarray, positions: np.ndarray, n_models: int) -> list[list[int]]:
+    """Per model, the positions of the models it is tied with, as runs: a flat list
+    [first, last, first, last, …] (flat to keep the page small).
 
     ``ties``: tied pairs (K × 2 model indices); ``positions``: each model's
     position in the view's score order. Exact: a position is in one of the runs
@@ -68,10 +70,10 @@ def tie_runs(ties: np.ndarray, positions: np.ndarray, n_models: int) -> list[lis
     starts[1:] = (owner[1:] != owner[:-1]) | (partner[1:] != partner[:-1] + 1)
     ends = np.ones(len(owner), dtype=bool)
     ends[:-1] = starts[1:]
-    out: list[list[list[int]]] = [[] for _ in range(n_models)]
+    out: list[list[int]] = [[] for _ in range(n_models)]
     lows, highs = partner[starts].tolist(), partner[ends].tolist()
     for model, lo, hi in zip(owner[starts].tolist(), lows, highs, strict=True):
-        out[model].append([lo, hi])
+        out[model] += (lo, hi)
     return out
 
 
@@ -88,8 +90,8 @@ def rank_block(view: ViewAnalysis, window: int = DIST_WINDOW) -> dict[str, dict[
       ``window`` ranks with the most draws; then ``dist_out``: % of the draws at
       better and at worse ranks than the window;
     * ``ties``: the models it is statistically tied with (the view's
-      :attr:`~glotbench.analysis.rank_stats.RankStatistics.ties`), as runs
-      [first, last] of ``at`` positions; ``tie_next``: tied with the next model
+      :attr:`~glotbench.analysis.rank_stats.RankStatistics.ties`), as runs of
+      ``at`` positions, flat: [first, last, first, last, …]; ``tie_next``: tied with the next model
       down in score order (None for the last). The page marks ties with the row
       above in any order it sorts the rows.
 

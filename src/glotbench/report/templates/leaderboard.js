@@ -44,14 +44,15 @@
   var RANK_HELP = "rank_best–rank_worst: the " + level + "% rank interval. rank_best = 1 + the number of " +
     "models significantly better, rank_worst = the number of ranked models − the number significantly " +
     "worse (significantly: the " + level + "% percentile interval of the paired difference excludes 0)";
-  // statistical ties come from the analysis: row.rank.ties lists runs [first, last] of the
-  // positions (rank.at, the view's score order) of the models the row is tied with; the page
-  // only looks them up, for whichever row is above after sorting and filtering
+  // statistical ties come from the analysis: row.rank.ties lists runs of the positions
+  // (rank.at, the view's score order) of the models the row is tied with, flat:
+  // [first, last, first, last, ...]; the page only looks them up, for whichever row is
+  // above after sorting and filtering
   function tiedWith(row, other) {
     if (!row.rank || !other.rank || !row.rank.ties) return false;
     var at = other.rank.at, runs = row.rank.ties;
-    for (var i = 0; i < runs.length; i++) {
-      if (runs[i][0] <= at && at <= runs[i][1]) return true;
+    for (var i = 0; i + 1 < runs.length; i += 2) {
+      if (runs[i] <= at && at <= runs[i + 1]) return true;
     }
     return false;
   }
