@@ -1,11 +1,13 @@
 """CPU time of starting the command line: ``glotbench --help``, ``--version``, a subcommand's help.
 
-The goal (issue 13) is ``glotbench --help`` in at most 0.3 s of CPU; issue 27
-item 3 asks every command to print its first line within 0.5 s of CPU (the
-tiny ``analyze compare`` case) and heavy modules to load only when used: the
-``-X importtime`` profile of two help commands lists the slowest top-level
-imports and which of numpy, pandas, scipy, matplotlib, duckdb, statsmodels were
-imported. Each case
+The goals: ``glotbench --help`` in at most 0.3 s of CPU; every command prints
+its first line within 0.5 s of CPU (the tiny ``analyze compare``, ``show`` and
+``analyze aggregate`` cases, on a store of 30 scores) and heavy modules load
+only when used: the ``-X importtime`` profile of two help commands and of
+``import glotbench.api`` lists the slowest top-level imports and which of
+numpy, pandas, scipy, matplotlib, duckdb, statsmodels were imported. The
+floors of a command that reads a store into frames are printed beside it:
+Python with typer + rich, and that plus pandas and DuckDB. Each case
 runs ``python -m glotbench ...`` in a fresh process ``--repeats`` times and
 reports the minimum CPU time (user + system of the child) and wall time, next
 to the floor: a Python process that only imports typer and rich. The peer is
@@ -33,11 +35,27 @@ CASES: dict[str, list[str]] = {
     "glotbench analyze --help": ["-m", "glotbench", "analyze", "--help"],
     "glotbench analyze ranks --help": ["-m", "glotbench", "analyze", "ranks", "--help"],
     "glotbench metrics (imports the metrics)": ["-m", "glotbench", "metrics", "--json"],
+    "floor: typer + rich + pandas + duckdb": [
+        "-c",
+        "import typer, pandas, duckdb; from rich.console import Console",
+    ],
+    "import glotbench.api": ["-c", "import glotbench.api"],
     "glotbench analyze compare --help": ["-m", "glotbench", "analyze", "compare", "--help"],
 }
 
-#: modules that only an analysis that uses them should import (issue 27 item 3)
-HEAVY = ("numpy", "pandas", "scipy", "scipy.stats", "matplotlib", "duckdb", "statsmodels")
+#: modules that only an analysis that uses them should import
+HEAVY = (
+    "numpy",
+    "pandas",
+    "scipy",
+    "scipy.special",
+    "scipy.stats",
+    "scipy.optimize",
+    "sklearn",
+    "matplotlib",
+    "duckdb",
+    "statsmodels",
+)
 
 
 def import_profile(args: list[str], top: int = 8) -> tuple[list[dict[str, object]], list[str]]:
@@ -62,7 +80,9 @@ def import_profile(args: list[str], top: int = 8) -> tuple[list[dict[str, object
 def _run(args: list[str]) -> tuple[float, float]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run([sys.executable, *args], check=True, capture_output=True)
+    child = subprocess.run([sys.executable, *args], capture_output=True, text=True)
+    if child.returncode != 0:
+        raise SystemExit(f"{' '.join(args)} failed ({child.returncode}):\n{child.stderr}")
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -89,7 +109,30 @@ def main() -> None:
     CASES["glotbench analyze compare (tiny file, first line of output)"] = [
         *("-m", "glotbench", "analyze", "compare", "--input", str(tiny), "--draws", "100"),
     ]
+    store = tiny.with_name("tiny.duckdb")
+    tidy = tiny.with_name("tidy.csv")
+    tidy.write_text(
+        "model,task,language,metric,seed,score\n"
+        + "".join(
+            f"{m},t,{lang},accuracy,{r},{0.5 + 0.1 * i + 0.01 * r}\n"
+            for i, m in enumerate("ABC")
+            for lang in ("de", "en")
+            for r in range(5)
+        )
+    )
+    subprocess.run(
+        [sys.executable, "-m", "glotbench", "import", "scores", str(tidy), "--store", str(store)],
+        check=True,
+        capture_output=True,
+    )
+    CASES["glotbench show (store of 30 scores)"] = [
+        *("-m", "glotbench", "show", "--store", str(store)),
+    ]
+    CASES["glotbench analyze aggregate (store of 30 scores)"] = [
+        *("-m", "glotbench", "analyze", "aggregate", "--store", str(store), "--draws", "100"),
+    ]
     rows = []
+    load_before = load_average()
     for name, args in CASES.items():
         runs = [_run(args) for _ in range(options.repeats)]
         rows.append(
@@ -101,12 +144,13 @@ def main() -> None:
         )
     print_table(rows, ["case", "cpu_s_min", "wall_s_min"])
     profiles = {}
-    for name in ("glotbench analyze compare --help", "glotbench --help"):
+    for name in ("glotbench analyze compare --help", "glotbench --help", "import glotbench.api"):
         slowest, heavy = import_profile(CASES[name])
         profiles[name] = {"slowest_imports": slowest, "heavy_modules_loaded": heavy}
         print(f"\n{name}: heavy modules imported: {', '.join(heavy) or 'none'}")
         print_table(slowest, ["module", "cumulative_ms"])
     print(f"\nload average after the runs: {load_average()}")
+    print(f"load average before the runs: {load_before}")
     write_json(options.json, {"machine": info, "rows": rows, "imports": profiles})
 
 

@@ -27,7 +27,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.special import ndtri, stdtrit
 
 from glotbench.analysis.overall import lacking_tasks
 from glotbench.analysis.results import best_row, number, records, summary_repr
@@ -51,6 +50,8 @@ def mean_standard_error(values: np.ndarray) -> float:
 
 def t_interval(mean: float, se: float, df: int, confidence_level: float) -> tuple[float, float]:
     """Student-t interval mean ± t_{df, 1−α/2} · SE (NaN where undefined)."""
+    from scipy.special import stdtrit
+
     if not np.isfinite(se) or df < 1:
         return float("nan"), float("nan")
     half = float(stdtrit(df, 0.5 + confidence_level / 2)) * se
@@ -142,6 +143,8 @@ def leaderboard(scores: pd.DataFrame, confidence_level: float = 0.95) -> Leaderb
     columns are ignored; several metrics per task should be filtered first).
     Models are ordered by overall score, then by number of tasks covered.
     """
+    from scipy.special import ndtri
+
     _check_columns(scores)
     if scores.empty:
         raise InputError("no scores to rank; check the store or the filters")

@@ -38,7 +38,6 @@ from typing import Any, cast
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
-from scipy.special import ndtri
 
 from glotbench.errors import InputError
 from glotbench.resample.weights import BLOCK, block_rng
@@ -210,6 +209,8 @@ def eps_min_from(
     level: float,
 ) -> FloatArray:
     """ε_min = clip(ε_W₂ − σ̂/const · Φ⁻¹(1 − level), 0, 1) (deepsig 1.2.8, ``aso``)."""
+    from scipy.special import ndtri
+
     return np.clip(ratio - (sigma_hat / const) * ndtri(1.0 - level), 0.0, 1.0)
 
 

@@ -44,7 +44,6 @@ from functools import cached_property
 from typing import Literal
 
 import numpy as np
-from scipy.special import ndtri
 
 from glotbench.analysis.replicates import ReplicatedScores, Unit
 from glotbench.analysis.variance import ComponentTable, components
@@ -139,6 +138,8 @@ def _parametric_block(table: ComponentTable, keys: np.ndarray, start: int, rows:
     ``keys`` (M × U) from :func:`unit_keys`-like hashes of each model and unit;
     z = Φ⁻¹(u) of keyed uniforms (inverse-CDF sampling).
     """
+    from scipy.special import ndtri
+
     counters = np.arange(start, start + rows, dtype=np.uint64)[:, None, None]
     z = ndtri(keyed_uniforms(keys[None], counters))
     return table.mean[None] + z * table.sigma_w[None]

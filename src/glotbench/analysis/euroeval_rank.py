@@ -57,8 +57,6 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
-from scipy.special import stdtr
-from scipy.stats import norm
 
 from glotbench.analysis.replicates import ReplicatedScores
 from glotbench.analysis.results import records
@@ -474,6 +472,8 @@ def _summary_rank_scores(
     mean: np.ndarray, sd: np.ndarray, n: np.ndarray, confidence_level: float
 ) -> dict[str, np.ndarray | float]:
     """Current method from summaries: exact pooled SD, normal-approximation interval."""
+    from scipy.stats import norm
+
     ok = np.isfinite(mean)
     best = float(np.nanmax(mean)) if ok.any() else np.nan
     m, s, k = mean[ok], sd[ok], n[ok]
@@ -521,6 +521,8 @@ def welch_greater_pvalue(
     n_b: np.ndarray,
 ) -> np.ndarray:
     """One-sided Welch t-test p-value of H1: mean_a > mean_b (Welch 1947; as scipy's ttest_ind)."""
+    from scipy.special import stdtr
+
     var_a, var_b = sd_a**2 / n_a, sd_b**2 / n_b
     se = np.sqrt(var_a + var_b)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -648,6 +650,8 @@ def euroeval_rank(
     confidence_level: float = 0.95,
 ) -> EuroEvalRank:
     """EuroEval rank scores of ``table`` by the current (default) or the 2025 method."""
+    from scipy.stats import norm
+
     chosen = resolve_method(method)
     if n_bootstraps < 1:
         raise InputError("the number of bootstrap resamples must be at least 1", field="bootstraps")

@@ -35,7 +35,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
 
 from glotbench.analysis.pairs import difference_sd
 from glotbench.resample.engine import replicate_scores
@@ -86,6 +85,8 @@ def curve_points(
 
     Examples are aligned (the same test set at every size); see the module docstring.
     """
+    from scipy.stats import norm
+
     n_sizes, n_seeds, n, k = stats.shape
     full = np.asarray(metric.score(stats.sum(axis=2).reshape(-1, k)), dtype=float)
     full = full.reshape(n_sizes, n_seeds)

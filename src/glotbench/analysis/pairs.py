@@ -26,7 +26,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import numpy as np
-from scipy.linalg.blas import dsyrk
 from threadpoolctl import threadpool_limits
 
 from glotbench.analysis.settings import DEFAULT_TOP_K
@@ -156,6 +155,8 @@ class CrossProducts:
         self.high = np.empty((0, 0))
 
     def add(self, block: np.ndarray) -> None:
+        from scipy.linalg.blas import dsyrk
+
         units_first = np.ascontiguousarray(block.transpose(2, 0, 1))  # (U, rows, M)
         if self.count == 0:
             self.shift = units_first.mean(axis=1)

@@ -41,7 +41,6 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
-from scipy import stats as sps
 
 from glotbench.errors import InputError
 from glotbench.metrics.base import Metric
@@ -342,6 +341,8 @@ def mcnemar_test(
     (b − c)²/(b + c), p from χ²(1). ``exact=None`` uses the exact test when
     b + c < 25. Matches ``statsmodels.stats.contingency_tables.mcnemar``.
     """
+    from scipy import stats as sps
+
     a = _binary(correct_a, "A")
     b = _binary(correct_b, "B")
     if a.size != b.size:

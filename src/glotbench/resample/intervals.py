@@ -15,7 +15,6 @@ from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
-from scipy.special import ndtr, ndtri
 
 IntervalMethod = Literal["percentile", "bca"]
 
@@ -33,6 +32,8 @@ def bias_correction(
     replicates: npt.NDArray[np.float64], estimate: npt.NDArray[np.float64]
 ) -> npt.NDArray[np.float64]:
     """ẑ0 = Φ⁻¹(share of replicates below the estimate, ties counted half)."""
+    from scipy.special import ndtri
+
     below = (replicates < estimate).sum(axis=0) + (replicates <= estimate).sum(axis=0)
     return ndtri(below / (2.0 * replicates.shape[0]))
 
@@ -54,6 +55,8 @@ def bca_interval(
     confidence_level: float,
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """BCa interval per column: percentile interval at adjusted levels α1, α2."""
+    from scipy.special import ndtr, ndtri
+
     alpha = (1.0 - confidence_level) / 2.0
     z0 = bias_correction(replicates, estimate)
     a = acceleration(jackknife)

@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-from scipy import optimize, stats
 
 from glotbench.analysis.mixed.design import model_matrix
 from glotbench.errors import InputError
@@ -129,6 +128,8 @@ def eta2_partial(f_value: float, df1: float, df2: float) -> float:
 
 def _ncp_bound(f_value: float, df1: float, df2: float, prob: float) -> float:
     """Noncentrality λ with P(F ≤ f | λ) = prob (0 if no λ ≥ 0 reaches it)."""
+    from scipy import optimize, stats
+
     if stats.f.cdf(f_value, df1, df2) <= prob:
         return 0.0
 

@@ -34,7 +34,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from glotbench.analysis.mixed.dharma_tests import (
     CategoricalTest,
@@ -213,6 +212,8 @@ def simulate_residuals(
     (default: the factors of the fixed effects; ``a:b`` groups by the cells of
     two factors; columns not in the model are taken from ``data``).
     """
+    from scipy import stats
+
     rng = np.random.default_rng(seed)
     sims = simulate_responses(model, n_sim, rng, conditional)
     y = model.y

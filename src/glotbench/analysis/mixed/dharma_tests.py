@@ -36,7 +36,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats
 
 QUANTILES = (0.25, 0.5, 0.75)
 SPLINE_DF = 4
@@ -74,6 +73,8 @@ def holm_adjust(p: npt.ArrayLike) -> np.ndarray:
 
 def rank_transform(x: npt.ArrayLike) -> np.ndarray:
     """DHARMa's ``rankTransform``: average ranks divided by the largest rank."""
+    from scipy import stats
+
     r = stats.rankdata(np.asarray(x, dtype=float), method="average")
     return r / r.max()
 
@@ -185,6 +186,8 @@ def quantile_test(
 
 def ks_uniform(x: np.ndarray) -> tuple[float, float]:
     """One-sample KS test against U(0, 1) as R's ``ks.test``: exact below 100 values (no ties)."""
+    from scipy import stats
+
     exact = len(x) < 100 and len(np.unique(x)) == len(x)
     out = stats.kstest(x, "uniform", method="exact" if exact else "asymp")
     return float(out.statistic), float(out.pvalue)
@@ -248,6 +251,8 @@ def categorical_test(
     residuals: npt.ArrayLike, groups: npt.ArrayLike, factor: str = "group"
 ) -> CategoricalTest:
     """Per-group KS uniformity tests (Holm) and the median-centred Levene test."""
+    from scipy import stats
+
     res = np.asarray(residuals, dtype=float).reshape(-1)
     labels = np.asarray(groups).astype(str).reshape(-1)
     if len(labels) != len(res):

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from glotbench.analysis.mixed.design import model_matrix
 from glotbench.errors import InputError
@@ -90,6 +89,8 @@ def emm_matrix(model: MixedModel, spec: str) -> tuple[list[str], np.ndarray]:
 
 def emmeans(model: MixedModel, spec: str, level: float = 0.95) -> pd.DataFrame:
     """EMMs of a factor or factor combination: level, emmean, se, df, lower, upper."""
+    from scipy import stats
+
     labels, lmat = emm_matrix(model, spec)
     out = []
     for label, row in zip(labels, lmat, strict=True):
@@ -139,6 +140,8 @@ def pairwise_contrasts(model: MixedModel, spec: str, adjust: str = "tukey") -> p
 
 def adjust_p(frame: pd.DataFrame, n_means: int, adjust: str) -> np.ndarray:
     """Multiplicity-adjusted p-values: tukey, bonferroni, holm or none."""
+    from scipy import stats
+
     p = frame["p_unadjusted"].to_numpy(dtype=float)
     m = len(p)
     if adjust == "none" or m == 0:

@@ -26,15 +26,17 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.linalg
-import scipy.linalg.lapack
-import scipy.optimize
-import scipy.sparse
-from scipy import stats
 
 from glotbench.analysis.mixed.design import RandomBlock
+
+if TYPE_CHECKING:
+    import scipy.sparse
+
+# scipy's linalg, sparse, optimize and stats are imported where they are used: importing
+# them costs about half a second of CPU, which every command line call would pay otherwise.
 
 LOG_2PI = np.log(2 * np.pi)
 
@@ -51,7 +53,9 @@ class _Solution:
 
 def _cholesky(a: np.ndarray) -> np.ndarray:
     """Lower Cholesky factor by LAPACK's dpotrf (no argument checks: called hundreds of times)."""
-    c, info = _potrf(a, lower=1, clean=1)
+    from scipy.linalg.lapack import dpotrf
+
+    c, info = dpotrf(a, lower=1, clean=1)
     if info != 0:
         raise np.linalg.LinAlgError("matrix is not positive definite")
     return c
@@ -59,14 +63,12 @@ def _cholesky(a: np.ndarray) -> np.ndarray:
 
 def _tri_solve(chol: np.ndarray, b: np.ndarray, trans: int = 0) -> np.ndarray:
     """Solve ``L x = b`` (trans=0) or ``Lᵀ x = b`` (trans=1) for a lower-triangular L (dtrtrs)."""
-    x, info = _trtrs(chol, b, lower=1, trans=trans)
+    from scipy.linalg.lapack import dtrtrs
+
+    x, info = dtrtrs(chol, b, lower=1, trans=trans)
     if info != 0:
         raise np.linalg.LinAlgError("singular triangular factor")
     return x
-
-
-_potrf = scipy.linalg.lapack.dpotrf
-_trtrs = scipy.linalg.lapack.dtrtrs
 
 
 @contextmanager
@@ -86,6 +88,7 @@ def sparse_z(blocks: list[RandomBlock], n: int) -> scipy.sparse.csc_matrix:
     Each row of a block's Z has at most ``p`` non-zeros (its group's effects), so
     ``ZᵀZ`` and ``ZᵀX`` cost O(n p²) instead of the O(n q²) of a dense product.
     """
+    import scipy.sparse
     parts = []
     for b in blocks:
         if b.codes is None or b.lhs is None:
@@ -379,6 +382,8 @@ class LmmFit:
         se = float(np.sqrt(contrast @ self.vcov @ contrast))
         df = self.satterthwaite_df(contrast)
         t = estimate / se if se > 0 else np.nan
+        from scipy import stats
+
         p = 2 * stats.t.sf(abs(t), df) if np.isfinite(t) else np.nan
         return {"estimate": estimate, "se": se, "df": df, "t": t, "p": float(p)}
 
@@ -407,6 +412,8 @@ class LmmFit:
             denom = float(grad @ self.vcov_varpar @ grad)
             nu[m] = 2 * evals[m] ** 2 / denom if denom > 0 else np.inf
         ddf = _fstat_ddf(nu)
+        from scipy import stats
+
         p = (
             float(stats.f.sf(f_value, q, ddf))
             if np.isfinite(ddf)
@@ -437,6 +444,8 @@ def fit_lmm(
     hessian_tol: float = 1e-8,
 ) -> LmmFit:
     """Fit by minimising the profiled deviance over θ, then prepare Satterthwaite inference."""
+    import scipy.optimize
+
     dev = ProfiledDeviance(x, z, y, blocks)
     counter = {"n": 0}
 

@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from glotbench.analysis.mixed.design import (
     DesignMatrix,
@@ -317,5 +316,7 @@ def analyze_lmm(
 
 
 def t_interval(estimate: float, se: float, df: float, level: float) -> tuple[float, float]:
+    from scipy import stats
+
     q = stats.t.ppf(0.5 + level / 2, df) if np.isfinite(df) else stats.norm.ppf(0.5 + level / 2)
     return estimate - q * se, estimate + q * se

@@ -36,8 +36,6 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
-from scipy.optimize import brentq
-from scipy.special import ndtr, ndtri
 
 from glotbench.errors import InputError
 
@@ -229,6 +227,8 @@ def difference_variance(components: Components, design: Design) -> float:
 
 def critical_value(alpha: float) -> float:
     """z_{1−α/2} of the two-sided test."""
+    from scipy.special import ndtri
+
     if not 0.0 < alpha < 1.0:
         raise InputError(f"alpha must lie in (0, 1), not {alpha}", field="alpha")
     return float(ndtri(1.0 - alpha / 2.0))
@@ -241,6 +241,8 @@ def z_power(delta: float | np.ndarray, se: float, alpha: float) -> np.ndarray:
     Wang 2008, §3.1; as statsmodels' ``normal_power``). SE = 0 gives power 1
     for δ ≠ 0 and α for δ = 0.
     """
+    from scipy.special import ndtr
+
     z = critical_value(alpha)
     delta = np.abs(np.asarray(delta, dtype=np.float64))
     if se <= 0:
@@ -250,6 +252,9 @@ def z_power(delta: float | np.ndarray, se: float, alpha: float) -> np.ndarray:
 
 def minimum_detectable(se: float, alpha: float, power: float) -> float:
     """Smallest δ ≥ 0 with z_power(δ) = ``power`` (root of the exact two-tailed power)."""
+    from scipy.optimize import brentq
+    from scipy.special import ndtri
+
     if not alpha < power < 1.0:
         raise InputError(
             f"the target power must lie in (alpha, 1) = ({alpha}, 1), not {power}", field="power"
