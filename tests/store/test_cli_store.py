@@ -140,6 +140,9 @@ def test_python_m_glotbench_reports_bad_rows(tmp_path: Path) -> None:
         capture_output=True,
         text=True,
         timeout=120,
+        # wide enough that the message is not folded inside the path (pytest-xdist's
+        # temporary paths are longer, and a fold before the comma split "bad.csv ,")
+        env={**os.environ, "COLUMNS": "400"},
     )
     assert proc.returncode == 2
     message = " ".join(proc.stderr.split())
