@@ -297,6 +297,20 @@ def test_estimators_do_not_open_the_store() -> None:
     assert not wrong, "\n".join(wrong)
 
 
+def test_scandeval_multiplier_is_written_once() -> None:
+    """ScandEval's ±1.96·SD/√N lives in :mod:`glotbench.resample.scandeval`; code elsewhere
+    imports it (a literal 1.96 in code, not in text, is a second copy of the formula)."""
+    home = "glotbench.resample.scandeval"
+    found = [
+        f"{module}:{node.lineno}"
+        for module, path in MODULES.items()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Constant) and node.value == 1.96 and module != home
+    ]
+    assert not found, "1.96 outside glotbench.resample.scandeval:\n" + "\n".join(found)
+    assert "CI_MULTIPLIER = 1.96" in MODULES[home].read_text(encoding="utf-8")
+
+
 def test_version_is_written_once() -> None:
     """pyproject.toml reads the version from glotbench/_version.py; the installed
     distribution reports the same."""

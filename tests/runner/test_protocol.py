@@ -11,8 +11,9 @@ import pytest
 
 from glotbench import api
 from glotbench.metrics import get_metric
+from glotbench.resample.scandeval import bootstrap_test_counts
 from glotbench.runner.errors import UnknownNameError
-from glotbench.runner.protocol import bootstrap_test_counts, training_sample
+from glotbench.runner.protocol import training_sample
 from glotbench.store import Store
 
 from .conftest import ROOT, store_digests, write_suite

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from glotbench import api
-from glotbench.analysis.speed import mean_and_half_width
+from glotbench.resample.scandeval import mean_and_half_width
 from glotbench.runner.protocol import Protocol
 from glotbench.runner.speed import (
     BASE_DOCUMENT,
@@ -119,7 +119,12 @@ def test_scandeval_interval():
     mean, half = mean_and_half_width(values)
     assert mean == pytest.approx(np.mean(values))
     assert half == pytest.approx(1.96 * np.std(values, ddof=1) / 2)
-    assert mean_and_half_width([5.0]) == (5.0, None)
+    mean, half = mean_and_half_width([5.0])
+    assert mean == 5.0 and np.isnan(half)
+    from glotbench.analysis.speed import SpeedTable, speed_row
+
+    (row,) = SpeedTable(rows=[speed_row("m", [5.0], [], "run")]).rows
+    assert row["tokens_per_second"] == 5.0 and row["ci_half_width"] is None
 
 
 def test_run_measures_each_model_once_and_every_output_shows_it(

@@ -31,6 +31,7 @@ import pandas as pd
 from glotbench.analysis.overall import lacking_tasks
 from glotbench.analysis.results import best_row, number, records, summary_repr
 from glotbench.errors import InputError
+from glotbench.resample.intervals import mean_standard_error
 
 REQUIRED_COLUMNS = ("model", "task", "language", "score")
 
@@ -39,13 +40,6 @@ def _check_columns(scores: pd.DataFrame) -> None:
     missing = [c for c in REQUIRED_COLUMNS if c not in scores.columns]
     if missing:
         raise InputError(f"scores table lacks column(s) {', '.join(missing)}", field=missing[0])
-
-
-def mean_standard_error(values: np.ndarray) -> float:
-    """SE of the mean of a sample, s/√n with ddof = 1 (NaN for n < 2)."""
-    if values.size < 2:
-        return float("nan")
-    return float(values.std(ddof=1) / np.sqrt(values.size))
 
 
 def t_interval(mean: float, se: float, df: int, confidence_level: float) -> tuple[float, float]:
@@ -78,7 +72,7 @@ def language_aggregates(
     starts = [i for i in range(len(all_keys)) if i == 0 or all_keys[i] != all_keys[i - 1]]
     for start, end in zip(starts, [*starts[1:], len(all_keys)], strict=True):
         values = scores_all[start:end]
-        mean, se = float(values.mean()), mean_standard_error(values)
+        mean, se = float(values.mean()), float(mean_standard_error(values))
         low, high = t_interval(mean, se, values.size - 1, confidence_level)
         keys = all_keys[start]
         rows.append(

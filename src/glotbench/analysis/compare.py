@@ -54,7 +54,7 @@ from glotbench.analysis.settings import (
 )
 from glotbench.analysis.variance import ComponentTable
 from glotbench.errors import InputError
-from glotbench.resample.intervals import percentile_interval
+from glotbench.resample.intervals import mean_standard_error, percentile_interval
 
 EFFECT_THRESHOLD = 2.0
 AGGREGATE_COLUMNS = (
@@ -555,7 +555,7 @@ def mean_standard_errors(design: DrawnDesign, model: int) -> tuple[float, float]
     task_se = []
     for idx in design.layout:
         weights[idx] = 1.0 / (n_tasks * len(idx))
-        task_se.append(means[idx].std(ddof=1) / np.sqrt(len(idx)) if len(idx) > 1 else np.nan)
+        task_se.append(mean_standard_error(means[idx]))
     replication = (
         float(np.sqrt(np.nansum((weights * sigma_w) ** 2)))
         if not np.isnan(sigma_w).all()

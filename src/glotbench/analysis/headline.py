@@ -43,7 +43,7 @@ from glotbench.analysis.replicates import ReplicatedScores
 from glotbench.analysis.results import number, records, summary_repr
 from glotbench.analysis.settings import AnalysisSettings, is_replicated, z_value
 from glotbench.errors import InputError
-from glotbench.resample.intervals import percentile_interval
+from glotbench.resample.intervals import mean_standard_error, percentile_interval
 
 __all__ = ["AnalysisSettings", "is_replicated", "z_value"]
 
@@ -52,11 +52,7 @@ def _languages_se(observed: np.ndarray, layout: list[np.ndarray]) -> np.ndarray:
     """σ_b/√L per task, combined as √(Σ_t SE_t²)/T (the languages-only SE), per model."""
     parts = []
     for idx in layout:
-        values = observed[:, idx]
-        if values.shape[1] < 2:
-            parts.append(np.full(values.shape[0], np.nan))
-        else:
-            parts.append(values.std(axis=1, ddof=1) / np.sqrt(values.shape[1]))
+        parts.append(mean_standard_error(observed[:, idx], axis=1))
     stacked = np.stack(parts, axis=1)
     return np.sqrt((stacked**2).sum(axis=1)) / len(layout)
 

@@ -38,7 +38,11 @@ import pandas as pd
 
 from glotbench.analysis.pairs import difference_sd
 from glotbench.resample.engine import replicate_scores
-from glotbench.resample.intervals import percentile_interval, standard_error
+from glotbench.resample.intervals import (
+    mean_standard_error,
+    percentile_interval,
+    standard_error,
+)
 
 CURVE_KEYS = ["model", "dataset", "task", "language", "metric"]
 
@@ -99,7 +103,7 @@ def curve_points(
         picks = rng.integers(0, n_seeds, (n_draws, n_seeds))
         draws = np.take_along_axis(boot, picks[:, None, :].repeat(n_sizes, axis=1), axis=2)
         draws = draws.mean(axis=2)
-        se_seed = full.std(axis=1, ddof=1) / np.sqrt(n_seeds)
+        se_seed = mean_standard_error(full, axis=1)
     else:
         draws = boot[:, :, 0]
         se_seed = np.full(n_sizes, np.nan)

@@ -51,6 +51,7 @@ from glotbench.resample.engine import (
     replicate_scores,
     resolve_score,
 )
+from glotbench.resample.intervals import percentile_interval
 from glotbench.resample.weights import BLOCK, block_rng
 
 FloatArray = npt.NDArray[np.float64]
@@ -176,8 +177,7 @@ def paired_bootstrap_test(
         both, score_fn, n_resamples=n_resamples, seed=seed, chunk_size=chunk_size
     )
     deltas = reps[:, 0] - reps[:, 1]
-    alpha = (1.0 - confidence_level) / 2.0
-    low, high = np.quantile(deltas, [alpha, 1.0 - alpha])
+    low, high = percentile_interval(deltas, confidence_level)
     centred = deltas - deltas.mean()
     return PairedTestResult(
         test="paired_bootstrap",

@@ -10,8 +10,9 @@ Two sources hold speed figures in a store:
 
 Either way the summary is ScandEval's aggregate (Nielsen 2023, §4): the mean
 over iterations and the half-width ``1.96 · SD(ddof=1) / √n`` of its 95 %
-interval. The primary figure is the long documents' (about 100 … 1,000
-GPT-2 tokens), the secondary the short documents' (about 12.5 … 125).
+interval (:func:`glotbench.resample.scandeval.mean_and_half_width`). The
+primary figure is the long documents' (about 100 … 1,000 GPT-2 tokens), the
+secondary the short documents' (about 12.5 … 125).
 """
 
 from __future__ import annotations
@@ -20,11 +21,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-#: ScandEval's 95 % normal multiplier of the standard error
-CI_MULTIPLIER = 1.96
+from glotbench.resample.scandeval import mean_and_half_width
+
 #: Above this many GPT-2 tokens per second a model does no per-token work: a call on
 #: one document of about 100 … 1,000 tokens then takes under 1 … 10 µs, the cost of a
 #: few Python function calls, less than reading the document once (a majority-class
@@ -42,15 +42,6 @@ COLUMNS = [
     "source",
     "trivial",
 ]
-
-
-def mean_and_half_width(values: Sequence[float]) -> tuple[float, float | None]:
-    """ScandEval's aggregate: mean and ``1.96 · SD(ddof=1) / √n`` (None for one value)."""
-    arr = np.asarray(values, dtype=np.float64)
-    if arr.size == 0:
-        return float("nan"), None
-    half = float(CI_MULTIPLIER * arr.std(ddof=1) / np.sqrt(arr.size)) if arr.size > 1 else None
-    return float(arr.mean()), half
 
 
 @dataclass
@@ -79,12 +70,18 @@ class SpeedTable:
         return len(self.rows)
 
 
+def _summary(values: Sequence[float]) -> tuple[float, float | None]:
+    """ScandEval's mean and half-width; no half-width (None) for one value."""
+    mean, half = mean_and_half_width(values)
+    return mean, (half if len(values) > 1 else None)
+
+
 def speed_row(
     model: str, long: Sequence[float], short: Sequence[float], source: str
 ) -> dict[str, Any]:
     """One model's row of :class:`SpeedTable` from its per-iteration tokens per second."""
-    mean, half = mean_and_half_width(long)
-    mean_s, half_s = mean_and_half_width(short) if len(short) else (None, None)
+    mean, half = _summary(long)
+    mean_s, half_s = _summary(short) if len(short) else (None, None)
     return {
         "model": model,
         "tokens_per_second": mean,

@@ -59,11 +59,9 @@ from glotbench.importers.common import (
     write_import,
 )
 from glotbench.ingest.readers import file_sha256
+from glotbench.resample.scandeval import CI_MULTIPLIER
 from glotbench.store.names import check_name
 from glotbench.store.store import Store
-
-#: 95 % normal quantile EuroEval multiplies the standard error by
-CI_MULTIPLIER = 1.96
 
 #: EuroEval's primary metric per task: the first of the task's metrics, the one its
 #: leaderboards rank with (EuroEval ``tasks.py``, docs/tasks/*.md "The primary metric").

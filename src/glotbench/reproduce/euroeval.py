@@ -13,7 +13,7 @@ Published inputs and outputs: the Faroese NLU leaderboard of 2025-01-11
 models, the mean ± 95 % half-width of the primary metric on FoNE, FoSent, ScaLA-fo and
 FoQA (``glotbench/data/euroeval_faroese_nlu_scores.csv``) and the printed rank
 (``glotbench/data/euroeval_published.csv``). A half-width h is 1.96 × SD/√n over n = 10
-iterations (:data:`glotbench.importers.euroeval.CI_MULTIPLIER`), so SD = h·√n / 1.96;
+iterations (:mod:`glotbench.resample.scandeval`), so SD = h·√n / 1.96;
 the Welch test needs only each model's mean, SD and n, so the summaries carry what
 EuroEval's test used, up to their rounding to two decimals.
 
@@ -40,8 +40,8 @@ from glotbench.analysis.euroeval_rank import (
     welch_greater_pvalue,
 )
 from glotbench.data import published_values
-from glotbench.importers.euroeval import CI_MULTIPLIER
 from glotbench.reproduce.base import Cell, PaperReproduction, TableReproduction, rounding_tolerance
+from glotbench.resample.scandeval import CI_MULTIPLIER, sd_from_half_width
 
 PAPER_ID = "euroeval"
 CITATION = (
@@ -72,7 +72,7 @@ def iteration_table(scores: pd.DataFrame) -> IterationTable:
         mean[m_index[row.model], d_index[row.dataset]] = float(row.mean)
         half[m_index[row.model], d_index[row.dataset]] = float(row.half_width)
     n = np.where(np.isfinite(mean), float(EUROEVAL_ITERATIONS), 0.0)
-    sd = half * np.sqrt(EUROEVAL_ITERATIONS) / CI_MULTIPLIER
+    sd = sd_from_half_width(half, EUROEVAL_ITERATIONS)
     metric = dict(zip(scores["dataset"], scores["metric"], strict=False))
     return IterationTable(
         tuple(models),

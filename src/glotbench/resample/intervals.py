@@ -6,12 +6,14 @@
   §14.3 and eq. 14.15), with the bias correction ẑ0 from the share of
   replicates below the estimate (ties counted half, as ``scipy.stats.bootstrap``)
   and the acceleration â from the jackknife (eq. 14.15);
-* the standard error is the replicates' standard deviation with ddof = 1.
+* the standard error is the replicates' standard deviation with ddof = 1;
+* the standard error of a sample mean is s/√n, s its SD with ddof = 1
+  (:func:`mean_standard_error`; Casella & Berger 2002, §5.2).
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -80,3 +82,17 @@ def standard_error(replicates: npt.NDArray[np.float64]) -> npt.NDArray[np.float6
     if replicates.shape[0] < 2:
         return np.full(replicates.shape[1], np.nan)
     return replicates.std(axis=0, ddof=1)
+
+
+def mean_standard_error(values: npt.ArrayLike, axis: int | None = None) -> Any:
+    """SE of the mean of a sample, ``s / √n`` with ``s`` its SD (ddof = 1); NaN for n < 2.
+
+    ``axis``: the sample lies along this axis, one SE per other index (None:
+    all values are one sample, a scalar).
+    """
+    arr = np.asarray(values)
+    n = arr.size if axis is None else arr.shape[axis]
+    if n < 2:
+        shape = () if axis is None else tuple(np.delete(arr.shape, axis))
+        return np.full(shape, np.nan)[()]
+    return arr.std(axis=axis, ddof=1) / np.sqrt(n)

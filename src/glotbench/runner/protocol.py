@@ -12,7 +12,8 @@ loader reads records in the source's order.
 The ScandEval score is then derived from the stored statistics exactly
 (:func:`scandeval_scores`): iteration ``i`` is scored on a bootstrap of the
 test set drawn from its seed, ``score(w_i @ S_i)``, and the result is the
-mean over iterations ± 1.96 · SD / √N (Nielsen 2023, ScandEval §4).
+mean over iterations ± 1.96 · SD / √N (Nielsen 2023, ScandEval §4;
+:mod:`glotbench.resample.scandeval` holds both formulas).
 
 Inference speed is measured once per model with ScandEval's speed benchmark
 (:mod:`glotbench.runner.speed`: GPT-2 tokens per second over documents of
@@ -35,6 +36,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from glotbench.metrics import get_metric
+from glotbench.resample.scandeval import iteration_score, mean_and_half_width
 from glotbench.runner.datasets import Dataset, DatasetSpec, content_hash
 from glotbench.runner.errors import ModelError
 from glotbench.runner.models import ModelSpec, build_model
@@ -241,12 +243,6 @@ def training_sample(
         return list(train)
     idx = np.random.default_rng([seed, 1]).integers(0, len(train), len(train))
     return [train[int(i)] for i in idx]
-
-
-def bootstrap_test_counts(seed: int, n: int) -> np.ndarray:
-    """Resample counts of the bootstrapped test set of the iteration with ``seed``."""
-    idx = np.random.default_rng([seed, 2]).integers(0, n, n)
-    return np.bincount(idx, minlength=n).astype(np.float64)
 
 
 #: (session, model config, model name, dataset hash) -> (predictions, predict
@@ -472,10 +468,10 @@ def scandeval_scores(
 
     For every (model, dataset, task, language, metric, config_hash) with
     seeded runs: ``score_i = score(w_i @ S_i)`` with ``w_i`` the bootstrap
-    counts of iteration ``i``'s seed (:func:`bootstrap_test_counts`);
-    ``score = mean(score_i)``, ``ci_half_width = 1.96 · SD(score_i, ddof=1) / √N``
-    (ScandEval's ``aggregate_scores``). ``full_test_mean`` is the mean of
-    the full-test-set scores.
+    counts of iteration ``i``'s seed, ``score = mean(score_i)`` and
+    ``ci_half_width = 1.96 · SD(score_i, ddof=1) / √N`` (ScandEval's
+    ``aggregate_scores``; both formulas in :mod:`glotbench.resample.scandeval`).
+    ``full_test_mean`` is the mean of the full-test-set scores.
     """
     runs = store.runs.frame(models=models, datasets=datasets, metrics=metrics)
     runs = runs[runs["seed"].notna()]
@@ -504,15 +500,13 @@ def _scandeval_row(
     for run in group.sort_values("seed").itertuples(index=False):
         metric = get_metric(run.metric, **run.metric_config)
         _, stats = stats_of[run.run_id]
-        weights = bootstrap_test_counts(int(run.seed), stats.shape[0])
-        boot.append(float(metric.score(weights @ stats)))
+        boot.append(iteration_score(metric, stats, int(run.seed)))
         full.append(float(metric.score(stats.sum(axis=0))))
-    arr = np.asarray(boot)
-    half = float(1.96 * arr.std(ddof=1) / np.sqrt(arr.size)) if arr.size > 1 else float("nan")
+    score, half = mean_and_half_width(boot)
     return {
         **key,
-        "iterations": int(arr.size),
-        "score": float(arr.mean()),
+        "iterations": len(boot),
+        "score": score,
         "ci_half_width": half,
         "full_test_mean": float(np.mean(full)),
         "n_examples": int(group["n_examples"].iloc[0]),

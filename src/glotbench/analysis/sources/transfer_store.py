@@ -23,6 +23,7 @@ import pandas as pd
 from glotbench.analysis.results import records
 from glotbench.errors import InputError
 from glotbench.metrics import get_metric
+from glotbench.resample.intervals import mean_standard_error
 
 if TYPE_CHECKING:
     from glotbench.store.store import Store
@@ -111,7 +112,7 @@ def transfer_scores_from_store(
     rows = []
     for key, group in runs.groupby(keys, sort=True):
         values = group["score"].to_numpy(dtype=np.float64)
-        se = float(values.std(ddof=1) / np.sqrt(values.size)) if values.size > 1 else float("nan")
+        se = float(mean_standard_error(values))
         cell = dict(zip(keys, key, strict=True))
         rows.append(
             {
