@@ -23,14 +23,12 @@ import pytest
 
 from glotbench import api
 from glotbench.analysis.draws import DrawSettings
-from glotbench.analysis.euroeval_rank import (
+from glotbench.analysis.euroeval_iterations import (
     IterationTable,
-    combine_intervals,
-    euroeval_rank,
     iterations_from_components,
     iterations_from_frame,
-    resolve_method,
 )
+from glotbench.analysis.euroeval_rank import combine_intervals, euroeval_rank, resolve_method
 from glotbench.analysis.replicates import replicates_from_frame
 from glotbench.analysis.variance import components_from_summary
 from glotbench.errors import InputError

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from glotbench import api
-from glotbench.analysis.euroeval_rank import iterations_from_replicated
+from glotbench.analysis.euroeval_iterations import iterations_from_replicated
 from glotbench.analysis.settings import AnalysisSettings
 from glotbench.report.leaderboard import build_leaderboard
 

@@ -291,6 +291,118 @@ def _interval(
     return low, high, se
 
 
+def _aligned_attributes(
+    attributes: pd.DataFrame, example_ids: Sequence[str] | None, n: int, notes: list[str]
+) -> pd.DataFrame:
+    """``attributes`` in the order of the results' examples (a note for examples without)."""
+    if example_ids is None:
+        if len(attributes) != n:
+            raise InputError(f"{len(attributes)} attribute rows for {n} examples")
+        return attributes
+    ids = pd.Index([str(e) for e in example_ids])
+    missing = ids.difference(attributes.index)
+    if len(missing) == len(ids):
+        raise InputError(
+            "no example id of the results appears in the attributes file "
+            f"(e.g. results have {list(ids[:2])}, attributes {list(attributes.index[:2])})",
+            field="example_id",
+        )
+    if len(missing):
+        notes.append(
+            f"{len(missing)} of {len(ids)} examples have no attributes and are in no bucket"
+        )
+    return attributes.reindex(ids)
+
+
+def _column_scores(
+    runs: npt.NDArray[np.float64],
+    score: Metric | ScoreFn,
+    column: str,
+    attributes: pd.DataFrame,
+    units: tuple[pd.DataFrame, pd.DataFrame, Sequence[str]] | None,
+    example_ids: Sequence[str] | None,
+    n_buckets: int,
+    n_resamples: int,
+    seed: int,
+) -> tuple[list[str], str, Any, npt.NDArray[np.float64], npt.NDArray[np.float64]] | None:
+    """Buckets of one attribute: labels, kind, sizes, point scores (B × runs) and
+    replicates (R × B × runs); None when the attribute has no values."""
+    if column in attributes.columns:
+        labels, masks, kind = bucket_masks(attributes[column].reset_index(drop=True), n_buckets)
+        if not labels:
+            return None
+        with np.errstate(divide="ignore", invalid="ignore"):
+            point_runs = mask_scores(runs, score, masks)  # (B × runs)
+        reps_runs = bucket_replicates(runs, score, masks, n_resamples=n_resamples, seed=seed)
+        return labels, kind, masks.sum(axis=1), point_runs, reps_runs
+    assert units is not None
+    unit_attributes, unit_stats, run_ids = units
+    labels, bucket_stats, sizes, kind = unit_bucket_stats(
+        unit_stats,
+        unit_attributes[column],
+        list(run_ids),
+        [str(e) for e in example_ids] if example_ids is not None else [],
+        runs.shape[2],
+        n_buckets,
+    )
+    if not labels:
+        return None
+    with np.errstate(divide="ignore", invalid="ignore"):
+        point_runs = np.asarray(as_score_fn(score)(bucket_stats.sum(axis=2)), dtype=np.float64)
+    reps_runs = stats_replicates(bucket_stats, score, n_resamples=n_resamples, seed=seed)
+    return labels, kind, sizes, point_runs, reps_runs
+
+
+def _pair_rows(
+    column: str,
+    labels: Sequence[str],
+    names: Sequence[str],
+    point: npt.NDArray[np.float64],
+    reps: npt.NDArray[np.float64],
+    confidence_level: float,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Per pair of systems: the difference per bucket, and each one's best bucket."""
+    pair_rows: list[dict[str, Any]] = []
+    diagnosis_rows: list[dict[str, Any]] = []
+    for i in range(len(names)):
+        for j in range(i + 1, len(names)):
+            diff = point[:, i] - point[:, j]
+            diff_reps = reps[:, :, i] - reps[:, :, j]
+            d_low, d_high, _ = _interval(diff_reps, confidence_level)
+            with np.errstate(invalid="ignore"):
+                share = np.nanmean(np.where(np.isfinite(diff_reps), diff_reps > 0, np.nan), 0)
+            for b, label in enumerate(labels):
+                pair_rows.append(
+                    {
+                        "attribute": column,
+                        "bucket": label,
+                        "system_a": names[i],
+                        "system_b": names[j],
+                        "difference": float(diff[b]),
+                        "ci_low": float(d_low[b]),
+                        "ci_high": float(d_high[b]),
+                        "share_a_better": float(share[b]),
+                    }
+                )
+            if np.isfinite(diff).any():
+                best_a = int(np.nanargmax(diff))
+                best_b = int(np.nanargmin(diff))
+                diagnosis_rows.append(
+                    {
+                        "attribute": column,
+                        "system_a": names[i],
+                        "system_b": names[j],
+                        "a_best_bucket": labels[best_a],
+                        "a_best_difference": float(diff[best_a]),
+                        "a_best_significant": bool(d_low[best_a] > 0),
+                        "b_best_bucket": labels[best_b],
+                        "b_best_difference": float(diff[best_b]),
+                        "b_best_significant": bool(d_high[best_b] < 0),
+                    }
+                )
+    return pair_rows, diagnosis_rows
+
+
 def analyze_buckets(
     stats: npt.ArrayLike,
     score: Metric | ScoreFn,
@@ -322,31 +434,17 @@ def analyze_buckets(
     of distinct entities in ``n_examples``.
     """
     runs = as_systems(stats)
-    n = runs.shape[1]
     owners = list(system_of_run) if system_of_run is not None else list(systems)
     if len(owners) != runs.shape[0]:
         raise InputError(f"{len(owners)} system names for {runs.shape[0]} runs")
     names = list(dict.fromkeys(systems))
     groups = [np.flatnonzero(np.asarray(owners) == name) for name in names]
     notes: list[str] = []
-    if example_ids is not None:
-        ids = pd.Index([str(e) for e in example_ids])
-        missing = ids.difference(attributes.index)
-        if len(missing) == len(ids):
-            raise InputError(
-                "no example id of the results appears in the attributes file "
-                f"(e.g. results have {list(ids[:2])}, attributes {list(attributes.index[:2])})",
-                field="example_id",
-            )
-        if len(missing):
-            notes.append(
-                f"{len(missing)} of {len(ids)} examples have no attributes and are in no bucket"
-            )
-        attributes = attributes.reindex(ids)
-    elif len(attributes) != n:
-        raise InputError(f"{len(attributes)} attribute rows for {n} examples")
-    has_units = unit_attributes is not None and unit_stats is not None and run_ids is not None
-    unit_columns = list(unit_attributes.columns) if has_units else []  # type: ignore[union-attr]
+    attributes = _aligned_attributes(attributes, example_ids, runs.shape[1], notes)
+    units = None
+    if unit_attributes is not None and unit_stats is not None and run_ids is not None:
+        units = (unit_attributes, unit_stats, run_ids)
+    unit_columns = list(unit_attributes.columns) if units else []  # type: ignore[union-attr]
     available = list(attributes.columns) + [c for c in unit_columns if c not in attributes]
     chosen = list(columns) if columns else available
     unknown = [c for c in chosen if c not in available]
@@ -355,38 +453,19 @@ def analyze_buckets(
             f"no attribute {unknown[0]!r}; available: {', '.join(available) or '(none)'}",
             field="attribute",
         )
-    if has_units and example_ids is not None and any(c in unit_columns for c in chosen):
-        _check_units_add_up(runs, unit_stats, run_ids, example_ids, notes)  # type: ignore[arg-type]
+    if units and example_ids is not None and any(c in unit_columns for c in chosen):
+        _check_units_add_up(runs, units[1], units[2], example_ids, notes)
     bucket_rows: list[dict[str, Any]] = []
     pair_rows: list[dict[str, Any]] = []
     diagnosis_rows: list[dict[str, Any]] = []
     for column in chosen:
-        if column in attributes.columns:
-            labels, masks, kind = bucket_masks(attributes[column].reset_index(drop=True), n_buckets)
-            if not labels:
-                notes.append(f"{column}: no values, skipped")
-                continue
-            with np.errstate(divide="ignore", invalid="ignore"):
-                point_runs = mask_scores(runs, score, masks)  # (B × runs)
-            reps_runs = bucket_replicates(runs, score, masks, n_resamples=n_resamples, seed=seed)
-            sizes = masks.sum(axis=1)
-        else:
-            labels, bucket_stats, sizes, kind = unit_bucket_stats(
-                unit_stats,  # type: ignore[arg-type]
-                unit_attributes[column],  # type: ignore[index]
-                list(run_ids),  # type: ignore[arg-type]
-                [str(e) for e in example_ids] if example_ids is not None else [],
-                runs.shape[2],
-                n_buckets,
-            )
-            if not labels:
-                notes.append(f"{column}: no values, skipped")
-                continue
-            with np.errstate(divide="ignore", invalid="ignore"):
-                point_runs = np.asarray(
-                    as_score_fn(score)(bucket_stats.sum(axis=2)), dtype=np.float64
-                )
-            reps_runs = stats_replicates(bucket_stats, score, n_resamples=n_resamples, seed=seed)
+        scored = _column_scores(
+            runs, score, column, attributes, units, example_ids, n_buckets, n_resamples, seed
+        )
+        if scored is None:
+            notes.append(f"{column}: no values, skipped")
+            continue
+        labels, kind, sizes, point_runs, reps_runs = scored
         point = np.stack([point_runs[:, g].mean(axis=1) for g in groups], axis=1)  # (B × M)
         reps = np.stack([reps_runs[:, :, g].mean(axis=2) for g in groups], axis=2)  # (R×B×M)
         low, high, se = _interval(reps, confidence_level)
@@ -405,42 +484,9 @@ def analyze_buckets(
                         "standard_error": float(se[b, s]),
                     }
                 )
-        for i in range(len(names)):
-            for j in range(i + 1, len(names)):
-                diff = point[:, i] - point[:, j]
-                diff_reps = reps[:, :, i] - reps[:, :, j]
-                d_low, d_high, _ = _interval(diff_reps, confidence_level)
-                with np.errstate(invalid="ignore"):
-                    share = np.nanmean(np.where(np.isfinite(diff_reps), diff_reps > 0, np.nan), 0)
-                for b, label in enumerate(labels):
-                    pair_rows.append(
-                        {
-                            "attribute": column,
-                            "bucket": label,
-                            "system_a": names[i],
-                            "system_b": names[j],
-                            "difference": float(diff[b]),
-                            "ci_low": float(d_low[b]),
-                            "ci_high": float(d_high[b]),
-                            "share_a_better": float(share[b]),
-                        }
-                    )
-                if np.isfinite(diff).any():
-                    best_a = int(np.nanargmax(diff))
-                    best_b = int(np.nanargmin(diff))
-                    diagnosis_rows.append(
-                        {
-                            "attribute": column,
-                            "system_a": names[i],
-                            "system_b": names[j],
-                            "a_best_bucket": labels[best_a],
-                            "a_best_difference": float(diff[best_a]),
-                            "a_best_significant": bool(d_low[best_a] > 0),
-                            "b_best_bucket": labels[best_b],
-                            "b_best_difference": float(diff[best_b]),
-                            "b_best_significant": bool(d_high[best_b] < 0),
-                        }
-                    )
+        pairs, diagnosis = _pair_rows(column, labels, names, point, reps, confidence_level)
+        pair_rows += pairs
+        diagnosis_rows += diagnosis
     settings = {
         "n_buckets": n_buckets,
         "n_resamples": n_resamples,

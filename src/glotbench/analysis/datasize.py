@@ -294,6 +294,115 @@ def _recommend(table: pd.DataFrame, level: float) -> pd.DataFrame:
     return frame
 
 
+def _token_counts(
+    tokens: npt.ArrayLike | None, n: int, token_unit: str
+) -> tuple[npt.NDArray[np.float64], str]:
+    """Each example's token count and the unit of sizes (examples when no counts)."""
+    if tokens is None:
+        return np.ones(n), "examples"
+    t = np.asarray(tokens, dtype=np.float64).reshape(-1)
+    if t.size != n:
+        raise InputError(f"{t.size} token counts for {n} examples")
+    if (t < 0).any():
+        raise InputError("token counts must be non-negative")
+    return t, token_unit
+
+
+def _size_grid(
+    sizes: Sequence[int | None], total: float, token_unit: str, notes: list[str]
+) -> list[tuple[str, int | None]]:
+    """(label, size) of every size below the test set's, then ``("all", None)``."""
+    grid: list[tuple[str, int | None]] = []
+    skipped = []
+    for size in sizes:
+        if size is None or size >= total:
+            if size is not None:
+                skipped.append(size)
+            continue
+        grid.append((f"{int(size)}", int(size)))
+    if skipped:
+        notes.append(
+            f"sizes {', '.join(map(str, skipped))} are not smaller than the test set "
+            f"({total:g} {token_unit}); they equal 'all'"
+        )
+    grid.append(("all", None))
+    return grid
+
+
+def _tau_summary(tau: npt.NDArray[np.float64]) -> dict[str, float]:
+    """Mean, SD and 5 % / 95 % quantiles of the finite τ of the draws."""
+    finite = tau[np.isfinite(tau)]
+    return {
+        "tau_mean": float(finite.mean()) if finite.size else float("nan"),
+        "tau_sd": float(finite.std(ddof=1)) if finite.size > 1 else 0.0,
+        "tau_q05": float(np.quantile(finite, 0.05)) if finite.size else float("nan"),
+        "tau_q95": float(np.quantile(finite, 0.95)) if finite.size else float("nan"),
+    }
+
+
+#: the note when ASO agreement cannot be computed
+ASO_SKIPPED = (
+    "ASO agreement skipped: it needs at least two models with the same number (≥ 2) of seeds"
+)
+
+
+def _check_settings(
+    systems: npt.NDArray[np.float64], models: Sequence[str], level: float, strategies: Sequence[str]
+) -> None:
+    runs, n, _ = systems.shape
+    if len(models) != runs:
+        raise InputError(f"{len(models)} model labels for {runs} runs")
+    if n == 0:
+        raise InputError("the test set is empty")
+    if not 0.0 < level <= 1.0:
+        raise InputError("level must lie in (0, 1]")
+    for strategy in strategies:
+        if strategy not in STRATEGIES:
+            raise InputError(f"unknown strategy {strategy!r}; use {', '.join(STRATEGIES)}")
+
+
+def _seed_average(
+    model_of: npt.NDArray[np.int64], n_models: int
+) -> tuple[bool, int, npt.NDArray[np.float64]]:
+    """Whether every model has as many seeds, that number (0 if not), and the
+    (runs × models) matrix that averages each model's runs."""
+    runs = model_of.size
+    seeds_per_model = np.bincount(model_of, minlength=n_models)
+    balanced = bool((seeds_per_model == seeds_per_model[0]).all())
+    n_seeds = int(seeds_per_model[0]) if balanced else 0
+    average = np.zeros((runs, n_models))
+    average[np.arange(runs), model_of] = 1.0 / seeds_per_model[model_of]
+    return balanced, n_seeds, average
+
+
+def _full_aso(
+    ordered_runs: npt.NDArray[np.float64], n_models: int, iterations: int, seed: int
+) -> npt.NDArray[np.float64]:
+    """ε_min of every pair of models on the full test set (runs ordered by model)."""
+    n_seeds = ordered_runs.size // n_models
+    return batched_multi_aso(
+        ordered_runs.reshape(1, n_models, n_seeds), num_bootstrap_iterations=iterations, seed=seed
+    )[0]
+
+
+def _aso_agreement(
+    draws: npt.NDArray[np.float64],
+    full_eps: npt.NDArray[np.float64],
+    iterations: int,
+    seed: int,
+) -> dict[str, Any]:
+    """How the ASO decisions on subsets (draws × models × seeds) agree with the full set's."""
+    n_models = draws.shape[1]
+    off_diagonal = ~np.eye(n_models, dtype=bool)
+    eps = batched_multi_aso(draws, num_bootstrap_iterations=iterations, seed=seed)
+    disagree = (eps < 0.5) != (full_eps < 0.5)
+    return {
+        "aso_disagreements_mean": float(disagree[:, off_diagonal].sum(axis=1).mean()),
+        "aso_eps_mad_mean": float(np.abs(eps - full_eps)[:, off_diagonal].mean()),
+        "aso_draws": int(draws.shape[0]),
+    }
+
+
 def datasize_analysis(
     stats: npt.ArrayLike,
     score: Metric | ScoreFn,
@@ -328,66 +437,25 @@ def datasize_analysis(
     in the result and ``notes`` are passed on to it (see :class:`DataSizeResult`).
     """
     systems = as_systems(stats)
-    runs, n, _ = systems.shape
-    if len(models) != runs:
-        raise InputError(f"{len(models)} model labels for {runs} runs")
-    if n == 0:
-        raise InputError("the test set is empty")
+    _check_settings(systems, models, level, strategies)
+    n = systems.shape[1]
     note_list = list(notes)
-    if tokens is None:
-        t = np.ones(n)
-        token_unit = "examples"
-    else:
-        t = np.asarray(tokens, dtype=np.float64).reshape(-1)
-        if t.size != n:
-            raise InputError(f"{t.size} token counts for {n} examples")
-        if (t < 0).any():
-            raise InputError("token counts must be non-negative")
+    t, token_unit = _token_counts(tokens, n, token_unit)
     total = float(t.sum())
-    if not 0.0 < level <= 1.0:
-        raise InputError("level must lie in (0, 1]")
-    for strategy in strategies:
-        if strategy not in STRATEGIES:
-            raise InputError(f"unknown strategy {strategy!r}; use {', '.join(STRATEGIES)}")
     names, model_of = _model_index(list(models))
     n_models = len(names)
-    seeds_per_model = np.bincount(model_of, minlength=n_models)
-    balanced = bool((seeds_per_model == seeds_per_model[0]).all())
-    n_seeds = int(seeds_per_model[0]) if balanced else 0
-    average = np.zeros((runs, n_models))
-    average[np.arange(runs), model_of] = 1.0 / seeds_per_model[model_of]
+    balanced, n_seeds, average = _seed_average(model_of, n_models)
 
     full_runs = point_scores(systems, score)
     full_models = full_runs @ average
     use_aso = aso and balanced and n_seeds >= 2 and n_models >= 2
     if aso and not use_aso:
-        note_list.append(
-            "ASO agreement skipped: it needs at least two models with the same number (≥ 2) of "
-            "seeds"
-        )
+        note_list.append(ASO_SKIPPED)
+    run_order = np.argsort(model_of, kind="stable")
     if use_aso:
-        run_order = np.argsort(model_of, kind="stable")
-        full_eps = batched_multi_aso(
-            full_runs[run_order].reshape(1, n_models, n_seeds),
-            num_bootstrap_iterations=aso_bootstrap_iterations,
-            seed=seed,
-        )[0]
-    grid: list[tuple[str, int | None]] = []
-    skipped = []
-    for size in sizes:
-        if size is None or size >= total:
-            if size is not None:
-                skipped.append(size)
-            continue
-        grid.append((f"{int(size)}", int(size)))
-    if skipped:
-        note_list.append(
-            f"sizes {', '.join(map(str, skipped))} are not smaller than the test set "
-            f"({total:g} {token_unit}); they equal 'all'"
-        )
-    grid.append(("all", None))
+        full_eps = _full_aso(full_runs[run_order], n_models, aso_bootstrap_iterations, seed)
+    grid = _size_grid(sizes, total, token_unit, note_list)
     rows: list[dict[str, Any]] = []
-    off_diagonal = ~np.eye(n_models, dtype=bool)
     for strategy in strategies:
         for label, size in grid:
             masks = (
@@ -395,42 +463,23 @@ def datasize_analysis(
             )
             run_scores = mask_scores(systems, score, masks)  # (draws, runs)
             model_scores = run_scores @ average
-            used_tokens = masks @ t
-            base = {
-                "strategy": strategy,
-                "size": label,
-                "tokens_mean": float(used_tokens.mean()),
-                "n_draws": int(masks.shape[0]),
-            }
+            base = {"strategy": strategy, "size": label, "tokens_mean": float((masks @ t).mean())}
+            base["n_draws"] = int(masks.shape[0])
             for unit, sub, full in (
                 ("model", model_scores, full_models),
                 ("seed", run_scores, full_runs),
             ):
                 if unit == "seed" and n_seeds == 1 and balanced:
                     continue
-                tau = weighted_tau(sub, full[None, :])
-                finite = tau[np.isfinite(tau)]
-                row = {
-                    **base,
-                    "unit": unit,
-                    "tau_mean": float(finite.mean()) if finite.size else float("nan"),
-                    "tau_sd": float(finite.std(ddof=1)) if finite.size > 1 else 0.0,
-                    "tau_q05": float(np.quantile(finite, 0.05)) if finite.size else float("nan"),
-                    "tau_q95": float(np.quantile(finite, 0.95)) if finite.size else float("nan"),
-                }
+                row = {**base, "unit": unit, **_tau_summary(weighted_tau(sub, full[None, :]))}
                 if unit == "model" and use_aso:
                     chosen = run_scores if aso_draws is None else run_scores[:aso_draws]
-                    eps = batched_multi_aso(
+                    row |= _aso_agreement(
                         chosen[:, run_order].reshape(chosen.shape[0], n_models, n_seeds),
-                        num_bootstrap_iterations=aso_bootstrap_iterations,
-                        seed=seed,
+                        full_eps,
+                        aso_bootstrap_iterations,
+                        seed,
                     )
-                    disagree = (eps < 0.5) != (full_eps < 0.5)
-                    row["aso_disagreements_mean"] = float(
-                        disagree[:, off_diagonal].sum(axis=1).mean()
-                    )
-                    row["aso_eps_mad_mean"] = float(np.abs(eps - full_eps)[:, off_diagonal].mean())
-                    row["aso_draws"] = int(chosen.shape[0])
                 rows.append(row)
     table = pd.DataFrame(rows)
     full_scores = pd.DataFrame({"model": names, "score": full_models})

@@ -96,27 +96,17 @@ def _cells(rows: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out, columns=["model", "task", "language", "seed", "score", "stderr"])
 
 
-def add_published(
-    replicated: ReplicatedScores,
+def _usable(
     scores: pd.DataFrame,
     chosen: dict[str, set[str]],
-    run_cells: Iterable[tuple[str, str]],
-    seed: int,
-) -> tuple[ReplicatedScores, list[str]]:
-    """``replicated`` with the score-only (model, task) pairs of ``scores`` added.
-
-    ``scores``: the store's scores, names canonical (:func:`canonical_names`);
-    ``chosen``: task -> the metric names its runs are analysed on; ``run_cells``:
-    the (model, task) pairs that have runs (their scores are not used: the runs are).
-    Returns the merged scores and notes naming what was added and what left out.
-    """
-    notes: list[str] = []
-    if scores.empty:
-        return replicated, notes
-    with_runs = set(run_cells)
+    with_runs: set[tuple[str, str]],
+    notes: list[str],
+) -> pd.DataFrame:
+    """The scores of tasks with runs, of models without runs there, on the analysed metric;
+    a note says what is left out and why."""
     data = scores[scores["task"].astype(str).isin(list(chosen))].copy()
     if data.empty:
-        return replicated, notes
+        return data
     pair = list(zip(data["model"].astype(str), data["task"].astype(str), strict=True))
     beside_runs = np.array([p in with_runs for p in pair], dtype=bool)
     if beside_runs.any():
@@ -145,7 +135,27 @@ def add_published(
                 "aggregate scores left out, their metric is not the one the task is analysed "
                 f"on: {'; '.join(left)}"
             )
-    data = data[matches]
+    return data[matches]
+
+
+def add_published(
+    replicated: ReplicatedScores,
+    scores: pd.DataFrame,
+    chosen: dict[str, set[str]],
+    run_cells: Iterable[tuple[str, str]],
+    seed: int,
+) -> tuple[ReplicatedScores, list[str]]:
+    """``replicated`` with the score-only (model, task) pairs of ``scores`` added.
+
+    ``scores``: the store's scores, names canonical (:func:`canonical_names`);
+    ``chosen``: task -> the metric names its runs are analysed on; ``run_cells``:
+    the (model, task) pairs that have runs (their scores are not used: the runs are).
+    Returns the merged scores and notes naming what was added and what left out.
+    """
+    notes: list[str] = []
+    if scores.empty:
+        return replicated, notes
+    data = _usable(scores, chosen, set(run_cells), notes)
     if data.empty:
         return replicated, notes
     cells = _cells(data)

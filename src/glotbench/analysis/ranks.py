@@ -25,13 +25,15 @@ import numpy as np
 import pandas as pd
 
 from glotbench.analysis.draws import Aggregator, DrawSettings, prepare_draws
+from glotbench.analysis.euroeval_iterations import (
+    iterations_from_components,
+    iterations_from_replicated,
+)
 from glotbench.analysis.euroeval_rank import (
     CURRENT_METHOD,
     DEFAULT_BOOTSTRAPS,
     EuroEvalRank,
     euroeval_rank,
-    iterations_from_components,
-    iterations_from_replicated,
 )
 from glotbench.analysis.overall import overall_source
 from glotbench.analysis.rank_stats import draw_ranks as draw_ranks  # re-exported

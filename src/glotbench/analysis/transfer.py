@@ -63,6 +63,7 @@ not report it, so it did not enumerate singletons.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any, Literal
@@ -286,6 +287,46 @@ def _observations(
     }
 
 
+def _group_rows(
+    members: tuple[int, ...],
+    benchmark: Sequence[str],
+    by_language: dict[str, tuple[FloatArray, IntArray]],
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """F_d(G) of each member language d of the group G, and the group's mean F."""
+    name = ",".join(benchmark[i] for i in members)
+    in_group = np.zeros(len(benchmark) + 1, dtype=bool)
+    in_group[list(members)] = True
+    values: list[float] = []
+    language_rows: list[dict[str, Any]] = []
+    for i in members:
+        lang = benchmark[i]
+        x, codes = by_language[lang]
+        inside = in_group[codes]
+        f = one_way_f(x[inside], x[~inside])
+        values.append(f)
+        language_rows.append(
+            {
+                "group": name,
+                "language": lang,
+                "f": f,
+                "n_inside": int(inside.sum()),
+                "n_outside": int((~inside).sum()),
+                "mean_inside": float(x[inside].mean()) if inside.any() else np.nan,
+                "mean_outside": float(x[~inside].mean()) if (~inside).any() else np.nan,
+            }
+        )
+    defined = np.array([v for v in values if not np.isnan(v)])
+    group = {
+        "group": name,
+        "size": len(members),
+        "mean_f": float(defined.mean()) if defined.size else np.nan,
+        "n_f": int(defined.size),
+        "min_f": float(defined.min()) if defined.size else np.nan,
+        "max_f": float(defined.max()) if defined.size else np.nan,
+    }
+    return group, language_rows
+
+
 def transfer_groups(
     data: pd.DataFrame | TidyTable,
     *,
@@ -335,38 +376,9 @@ def transfer_groups(
     language_rows: list[dict[str, Any]] = []
     for size in range(min_size, len(benchmark) + 1):
         for members in combinations(range(len(benchmark)), size):
-            name = ",".join(benchmark[i] for i in members)
-            in_group = np.zeros(len(benchmark) + 1, dtype=bool)
-            in_group[list(members)] = True
-            values: list[float] = []
-            for i in members:
-                lang = benchmark[i]
-                x, codes = by_language[lang]
-                inside = in_group[codes]
-                f = one_way_f(x[inside], x[~inside])
-                values.append(f)
-                language_rows.append(
-                    {
-                        "group": name,
-                        "language": lang,
-                        "f": f,
-                        "n_inside": int(inside.sum()),
-                        "n_outside": int((~inside).sum()),
-                        "mean_inside": float(x[inside].mean()) if inside.any() else np.nan,
-                        "mean_outside": float(x[~inside].mean()) if (~inside).any() else np.nan,
-                    }
-                )
-            defined = np.array([v for v in values if not np.isnan(v)])
-            group_rows.append(
-                {
-                    "group": name,
-                    "size": size,
-                    "mean_f": float(defined.mean()) if defined.size else np.nan,
-                    "n_f": int(defined.size),
-                    "min_f": float(defined.min()) if defined.size else np.nan,
-                    "max_f": float(defined.max()) if defined.size else np.nan,
-                }
-            )
+            group, per_language = _group_rows(members, benchmark, by_language)
+            group_rows.append(group)
+            language_rows += per_language
     groups = (
         pd.DataFrame(group_rows)
         .sort_values(

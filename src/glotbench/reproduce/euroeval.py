@@ -33,12 +33,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from glotbench.analysis.euroeval_rank import (
-    EUROEVAL_ITERATIONS,
-    IterationTable,
-    euroeval_rank,
-    welch_greater_pvalue,
-)
+from glotbench.analysis.euroeval_iterations import EUROEVAL_ITERATIONS, IterationTable
+from glotbench.analysis.euroeval_rank import euroeval_rank, welch_greater_pvalue
 from glotbench.data import published_values
 from glotbench.reproduce.base import Cell, PaperReproduction, TableReproduction, rounding_tolerance
 from glotbench.resample.scandeval import CI_MULTIPLIER, sd_from_half_width

@@ -23,7 +23,8 @@ from glotbench.analysis.datasize import (
     datasize_analysis,
     simulate_tagger_statistics,
 )
-from glotbench.analysis.euroeval_rank import EuroEvalRank, iterations_from_frame
+from glotbench.analysis.euroeval_iterations import iterations_from_frame
+from glotbench.analysis.euroeval_rank import EuroEvalRank
 from glotbench.analysis.euroeval_rank import euroeval_rank as euroeval_rank_scores
 from glotbench.analysis.sources.datasize_store import datasize_inputs_from_store
 from glotbench.analysis.sources.inputs import filter_frame, read_attributes_file

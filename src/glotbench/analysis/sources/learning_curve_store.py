@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from glotbench.analysis.learning_curve import CURVE_KEYS, LearningCurves, curve_points
+from glotbench.analysis.learning_curve import CURVE_KEYS, CurvePoints, LearningCurves, curve_points
 from glotbench.errors import InputError
 
 if TYPE_CHECKING:
@@ -40,6 +40,64 @@ def _primary(runs: pd.DataFrame) -> str:
         f"the runs hold several metrics ({', '.join(metrics)}); choose one with --metric",
         field="metric",
     )
+
+
+def _aligned_stats(
+    store: Store, group: pd.DataFrame, sizes: list[int], seeds: list[Any], label: str
+) -> np.ndarray:
+    """Statistics (sizes × seeds × examples × k) of the runs of one curve, every run's
+    examples in the order of the first run's."""
+    run_ids = [
+        [
+            str(group.loc[(group["train_size"] == s) & (group["seed"] == sd), "run_id"].iloc[0])
+            for sd in seeds
+        ]
+        for s in sizes
+    ]
+    loaded = store.stats.of_runs([r for per in run_ids for r in per])
+    first_ids = loaded[run_ids[0][0]][0]
+    order = {str(e): i for i, e in enumerate(first_ids)}
+    blocks = []
+    for per in run_ids:
+        per_size = []
+        for rid in per:
+            ids, stats = loaded[rid]
+            if len(ids) != len(order) or set(map(str, ids)) != set(order):
+                raise InputError(
+                    f"{label}: the runs of different training sizes are not on the same "
+                    "test examples; a learning curve needs one test set"
+                )
+            idx = np.array([order[str(e)] for e in ids])
+            aligned = np.empty_like(stats)
+            aligned[idx] = stats
+            per_size.append(aligned)
+        blocks.append(per_size)
+    return np.asarray(blocks, dtype=np.float64)
+
+
+def _curve_rows(
+    base: dict[str, Any], sizes: list[int], n_seeds: int, n_examples: int, points: CurvePoints
+) -> list[dict[str, Any]]:
+    """One row per training size of a curve."""
+    return [
+        {
+            **base,
+            "train_size": size,
+            "n_seeds": n_seeds,
+            "n_examples": n_examples,
+            "score": float(points.score[i]),
+            "se": float(points.se[i]),
+            "se_seed": float(points.se_seed[i]),
+            "se_boot": float(points.se_boot[i]),
+            "low": float(points.low[i]),
+            "high": float(points.high[i]),
+            "gain_to_largest": float(points.difference[i]),
+            "gain_se": float(points.difference_se[i]),
+            "p_value": float(points.p_value[i]),
+            "significant": bool(points.significant[i]),
+        }
+        for i, size in enumerate(sizes)
+    ]
 
 
 def learning_curves_from_store(
@@ -99,36 +157,12 @@ def learning_curves_from_store(
             continue
         if any(len(s) > len(seeds) for s in seed_sets):
             notes.append(f"{label}: seeds stored at only some sizes are left out")
-        run_ids = [
-            [
-                str(group.loc[(group["train_size"] == s) & (group["seed"] == sd), "run_id"].iloc[0])
-                for sd in seeds
-            ]
-            for s in sizes
-        ]
-        loaded = store.stats.of_runs([r for per in run_ids for r in per])
-        first_ids = loaded[run_ids[0][0]][0]
-        order = {str(e): i for i, e in enumerate(first_ids)}
-        blocks = []
-        for per in run_ids:
-            per_size = []
-            for rid in per:
-                ids, stats = loaded[rid]
-                if len(ids) != len(order) or set(map(str, ids)) != set(order):
-                    raise InputError(
-                        f"{label}: the runs of different training sizes are not on the same "
-                        "test examples; a learning curve needs one test set"
-                    )
-                idx = np.array([order[str(e)] for e in ids])
-                aligned = np.empty_like(stats)
-                aligned[idx] = stats
-                per_size.append(aligned)
-            blocks.append(per_size)
+        stats = _aligned_stats(store, group, sizes, seeds, label)
         first = group.iloc[0]
         metric_obj = get_metric(chosen, **first["metric_config"])
         points = curve_points(
             sizes,
-            np.asarray(blocks, dtype=np.float64),
+            stats,
             metric_obj,
             n_draws=n_draws,
             seed=seed,
@@ -136,25 +170,7 @@ def learning_curves_from_store(
             confidence_level=confidence_level,
         )
         base = dict(zip(CURVE_KEYS, key, strict=True))
-        for i, size in enumerate(sizes):
-            rows.append(
-                {
-                    **base,
-                    "train_size": size,
-                    "n_seeds": len(seeds),
-                    "n_examples": len(order),
-                    "score": float(points.score[i]),
-                    "se": float(points.se[i]),
-                    "se_seed": float(points.se_seed[i]),
-                    "se_boot": float(points.se_boot[i]),
-                    "low": float(points.low[i]),
-                    "high": float(points.high[i]),
-                    "gain_to_largest": float(points.difference[i]),
-                    "gain_se": float(points.difference_se[i]),
-                    "p_value": float(points.p_value[i]),
-                    "significant": bool(points.significant[i]),
-                }
-            )
+        rows += _curve_rows(base, sizes, len(seeds), stats.shape[2], points)
         saturation.append({**base, "largest": sizes[-1], "saturation_size": points.saturation})
     if not rows:
         raise InputError(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from glotbench.analysis.planning.estimate import adjacent_pairs, estimate_pair, pooled
+from glotbench.analysis.planning.estimate import PairEstimate, adjacent_pairs, estimate_pair, pooled
 from glotbench.analysis.planning.plan import Plan, PlanSettings, override, pair_table, plan_design
 from glotbench.analysis.planning.power import Components, Design
 from glotbench.analysis.replicates import ReplicatedScores
@@ -54,6 +54,8 @@ def _given_components(
     )
 
 
+# Over 100 lines only through its 19 keyword parameters and the numpydoc docstring of
+# ``api.plan``; the body (about 40 lines) delegates to the helpers below.
 def plan_from_inputs(
     *,
     store: str | Path | None = None,
@@ -140,40 +142,14 @@ def plan_from_inputs(
             n_replicates=bootstrap_replicates,
             seed=settings.seed,
         )
-        sizes = store_sizes(store, source) if input is None and store is not None else None
-        if sizes is None and reference_examples is not None:
-            # a scores file does not know its test-set size: the given one is the data's
-            sizes = np.full(len(source.units), float(reference_examples))
-            reference_examples = None
-        notes.extend(source.notes)
-        if len({u.task for u in source.units}) > 1:
-            notes.append(
-                "several tasks: every task × language cell counts as one language of the aggregate "
-                "(choose one task with --task to plan per task)"
-            )
-        if models is not None and len(models) == 2:
-            table = source if isinstance(source, ComponentTable) else components(source)
-            missing = [m for m in models if m not in table.models]
-            if missing:
-                raise InputError(f"no scores for model {missing[0]!r}", field="model")
-            estimate, pair_notes = estimate_pair(
-                source, table.models.index(models[0]), table.models.index(models[1]), sizes, table
-            )
-            estimates = [estimate]
-            chosen = (estimate.model_a, estimate.model_b)
-        else:
-            estimates, pair_notes = adjacent_pairs(source, sizes)
-            notes.append(
-                f"components pooled over the {len(estimates)} pair(s) of neighbours in the "
-                "ranking (name two models with --model to plan for one pair)"
-            )
-        notes.extend(pair_notes)
+        sizes, reference_examples = _sizes(store, input, source, reference_examples)
+        estimates, chosen = _estimates(source, sizes, models, notes)
         pairs = pair_table(estimates, settings)
         estimated = estimates[0].components if chosen else pooled(estimates)
         design = estimates[0].design
         if sigma_example is not None:
             sigma_boot, reference_examples = sigma_example, 1
-        estimated, changed = override(
+        component_values, changed = override(
             estimated,
             sigma_seed_a=sigma_seed,
             sigma_seed_b=sigma_seed,
@@ -184,19 +160,79 @@ def plan_from_inputs(
             reference_examples=reference_examples,
         )
         notes.extend(changed)
-        component_values = estimated
     else:
         reference = reference_examples
         if reference is None and isinstance(examples, int) and sigma_boot is not None:
             reference = examples
             notes.append(f"sigma_boot taken to hold at the design's {examples} examples")
-        component_values = _given_components(sigma_seed, sigma_boot, sigma_example, reference)
         component_values = replace(
-            component_values,
+            _given_components(sigma_seed, sigma_boot, sigma_example, reference),
             correlation=correlation if correlation is not None else 0.0,
             sigma_between_difference=sigma_b if sigma_b is not None else float("nan"),
         )
         design = Design(examples=None, seeds=1, languages=1)
+    design = _planned_design(design, examples, seeds, seeds_b, n_languages, resample_languages)
+    return plan_design(
+        component_values, design, settings, pairs=pairs, models=chosen, notes=tuple(notes)
+    )
+
+
+def _sizes(
+    store: str | Path | None,
+    input: str | Path | None,
+    source: ReplicatedScores | ComponentTable,
+    reference_examples: int | None,
+) -> tuple[np.ndarray | None, int | None]:
+    """Each unit's test-set size (the store's; a scores file's is the given reference), and
+    the reference size left for ``sigma_boot``."""
+    sizes = store_sizes(store, source) if input is None and store is not None else None
+    if sizes is None and reference_examples is not None:
+        # a scores file does not know its test-set size: the given one is the data's
+        return np.full(len(source.units), float(reference_examples)), None
+    return sizes, reference_examples
+
+
+def _estimates(
+    source: ReplicatedScores | ComponentTable,
+    sizes: np.ndarray | None,
+    models: Sequence[str] | None,
+    notes: list[str],
+) -> tuple[list[PairEstimate], tuple[str, str] | None]:
+    """Components of the two ``models``, or of every pair of neighbours, and the pair chosen."""
+    notes.extend(source.notes)
+    if len({u.task for u in source.units}) > 1:
+        notes.append(
+            "several tasks: every task × language cell counts as one language of the aggregate "
+            "(choose one task with --task to plan per task)"
+        )
+    if models is not None and len(models) == 2:
+        table = source if isinstance(source, ComponentTable) else components(source)
+        missing = [m for m in models if m not in table.models]
+        if missing:
+            raise InputError(f"no scores for model {missing[0]!r}", field="model")
+        estimate, pair_notes = estimate_pair(
+            source, table.models.index(models[0]), table.models.index(models[1]), sizes, table
+        )
+        notes.extend(pair_notes)
+        return [estimate], (estimate.model_a, estimate.model_b)
+    estimates, pair_notes = adjacent_pairs(source, sizes)
+    notes.append(
+        f"components pooled over the {len(estimates)} pair(s) of neighbours in the "
+        "ranking (name two models with --model to plan for one pair)"
+    )
+    notes.extend(pair_notes)
+    return estimates, None
+
+
+def _planned_design(
+    design: Design,
+    examples: int | Sequence[int] | None,
+    seeds: int | None,
+    seeds_b: int | None,
+    n_languages: int | None,
+    resample_languages: bool,
+) -> Design:
+    """The data's design (or the given components' one) changed by the options given."""
     n_units = n_languages if n_languages is not None else design.languages
     sizes_of_design = (
         design.examples
@@ -206,13 +242,10 @@ def plan_from_inputs(
     if examples is None and isinstance(sizes_of_design, tuple) and len(sizes_of_design) != n_units:
         # the data's per-language sizes no longer fit the number of languages: use their mean
         sizes_of_design = int(round(float(np.mean(sizes_of_design))))
-    design = Design(
+    return Design(
         examples=sizes_of_design,
         seeds=seeds if seeds is not None else design.seeds,
         seeds_b=seeds_b if seeds_b is not None else (None if seeds is not None else design.seeds_b),
         languages=n_units,
         resample_languages=resample_languages,
-    )
-    return plan_design(
-        component_values, design, settings, pairs=pairs, models=chosen, notes=tuple(notes)
     )
