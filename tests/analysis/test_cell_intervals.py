@@ -15,7 +15,7 @@ import scipy.stats as sps
 
 from glotbench.analysis.headline import AnalysisSettings, analyze
 from glotbench.analysis.replicates import replicates_from_frame, replicates_from_statistics
-from glotbench.analysis.variance import cell_intervals
+from glotbench.analysis.variance import cell_intervals, cell_summary
 from glotbench.errors import InputError
 from glotbench.metrics import get_metric
 
@@ -49,18 +49,24 @@ def test_cell_interval_is_the_exact_binomial_bootstrap_quantiles_and_stays_in_ra
     assert normal_low < 0  # the interval this replaces left the range
 
 
-def test_cell_intervals_pool_seeds_and_replicates() -> None:
+def _scores(absent: tuple[str, str] | None = None) -> pd.DataFrame:
+    """3 seeds × 4 replicates of models a, b on xnli in da and sv (``absent``: a cell left out)."""
     rng = np.random.default_rng(4)
-    frame = pd.DataFrame(
+    return pd.DataFrame(
         [
             (model, "xnli", lang, seed, rep, float(rng.normal(0.7, 0.05)))
             for model in ("a", "b")
             for lang in ("da", "sv")
             for seed in range(3)
             for rep in range(4)
+            if (model, lang) != absent
         ],
         columns=["model", "task", "language", "seed", "replicate", "score"],
     )
+
+
+def test_cell_intervals_pool_seeds_and_replicates() -> None:
+    frame = _scores()
     replicated = replicates_from_frame(frame)
     low, high = cell_intervals(replicated, 0.9)
     for (model, lang), group in frame.groupby(["model", "language"]):
@@ -86,3 +92,23 @@ def test_headline_interval_of_a_near_zero_accuracy_stays_in_range() -> None:
     assert view.ci_low[0] <= view.observed[0] <= view.ci_high[0]
     # the SE is unchanged by the choice of interval: a normal interval would leave [0, 1]
     assert view.observed[0] - sps.norm.ppf(0.975) * view.se[0] < 0
+
+
+def test_cell_summary_holds_each_present_cell_as_the_page_shows_it() -> None:
+    """The leaderboard's cell table comes from the analysis (renderers only look up):
+    score = mean over seeds and replicates here (balanced, no full-sample score), the
+    interval the pooled quantiles (scipy), absent cells left out."""
+    frame = _scores(absent=("b", "sv"))
+    cells = cell_summary(replicates_from_frame(frame), 0.9)
+    assert list(zip(cells["model"], cells["language"], strict=True)) == [
+        ("a", "da"),
+        ("a", "sv"),
+        ("b", "da"),
+    ]
+    assert list(cells["model_index"]) == [0, 0, 1] and set(cells["n_seeds"]) == {3}
+    for row in cells.itertuples():
+        group = frame[(frame["model"] == row.model) & (frame["language"] == row.language)]
+        assert row.score == pytest.approx(group["score"].mean(), rel=1e-12)
+        ref = sps.mstats.mquantiles(group["score"], [0.05, 0.95], alphap=1, betap=1)
+        assert (row.ci_low, row.ci_high) == pytest.approx(tuple(ref), rel=1e-12)
+        assert row.sigma_w > 0

@@ -158,6 +158,38 @@ def cell_intervals(
     return low, high
 
 
+def cell_summary(replicates: ReplicatedScores, confidence_level: float) -> pd.DataFrame:
+    """Every (model, task, language) cell with a score, as the leaderboard's cell table shows it.
+
+    Columns: ``model_index`` (the model's position in ``replicates.models``),
+    ``model``, ``task``, ``language``, ``score`` (the point estimate: the mean
+    over seeds of the full-test-set scores, :func:`components`), ``sigma_w``,
+    ``ci_low`` / ``ci_high`` (:func:`cell_intervals`: the percentile interval of
+    the cell's seeds × replicates) and ``n_seeds``; models in their order, each
+    model's units in theirs.
+    """
+    table = components(replicates)
+    low, high = cell_intervals(replicates, confidence_level)
+    rows = [
+        {
+            "model_index": i,
+            "model": table.models[i],
+            "task": unit.task,
+            "language": unit.language,
+            "score": table.mean[i, j],
+            "sigma_w": table.sigma_w[i, j],
+            "ci_low": low[i, j],
+            "ci_high": high[i, j],
+            "n_seeds": int(table.n_seeds[i, j]),
+        }
+        for i in range(len(table.models))
+        for j, unit in enumerate(table.units)
+        if not np.isnan(table.mean[i, j])
+    ]
+    columns = ["model_index", "model", "task", "language", "score", "sigma_w", "ci_low"]
+    return pd.DataFrame(rows, columns=[*columns, "ci_high", "n_seeds"])
+
+
 def _design_notes(
     n_seeds: np.ndarray, n_replicates: np.ndarray, present: np.ndarray, models: tuple[str, ...]
 ) -> list[str]:

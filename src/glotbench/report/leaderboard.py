@@ -48,7 +48,7 @@ from glotbench.analysis.pair_view import MAX_PAIR_CELLS, RankedComparisons, pair
 from glotbench.analysis.replicates import ReplicatedScores
 from glotbench.analysis.settings import DEFAULT_SETTINGS
 from glotbench.analysis.speed import SpeedTable
-from glotbench.analysis.variance import cell_intervals, components
+from glotbench.analysis.variance import cell_summary
 from glotbench.errors import GlotbenchError
 from glotbench.report.leaderboard_ranks import rank_block
 from glotbench.report.reproduction_link import reproduction_link
@@ -456,35 +456,21 @@ def _cell_scores(source: ReplicatedScores) -> pd.DataFrame:
 
 
 def _cell_rows(source: ReplicatedScores, confidence_level: float) -> list[list[Any]]:
-    """Per (model, task, language): score, σ_w and its interval, as the analysis computed them.
-
-    From :func:`glotbench.analysis.variance.components`: the point estimate (mean
-    over seeds of the full-test-set scores), σ_w, and
-    :func:`~glotbench.analysis.variance.cell_intervals` (percentile interval of the
-    cell's seeds × replicates).
-    """
-    table = components(source)
-    sigma_w = table.sigma_w
-    low, high = cell_intervals(source, confidence_level)
-    rows = []
-    for i in range(len(table.models)):
-        for j, unit in enumerate(table.units):
-            mean = table.mean[i, j]
-            if np.isnan(mean):
-                continue
-            rows.append(
-                [
-                    i,
-                    unit.task,
-                    unit.language,
-                    _num(mean),
-                    _num(sigma_w[i, j]),
-                    _num(low[i, j]),
-                    _num(high[i, j]),
-                    int(table.n_seeds[i, j]),
-                ]
-            )
-    return rows
+    """Per (model, task, language): score, σ_w and its interval, as the analysis computed them
+    (:func:`glotbench.analysis.variance.cell_summary`), rounded for the page."""
+    return [
+        [
+            int(r.model_index),
+            r.task,
+            r.language,
+            _num(r.score),
+            _num(r.sigma_w),
+            _num(r.ci_low),
+            _num(r.ci_high),
+            int(r.n_seeds),
+        ]
+        for r in cell_summary(source, confidence_level).itertuples(index=False)
+    ]
 
 
 def interval_notes(source: ReplicatedScores, settings: AnalysisSettings) -> dict[str, str]:
