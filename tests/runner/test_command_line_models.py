@@ -134,7 +134,7 @@ def test_default_task_suite_and_option_parsing() -> None:
     ("args", "message"),
     [
         (["--model", "majority:", "--model-arg", "C=1"], "not an option of kind majority"),
-        (["--model", "vllm:x"], "OpenAI-compatible server"),
+        (["--model", "vllm:x"], r"needs vllm, not installed.*glotbench\[vllm\]"),
         (["--model", "lr", "--device", "cpu"], "models named on the command line"),
         (["--model", "gpt", "--model", "majority:"], "unknown model.*'gpt'.*KIND:ID"),
         (["--model", "hf:"], "needs an identifier"),

@@ -26,23 +26,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from glotbench.errors import InputError
-from glotbench.runner.models import MODEL_KINDS, ModelSpec
+from glotbench.runner.models import REGISTRY, ModelSpec
 
 if TYPE_CHECKING:
     from glotbench.runner.suite import Suite
 
 #: short kind names of the command line
 KIND_ALIASES: dict[str, str] = {"hf": "hf-generative", "hf-causal": "hf-generative"}
-#: the option that receives ``ID`` for kinds that load something
-ID_OPTIONS: dict[str, str] = {
-    "hf-generative": "path",
-    "hf-encoder": "path",
-    "hf-qa": "path",
-    "hf-embed": "path",
-    "openai": "model",
-    "callable": "target",
-    "predictions": "path",
-}
 #: the built-in suite that ``glotbench run --model KIND:ID --task …`` uses without a suite
 DEFAULT_TASK_SUITE = "euroeval-hub"
 
@@ -60,14 +50,8 @@ def model_kind(text: str) -> str | None:
     prefix, sep, _ = text.partition(":")
     if not sep:
         return None
-    if prefix == "vllm":
-        raise InputError(
-            "vllm:PATH is not a backend of this version; serve the model with vLLM's "
-            "OpenAI-compatible server ('vllm serve PATH') and use --model openai:PATH "
-            "--model-arg base_url=http://localhost:8000/v1"
-        )
     kind = KIND_ALIASES.get(prefix, prefix)
-    return kind if kind in MODEL_KINDS else None
+    return kind if kind in REGISTRY else None
 
 
 def parse_model_args(values: list[str] | None) -> dict[str, Any]:
@@ -119,7 +103,7 @@ def command_line_models(
             continue
         ident = value.partition(":")[2].strip()
         opts = dict(options)
-        id_option = ID_OPTIONS.get(kind)
+        id_option = REGISTRY[kind].id_option
         if id_option is not None:
             if not ident:
                 raise InputError(f"--model {value!r}: kind {kind} needs an identifier after ':'")

@@ -39,7 +39,7 @@ from glotbench.metrics import get_metric
 from glotbench.resample.scandeval import iteration_score, mean_and_half_width
 from glotbench.runner.datasets import Dataset, DatasetSpec, content_hash
 from glotbench.runner.errors import ModelError
-from glotbench.runner.models import ModelSpec, build_model
+from glotbench.runner.models import GENERATIVE_KINDS, ModelSpec, build_model
 from glotbench.runner.speed import SpeedSettings, benchmark_speed
 from glotbench.runner.tasks import Task, get_task
 from glotbench.runner.transfer import dataset_key
@@ -393,7 +393,6 @@ def execute_job(job: Job, dataset: Dataset, *, base: str | Path | None = None) -
 _INPUT_FIELDS = ("text", "question", "source", "query", "tokens")
 #: task kinds whose outputs are kept by default (free text), beside generative model kinds
 GENERATIVE_TASK_KINDS = frozenset({"qa", "translation"})
-GENERATIVE_MODEL_KINDS = frozenset({"hf-generative", "openai"})
 
 
 def keeps_outputs(job: Job, keep: bool | None) -> bool:
@@ -401,7 +400,7 @@ def keeps_outputs(job: Job, keep: bool | None) -> bool:
     if keep is not None:
         return keep
     kind = get_task(job.dataset.task, **job.dataset.task_options()).kind
-    return job.model.kind in GENERATIVE_MODEL_KINDS or kind in GENERATIVE_TASK_KINDS
+    return job.model.kind in GENERATIVE_KINDS or kind in GENERATIVE_TASK_KINDS
 
 
 def kept_outputs(

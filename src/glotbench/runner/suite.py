@@ -17,7 +17,7 @@ from glotbench.errors import InputError
 from glotbench.runner.datasets import SPLITS, DatasetSpec
 from glotbench.runner.datasets.positions import check_ranges, is_positional
 from glotbench.runner.errors import UnknownNameError
-from glotbench.runner.models import NEURAL_KINDS, ModelSpec, neural_available
+from glotbench.runner.models import REGISTRY, ModelSpec
 from glotbench.runner.protocol import SPEED_CALLS, Job, Protocol
 from glotbench.runner.tasks import get_task
 from glotbench.runner.transfer import TransferSpec, plan
@@ -146,16 +146,26 @@ class Suite(BaseModel):
         from glotbench.runner.models import build_model
 
         notes: list[str] = []
-        have_neural = neural_available() if include_optional is None else include_optional
         out: list[Job] = []
         for model in self.models:
-            if model.kind in NEURAL_KINDS and not have_neural:
-                if model.optional:
-                    notes.append(
-                        f"model {model.name!r} skipped: it needs torch and transformers "
-                        "(pip install 'glotbench[neural]')"
+            kind = REGISTRY.get(model.kind)
+            if kind is None or include_optional:
+                missing = []
+            else:  # include_optional False: as if no extra were installed
+                missing = kind.missing() if include_optional is None else list(kind.requires)
+            if missing and kind is not None:
+                if not model.optional:
+                    raise InputError(
+                        f"model {model.name!r} (kind {model.kind}) needs "
+                        f"{' and '.join(missing)}, not installed: {kind.install_hint()}"
+                        + (" (on Linux with a CUDA GPU)" if kind.extra == "vllm" else ""),
+                        field="models",
                     )
-                    continue
+                notes.append(
+                    f"model {model.name!r} skipped: it needs {' and '.join(missing)} "
+                    f"({kind.install_hint()})"
+                )
+                continue
             adapter = None
             cells: list[tuple[ModelSpec, DatasetSpec, tuple[str, ...]]]
             if self.transfer is None:
@@ -377,7 +387,6 @@ def check_suite_values(suite: Suite, path: str, lines: dict[tuple[Any, ...], int
     model kinds, split sizes, and every model's options against its adapter
     (:mod:`glotbench.runner.models.options`; numbers written as text become numbers)."""
     from glotbench.ingest.yaml_files import line_of
-    from glotbench.runner.models import MODEL_KINDS
     from glotbench.runner.models.options import OptionError, check_options
 
     def fail(message: str, loc: tuple[Any, ...]) -> InputError:
@@ -417,9 +426,9 @@ def check_suite_values(suite: Suite, path: str, lines: dict[tuple[Any, ...], int
         if ds.k < 1:
             raise fail(f"k must be a positive integer, got {ds.k}", ("datasets", i, "k"))
     for i, model in enumerate(suite.models):
-        if model.kind not in MODEL_KINDS:
+        if model.kind not in REGISTRY:
             raise fail(
-                f"unknown model kind {model.kind!r}; known kinds: {', '.join(MODEL_KINDS)}",
+                f"unknown model kind {model.kind!r}; known kinds: {', '.join(REGISTRY)}",
                 ("models", i, "kind"),
             )
         try:

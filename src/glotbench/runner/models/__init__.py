@@ -1,28 +1,14 @@
 """Model adapters and ``build_model(spec)``.
 
-Kinds (``ModelSpec.kind``):
-
-``tfidf-logreg`` / ``tfidf-nb`` / ``tfidf-svm``  TF-IDF word+char n-grams + a linear model
-``majority``        the most frequent training label / tag
-``tagger``          token-level linear tagger (NER, POS)
-``parser``          graph-based dependency parser (arc-factored, Chu-Liu/Edmonds) + relations
-``parse-baseline``  every word attached to its left/right neighbour, majority relation
-``hashing-embed``   character n-gram hashing vectors (retrieval baseline)
-``callable``        any ``predict(list[str]) -> list[label]`` (``options.target: module:function``)
-``predictions``     a predictions file (``options.path``), evaluation only
-``hf-encoder``      Hugging Face encoder fine-tuned ScandEval-style; on parsing a deep biaffine
-                    head decoded with Chu-Liu/Edmonds (extra ``neural``)
-``hf-generative``   Hugging Face causal LM, zero/few-shot classification, QA and translation,
-                    one sampled answer per iteration (extra ``neural``)
-``hf-qa``           Hugging Face encoder fine-tuned for extractive QA (extra ``neural``)
-``hf-embed``        Hugging Face encoder, mean-pooled sentence vectors for retrieval
-                    (extra ``neural``)
-``openai``          a model behind an OpenAI-compatible HTTP server (vLLM, TGI, llama.cpp,
-                    hosted APIs): completions or chat, cached responses (standard library only)
+The model kinds (``ModelSpec.kind``) are registered once, in
+:data:`glotbench.runner.models.registry.REGISTRY` (kind -> adapter class, the
+modules and extra it needs, a description); ``glotbench run --list-models``
+prints them, and the loader, suite validation and the command line read them.
 """
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 from typing import Any
 
@@ -30,31 +16,15 @@ from glotbench.runner.errors import ModelError, UnknownNameError
 from glotbench.runner.models.base import Model, ModelSpec
 from glotbench.runner.models.depparse import DependencyParser, ParseBaseline
 from glotbench.runner.models.external import CallableModel, PredictionsFile, import_object
+from glotbench.runner.models.registry import (
+    GENERATIVE_KINDS,
+    MODEL_KINDS,
+    NEURAL_KINDS,
+    REGISTRY,
+    ModelKind,
+    model_kind,
+)
 from glotbench.runner.models.sklearn import HashingEmbedder, Majority, TextClassifier, TokenTagger
-
-MODEL_KINDS: dict[str, str] = {
-    "tfidf-logreg": "TF-IDF word+char n-grams + logistic regression",
-    "tfidf-nb": "TF-IDF word+char n-grams + complement naive Bayes",
-    "tfidf-svm": "TF-IDF word+char n-grams + linear SVM",
-    "majority": "majority-class baseline",
-    "tagger": "token-level linear tagger (NER, POS)",
-    "parser": "graph-based dependency parser: hashed arc features, averaged perceptron, "
-    "Chu-Liu/Edmonds (parsing)",
-    "parse-baseline": "attach every word to its left/right neighbour, majority relation (parsing)",
-    "hashing-embed": "character n-gram hashing vectors (retrieval)",
-    "callable": "a Python callable predict(list[str]) -> list[label]",
-    "predictions": "a predictions file (evaluation only)",
-    "hf-encoder": "Hugging Face encoder, fine-tuned; biaffine head on parsing "
-    "(needs torch, transformers)",
-    "hf-generative": "Hugging Face causal LM, zero/few-shot classification, QA, translation "
-    "(needs torch, transformers)",
-    "hf-qa": "Hugging Face encoder, fine-tuned for extractive QA (needs torch, transformers)",
-    "hf-embed": "Hugging Face encoder, mean-pooled vectors for retrieval "
-    "(needs torch, transformers)",
-    "openai": "a model behind an OpenAI-compatible HTTP server (vLLM, TGI, llama.cpp, hosted "
-    "APIs): zero/few-shot classification, QA, translation; completions or chat",
-}
-NEURAL_KINDS = frozenset({"hf-encoder", "hf-generative", "hf-qa", "hf-embed"})
 
 
 def neural_available() -> bool:
@@ -67,61 +37,31 @@ def build_model(spec: ModelSpec | dict[str, Any], *, base: str | Path | None = N
     """A fresh adapter for ``spec`` (relative paths resolve against ``base``)."""
     if isinstance(spec, dict):
         spec = ModelSpec(**spec)
-    opts = dict(spec.options)
-    kind = spec.kind
     try:
-        if kind.startswith("tfidf-"):
-            return TextClassifier(spec.name, estimator=kind.removeprefix("tfidf-"), **opts)
-        if kind == "majority":
-            return Majority(spec.name, **opts)
-        if kind == "tagger":
-            return TokenTagger(spec.name, **opts)
-        if kind == "parser":
-            return DependencyParser(spec.name, **opts)
-        if kind == "parse-baseline":
-            return ParseBaseline(spec.name, **opts)
-        if kind == "hashing-embed":
-            return HashingEmbedder(spec.name, **opts)
-        if kind == "callable":
-            return CallableModel(spec.name, **opts)
-        if kind == "predictions":
-            return PredictionsFile(spec.name, base=base, **opts)
-        if kind == "hf-encoder":
-            from glotbench.runner.models.hf_encoder import HFEncoder
-
-            return HFEncoder(spec.name, base=base, **opts)
-        if kind == "hf-generative":
-            from glotbench.runner.models.hf_generative import HFGenerative
-
-            return HFGenerative(spec.name, base=base, **opts)
-        if kind == "hf-qa":
-            from glotbench.runner.models.hf_qa import HFQuestionAnswering
-
-            return HFQuestionAnswering(spec.name, base=base, **opts)
-        if kind == "hf-embed":
-            from glotbench.runner.models.hf_retrieval import HFEmbedder
-
-            return HFEmbedder(spec.name, base=base, **opts)
-        if kind == "openai":
-            from glotbench.runner.models.openai_http import OpenAICompatible
-
-            return OpenAICompatible(spec.name, **opts)
+        kind = model_kind(spec.kind)
+    except UnknownNameError as exc:
+        raise UnknownNameError(f"model {spec.name!r}: {exc}") from None
+    options = {**kind.fixed, **spec.options}
+    cls = kind.adapter_class()
+    if "base" in inspect.signature(cls.__init__).parameters:
+        options["base"] = base
+    try:
+        return cls(spec.name, **options)  # type: ignore[no-any-return]
     except TypeError as exc:
-        raise ModelError(f"model {spec.name!r} (kind {kind}): bad options: {exc}") from None
-    raise UnknownNameError(
-        f"unknown model kind {kind!r} for model {spec.name!r}; known kinds: "
-        f"{', '.join(MODEL_KINDS)}"
-    )
+        raise ModelError(f"model {spec.name!r} (kind {spec.kind}): bad options: {exc}") from None
 
 
 __all__ = [
+    "GENERATIVE_KINDS",
     "MODEL_KINDS",
     "NEURAL_KINDS",
+    "REGISTRY",
     "CallableModel",
     "DependencyParser",
     "HashingEmbedder",
     "Majority",
     "Model",
+    "ModelKind",
     "ModelSpec",
     "ParseBaseline",
     "PredictionsFile",
@@ -129,5 +69,6 @@ __all__ = [
     "TokenTagger",
     "build_model",
     "import_object",
+    "model_kind",
     "neural_available",
 ]

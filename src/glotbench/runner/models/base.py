@@ -21,29 +21,11 @@ if TYPE_CHECKING:
     from glotbench.runner.tasks import Task
 
 
-#: per kind, options about how requests travel (server address, concurrency, retries,
-#: cache): they do not change a model's answers, so they are left out of its config hash
-TRANSPORT_OPTIONS: dict[str, frozenset[str]] = {
-    "openai": frozenset(
-        {
-            "base_url",
-            "api_key_env",
-            "concurrency",
-            "timeout",
-            "max_retries",
-            "retry_base_seconds",
-            "max_retry_seconds",
-            "requests_per_second",
-            "cache",
-        }
-    )
-}
-
-
 class ModelSpec(BaseModel):
     """One entry of a suite's ``models`` list.
 
-    ``kind`` picks the adapter (``glotbench run --list-models`` / :data:`MODEL_KINDS`);
+    ``kind`` picks the adapter (``glotbench run --list-models``; the kinds are registered
+    in :data:`glotbench.runner.models.registry.REGISTRY`);
     ``options`` are the adapter's keyword arguments; ``tasks`` / ``languages``
     restrict where it runs; ``metadata`` is free-form model metadata stored
     with every run (parameters, training data, ... as XTREME-R submissions);
@@ -67,9 +49,17 @@ class ModelSpec(BaseModel):
     deterministic: bool = False
 
     def config_hash(self) -> str:
-        """Hash of the kind and the options that change answers (not how requests travel)."""
-        skip = TRANSPORT_OPTIONS.get(self.kind, frozenset())
-        options = {k: v for k, v in self.options.items() if k not in skip}
+        """Hash of the kind and the options that change answers (not how requests travel).
+
+        Options whose default is resolved when the model loads (``chat: auto``) are
+        hashed with their default when not given, so runs stored before the option
+        existed are not resumed as if they had used it."""
+        from glotbench.runner.models.registry import REGISTRY
+
+        kind = REGISTRY.get(self.kind)
+        skip = kind.transport if kind is not None else frozenset()
+        defaults = kind.hashed_defaults if kind is not None else {}
+        options = {k: v for k, v in {**defaults, **self.options}.items() if k not in skip}
         return content_hash({"kind": self.kind, "options": options})[:16]
 
 

@@ -377,13 +377,17 @@ class HFGenerative(Model):
             except OSError as exc:
                 raise ModelError(f"model {self.name!r}: cannot load {self.path!r}: {exc}") from None
             self.model.eval()
-            has_template = bool(getattr(self.tokenizer, "chat_template", None))
-            if self.chat_option is True and not has_template:
-                raise ModelError(
-                    f"model {self.name!r}: chat: true, but the tokenizer of {self.path!r} "
-                    "defines no chat template (set chat: false, or give it one)"
-                )
-            self.chat = has_template if self.chat_option == "auto" else bool(self.chat_option)
+            self.resolve_chat()
+
+    def resolve_chat(self) -> None:
+        """Whether prompts go through the loaded tokenizer's chat template (``chat`` option)."""
+        has_template = bool(getattr(self.tokenizer, "chat_template", None))
+        if self.chat_option is True and not has_template:
+            raise ModelError(
+                f"model {self.name!r}: chat: true, but the tokenizer of {self.path!r} "
+                "defines no chat template (set chat: false, or give it one)"
+            )
+        self.chat = has_template if self.chat_option == "auto" else bool(self.chat_option)
 
     def messages(self, prompt: str) -> list[dict[str, str]]:
         """The chat messages of one prompt: an optional ``system`` message, then the prompt
@@ -464,12 +468,17 @@ class HFGenerative(Model):
         return "\n\n".join(parts)
 
     # -- generation ----------------------------------------------------------------
-    def _prompt_ids(self, prompts: list[str]) -> list[list[int]]:
-        """Token ids of the prompts, over-long ones cut at the front."""
+    def context_limit(self) -> int | None:
+        """The model's context length in tokens (None: unknown)."""
         config = self.model.config
         limit = getattr(config, "max_position_embeddings", None) or getattr(
             config, "n_positions", None
         )
+        return int(limit) if limit else None
+
+    def _prompt_ids(self, prompts: list[str]) -> list[list[int]]:
+        """Token ids of the prompts, over-long ones cut at the front."""
+        limit = self.context_limit()
         ids = []
         for prompt in prompts:
             if self.chat:  # the template writes its own special tokens

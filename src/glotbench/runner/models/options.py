@@ -12,33 +12,14 @@ kept exactly as written, so a valid suite's configuration hash never changes.
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import typing
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from glotbench.runner.errors import UnknownNameError
+from glotbench.runner.models.registry import model_kind
 
-#: adapter class of each kind: "module:Class" under glotbench.runner.models
-ADAPTERS: dict[str, str] = {
-    "tfidf-logreg": "sklearn:TextClassifier",
-    "tfidf-nb": "sklearn:TextClassifier",
-    "tfidf-svm": "sklearn:TextClassifier",
-    "majority": "sklearn:Majority",
-    "tagger": "sklearn:TokenTagger",
-    "parser": "depparse:DependencyParser",
-    "parse-baseline": "depparse:ParseBaseline",
-    "hashing-embed": "sklearn:HashingEmbedder",
-    "callable": "external:CallableModel",
-    "predictions": "external:PredictionsFile",
-    "hf-encoder": "hf_encoder:HFEncoder",
-    "hf-generative": "hf_generative:HFGenerative",
-    "hf-qa": "hf_qa:HFQuestionAnswering",
-    "hf-embed": "hf_retrieval:HFEmbedder",
-    "openai": "openai_http:OpenAICompatible",
-}
 #: constructor parameters the runner fills, not the suite
 _RUNNER_FILLED = {"self", "name", "base"}
 
@@ -52,18 +33,13 @@ class OptionError(ValueError):
 
 
 def adapter_class(kind: str) -> Any:
-    from glotbench.runner.models import MODEL_KINDS
-
-    if kind not in ADAPTERS:
-        raise UnknownNameError(
-            f"unknown model kind {kind!r}; known kinds: {', '.join(MODEL_KINDS)}"
-        )
-    module, name = ADAPTERS[kind].split(":")
-    return getattr(importlib.import_module(f"glotbench.runner.models.{module}"), name)  # type: ignore[no-any-return]
+    """The adapter class of ``kind`` (from the registry; an unknown kind lists the known)."""
+    return model_kind(kind).adapter_class()
 
 
 def option_schema(kind: str) -> tuple[dict[str, Any], bool]:
     """(option -> annotation or ``Any``, whether any other keyword is accepted) of ``kind``."""
+    fixed = model_kind(kind).fixed
     init = adapter_class(kind).__init__
     params = inspect.signature(init).parameters
     try:
@@ -75,6 +51,7 @@ def option_schema(kind: str) -> tuple[dict[str, Any], bool]:
         n: hints.get(n, Any)
         for n, p in params.items()
         if n not in _RUNNER_FILLED
+        and n not in fixed
         and p.kind not in (inspect.Parameter.VAR_KEYWORD, inspect.Parameter.VAR_POSITIONAL)
     }
     return names, open_ended
