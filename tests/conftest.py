@@ -10,6 +10,11 @@ from dataclasses import dataclass
 import pytest
 from hypothesis import settings
 
+# tests never download: a Hub dataset or model (e.g. the built-in euroeval-hub suite, which
+# `glotbench run --model KIND:ID` uses without a suite) fails at once instead of fetching
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+
 # CI replays a fixed set of examples per test (reproducible runs); local runs keep
 # exploring new ones, and what they find is kept in .hypothesis/.
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)

@@ -1023,6 +1023,22 @@ def kept_examples(
     return compare_outputs(outputs, models, disagree=disagree, all_wrong=all_wrong, limit=limit)
 
 
+def model_kinds() -> list[dict[str, Any]]:
+    """The model kinds ``glotbench run --model KIND:ID`` and suites accept, one dict each.
+
+    Keys: ``kind``, ``description``, ``requires`` (modules), ``extra`` (the
+    ``pip install 'glotbench[EXTRA]'`` that installs them), ``available``
+    (installed here), ``id_option`` (the option ``ID`` sets) and ``generative``.
+
+    >>> kinds = {k["kind"]: k for k in model_kinds()}
+    >>> kinds["vllm"]["extra"], kinds["majority"]["requires"]
+    ('vllm', [])
+    """
+    from glotbench.runner.models.registry import kinds_table
+
+    return kinds_table()
+
+
 def dump_suite(path: str | Path, suite: str | Path | None = None, **selection: Any) -> Any:
     """Write the suite YAML of a run as :func:`run_benchmark` would select it (the same
     ``models``, ``model_args``, ``tasks``, ``languages``, ``limit``… keywords) to ``path``;
@@ -1109,7 +1125,7 @@ def benchmark_scores(
 
 __all__ += ["benchmark_scores", "build_scala", "list_suites", "run_benchmark", "ScalaBuild"]
 __all__ += ["import_shards"]
-__all__ += ["dump_suite", "kept_examples", "learning_curve", "speed_summary"]
+__all__ += ["dump_suite", "kept_examples", "learning_curve", "model_kinds", "speed_summary"]
 
 
 # --- checklist (issue 7) ---

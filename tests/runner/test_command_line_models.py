@@ -12,6 +12,7 @@ import pytest
 from glotbench.errors import InputError
 from glotbench.runner.benchmark import prepare_suite
 from glotbench.runner.command_line import model_kind, parse_model_args, split_list
+from glotbench.runner.models import ModelSpec
 from glotbench.store import Store
 
 from .conftest import store_digests
@@ -233,3 +234,59 @@ def test_hf_model_on_the_command_line_without_a_yaml(
         meta = store.runs.frame()["model_metadata"].iloc[0]
     meta = json.loads(meta) if isinstance(meta, str) else meta
     assert meta["kind"] == "hf-generative" and meta["batch_size"] == 4 and meta["device"] == "cpu"
+
+
+def test_model_args_split_only_between_pairs() -> None:
+    # a comma inside a value (a system prompt) stays; a comma before key= separates
+    assert parse_model_args(["system=Be brief, answer with one word, temperature=0.5"]) == {
+        "system": "Be brief, answer with one word",
+        "temperature": 0.5,
+    }
+    # a quoted value is taken verbatim, even with "key=" inside it
+    assert parse_model_args(['system="Say label=x, or label=y",few_shot=2']) == {
+        "system": "Say label=x, or label=y",
+        "few_shot": 2,
+    }
+    # text with a colon is text, not a YAML mapping; lists and explicit mappings stay
+    assert parse_model_args(["system=Answer: yes", "stop=[a, b]", "extra_body={x: 1}"]) == {
+        "system": "Answer: yes",
+        "stop": ["a", "b"],
+        "extra_body": {"x": 1},
+    }
+
+
+def test_list_models_reads_the_registry(cli: Callable[..., Any]) -> None:
+    from glotbench.runner.models import REGISTRY
+
+    out = cli("run", "--list-models", "--json")
+    assert out.exit_code == 0, out.err
+    kinds = json.loads(out.stdout)["model_kinds"]
+    assert [k["kind"] for k in kinds] == list(REGISTRY)
+    by_kind = {k["kind"]: k for k in kinds}
+    assert by_kind["vllm"]["extra"] == "vllm" and by_kind["vllm"]["id_option"] == "path"
+    assert by_kind["openai"]["generative"] and not by_kind["majority"]["generative"]
+    assert by_kind["majority"]["available"] is True
+    text = cli("run", "--list-models")
+    assert text.exit_code == 0 and "hf-generative" in text.stdout and "vllm" in text.stdout
+
+
+def test_the_chat_setting_is_part_of_the_configuration_hash() -> None:
+    """``chat: auto`` resolves when the model loads: it is hashed with its default, so a run
+    stored without it (before chat templates) is not resumed as a chat-template run, and
+    each explicit setting has its own hash."""
+    base = {"path": "m"}
+    hashes = {
+        chat: ModelSpec(
+            name="g", kind="hf-generative", options={**base, "chat": chat}
+        ).config_hash()
+        for chat in (True, False, "auto")
+    }
+    assert len(set(hashes.values())) == 3
+    default = ModelSpec(name="g", kind="hf-generative", options=base).config_hash()
+    assert default == hashes["auto"]
+    # the hash a run stored before the chat option existed got: kind and options only
+    from glotbench.runner.datasets.base import content_hash as old_style
+
+    assert default != old_style({"kind": "hf-generative", "options": base})[:16]
+    vllm = ModelSpec(name="g", kind="vllm", options=base).config_hash()
+    assert vllm == ModelSpec(name="g", kind="vllm", options={**base, "chat": "auto"}).config_hash()

@@ -105,6 +105,24 @@ def _run_reporter(quiet: bool) -> Any:
     return on_event, close
 
 
+def _print_model_kinds(json_output: bool) -> None:
+    kinds = api.model_kinds()
+    if json_output:
+        print_json({"model_kinds": kinds})
+        return
+    from rich.table import Table
+
+    table = Table(title="model kinds (--model KIND:ID, or kind: in a suite)")
+    for column in ("kind", "ID sets", "needs", "description"):
+        table.add_column(column, overflow="fold")
+    for k in kinds:
+        needs = "" if not k["extra"] else f"glotbench[{k['extra']}]"
+        if needs and not k["available"]:
+            needs += " (not installed)"
+        table.add_row(k["kind"], k["id_option"] or "name", needs, k["description"])
+    console.print(table)
+
+
 @commands.command("run")
 def run_command(
     suite: Annotated[
@@ -171,6 +189,14 @@ def run_command(
             "stop; 'glotbench run FILE' runs it.",
         ),
     ] = None,
+    list_models: Annotated[
+        bool,
+        typer.Option(
+            "--list-models",
+            help="List the model kinds of --model KIND:ID and suites (what each needs, "
+            "whether it is installed) and stop.",
+        ),
+    ] = False,
     language: Annotated[
         list[str] | None,
         typer.Option("--language", help="Only this language (repeatable; comma lists accepted)."),
@@ -277,6 +303,9 @@ def run_command(
     Models can be named here instead of in a suite: glotbench run --model hf:gpt2
     --task sentiment --language da --limit 64.
     """
+    if list_models:
+        _print_model_kinds(json_output)
+        return
     selection: dict[str, Any] = {  # the suite's models, data and sizes: dumped or run
         "data_dir": data_dir,
         "models": model or None,

@@ -22,6 +22,7 @@ has them. :func:`dump_suite` writes a command-line run as a suite YAML that
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -54,22 +55,46 @@ def model_kind(text: str) -> str | None:
     return kind if kind in REGISTRY else None
 
 
+#: a comma that starts the next ``key=value`` pair (not one inside a value)
+_PAIR_START = re.compile(r"\s*[A-Za-z_][\w.-]*\s*=")
+
+
+def split_pairs(value: str) -> list[str]:
+    """``a=1,b=x, y`` -> ``["a=1", "b=x, y"]``: a comma separates pairs only outside quotes
+    and when a ``key=`` follows it, so commas inside a value (a system prompt) stay."""
+    parts: list[str] = []
+    start, quote = 0, ""
+    for i, char in enumerate(value):
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"" and value[start:i].rstrip().endswith("="):
+            quote = char  # a quoted value starts right after its '='
+        elif char == "," and _PAIR_START.match(value, i + 1):
+            parts.append(value[start:i])
+            start = i + 1
+    parts.append(value[start:])
+    return parts
+
+
 def parse_model_args(values: list[str] | None) -> dict[str, Any]:
-    """``["a=1,b=true", "c=x"]`` -> ``{"a": 1, "b": True, "c": "x"}`` (YAML scalars)."""
+    """``["a=1,b=true", "c=x"]`` -> ``{"a": 1, "b": True, "c": "x"}`` (YAML scalars).
+
+    Commas separate pairs only where a ``key=`` follows (:func:`split_pairs`); a value may
+    be quoted (``system="Be brief, a=b"``) and is then taken verbatim."""
     from glotbench.ingest.yaml_files import load_yaml
 
     out: dict[str, Any] = {}
     for value in values or []:
-        parts = [value] if "," not in value else value.split(",")
-        if not all("=" in p for p in parts):  # a comma inside one value: keep it whole
-            parts = [value]
-        for part in parts:
+        for part in split_pairs(value):
             key, sep, text = part.partition("=")
             key = key.strip()
             if not sep or not key:
                 raise InputError(f"--model-arg must look like key=value, got {part!r}")
-            parsed = load_yaml(text.strip(), "--model-arg") if text.strip() else ""
-            out[key] = parsed if parsed is not None else text.strip()
+            text = text.strip()
+            parsed = load_yaml(text, "--model-arg") if text else ""
+            if parsed is None or (isinstance(parsed, dict) and not text.startswith("{")):
+                parsed = text  # "Answer: yes" is text, not a mapping
+            out[key] = parsed
     return out
 
 
