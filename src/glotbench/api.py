@@ -534,6 +534,57 @@ def analyze_compare(
     return result
 
 
+def analyze_task_comparisons(
+    source: ReplicatedScores,
+    settings: AnalysisSettings | None = None,
+    *,
+    max_models: int | None = None,
+) -> dict[str, Any]:
+    """Per task, pairwise comparisons and rank distributions of the models that cover it.
+
+    When models lack whole tasks, the overall view ranks only the models with
+    every task (and compares nothing when fewer than two have them all); each
+    task still ranks every model with a score on it. This compares those
+    models on that task's cells alone, with the request's draws and aggregator
+    ``mean`` — what the report and leaderboard show per task
+    (:func:`glotbench.analysis.pair_view.task_comparisons`).
+
+    Parameters
+    ----------
+    source : ReplicatedScores
+        Scores with replications, as :func:`load_replicated` returns them.
+    settings : AnalysisSettings, optional
+        The request's settings (default: the defaults of every command).
+    max_models : int, optional
+        Compare the best ``max_models`` of each task only.
+
+    Returns
+    -------
+    dict
+        Task -> :class:`~glotbench.analysis.pair_view.RankedComparisons`
+        (``models`` best first, ``comparison``, ``ranks``); tasks with fewer
+        than two models are absent. :func:`task_comparisons_dict` gives it as JSON.
+    """
+    from glotbench.analysis.pair_view import task_comparisons
+
+    analysis = analyze_headline(source, settings or AnalysisSettings())
+    return task_comparisons(source, analysis, max_models=max_models)
+
+
+def task_comparisons_dict(comparisons: dict[str, Any]) -> dict[str, Any]:
+    """:func:`analyze_task_comparisons`' result as plain data (the ``--json`` output)."""
+    return {
+        task: {
+            "models": list(view.models),
+            "left_out": list(view.left_out),
+            "confidence_level": view.confidence_level,
+            "comparison": None if view.comparison is None else view.comparison.to_dict(),
+            "ranks": None if view.ranks is None else view.ranks.to_dict(),
+        }
+        for task, view in comparisons.items()
+    }
+
+
 def _level(confidence_level: float | None, request: AnalysisSettings | None) -> float:
     if confidence_level is not None:
         return confidence_level
@@ -1126,6 +1177,7 @@ def benchmark_scores(
 __all__ += ["benchmark_scores", "build_scala", "list_suites", "run_benchmark", "ScalaBuild"]
 __all__ += ["import_shards"]
 __all__ += ["dump_suite", "kept_examples", "learning_curve", "model_kinds", "speed_summary"]
+__all__ += ["analyze_task_comparisons", "task_comparisons_dict"]
 
 
 # --- checklist (issue 7) ---

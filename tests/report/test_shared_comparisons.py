@@ -130,3 +130,31 @@ def test_report_speed_section_flags_trivial_models(store: Path, tmp_path: Path):
     text = _speed_section(SpeedTable(rows=rows))
     assert text.count(TRIVIAL_SPEED) >= 3 and "2,804,848,634" not in text
     assert "46,542 ± 10,817" in text and "45,688" in text
+
+
+def test_api_and_analyze_doors_show_per_task_comparisons(store: Path, cli) -> None:
+    """`api.analyze_task_comparisons` is the report's per-task view; `analyze tasks --json`
+    gives it, and the aggregate/compare/ranks doors print it when nothing is compared overall."""
+    source = api.load_replicated(store=str(store))
+    settings = AnalysisSettings(n_draws=300, seed=1)
+    views = api.analyze_task_comparisons(source, settings)
+    expected = task_comparisons(source, analyze(source, settings))
+    assert set(views) == set(expected) == {"sentiment", "ner"}
+    for task, view in views.items():
+        assert view.models == expected[task].models
+        assert view.comparison.aggregates.equals(expected[task].comparison.aggregates)
+    out = cli("analyze", "tasks", "--store", store, "--draws", "300", "--seed", "1", "--json")
+    assert out.exit_code == 0, out.err
+    payload = __import__("json").loads(out.stdout)
+    assert payload["settings"]["n_draws"] == 300
+    ner = payload["tasks"]["ner"]
+    assert ner["models"] == list(views["ner"].models)
+    pair = ner["comparison"]["aggregates"][0]
+    assert pair["difference"] == pytest.approx(
+        views["ner"].comparison.aggregates.iloc[0]["difference"]
+    )
+    for door in ("aggregate", "compare", "ranks"):
+        shown = cli("analyze", door, "--store", store, "--draws", "300", "--seed", "1")
+        assert shown.exit_code == 0, shown.err
+        assert "Fewer than two models have every task: per task" in shown.out
+        assert "ner: pairwise differences" in shown.out and "sentiment: ranks" in shown.out

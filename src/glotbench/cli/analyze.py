@@ -201,6 +201,7 @@ def analyze_aggregate_command(
         )
     )
     print_notes(result.notes)
+    _print_task_comparisons_if_unshared(source, settings)
 
 
 @analyze_app.command("compare")
@@ -262,6 +263,8 @@ def analyze_compare_command(
         raise typer.BadParameter(f"use one of {', '.join(PAIR_MODES)}", param_hint="--pairs")
     requested = [_model_pair(text) for text in pair or ()]
     source = _source(input, store, settings, model, task, language)
+    if not json_output and _print_task_comparisons_if_unshared(source, settings, overall_note=True):
+        return
     result = api.analyze_compare(
         source,
         settings,
@@ -348,6 +351,77 @@ def _print_comparison(result: Any) -> None:
         )
 
 
+def _print_task_comparisons_if_unshared(
+    source: Any, settings: AnalysisSettings, *, overall_note: bool = False
+) -> bool:
+    """Fewer than two models have every task: nothing is compared overall, so show, per
+    task, the models that cover it compared (as the report and leaderboard do). Whether
+    it did; ``overall_note`` first prints the note on the models left out overall (for
+    the doors that cannot compare or rank one model)."""
+    from glotbench.analysis.overall import overall_scope
+
+    scope = overall_scope(source)
+    if len(scope.models) >= 2 or len(scope.tasks) < 2:
+        return False
+    comparisons = api.analyze_task_comparisons(source, settings)
+    if not comparisons:
+        return False
+    note = scope.note()
+    if overall_note and note:
+        print_notes((note,))
+    console.print(
+        "Fewer than two models have every task: per task, the models that cover it "
+        "(analyze tasks --json for all of it)",
+        highlight=False,
+    )
+    _print_task_comparisons(comparisons)
+    return True
+
+
+def _print_task_comparisons(comparisons: dict[str, Any]) -> None:
+    """Per task: the pairs in ranking order (mean) and the rank summary."""
+    pair_columns = ["model_a", "model_b", "difference", "ci_low", "ci_high", "effect_size"]
+    rank_columns = ["model", "mean_rank", "rank_best", "rank_worst"]
+    for task, view in comparisons.items():
+        if view.comparison is not None:
+            pairs = view.comparison.aggregates
+            pairs = pairs[[c for c in pair_columns if c in pairs.columns]]
+            console.print(frame_table(pairs, title=f"{task}: pairwise differences A − B (mean)"))
+        if view.ranks is not None:
+            ranks = view.ranks.summary
+            ranks = ranks[[c for c in rank_columns if c in ranks.columns]]
+            console.print(frame_table(ranks, title=f"{task}: ranks"))
+
+
+@analyze_app.command("tasks")
+@with_analysis_settings
+def analyze_tasks_command(
+    input: InputOption = None,
+    store: AnalysisStoreOption = None,
+    model: ModelFilter = None,
+    task: TaskFilter = None,
+    language: LanguageFilter = None,
+    settings: AnalysisSettings = DEFAULTS,
+    json_output: JsonOption = False,
+) -> None:
+    """Per task, pairwise differences and ranks of the models that cover it.
+
+    For stores where models lack whole tasks (the overall view then ranks only
+    the models with every task): each task compares every model with a score on it.
+    """
+    source = _source(input, store, settings, model, task, language)
+    comparisons = api.analyze_task_comparisons(source, settings)
+    if json_output:
+        _print_with_settings(
+            {"tasks": api.task_comparisons_dict(comparisons)}, **settings.record(source)
+        )
+        return
+    if not comparisons:
+        console.print("no task has two models to compare", highlight=False)
+        return
+    _print_task_comparisons(comparisons)
+
+
 @analyze_app.command("ranks")
 @with_analysis_settings
 def analyze_ranks_command(
@@ -374,6 +448,8 @@ def analyze_ranks_command(
     if distribution not in ("auto", "full", "window"):
         raise typer.BadParameter("use auto, full or window", param_hint="--distribution")
     source = _source(input, store, settings, model, task, language)
+    if not json_output and _print_task_comparisons_if_unshared(source, settings, overall_note=True):
+        return
     result = api.analyze_ranks(
         source,
         settings,
