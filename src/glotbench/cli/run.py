@@ -17,12 +17,19 @@ from glotbench.cli._output import console, frame_table, print_json, speed_table,
 commands = typer.Typer()
 
 
+#: characters of the current step shown in the progress bar's label
+STEP_WIDTH = 44
+
+
 def _run_reporter(quiet: bool) -> Any:
     """Progress: a rich bar with ETA on a terminal, one line per job otherwise.
 
-    Events ``(kind, job, info)``: ``planned`` (``pending``, ``total``),
-    ``stored`` / ``failed`` per job, and ``phase`` (``description``) for a long
-    step after the jobs, shown as a spinner on a terminal and as a line otherwise.
+    Events ``(kind, job, info)``: ``step`` (``description``: what is being
+    loaded, trained or predicted, from the first second: a spinner, then the
+    bar's label on a terminal; otherwise a line for each model's first step),
+    ``planned`` (``pending``, ``total``), ``stored`` / ``failed`` per job, and
+    ``phase`` (``description``) for a long step after the jobs, shown as a
+    spinner on a terminal and as a line otherwise.
     """
     from rich.progress import (
         BarColumn,
@@ -36,11 +43,20 @@ def _run_reporter(quiet: bool) -> Any:
     from glotbench.cli.progress import item_columns, rich_item_sink
     from glotbench.runner.progress import set_item_sink
 
-    state: dict[str, Any] = {"progress": None, "task": None, "sink": None, "status": None}
+    state: dict[str, Any] = {
+        "progress": None,
+        "task": None,
+        "sink": None,
+        "status": None,
+        "told": set(),
+    }
     err_console = stderr_console()
     interactive = err_console.is_terminal and not quiet
 
     def on_event(kind: str, job: Any, info: dict[str, Any]) -> None:
+        if kind == "step":  # what is being loaded, trained or predicted: from the first second
+            _show_step(info["description"])
+            return
         if kind == "phase":  # a long step after the jobs (analyses): a spinner with its name
             _stop_bar()
             if interactive:
@@ -54,6 +70,7 @@ def _run_reporter(quiet: bool) -> Any:
                 err_console.print(f"{info['description']} …", highlight=False)
             return
         if kind == "planned":
+            _stop_status()
             if interactive and info["pending"]:
                 progress = Progress(
                     TextColumn("[bold]{task.description}"),
@@ -90,6 +107,29 @@ def _run_reporter(quiet: bool) -> Any:
                 err_console.print(f"stored {job.label()}: {scores}", highlight=False)
                 sys.stderr.flush()
 
+    def _show_step(text: str) -> None:
+        if quiet:
+            return
+        if not interactive:  # a log: the first step of each model (its loading or training)
+            who = text.split(" on ", 1)[0]
+            if who not in state["told"]:
+                state["told"].add(who)
+                err_console.print(f"{text} …", highlight=False)
+                sys.stderr.flush()
+        elif state["progress"] is not None:  # the bar's line says what runs now
+            short = text if len(text) <= STEP_WIDTH else text[: STEP_WIDTH - 1] + "…"
+            state["progress"].update(state["task"], description=f"running · {escape(short)}")
+        elif state["status"] is None:
+            state["status"] = err_console.status(escape(text))
+            state["status"].start()
+        else:
+            state["status"].update(escape(text))
+
+    def _stop_status() -> None:
+        if state["status"] is not None:
+            state["status"].stop()
+            state["status"] = None
+
     def _stop_bar() -> None:
         if state["progress"] is not None:
             set_item_sink(state["sink"])
@@ -98,9 +138,7 @@ def _run_reporter(quiet: bool) -> Any:
 
     def close() -> None:
         _stop_bar()
-        if state["status"] is not None:
-            state["status"].stop()
-            state["status"] = None
+        _stop_status()
 
     return on_event, close
 

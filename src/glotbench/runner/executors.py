@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import threading
 import time
 import traceback
 import uuid
@@ -41,6 +42,7 @@ from glotbench.ingest.shards import (
 )
 from glotbench.runner.datasets import Dataset, build_dataset
 from glotbench.runner.errors import UnknownNameError
+from glotbench.runner.progress import report_step, set_step_sink
 from glotbench.runner.protocol import (
     Job,
     JobOutcome,
@@ -268,12 +270,27 @@ class LocalExecutor:
         pass
 
 
-def _limit_blas(threads: int | None, parent: int | None = None) -> None:
+def _relay_steps(steps: Any) -> None:
+    """Driver thread: the steps the workers report, to this process's step sink."""
+    while True:
+        try:
+            text = steps.get()
+        except (EOFError, OSError):  # the queue was closed
+            return
+        if text is None:
+            return
+        report_step(text)
+
+
+def _limit_blas(threads: int | None, parent: int | None = None, steps: Any = None) -> None:
     """Worker initializer: BLAS thread pools limited as in :class:`LocalExecutor`.
 
     ``parent``: the driver's process id; the worker ends when the driver does
-    (:func:`glotbench.runner.worker_guard.die_with_parent`).
+    (:func:`glotbench.runner.worker_guard.die_with_parent`). ``steps``: a queue the
+    worker's job steps (:func:`glotbench.runner.progress.report_step`) go to.
     """
+    if steps is not None:
+        set_step_sink(steps.put)
     if parent is not None:
         from glotbench.runner.worker_guard import die_with_parent
 
@@ -305,6 +322,8 @@ class ProcessExecutor:
         self.workers = max(1, workers or min(os.cpu_count() or 1, 4))
         self.blas_threads = blas_threads
         self._pool: Any = None
+        self._steps: Any = None  # the workers' steps, relayed to this process's sink
+        self._relay: threading.Thread | None = None
 
     def map(
         self,
@@ -317,11 +336,18 @@ class ProcessExecutor:
         import os
         from concurrent.futures import ProcessPoolExecutor, as_completed
 
+        context = multiprocessing.get_context("spawn")
+        workers = min(self.workers, max(len(jobs), 1))
+        report_step(f"starting {workers} worker processes")
+        self._steps = context.Queue()
+        self._relay = threading.Thread(target=_relay_steps, args=(self._steps,), daemon=True)
+        self._relay.start()
         self._pool = ProcessPoolExecutor(
-            max_workers=min(self.workers, max(len(jobs), 1)),
-            mp_context=multiprocessing.get_context("spawn"),
+            max_workers=workers,
+            mp_context=context,
             initializer=_limit_blas,
-            initargs=(self.blas_threads, os.getpid()),  # workers die with the driver
+            # workers die with the driver, and tell it their steps
+            initargs=(self.blas_threads, os.getpid(), self._steps),
         )
         futures = [
             self._pool.submit(_safe_execute, job, datasets[job.dataset_key], base, shards)
@@ -334,6 +360,12 @@ class ProcessExecutor:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
+        if self._steps is not None:
+            self._steps.put(None)  # ends the relay thread
+            if self._relay is not None:
+                self._relay.join(timeout=5)
+            self._steps.close()
+            self._steps, self._relay = None, None
 
 
 class RayExecutor:
@@ -517,11 +549,13 @@ def run_suite(
         )
         for job in jobs
     ]
+    emit = on_event or (lambda *_: None)
+    names = ", ".join(d.name for d in suite.datasets)
+    emit("step", None, {"description": f"building the data ({names}) and planning the jobs"})
     datasets = build_datasets(suite, jobs)
     own = [datasets[d.name] for d in suite.datasets]  # without the derived transfer datasets
     for ds in own:
         notes.extend(f"dataset {ds.name!r}: {n}" for n in ds.notes)
-    emit = on_event or (lambda *_: None)
     summary = RunSummary(
         suite=suite.name,
         store=str(store),
@@ -585,6 +619,7 @@ def run_suite(
                 ),
             )
             source = f"glotbench run {suite.name} (executor {executor})"
+            previous_sink = set_step_sink(lambda text: emit("step", None, {"description": text}))
             try:
                 for result in runner.map(pending, datasets, suite.base_dir, shard_folder):
                     if isinstance(result, ShardReceipt):
@@ -638,6 +673,7 @@ def run_suite(
                     )
             finally:
                 runner.close()
+                set_step_sink(previous_sink)
         model_names = sorted({j.model.name for j in jobs})
         ds_names = sorted(ds.name for ds in own)
         if scores:  # the caller may compute them itself (e.g. from a cache)

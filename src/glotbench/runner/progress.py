@@ -75,3 +75,25 @@ def item_progress(label: str, total: int) -> Iterator[ItemCounter]:
     finally:
         if bar is not None:
             bar.close()
+
+
+#: where :func:`report_step` sends its text (None: nowhere)
+_step_sink: Callable[[str], None] | None = None
+
+
+def set_step_sink(sink: Callable[[str], None] | None) -> Callable[[str], None] | None:
+    """Install ``sink(text)`` for the steps of jobs (None removes it); return the previous."""
+    global _step_sink
+    with _lock:
+        previous, _step_sink = _step_sink, sink
+    return previous
+
+
+def report_step(text: str) -> None:
+    """Say what a job is doing now (loading a model, training, predicting) to the sink, if
+    any: the CLI shows it from the first second of a run, before any job has finished.
+    In a worker process the sink forwards to the driver (:mod:`glotbench.runner.executors`)."""
+    with _lock:
+        sink = _step_sink
+    if sink is not None:
+        sink(text)

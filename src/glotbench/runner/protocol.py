@@ -40,6 +40,7 @@ from glotbench.resample.scandeval import iteration_score, mean_and_half_width
 from glotbench.runner.datasets import Dataset, DatasetSpec, content_hash
 from glotbench.runner.errors import ModelError
 from glotbench.runner.models import GENERATIVE_KINDS, ModelSpec, build_model
+from glotbench.runner.progress import report_step
 from glotbench.runner.speed import SpeedSettings, benchmark_speed
 from glotbench.runner.tasks import Task, get_task
 from glotbench.runner.transfer import dataset_key
@@ -257,8 +258,16 @@ _PREDICTION_CACHE: dict[tuple[Any, ...], tuple[list[Any], float, int]] = {}
 _ADAPTER_CACHE: dict[tuple[str, str, str, str], Any] = {}
 
 
+def _adapter_key(job: Job, base: str | Path | None) -> tuple[str, str, str, str]:
+    return (job.session, job.model.name, job.model.config_hash(), str(base))
+
+
+def _adapter_cached(job: Job, base: str | Path | None) -> bool:
+    return bool(job.session) and _adapter_key(job, base) in _ADAPTER_CACHE
+
+
 def _adapter(job: Job, base: str | Path | None) -> Any:
-    key = (job.session, job.model.name, job.model.config_hash(), str(base))
+    key = _adapter_key(job, base)
     if not job.session:  # a job outside a run_suite session: nothing is reused
         return build_model(job.model, base=base)
     cached = _ADAPTER_CACHE.get(key)
@@ -280,6 +289,7 @@ def execute_job(job: Job, dataset: Dataset, *, base: str | Path | None = None) -
     """Train (if the model trains) and evaluate one iteration; nothing is written here."""
     start = time.perf_counter()
     task = get_task(dataset.task, **job.dataset.task_options())
+    fresh = not _adapter_cached(job, base)
     model = _adapter(job, base)
     if job.response_cache and hasattr(model, "use_cache_file"):
         model.use_cache_file(job.response_cache)
@@ -296,6 +306,9 @@ def execute_job(job: Job, dataset: Dataset, *, base: str | Path | None = None) -
             f"model {job.model.name!r} trains, so its answers depend on the seed; "
             "remove 'deterministic: true' from its suite entry"
         )
+    where = f"{job.model.name} on {dataset.name} (iteration {job.iteration})"
+    if model.trains:
+        report_step(f"{where}: training on {len(train):,} examples")
     t0 = time.perf_counter()
     model.fit(task, dataset, train, dataset.validation, job.seed)
     fit_seconds = time.perf_counter() - t0
@@ -309,6 +322,8 @@ def execute_job(job: Job, dataset: Dataset, *, base: str | Path | None = None) -
     if reused is not None:
         predictions, predict_seconds, first_iteration = reused
     else:
+        loading = "loading the model, then " if fresh and not model.trains else ""
+        report_step(f"{where}: {loading}predicting {len(dataset.test):,} test items")
         t1 = time.perf_counter()
         predictions = task.predict(model, dataset.test, dataset)
         predict_seconds = time.perf_counter() - t1
