@@ -98,3 +98,48 @@ def test_run_reporter_shows_a_phase_after_the_jobs(monkeypatch) -> None:
     text = _reporter_output(monkeypatch, terminal=False, quiet=False, events=[phase])
     assert text == "analysing: 1000 draws …\n"
     assert _reporter_output(monkeypatch, terminal=False, quiet=True, events=[phase]) == ""
+
+
+def test_run_reporter_shows_steps_from_the_first_second(monkeypatch) -> None:
+    """Steps (data, loading, training) before any job ends: a spinner before the bar, the
+    bar's label once it runs; in a log, each model's first step once; quiet: nothing."""
+    first = ("step", {"description": "building the data (cldr-lid) and planning the jobs"})
+    steps = [
+        ("step", {"description": "lingua on cldr-lid (iteration 0): loading the model"}),
+        ("step", {"description": "char-nb on cldr-lid (iteration 0): training on 1,024"}),
+        ("step", {"description": "char-nb on cldr-lid (iteration 1): training on 1,024"}),
+    ]
+    events = [first, ("planned", {"pending": 2, "total": 2}), *steps]
+    shown = _reporter_output(monkeypatch, terminal=True, quiet=False, events=events)
+    assert "building the data" in shown and "running · char-nb on cldr-lid" in shown
+    text = _reporter_output(monkeypatch, terminal=False, quiet=False, events=events)
+    assert text.splitlines() == [
+        "building the data (cldr-lid) and planning the jobs …",
+        "2 of 2 jobs to run (0 already stored)",
+        "lingua on cldr-lid (iteration 0): loading the model …",
+        "char-nb on cldr-lid (iteration 0): training on 1,024 …",
+    ]
+    assert _reporter_output(monkeypatch, terminal=False, quiet=True, events=events) == ""
+
+
+def test_worker_steps_reach_the_driver(tmp_path) -> None:  # noqa: ANN001
+    """A run with worker processes reports its jobs' steps to the driver's sink."""
+    from glotbench import api
+
+    from .conftest import write_suite
+
+    events: list[str] = []
+    suite = write_suite(tmp_path, iterations=1)
+    api.run_benchmark(
+        suite,
+        store=tmp_path / "s.duckdb",
+        executor="processes",
+        models=["majority"],
+        scores=False,
+        on_event=lambda kind, job, info: (
+            events.append(info["description"]) if kind == "step" else None
+        ),
+    )
+    assert events[0].startswith("building the data")
+    assert any(e.startswith("starting") and "worker processes" in e for e in events)
+    assert any(e.startswith("majority on ") and "training on" in e for e in events)
