@@ -120,8 +120,9 @@ def _run_reporter(quiet: bool) -> Any:
             short = text if len(text) <= STEP_WIDTH else text[: STEP_WIDTH - 1] + "…"
             state["progress"].update(state["task"], description=f"running · {escape(short)}")
         elif state["status"] is None:
-            state["status"] = err_console.status(escape(text))
-            state["status"].start()
+            status = err_console.status(escape(text))
+            status.start()
+            state["status"] = status
         else:
             state["status"].update(escape(text))
 

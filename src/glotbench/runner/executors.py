@@ -155,7 +155,8 @@ class RunSummary:
         }
 
 
-Event = Callable[[str, Job, dict[str, Any]], None]
+#: ``(kind, job, info)``; ``job`` is None for the steps of the run itself
+Event = Callable[[str, Job | None, dict[str, Any]], None]
 
 
 def job_failure(job: Job, dataset: Dataset, exc: BaseException) -> JobFailure:
