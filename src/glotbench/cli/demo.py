@@ -101,6 +101,7 @@ def demo(
         if not json_output:
             console.rule("[bold]starter: offline language identification, 39 languages")
         on_event, close = _run_reporter(json_output)
+        on_event("step", None, {"description": "loading the runner and the starter suite"})
         try:
             starter_result = api.starter_demo(
                 out / "starter.duckdb",
