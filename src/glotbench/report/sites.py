@@ -9,18 +9,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from glotbench.analysis.aggregate import leaderboard
 from glotbench.analysis.datasize import DataSizeResult
 from glotbench.analysis.headline import Analysis, AnalysisSettings
 from glotbench.analysis.headline import analyze as analyze_headline
-from glotbench.analysis.mixed.model import LmmResult
 from glotbench.analysis.pair_view import RankedComparisons, ranked_comparisons, task_comparisons
 from glotbench.analysis.settings import DEFAULT_SETTINGS
 from glotbench.analysis.variance import components, variance_components
 from glotbench.errors import InputError
 from glotbench.report.sources import LeaderboardSource
+
+if TYPE_CHECKING:  # the mixed-model module (and scipy.stats) loads only when given one
+    from glotbench.analysis.mixed.model import LmmResult
 
 
 @dataclass(frozen=True)
@@ -176,7 +178,7 @@ def write_report(
         item if isinstance(item, DataSizeResult) else read_datasize(item) for item in datasize
     ]
     lmm_summaries = [
-        lmm_summary(item) if isinstance(item, LmmResult) else read_lmm(item) for item in lmm
+        read_lmm(item) if isinstance(item, (str, Path)) else lmm_summary(item) for item in lmm
     ]
     replicated = source.replicated
     notes = list(source.notes)
