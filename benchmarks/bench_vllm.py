@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from glotbench import api
-from glotbench.core import Store
+from glotbench.store import Store
 
 
 def write_suite(folder: Path, model: str, items: int, iterations: int) -> Path:
@@ -58,9 +58,9 @@ def write_suite(folder: Path, model: str, items: int, iterations: int) -> Path:
 
 def statistics(store: Path) -> dict[tuple[str, int | None], bytes]:
     with Store.open(store, read_only=True) as handle:
-        runs = handle.runs()
+        runs = handle.runs.frame()
         return {
-            (r["metric"], r["seed"]): handle.run_stats(r["run_id"])[1].tobytes()
+            (r["metric"], r["seed"]): handle.stats.of_run(r["run_id"])[1].tobytes()
             for r in runs.to_dict(orient="records")
         }
 
@@ -90,7 +90,7 @@ def main() -> int:
             print(summary.failures)
             return 1
     with Store.open(stores[0], read_only=True) as handle:
-        runs = handle.runs()
+        runs = handle.runs.frame()
     seen = set()
     for rec in runs.to_dict(orient="records"):
         if rec["seed"] in seen:

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from glotbench import api
-from glotbench.core import Store
 from glotbench.runner.executors import job_groups
 from glotbench.runner.suite import load_suite
+from glotbench.store import Store
 
 
 def test_groups_keep_every_job_in_order() -> None:
@@ -55,7 +55,7 @@ def test_a_process_pool_predicts_a_deterministic_model_once(tmp_path: Path) -> N
         speed=False,
     )
     with Store.open(store, read_only=True) as handle:
-        runs = handle.runs(metrics=["f1_macro"])
+        runs = handle.runs.frame(metrics=["f1_macro"])
     metas = [json.loads(m) if isinstance(m, str) else m for m in runs["model_metadata"].tolist()]
     assert len(metas) == 3
     # one worker predicted iteration 0; the others reused its predictions
