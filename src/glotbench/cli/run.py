@@ -152,14 +152,17 @@ def _print_model_kinds(json_output: bool) -> None:
     from rich.table import Table
 
     table = Table(title="model kinds (--model KIND:ID, or kind: in a suite)")
-    for column in ("kind", "ID sets", "needs", "description"):
+    for column in ("kind", "ID sets", "extra", "description"):
         table.add_column(column, overflow="fold")
     for k in kinds:
-        needs = "" if not k["extra"] else f"glotbench[{k['extra']}]"
-        if needs and not k["available"]:
-            needs += " (not installed)"
-        table.add_row(k["kind"], k["id_option"] or "name", needs, k["description"])
+        extra = k["extra"] or ""
+        if extra and not k["available"]:
+            extra += " (missing)"
+        table.add_row(k["kind"], k["id_option"] or "name", extra, k["description"])
     console.print(table)
+    console.print(
+        "extra: pip install 'glotbench[EXTRA]' installs what the kind needs", highlight=False
+    )
 
 
 @commands.command("run")
