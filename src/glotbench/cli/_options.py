@@ -49,6 +49,8 @@ def _set_lock_timeout(value: float | None) -> float | None:
     given where users look for it: after the command that writes.
     """
     if value is not None:
+        if value < 0:
+            raise typer.BadParameter("seconds must be 0 or more", param_hint="--lock-timeout")
         from glotbench.store.lock import set_lock_timeout  # loads DuckDB: only when given
 
         set_lock_timeout(value)
@@ -60,7 +62,7 @@ LockTimeoutOption = Annotated[
     float | None,
     typer.Option(
         "--lock-timeout",
-        min=0,
+        metavar="<seconds>",
         callback=_set_lock_timeout,
         help="Seconds to wait while another process writes the store (a long import, a "
         "run), then fail naming it; 0: do not wait. Default: glotbench --lock-timeout, "
