@@ -1,9 +1,7 @@
 """The fast deviance path (sparse cross-products, diagonal Λ, single-threaded BLAS) against
-the textbook dense computation, and the 20,000-row crossed design's fit time (issue 15)."""
+the textbook dense computation, and the 20,000-row crossed design of benchmarks/bench_lmm.py."""
 
 from __future__ import annotations
-
-import time
 
 import numpy as np
 import pandas as pd
@@ -80,18 +78,13 @@ def test_diagonal_shortcut_matches_the_general_lambda_product() -> None:
     assert fast.ld_l2 == pytest.approx(slow.ld_l2, rel=1e-12)
 
 
-def test_20000_row_crossed_design_fits_three_times_faster_than_lme4() -> None:
-    """lme4 + lmerTest took 1.8 s (docs/performance.md); the target is ≤ 0.6 s for the fit
-    with Satterthwaite df. Minimum of three runs, to discount other processes' load."""
+def test_20000_row_crossed_design_recovers_the_simulated_components() -> None:
+    """The benchmark's 20,000-row design (its fit time against lme4 is measured by
+    benchmarks/bench_lmm.py, not here): the simulated SDs are recovered."""
     data = _crossed()
     assert len(data) == 20_000
-    times = []
-    for _ in range(3):
-        start = time.perf_counter()
-        model = lmm("score ~ task + (1 | model) + (1 | language)", data)
-        model.fixed_effects()
-        times.append(time.perf_counter() - start)
-    assert min(times) <= 0.6, times
+    model = lmm("score ~ task + (1 | model) + (1 | language)", data)
+    model.fixed_effects()
     # and the fit is right: the simulated SDs (0.05, 0.08, 0.04) are recovered
     sd = model.random_effects().set_index("group")["sd"]
     assert sd["model"] == pytest.approx(0.05, rel=0.3)
