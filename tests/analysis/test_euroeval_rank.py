@@ -530,8 +530,19 @@ def test_dataset_rank_scores_equal_the_model_by_model_bootstrap() -> None:
     iterations = rng.normal(0.6, 0.05, (9, 10))
     iterations[2, 4:] = np.nan  # fewer iterations
     iterations[5] = np.nan  # no scores
+    iterations[7, 1:] = np.nan  # one iteration: resampled without drawing
     generators = [np.random.default_rng(100 + m) for m in range(9)]
     got = dataset_rank_scores(iterations, 500, generators)
+    made: list[int] = []
+
+    def on_demand(m: int) -> np.random.Generator:
+        made.append(m)
+        return np.random.default_rng(100 + m)
+
+    lazy = dataset_rank_scores(iterations, 500, on_demand)
+    assert made == [0, 1, 2, 3, 4, 6, 8]  # none for the one-iteration model or the absent one
+    for key in ("score", "low", "high"):
+        np.testing.assert_array_equal(lazy[key], got[key])
     assert np.isnan(got["score"][5]) and np.isnan(got["low"][5])
     best, spread = float(np.nanmax(got["mean"])), pooled_sd(iterations)
     for m in (0, 1, 2, 3, 4, 6, 7, 8):

@@ -218,3 +218,14 @@ def test_bad_arguments_raise_clear_errors() -> None:
         bootstrap(np.zeros((0, 2)), ACC)
     with pytest.raises(glotbench.GlotbenchError, match="unknown metric"):
         glotbench.bootstrap_metric("nope", [1], [1])
+
+
+def test_stream_seeds_equal_stream_seed_part_by_part() -> None:
+    """Hashing the common prefix once gives each identity's own stream entropy."""
+    from glotbench.resample.weights import stream_seed, stream_seeds
+
+    lasts = ["model-0001", "é" * 40, 7, "", "a" * 300]
+    prefix = ("euroeval rank", "task", "de", 1)
+    got = stream_seeds(5, prefix, lasts)
+    assert got == [stream_seed(5, *prefix, last) for last in lasts]
+    assert len(set(got)) == len(lasts)

@@ -51,7 +51,7 @@ reference's score. No interval. Welch's t (Welch 1947): t = (x̄_a − x̄_b) /
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -61,7 +61,7 @@ import pandas as pd
 from glotbench.analysis.euroeval_iterations import IterationTable
 from glotbench.analysis.results import records
 from glotbench.errors import InputError
-from glotbench.resample.weights import stream_seed
+from glotbench.resample.weights import stream_seeds
 
 Method = Literal["2026-05-28", "2025"]
 
@@ -109,15 +109,22 @@ def pooled_sd(iterations: np.ndarray) -> float:
 def dataset_rank_scores(
     iterations: np.ndarray,
     n_bootstraps: int,
-    rng: np.random.Generator | Sequence[np.random.Generator],
+    rng: np.random.Generator | Sequence[np.random.Generator] | Callable[[int], np.random.Generator],
     confidence_level: float = 0.95,
 ) -> dict[str, np.ndarray | float]:
     """Current EuroEval rank score of each model on one dataset.
 
     ``iterations`` is (models × iterations), NaN where absent; ``rng`` one
-    generator for all models in turn, or one per model. Returns best,
-    pooled SD, the plug-in score and the bootstrap median and percentile
-    interval per model (NaN for a model without scores).
+    generator for all models in turn, one per model, or a function of the
+    model's row giving its generator (called only for models that are
+    resampled). Returns best, pooled SD, the plug-in score and the bootstrap
+    median and percentile interval per model (NaN for a model without scores).
+
+    A model with one iteration has every resample equal to its plug-in score,
+    so its median and interval are that score (numpy's median and linear
+    percentile of a constant row return the constant exactly) and no
+    generator is made for it; drawing from a range of one value consumes no
+    random numbers in numpy, so a shared generator's stream is unchanged too.
     """
     finite = np.isfinite(iterations)
     n = finite.sum(axis=1)
@@ -129,13 +136,21 @@ def dataset_rank_scores(
     plug_in = 1 + (best - means) / spread
     median = np.full(len(means), np.nan)
     low, high = median.copy(), median.copy()
-    present = np.flatnonzero(n > 0)
+    single = np.flatnonzero(n == 1)
+    median[single] = low[single] = high[single] = plug_in[single]
+    present = np.flatnonzero(n > 1)
     boots = np.empty((len(present), n_bootstraps))
     for row, m in enumerate(present):
         x = iterations[m][finite[m]]
-        generator = rng if isinstance(rng, np.random.Generator) else rng[int(m)]
+        if isinstance(rng, np.random.Generator):
+            generator = rng
+        elif callable(rng):
+            generator = rng(int(m))
+        else:
+            generator = rng[int(m)]
         idx = generator.integers(0, x.size, size=(n_bootstraps, x.size))
-        boots[row] = 1 + (best - x[idx].mean(axis=1)) / spread
+        # the sum over the row divided by its length: what ndarray.mean computes
+        boots[row] = 1 + (best - np.add.reduce(x[idx], axis=1) / x.size) / spread
     if len(present):
         # along an axis numpy computes each row's median and percentiles as for that row
         # alone (the same floats), in one call instead of one per model
@@ -349,7 +364,7 @@ def _one_dataset(
     d: int,
     method: Method,
     n_bootstraps: int,
-    rngs: list[np.random.Generator],
+    rngs: Callable[[int], np.random.Generator],
     confidence_level: float,
 ) -> dict[str, Any]:
     """Rank scores of every model on dataset ``d`` by ``method``: best, pooled SD, plug-in,
@@ -373,6 +388,22 @@ def _one_dataset(
     return dataset_rank_scores(table.scores[:, d], n_bootstraps, rngs, confidence_level)
 
 
+def _model_streams(
+    seed: int, cell: tuple[str, str], occurrence: int, models: Sequence[str]
+) -> Callable[[int], np.random.Generator]:
+    """The generator of model ``models[m]`` on a dataset, made when first asked for
+    (a model with one iteration needs none; see :func:`dataset_rank_scores`).
+    Its entropy is ``stream_seed(seed, "euroeval rank", task, language, occurrence,
+    model)``, computed for all models at once by :func:`stream_seeds`."""
+
+    entropy = stream_seeds(seed, ("euroeval rank", *cell, occurrence), models)
+
+    def stream(m: int) -> np.random.Generator:
+        return np.random.default_rng(np.random.SeedSequence(entropy[m]))
+
+    return stream
+
+
 def euroeval_rank(
     table: IterationTable,
     method: str = CURRENT_METHOD,
@@ -393,14 +424,7 @@ def euroeval_rank(
     occurrence: Counter[tuple[str, str]] = Counter()
     for d, dataset in enumerate(table.datasets):
         cell = (table.tasks[d], table.languages[d])
-        rngs = [
-            np.random.default_rng(
-                np.random.SeedSequence(
-                    stream_seed(seed, "euroeval rank", *cell, occurrence[cell], m)
-                )
-            )
-            for m in table.models
-        ]
+        rngs = _model_streams(seed, cell, occurrence[cell], table.models)
         occurrence[cell] += 1
         out = _one_dataset(table, d, chosen, n_bootstraps, rngs, confidence_level)
         for m, model in enumerate(table.models):

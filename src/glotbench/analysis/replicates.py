@@ -400,7 +400,7 @@ def replicates_from_statistics(
                 [example_ids[i] for i in order],
             )
         )
-        ordered = stats[:, order]
+        ordered = stats if example_ids is None else stats[:, order]  # None: order is 0..n-1
         metric_of_cell = cell.get_metric()
         reps = replicate_scores(
             ordered, metric_of_cell, n_resamples=n_replicates, seed=stream

@@ -7,6 +7,8 @@ so differences between them are paired bootstrap differences.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
@@ -201,6 +203,15 @@ def gathered_sums(
     return out
 
 
+@functools.cache
+def _blas_controller() -> Any:
+    """threadpoolctl's controller of the loaded BLAS libraries, found once (finding
+    them reads the process's libraries: ~10 ms, more than a small resample takes)."""
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
+
+
 def replicate_scores(
     stats: npt.ArrayLike,
     score: str | Metric | ScoreFn,
@@ -261,12 +272,21 @@ def replicate_scores(
             out[start : start + rows] = score_fn(summed)
 
     starts = range(0, n_blocks, blocks_per_chunk)
-    if n_jobs == 1:
-        for first in starts:
-            run_chunk(first)
-    else:
-        with ThreadPoolExecutor(max_workers=n_jobs) as pool:
-            list(pool.map(run_chunk, starts))
+    # exact products (integer statistics, float32: see exact_in_float32) use one BLAS
+    # thread, the parallelism being ``n_jobs``: the blocks' products (256 rows) are too
+    # small for BLAS threads to pay off, and on a shared machine the threads spin waiting
+    # for each other (4x the CPU time; measured, OpenBLAS 0.3.31, 2 cores under load).
+    # Exact products are the same numbers in any summation order; float64 products are
+    # left to the library's default, whose thread count can change the last bit.
+    with contextlib.ExitStack() as limits:
+        if single:
+            limits.enter_context(_blas_controller().limit(limits=1, user_api="blas"))
+        if n_jobs == 1:
+            for first in starts:
+                run_chunk(first)
+        else:
+            with ThreadPoolExecutor(max_workers=n_jobs) as pool:
+                list(pool.map(run_chunk, starts))
     return out
 
 

@@ -62,6 +62,7 @@ unit are computed in one vectorised expression and do not depend on order.
 from __future__ import annotations
 
 import hashlib
+import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, cast
@@ -107,6 +108,31 @@ def stream_seed(seed: int, *identity: object) -> tuple[int, ...]:
         raise InputError(f"the seed must be a non-negative integer; got {seed}")
     words = np.frombuffer(_digest(seed, identity, 16), dtype="<u4")
     return (int(seed), *(int(w) for w in words))
+
+
+def stream_seeds(
+    seed: int, prefix: Sequence[object], last: Sequence[object]
+) -> list[tuple[int, ...]]:
+    """``[stream_seed(seed, *prefix, x) for x in last]``, hashing the common prefix once.
+
+    blake2b absorbs its input in order, so a copy of the state after the seed and
+    the prefix, updated with one last part, gives the same digest as hashing all.
+    """
+    if int(seed) < 0:
+        raise InputError(f"the seed must be a non-negative integer; got {seed}")
+    base = hashlib.blake2b(digest_size=16)
+    for part in (str(int(seed)), *(str(p) for p in prefix)):
+        data = part.encode("utf-8")
+        base.update(len(data).to_bytes(8, "little"))
+        base.update(data)
+    out = []
+    for x in last:
+        h = base.copy()
+        data = str(x).encode("utf-8")
+        h.update(len(data).to_bytes(8, "little"))
+        h.update(data)
+        out.append((int(seed), *struct.unpack("<4I", h.digest())))
+    return out
 
 
 def stream_key(seed: int, *identity: object) -> int:
