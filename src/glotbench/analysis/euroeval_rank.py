@@ -106,6 +106,49 @@ def pooled_sd(iterations: np.ndarray) -> float:
     return float(np.std(values))
 
 
+#: models whose resample indices are gathered and summed in one call (bounds the memory
+#: to MODEL_BATCH × B × iterations indices)
+MODEL_BATCH = 32
+
+
+def _resampled_means(
+    iterations: np.ndarray,
+    present: np.ndarray,
+    n_bootstraps: int,
+    rng: np.random.Generator | Sequence[np.random.Generator] | Callable[[int], np.random.Generator],
+) -> np.ndarray:
+    """Bootstrap means (len(present) × B) of the finite iterations of the models ``present``.
+
+    Model m's indices are ``rng_m.integers(0, n_m, size=(B, n_m))``, drawn in the order
+    of ``present`` (so a shared generator gives each model the same draws as before);
+    a batch of consecutive models with equal n_m is gathered and summed in one call:
+    numpy sums each length-n_m row along the last axis the same way whatever the leading
+    axes, and the sum divided by n_m is what ``ndarray.mean`` computes.
+    """
+    out = np.empty((len(present), n_bootstraps))
+    for first in range(0, len(present), MODEL_BATCH):
+        batch = present[first : first + MODEL_BATCH]
+        values = [iterations[m][np.isfinite(iterations[m])] for m in batch]
+        indices = []
+        for m, x in zip(batch, values, strict=True):
+            if isinstance(rng, np.random.Generator):
+                generator = rng
+            elif callable(rng):
+                generator = rng(int(m))
+            else:
+                generator = rng[int(m)]
+            indices.append(generator.integers(0, x.size, size=(n_bootstraps, x.size)))
+        size = values[0].size
+        if all(x.size == size for x in values):
+            offsets = (np.arange(len(batch)) * size)[:, None, None]
+            gathered = np.concatenate(values)[np.stack(indices) + offsets]
+            out[first : first + len(batch)] = np.add.reduce(gathered, axis=2) / size
+        else:
+            for row, (x, idx) in enumerate(zip(values, indices, strict=True)):
+                out[first + row] = np.add.reduce(x[idx], axis=1) / x.size
+    return out
+
+
 def dataset_rank_scores(
     iterations: np.ndarray,
     n_bootstraps: int,
@@ -139,18 +182,7 @@ def dataset_rank_scores(
     single = np.flatnonzero(n == 1)
     median[single] = low[single] = high[single] = plug_in[single]
     present = np.flatnonzero(n > 1)
-    boots = np.empty((len(present), n_bootstraps))
-    for row, m in enumerate(present):
-        x = iterations[m][finite[m]]
-        if isinstance(rng, np.random.Generator):
-            generator = rng
-        elif callable(rng):
-            generator = rng(int(m))
-        else:
-            generator = rng[int(m)]
-        idx = generator.integers(0, x.size, size=(n_bootstraps, x.size))
-        # the sum over the row divided by its length: what ndarray.mean computes
-        boots[row] = 1 + (best - np.add.reduce(x[idx], axis=1) / x.size) / spread
+    boots = 1 + (best - _resampled_means(iterations, present, n_bootstraps, rng)) / spread
     if len(present):
         # along an axis numpy computes each row's median and percentiles as for that row
         # alone (the same floats), in one call instead of one per model
