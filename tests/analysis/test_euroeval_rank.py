@@ -556,22 +556,28 @@ def test_dataset_rank_scores_equal_the_model_by_model_bootstrap() -> None:
 
 
 def test_dataset_rank_scores_batched_models_equal_model_by_model() -> None:
-    """Models with equal iteration counts are resampled in batches (across a batch
-    boundary here); every float equals the model-by-model bootstrap, also when one
-    generator serves all models in turn."""
+    """Consecutive models with equal iteration counts are resampled in batches (across
+    a batch boundary here, and in runs split by models with fewer iterations); every
+    float equals the model-by-model bootstrap, also when one generator serves all
+    models in turn."""
     from glotbench.analysis import euroeval_rank as er
 
     rng = np.random.default_rng(4)
-    iterations = rng.normal(0.6, 0.05, (er.MODEL_BATCH + 3, 5))
-    best, spread = float(iterations.mean(axis=1).max()), er.pooled_sd(iterations)
-    per_model = er.dataset_rank_scores(iterations, 300, lambda m: np.random.default_rng([7, m]))
-    shared = er.dataset_rank_scores(iterations, 300, np.random.default_rng(8))
-    one = np.random.default_rng(8)
-    for m, x in enumerate(iterations):
-        for got, generator in ((per_model, np.random.default_rng([7, m])), (shared, one)):
-            idx = generator.integers(0, x.size, size=(300, x.size))
-            boot = 1 + (best - x[idx].mean(axis=1)) / spread
-            assert got["score"][m] == np.median(boot)
-            alpha = (1 - 0.95) / 2  # as the function computes its percentiles
-            expected = np.percentile(boot, [100 * alpha, 100 * (1 - alpha)])
-            assert [got["low"][m], got["high"][m]] == list(expected)
+    equal = rng.normal(0.6, 0.05, (er.MODEL_BATCH + 3, 5))
+    mixed = equal.copy()
+    mixed[[3, 4, 9], 3:] = np.nan  # runs of 3 iterations between runs of 5
+    mixed[20, 2:] = np.nan
+    for iterations in (equal, mixed):
+        best, spread = float(np.nanmax(np.nanmean(iterations, axis=1))), er.pooled_sd(iterations)
+        per_model = er.dataset_rank_scores(iterations, 300, lambda m: np.random.default_rng([7, m]))
+        shared = er.dataset_rank_scores(iterations, 300, np.random.default_rng(8))
+        one = np.random.default_rng(8)
+        for m, row in enumerate(iterations):
+            x = row[np.isfinite(row)]
+            for got, generator in ((per_model, np.random.default_rng([7, m])), (shared, one)):
+                idx = generator.integers(0, x.size, size=(300, x.size))
+                boot = 1 + (best - x[idx].mean(axis=1)) / spread
+                assert got["score"][m] == np.median(boot)
+                alpha = (1 - 0.95) / 2  # as the function computes its percentiles
+                expected = np.percentile(boot, [100 * alpha, 100 * (1 - alpha)])
+                assert [got["low"][m], got["high"][m]] == list(expected)

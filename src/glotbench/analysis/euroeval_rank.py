@@ -120,32 +120,34 @@ def _resampled_means(
     """Bootstrap means (len(present) × B) of the finite iterations of the models ``present``.
 
     Model m's indices are ``rng_m.integers(0, n_m, size=(B, n_m))``, drawn in the order
-    of ``present`` (so a shared generator gives each model the same draws as before);
-    a batch of consecutive models with equal n_m is gathered and summed in one call:
-    numpy sums each length-n_m row along the last axis the same way whatever the leading
-    axes, and the sum divided by n_m is what ``ndarray.mean`` computes.
+    of ``present`` (so a shared generator gives each model the same draws as before).
+    Consecutive models with equal n_m are gathered and summed in one call, up to
+    :data:`MODEL_BATCH` at a time: numpy sums each length-n_m row along the last axis
+    the same way whatever the leading axes, and ``np.add.reduce(...) / n_m`` is what
+    ``ndarray.mean`` computes, so every float equals the model-by-model bootstrap.
     """
+    values = [iterations[m][np.isfinite(iterations[m])] for m in present]
     out = np.empty((len(present), n_bootstraps))
-    for first in range(0, len(present), MODEL_BATCH):
-        batch = present[first : first + MODEL_BATCH]
-        values = [iterations[m][np.isfinite(iterations[m])] for m in batch]
+    first = 0
+    while first < len(present):
+        size = values[first].size
+        stop = first + 1
+        while stop < min(len(present), first + MODEL_BATCH) and values[stop].size == size:
+            stop += 1
         indices = []
-        for m, x in zip(batch, values, strict=True):
+        for row in range(first, stop):
+            m = int(present[row])
             if isinstance(rng, np.random.Generator):
                 generator = rng
             elif callable(rng):
-                generator = rng(int(m))
+                generator = rng(m)
             else:
-                generator = rng[int(m)]
-            indices.append(generator.integers(0, x.size, size=(n_bootstraps, x.size)))
-        size = values[0].size
-        if all(x.size == size for x in values):
-            offsets = (np.arange(len(batch)) * size)[:, None, None]
-            gathered = np.concatenate(values)[np.stack(indices) + offsets]
-            out[first : first + len(batch)] = np.add.reduce(gathered, axis=2) / size
-        else:
-            for row, (x, idx) in enumerate(zip(values, indices, strict=True)):
-                out[first + row] = np.add.reduce(x[idx], axis=1) / x.size
+                generator = rng[m]
+            indices.append(generator.integers(0, size, size=(n_bootstraps, size)))
+        offsets = (np.arange(stop - first) * size)[:, None, None]
+        gathered = np.concatenate(values[first:stop])[np.stack(indices) + offsets]
+        out[first:stop] = np.add.reduce(gathered, axis=2) / size
+        first = stop
     return out
 
 
