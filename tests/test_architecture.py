@@ -57,7 +57,6 @@ TOP_LEVEL: dict[str, str] = {
     "demo_xtreme": "facade",
     "demo_starter": "facade",
     "cli": "command line",  # cli.py, or the package glotbench/cli/
-    "cli_progress": "command line",
     "__main__": "command line",
 }
 
@@ -220,7 +219,6 @@ def test_no_import_cycles() -> None:
     [
         ("glotbench.cli", "command line"),
         ("glotbench.cli.store", "command line"),
-        ("glotbench.cli_progress", "command line"),
         ("glotbench.api", "facade"),
         ("glotbench.store.store", "store"),
         ("glotbench.ingest.snapshot", "ingest"),

@@ -11,7 +11,8 @@ from scipy import stats as sps
 
 from glotbench.analysis.draws import DrawSettings, prepare_draws
 from glotbench.analysis.euroeval_rank import euroeval_rank_scores, welch_greater_pvalue
-from glotbench.analysis.ranks import draw_ranks, rank_intervals, rank_models
+from glotbench.analysis.rank_stats import draw_ranks, rank_intervals
+from glotbench.analysis.ranks import rank_models
 from glotbench.analysis.replicates import ReplicatedScores, Unit, replicates_from_frame
 from glotbench.analysis.results import records
 from glotbench.analysis.variance import components_from_summary

@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.progress import Progress, TextColumn
 
 import glotbench.cli as cli
-from glotbench.cli_progress import item_columns, rich_item_sink
+from glotbench.cli.progress import item_columns, rich_item_sink
 from glotbench.runner import progress as progress_mod
 
 
@@ -24,7 +24,7 @@ def test_without_a_sink_the_hook_only_counts() -> None:
 
 
 def test_rich_item_rows_show_items_per_second(monkeypatch) -> None:
-    monkeypatch.setattr("glotbench.cli_progress.SHOW_AFTER", 0.0)
+    monkeypatch.setattr("glotbench.cli.progress.SHOW_AFTER", 0.0)
     buffer = io.StringIO()
     console = Console(file=buffer, force_terminal=True, width=120)
     progress = Progress(

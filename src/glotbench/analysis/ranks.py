@@ -36,8 +36,6 @@ from glotbench.analysis.euroeval_rank import (
     euroeval_rank,
 )
 from glotbench.analysis.overall import overall_source
-from glotbench.analysis.rank_stats import draw_ranks as draw_ranks  # re-exported
-from glotbench.analysis.rank_stats import rank_intervals as rank_intervals  # re-exported
 from glotbench.analysis.rank_stats import rank_statistics
 from glotbench.analysis.replicates import ReplicatedScores
 from glotbench.analysis.results import best_row, number, records, summary_repr
