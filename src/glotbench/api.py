@@ -1091,9 +1091,12 @@ def model_kinds() -> list[dict[str, Any]]:
 
 
 def dump_suite(path: str | Path, suite: str | Path | None = None, **selection: Any) -> Any:
-    """Write the suite YAML of a run as :func:`run_benchmark` would select it (the same
+    """Write the suite YAML of a run as :func:`run_benchmark` would select it.
+
+    The same
     ``models``, ``model_args``, ``tasks``, ``languages``, ``limit``… keywords) to ``path``;
-    ``glotbench run path`` then runs it again. Returns (the file, notes)."""
+    ``glotbench run path`` then runs it again. Returns (the file, notes).
+    """
     return _benchmark.dump_suite(path, suite, **selection)
 
 
@@ -1121,8 +1124,10 @@ def learning_curve(
     alpha: float = 0.05,
     confidence_level: float = 0.95,
 ) -> Any:
-    """Learning curves (ScandEval Appendix B): score vs training size per model and test
-    set, with intervals, and the size beyond which gains are no longer detectable.
+    """Learning curves (ScandEval Appendix B) from the store.
+
+    Score vs training size per model and test set, with intervals, and the
+    size beyond which gains are no longer detectable.
 
     From runs of ``protocol.train_sizes`` / ``run_benchmark(train_sizes=...)``; see
     :mod:`glotbench.analysis.learning_curve` and docs/learning-curves.md. Returns a

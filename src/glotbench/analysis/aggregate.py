@@ -122,6 +122,7 @@ class Leaderboard:
         )
 
     def to_dict(self) -> dict[str, Any]:
+        """The leaderboard's settings and rows as a JSON-safe dict."""
         return {
             "tasks": list(self.tasks),
             "confidence_level": self.confidence_level,

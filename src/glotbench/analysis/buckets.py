@@ -263,9 +263,11 @@ class BucketAnalysis:
     notes: tuple[str, ...] = field(default=())
 
     def to_frame(self) -> pd.DataFrame:
+        """The per-bucket table (``buckets``)."""
         return self.buckets
 
     def to_dict(self) -> dict[str, Any]:
+        """Settings, buckets and notes as a JSON-safe dict."""
         return {
             "settings": self.settings,
             "buckets": records(self.buckets),
@@ -325,8 +327,10 @@ def _column_scores(
     n_resamples: int,
     seed: int,
 ) -> tuple[list[str], str, Any, npt.NDArray[np.float64], npt.NDArray[np.float64]] | None:
-    """Buckets of one attribute: labels, kind, sizes, point scores (B × runs) and
-    replicates (R × B × runs); None when the attribute has no values."""
+    """Buckets of one attribute; None when the attribute has no values.
+
+    Labels, kind, sizes, point scores (B × runs) and replicates (R × B × runs).
+    """
     if column in attributes.columns:
         labels, masks, kind = bucket_masks(attributes[column].reset_index(drop=True), n_buckets)
         if not labels:

@@ -129,6 +129,7 @@ class Comparison:
     pairs: dict[str, Any] = field(default_factory=dict)
 
     def to_frame(self) -> pd.DataFrame:
+        """The aggregate comparisons (``aggregates``): one row per aggregator and pair."""
         return self.aggregates
 
     def __repr__(self) -> str:
@@ -147,8 +148,11 @@ class Comparison:
         return summary_repr(self, sizes, headline)
 
     def to_dict(self, frames: bool = False) -> dict[str, Any]:
-        """The JSON document; ``frames=True`` leaves the tables as DataFrames (the CLI
-        writes their records slice by slice instead of holding a list of every pair)."""
+        """The JSON document.
+
+        ``frames=True`` leaves the tables as DataFrames (the CLI writes their
+        records slice by slice instead of holding a list of every pair).
+        """
         table = (lambda frame: frame) if frames else records
         out = {
             "settings": settings_record(self.settings, self.recorded),
@@ -278,10 +282,13 @@ def _aggregates_and_language_sd(
     pairs: tuple[np.ndarray, np.ndarray],
     every_pair: bool,
 ) -> tuple[dict[str, tuple[np.ndarray, np.ndarray] | DesignError], np.ndarray]:
-    """The aggregators' draws and, from the same blocks of unit draws (languages fixed),
-    the pairs' SDs per language (pairs × U). Every pair: from the U × M × M cross
-    products (400 MB at 1,000 models × 50 languages, released on return); chosen
-    pairs: from their differences' own draws (memory linear in models)."""
+    """The aggregators' draws and the pairs' SDs per language (pairs × U).
+
+    Both from the same blocks of unit draws (languages fixed). Every pair: from
+    the U × M × M cross products (400 MB at 1,000 models × 50 languages,
+    released on return); chosen pairs: from their differences' own draws
+    (memory linear in models).
+    """
     if every_pair:
         products = CrossProducts()
         results = design.aggregate_all(aggregators, visit=lambda rows, block: products.add(block))
@@ -486,8 +493,10 @@ def _summary_row(
 
 
 def comparison_summary(aggregates: pd.DataFrame) -> pd.DataFrame:
-    """Per aggregator: pairs, flagged pairs, and how many ranking neighbours are flagged,
-    counted over the rows given (every pair, for ``pairs="all"``'s table)."""
+    """Per aggregator: pairs, flagged pairs, and how many ranking neighbours are flagged.
+
+    Counted over the rows given (every pair, for ``pairs="all"``'s table).
+    """
     out = [
         _summary_row(str(aggregator), rows, len(rows), int(rows["flagged"].sum()))
         for aggregator, rows in aggregates.groupby("aggregator", sort=False)
@@ -507,6 +516,7 @@ class Aggregates:
     recorded: dict[str, Any] | None = None
 
     def to_frame(self) -> pd.DataFrame:
+        """The aggregates (``frame``): one row per model and aggregator."""
         return self.frame
 
     def __repr__(self) -> str:
@@ -528,6 +538,7 @@ class Aggregates:
         return summary_repr(self, sizes, headline)
 
     def to_dict(self) -> dict[str, Any]:
+        """Settings, aggregates, hierarchy and notes as a JSON-safe dict."""
         return {
             "settings": settings_record(self.settings, self.recorded),
             "aggregates": records(self.frame),

@@ -364,8 +364,10 @@ def _check_settings(
 def _seed_average(
     model_of: npt.NDArray[np.int64], n_models: int
 ) -> tuple[bool, int, npt.NDArray[np.float64]]:
-    """Whether every model has as many seeds, that number (0 if not), and the
-    (runs × models) matrix that averages each model's runs."""
+    """Whether every model has as many seeds, that number, and the averaging matrix.
+
+    The number is 0 if not; the (runs × models) matrix averages each model's runs.
+    """
     runs = model_of.size
     seeds_per_model = np.bincount(model_of, minlength=n_models)
     balanced = bool((seeds_per_model == seeds_per_model[0]).all())

@@ -324,6 +324,7 @@ class EuroEvalRank:
     notes: tuple[str, ...]
 
     def settings(self) -> dict[str, Any]:
+        """The method, bootstrap and level settings as a dict."""
         return {
             "method": self.method,
             "superseded": self.method == LEGACY_METHOD,
@@ -333,6 +334,7 @@ class EuroEvalRank:
         }
 
     def to_frame(self) -> pd.DataFrame:
+        """The overall rank scores (``overall``): one row per model."""
         return self.overall
 
     def metric_per_dataset(self) -> dict[str, str | None]:
@@ -344,6 +346,7 @@ class EuroEvalRank:
         }
 
     def to_dict(self) -> dict[str, Any]:
+        """Settings, rank scores per level and notes as a JSON-safe dict."""
         return {
             "settings": self.settings(),
             "overall": records(self.overall),
@@ -358,8 +361,11 @@ class EuroEvalRank:
 def _aggregate(
     parts: pd.DataFrame, keys: list[str], z: float, models: Sequence[str]
 ) -> pd.DataFrame:
-    """Per ``keys`` and model: the mean of the parts and :func:`combine_intervals`'s
-    half-width, z·√(Σ (h_i/z)²)/k, computed for all groups at once."""
+    """Per ``keys`` and model: the mean of the parts and a combined half-width.
+
+    The half-width is :func:`combine_intervals`'s, z·√(Σ (h_i/z)²)/k, computed
+    for all groups at once.
+    """
     columns = [*keys, "model", "score", "low", "high", "n"]
     valid = parts[parts["score"].notna() & parts["model"].isin(list(models))]
     if valid.empty:
@@ -410,8 +416,10 @@ def _one_dataset(
     rngs: Callable[[int], np.random.Generator],
     confidence_level: float,
 ) -> dict[str, Any]:
-    """Rank scores of every model on dataset ``d`` by ``method``: best, pooled SD, plug-in,
-    score and interval (the 2025 method has none: NaN)."""
+    """Rank scores of every model on dataset ``d`` by ``method``.
+
+    Best, pooled SD, plug-in, score and interval (the 2025 method has none: NaN).
+    """
     if method == LEGACY_METHOD:
         legacy = euroeval_rank_scores(table.mean[:, d], table.sd[:, d], table.n[:, d])
         nan = np.full(len(table.models), np.nan)

@@ -45,8 +45,11 @@ def matches(output: Any, reference: Any) -> bool | None:
 
 @dataclass
 class ExamplesResult:
-    """Paired examples of ``models``: ``frame`` has the keys, ``input``, ``reference``,
-    ``output:<model>`` and ``correct:<model>`` per model; ``total`` rows before ``limit``."""
+    """Paired examples of ``models``, side by side.
+
+    ``frame`` has the keys, ``input``, ``reference``,
+    ``output:<model>`` and ``correct:<model>`` per model; ``total`` rows before ``limit``.
+    """
 
     models: list[str]
     frame: pd.DataFrame
@@ -55,9 +58,11 @@ class ExamplesResult:
     notes: list[str] = field(default_factory=list)
 
     def to_frame(self) -> pd.DataFrame:
+        """A copy of the side-by-side table (``frame``)."""
         return self.frame.copy()
 
     def to_dict(self) -> dict[str, Any]:
+        """Models, rows, totals and notes as a JSON-safe dict."""
         rows = json.loads(self.frame.to_json(orient="records", force_ascii=False))
         return {
             "models": self.models,

@@ -151,6 +151,8 @@ class LearningCurves:
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
+        """The curve table, saturation sizes and notes as a JSON-safe dict."""
+
         def rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
             clean = frame.astype(object).where(frame.notna(), None)
             return clean.to_dict(orient="records")

@@ -59,6 +59,7 @@ class Ranks:
     distribution_format: str = "auto"
 
     def to_frame(self) -> pd.DataFrame:
+        """The rank summary (``summary``): one row per aggregator and model."""
         return self.summary
 
     def windowed(self) -> bool:
@@ -87,11 +88,14 @@ class Ranks:
         return summary_repr(self, sizes, headline)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON document. :attr:`distribution_format` ``"full"`` gives one record
-        per model with every rank's share (M × M numbers), ``"window"`` each model's
-        window of ranks with a non-zero share (:func:`distribution_windows`: linear in
+        """Settings, summary, rank distribution and notes as a JSON-safe dict.
+
+        :attr:`distribution_format` ``"full"`` gives one record per model with
+        every rank's share (M × M numbers), ``"window"`` each model's window of
+        ranks with a non-zero share (:func:`distribution_windows`: linear in
         models when rank intervals are narrow), ``"auto"`` full up to
-        :data:`FULL_DISTRIBUTION_MODELS` models and windows above."""
+        :data:`FULL_DISTRIBUTION_MODELS` models and windows above.
+        """
         if self.distribution_format not in DISTRIBUTION_FORMATS:
             raise InputError(
                 f"distribution must be one of {', '.join(DISTRIBUTION_FORMATS)}, "
@@ -118,9 +122,11 @@ FULL_DISTRIBUTION_MODELS = 50
 
 
 def distribution_windows(distribution: pd.DataFrame) -> list[dict[str, Any]]:
-    """Each model's rank distribution as the window of ranks with a non-zero share:
-    ``first_rank`` and ``shares`` (% of draws at ranks first_rank, first_rank + 1, …;
-    the shares outside the window are 0). The same numbers as the full table."""
+    """Each model's rank distribution as the window of ranks with a non-zero share.
+
+    ``first_rank`` and ``shares`` (% of draws at ranks first_rank, first_rank + 1,
+    …; the shares outside the window are 0). The same numbers as the full table.
+    """
     columns = [c for c in distribution.columns if c.startswith("rank_")]
     shares = distribution[columns].to_numpy(dtype=float)
     nonzero = shares > 0

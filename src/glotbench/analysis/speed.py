@@ -51,9 +51,11 @@ class SpeedTable:
     rows: list[dict[str, Any]] = field(default_factory=list)
 
     def to_frame(self) -> pd.DataFrame:
+        """One row per model: tokens per second with its interval."""
         return pd.DataFrame(self.rows, columns=COLUMNS)
 
     def to_dict(self) -> dict[str, Any]:
+        """Unit, rows and notes as a JSON-safe dict."""
         return {
             "unit": "GPT-2 tokens per second",
             "interval": "95 % (mean ± 1.96·SD/√n over the benchmark's iterations)",

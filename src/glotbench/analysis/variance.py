@@ -60,6 +60,7 @@ def nan_sd(values: np.ndarray, axis: int) -> np.ndarray:
 
 
 def nan_mean(values: np.ndarray, axis: int) -> np.ndarray:
+    """``np.nanmean`` over ``axis`` without the all-NaN warning."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         return np.nanmean(values, axis=axis)
@@ -91,6 +92,7 @@ class ComponentTable:
 
     @property
     def single_task(self) -> bool:
+        """Whether every unit belongs to one task."""
         return len({u.task for u in self.units}) == 1
 
     @property
@@ -126,6 +128,7 @@ class ComponentTable:
         return np.where(known, out, np.nan)
 
     def present(self) -> np.ndarray:
+        """Where a (model, unit) cell has a score."""
         return ~np.isnan(self.mean)
 
 
@@ -270,9 +273,12 @@ def components(replicates: ReplicatedScores) -> ComponentTable:
 def _iteration_components(
     replicates: ReplicatedScores, mean: np.ndarray, n_seeds: np.ndarray, n_reps: np.ndarray
 ) -> ComponentTable:
-    """EuroEval's iterations: each is a new seed and a bootstrapped test set, so their SD
+    """The components of EuroEval's iterations: σ_w only.
+
+    Each iteration is a new seed and a bootstrapped test set, so their SD
     (ddof = 1) is σ_w (seed + bootstrap) with SE s/√(2(n − 1)); σ_seed and σ_boot cannot be
-    told apart and stay missing."""
+    told apart and stay missing.
+    """
     values = replicates.values  # (M, U, S, iterations); several "seeds" are rare
     flat = values.reshape(*values.shape[:2], -1)
     n_iterations = (~np.isnan(flat)).sum(axis=2)
@@ -395,6 +401,7 @@ class VarianceComponents:
     notes: tuple[str, ...]
 
     def to_frame(self) -> pd.DataFrame:
+        """The per-unit components (``per_unit``): one row per model, task and language."""
         return self.per_unit
 
     def __repr__(self) -> str:
@@ -409,6 +416,7 @@ class VarianceComponents:
         return summary_repr(self, sizes, headline)
 
     def to_dict(self) -> dict[str, Any]:
+        """Per-model and per-unit components and notes as a JSON-safe dict."""
         return {
             "per_model": records(self.per_model),
             "per_language": records(self.per_unit),

@@ -45,23 +45,28 @@ class MixedModel:
     # -- basic quantities ---------------------------------------------------
     @property
     def reml(self) -> bool:
+        """Whether the model was fitted by REML (else by maximum likelihood)."""
         return self.fit.reml
 
     @property
     def coef_names(self) -> list[str]:
+        """The names of the fixed-effect coefficients, in design-matrix order."""
         return self.design.columns
 
     @property
     def z(self) -> np.ndarray:
+        """The random-effects design matrix Z."""
         return self.fit.deviance_object.z
 
     def fitted(self, conditional: bool = True) -> np.ndarray:
+        """Fitted values Xβ, plus Zb when ``conditional``."""
         eta = self.design.matrix @ self.fit.beta
         if conditional and self.z.shape[1]:
             eta = eta + self.z @ self.fit.b
         return eta
 
     def residuals(self) -> np.ndarray:
+        """Conditional residuals y − Xβ − Zb."""
         return self.y - self.fitted(True)
 
     def covariance_matrices(self) -> list[np.ndarray]:
@@ -113,6 +118,7 @@ class MixedModel:
 
     @property
     def residual_variance(self) -> float:
+        """The residual variance σ²."""
         return self.fit.sigma**2
 
     # -- R² (Nakagawa) ----------------------------------------------------------
@@ -196,16 +202,19 @@ class MixedModel:
 
     # -- tests ----------------------------------------------------------------
     def anova(self, ci: float = 0.95, alternative: str = "greater") -> pd.DataFrame:
+        """Type III ANOVA table of the fixed effects (see :mod:`.anova`)."""
         from glotbench.analysis.mixed.anova import type3_anova
 
         return type3_anova(self, ci=ci, alternative=alternative)
 
     def emmeans(self, spec: str, level: float = 0.95) -> pd.DataFrame:
+        """Estimated marginal means of ``spec`` at ``level`` (see :mod:`.emmeans`)."""
         from glotbench.analysis.mixed.emmeans import emmeans
 
         return emmeans(self, spec, level=level)
 
     def contrasts(self, spec: str, adjust: str = "tukey") -> pd.DataFrame:
+        """Pairwise contrasts of the marginal means of ``spec``, ``adjust``-corrected."""
         from glotbench.analysis.mixed.emmeans import pairwise_contrasts
 
         return pairwise_contrasts(self, spec, adjust=adjust)
@@ -266,9 +275,11 @@ class LmmResult:
     residual_checks: dict[str, Any] | None = None
 
     def to_frame(self) -> pd.DataFrame:
+        """The fixed-effects table (``fixed_effects``)."""
         return self.fixed_effects
 
     def to_dict(self) -> dict[str, Any]:
+        """Formula, effects, variance components and checks as a JSON-safe dict."""
         out: dict[str, Any] = {
             "formula": self.model.formula.text,
             "criterion": "REML" if self.model.reml else "ML",
@@ -316,6 +327,7 @@ def analyze_lmm(
 
 
 def t_interval(estimate: float, se: float, df: float, level: float) -> tuple[float, float]:
+    """The t interval estimate ± t_{df}·se at ``level`` (normal when df is infinite)."""
     from scipy import stats
 
     q = stats.t.ppf(0.5 + level / 2, df) if np.isfinite(df) else stats.norm.ppf(0.5 + level / 2)

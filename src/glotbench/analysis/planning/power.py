@@ -95,6 +95,7 @@ class Components:
         return max(a * a + b * b - 2.0 * self.correlation * a * b, 0.0)
 
     def to_dict(self) -> dict[str, float | int | None]:
+        """The components as a JSON-safe dict."""
         between = self.sigma_between_difference
         return {
             "sigma_seed_a": self.sigma_seed_a,
@@ -154,6 +155,7 @@ class Design:
 
     @property
     def n_seeds_b(self) -> int:
+        """Seeds of model B (``seeds`` unless ``seeds_b`` is set)."""
         return self.seeds if self.seeds_b is None else self.seeds_b
 
     @property
@@ -186,6 +188,7 @@ class Design:
         return self.examples
 
     def to_dict(self) -> dict[str, object]:
+        """The design as a JSON-safe dict."""
         return {
             "examples": list(self.examples) if isinstance(self.examples, tuple) else self.examples,
             "seeds_a": self.seeds,
