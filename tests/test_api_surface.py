@@ -101,3 +101,21 @@ def test_api_examples_run_as_doctests(tmp_path: Path, monkeypatch: pytest.Monkey
         runner.run(test)
     result = runner.summarize(verbose=False)
     assert result.failed == 0, f"{result.failed} of {result.attempted} doctest examples failed"
+
+
+API_PAGE = Path(__file__).resolve().parents[1] / "docs" / "api.md"
+
+
+def test_docs_api_md_lists_exactly_the_public_names() -> None:
+    """docs/api.md has one table row per name of ``api.__all__`` and no other, and every
+    row links to a guide that exists."""
+    text = API_PAGE.read_text(encoding="utf-8")
+    rows = [line for line in text.splitlines() if line.startswith("| `")]
+    named = [row.split("`")[1] for row in rows]
+    assert sorted(set(named) - set(api.__all__)) == [], "docs/api.md lists names not in __all__"
+    assert sorted(set(api.__all__) - set(named)) == [], "names of __all__ missing in docs/api.md"
+    assert len(named) == len(set(named)), "docs/api.md lists a name twice"
+    for row in rows:
+        purpose, link = row.split(" | ")[1], row.rsplit("](", 1)[-1].rstrip(" |)")
+        assert purpose.strip(), row
+        assert (API_PAGE.parent / link).is_file(), f"{row}: no file {link}"
