@@ -306,12 +306,55 @@ def import_examples(
     labels: Sequence[str] | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> ImportResult:
-    """Import a tidy per-example file: validated first, then one transaction per run.
+    r"""Import a tidy per-example file: validated first, then one transaction per run.
 
     Runs already complete in the store are skipped, so repeating an
-    interrupted import completes it. ``labels`` (e.g. ``["POS", "NEG"]``) fixes
-    the label set of label-count metrics (macro-F1, MCC, ...); otherwise it is
-    read from the ``tp[LABEL]`` column names.
+    interrupted import completes it.
+
+    Parameters
+    ----------
+    path : str or Path
+        The per-example file (CSV / JSONL / Parquet): one row per example with
+        ``model``, ``task``, ``language``, ``metric``, an ``example_id`` and the
+        metric's statistics or a per-example ``score`` (``docs/formats.md``).
+    store : str or Path, default ``glotbench.duckdb``
+        The store to import into (created if absent).
+    lock_timeout : float, optional
+        As in :func:`open_store`.
+    labels : sequence of str, optional
+        The label set of label-count metrics (macro-F1, MCC, ...), e.g.
+        ``["POS", "NEG"]``; otherwise read from the ``tp[LABEL]`` column names.
+    progress : callable, optional
+        Called with (runs done, runs in all) after each run.
+
+    Returns
+    -------
+    ImportResult
+        ``status``, ``runs_added``, ``runs_skipped`` and a ``message``.
+
+    Raises
+    ------
+    InputError
+        A malformed row or statistics that break the metric's constraints (the
+        message names file, line and field); nothing is written then.
+
+    See Also
+    --------
+    import_scores : One score per row instead of per-example statistics.
+
+    Examples
+    --------
+    Per-example accuracy of one model on six examples (``score`` is 1 when the
+    example is right):
+
+    >>> from pathlib import Path
+    >>> from glotbench import api
+    >>> rows = ["model,task,language,metric,seed,example_id,score"]
+    >>> rows += [f"xlmr,sentiment,da,accuracy,0,{i},{i % 3 > 0:d}" for i in range(6)]
+    >>> _ = Path("examples.csv").write_text("\n".join(rows) + "\n")
+    >>> result = api.import_examples("examples.csv", store="examples.duckdb")
+    >>> result.status, result.runs_added
+    ('imported', 1)
     """
     with open_store_for_import(store, lock_timeout=lock_timeout) as s:
         return import_examples_file(s, path, labels=labels, progress=progress)
@@ -323,7 +366,44 @@ def import_parquet(
     store: str | Path = DEFAULT_STORE_PATH,
     lock_timeout: float | None = None,
 ) -> ImportResult:
-    """Merge a Parquet snapshot written by :func:`export_store` into ``store``."""
+    """Merge a Parquet snapshot written by :func:`export_store` into ``store``.
+
+    Rows the store already holds are skipped, so merging the same snapshot
+    twice adds nothing.
+
+    Parameters
+    ----------
+    path : str or Path
+        The snapshot folder (``export_store(out, table="all")`` with a folder
+        ``out`` writes one Parquet file per table).
+    store : str or Path, default ``glotbench.duckdb``
+        The store to merge into (created if absent).
+    lock_timeout : float, optional
+        As in :func:`open_store`.
+
+    Returns
+    -------
+    ImportResult
+        ``status``, the rows added and skipped, and a ``message``.
+
+    Raises
+    ------
+    InputError
+        The folder is not a glotbench snapshot, or a key is stored with a
+        different value.
+
+    See Also
+    --------
+    export_store : Write the snapshot.
+
+    Examples
+    --------
+    >>> from glotbench import api
+    >>> _ = api.import_scores("scores.csv", store="a.duckdb")
+    >>> _ = api.export_store("snapshot", store="a.duckdb", table="all")
+    >>> api.import_parquet("snapshot", store="b.duckdb").scores_added
+    27
+    """
     with open_store_for_import(store, lock_timeout=lock_timeout) as s:
         return import_snapshot(s, Path(path))
 
@@ -336,7 +416,42 @@ def add_scores(
     source: str = "<DataFrame>",
     allow_unknown_metrics: bool = False,
 ) -> ImportResult:
-    """Add a DataFrame of scores (the columns of a scores file) in one transaction."""
+    """Add a DataFrame of scores (the columns of a scores file) in one transaction.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        One row per score with the columns of a scores file (``model``,
+        ``task``, ``language``, ``metric``, ``score``, optionally ``seed``,
+        ``replicate``, ``dataset``, ``stderr``; ``docs/formats.md``).
+    store : str or Path, default ``glotbench.duckdb``
+        The store to add to (created if absent).
+    lock_timeout : float, optional
+        As in :func:`open_store`.
+    source : str, default ``"<DataFrame>"``
+        The name error messages and the import record give the frame.
+    allow_unknown_metrics : bool, default False
+        Store scores of metrics glotbench does not know (no range check).
+
+    Returns
+    -------
+    ImportResult
+        As :func:`import_scores` returns it.
+
+    Raises
+    ------
+    InputError
+        A malformed row (the message names ``source``, row and column).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from glotbench import api
+    >>> frame = pd.DataFrame({"model": ["xlmr", "mbert"], "task": "sentiment",
+    ...                       "language": "da", "metric": "accuracy", "score": [0.71, 0.66]})
+    >>> api.add_scores(frame, store="frame.duckdb").scores_added
+    2
+    """
     with open_store_for_import(store, lock_timeout=lock_timeout) as s:
         return add_scores_frame(
             s, frame, source=source, allow_unknown_metrics=allow_unknown_metrics
@@ -346,7 +461,34 @@ def add_scores(
 def show_store(
     store: str | Path = DEFAULT_STORE_PATH, *, lock_timeout: float | None = None
 ) -> StoreSummary:
-    """What the store holds: counts and a per (model, task, language) table."""
+    """What the store holds: counts and a per (model, task, language) table.
+
+    Parameters
+    ----------
+    store : str or Path, default ``glotbench.duckdb``
+        The store (opened read-only; it must exist).
+    lock_timeout : float, optional
+        As in :func:`open_store`.
+
+    Returns
+    -------
+    StoreSummary
+        ``counts`` (rows per table) and ``by_model_task_language`` (one row
+        per model, task and language; also ``.to_frame()``).
+
+    Raises
+    ------
+    StoreError
+        No store at ``store``, or it is not a glotbench store.
+
+    Examples
+    --------
+    >>> from glotbench import api
+    >>> _ = api.import_scores("scores.csv", store="show.duckdb")
+    >>> summary = api.show_store("show.duckdb")
+    >>> summary.counts["scores"], len(summary.by_model_task_language)
+    (27, 9)
+    """
     with Store.open(store, read_only=True, lock_timeout=lock_timeout) as s:
         return s.summary()
 
@@ -361,8 +503,44 @@ def export_store(
 ) -> ExportResult:
     """Export table(s) to CSV or Parquet (see ``store.exports.write`` for the file names).
 
-    CSV text cells that a spreadsheet would run as a formula get a leading
-    apostrophe unless ``keep_formulas``.
+    Parameters
+    ----------
+    out : str or Path
+        A file (``.csv`` or ``.parquet``) for one table, or a folder that gets
+        one file per table.
+    store : str or Path, default ``glotbench.duckdb``
+        The store (opened read-only).
+    lock_timeout : float, optional
+        As in :func:`open_store`.
+    table : str, default ``"all"``
+        ``scores``, ``runs``, ``examples`` (and the store's other tables), or
+        ``all``.
+    keep_formulas : bool, default False
+        Keep CSV text cells that a spreadsheet would run as a formula as they
+        are; otherwise they get a leading apostrophe.
+
+    Returns
+    -------
+    ExportResult
+        ``store``, ``table`` and the ``files`` written.
+
+    Raises
+    ------
+    StoreError
+        No store at ``store``.
+
+    See Also
+    --------
+    import_parquet : Merge an exported folder into another store.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from glotbench import api
+    >>> _ = api.import_scores("scores.csv", store="export.duckdb")
+    >>> result = api.export_store("scores-out.csv", store="export.duckdb", table="scores")
+    >>> len(pd.read_csv(result.files[0]))
+    27
     """
     with Store.open(store, read_only=True, lock_timeout=lock_timeout) as s:
         files = s.exports.write(out, table=table, keep_formulas=keep_formulas)
@@ -900,7 +1078,26 @@ def reproduce(
 
 
 def reproduction_summary(papers: Sequence[PaperReproduction]) -> pd.DataFrame:
-    """One row per table: counts by status and the largest difference."""
+    """One row per table: counts by status and the largest difference.
+
+    Parameters
+    ----------
+    papers : sequence of PaperReproduction
+        The ``papers`` of :func:`reproduce`'s result.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per paper and table: ``paper``, ``table``, counts per status
+        (``reproduced``, ``differs``, ...) and the largest absolute difference.
+
+    Examples
+    --------
+    >>> from glotbench import api
+    >>> summary = api.reproduction_summary(api.reproduce(["scandeval"], data_dir=".").papers)
+    >>> summary[["paper", "table"]].values.tolist()
+    [['scandeval', 'Table 2']]
+    """
     return summary_frame(papers)
 
 
@@ -1060,9 +1257,45 @@ def kept_examples(
 ) -> Any:
     """Kept outputs of ``models`` side by side, example by example (``glotbench examples``).
 
-    ``disagree``: where the models' outputs differ; ``all_wrong``: where none
-    matches the reference. Returns an :class:`~glotbench.analysis.examples.ExamplesResult`
-    (``.to_frame()``, ``.to_dict()``, ``.samples()`` = lm-eval-style sample records).
+    Parameters
+    ----------
+    store : str or Path, default ``glotbench.duckdb``
+        A store whose runs kept their outputs (``run_benchmark(keep_outputs=True)``).
+    models : list of str
+        The models to list (two or more with ``disagree``).
+    datasets, languages : list of str, optional
+        Keep only these test sets.
+    seeds : list of int, optional
+        Keep only these seeds.
+    disagree : bool, default False
+        Only examples where the models' outputs differ.
+    all_wrong : bool, default False
+        Only examples where no model's output matches the reference.
+    limit : int, optional
+        At most this many rows.
+
+    Returns
+    -------
+    ExamplesResult
+        An :class:`~glotbench.analysis.examples.ExamplesResult`: ``.to_frame()``,
+        ``.to_dict()``, ``.samples()`` (lm-eval-style sample records).
+
+    Raises
+    ------
+    InputError
+        No model named, fewer than two with ``disagree``, or no kept outputs.
+
+    Examples
+    --------
+    >>> from glotbench import api
+    >>> _ = api.run_benchmark(None, data=["da.jsonl"], tasks=["sentiment"], languages=["da"],
+    ...                       models=["majority:"], iterations=1, speed=False,
+    ...                       keep_outputs=True, store="kept.duckdb")
+    >>> kept = api.kept_examples("kept.duckdb", models=["majority"], limit=2)
+    >>> kept.to_frame()[["reference", "output:majority"]].values.tolist()
+    [['negative', 'positive'], ['positive', 'positive']]
+    >>> kept.total  # test examples before ``limit``
+    36
     """
     from glotbench.analysis.examples import compare_outputs
     from glotbench.store.store import Store
@@ -1093,9 +1326,30 @@ def model_kinds() -> list[dict[str, Any]]:
 def dump_suite(path: str | Path, suite: str | Path | None = None, **selection: Any) -> Any:
     """Write the suite YAML of a run as :func:`run_benchmark` would select it.
 
-    The same
-    ``models``, ``model_args``, ``tasks``, ``languages``, ``limit``… keywords) to ``path``;
-    ``glotbench run path`` then runs it again. Returns (the file, notes).
+    ``glotbench run FILE`` (or ``run_benchmark(FILE)``) then runs it again.
+
+    Parameters
+    ----------
+    path : str or Path
+        The YAML file to write.
+    suite : str or Path, optional
+        As in :func:`run_benchmark`.
+    **selection
+        :func:`run_benchmark`'s selection keywords (``models``,
+        ``model_args``, ``tasks``, ``languages``, ``limit``, ``data``, ...).
+
+    Returns
+    -------
+    tuple of (Path, list of str)
+        The file written and notes on the selection.
+
+    Examples
+    --------
+    >>> from glotbench import api
+    >>> path, notes = api.dump_suite("run.yaml", data=["da.jsonl"], tasks=["sentiment"],
+    ...                              languages=["da"], models=["majority:"])
+    >>> path.name, "majority" in path.read_text()
+    ('run.yaml', True)
     """
     return _benchmark.dump_suite(path, suite, **selection)
 
@@ -1105,8 +1359,28 @@ def speed_summary(
 ) -> Any:
     """Inference speed per model: ScandEval's GPT-2 tokens per second, mean ± 1.96·SD/√n.
 
-    From the runner's speed benchmark (``glotbench run``) or imported EuroEval
-    speed scores. Returns a :class:`~glotbench.analysis.speed.SpeedTable`.
+    From the runner's speed benchmark (``run_benchmark(speed=True)``) or
+    imported EuroEval speed scores.
+
+    Parameters
+    ----------
+    store : str or Path, default ``glotbench.duckdb``
+        The store.
+    models : list of str, optional
+        Keep only these models.
+
+    Returns
+    -------
+    SpeedTable
+        A :class:`~glotbench.analysis.speed.SpeedTable`: ``.to_frame()`` has
+        one row per model; ``notes`` say why a model has no speed.
+
+    Examples
+    --------
+    >>> from glotbench import api
+    >>> _ = api.import_scores("scores.csv", store="speed.duckdb")
+    >>> api.speed_summary("speed.duckdb").to_frame().empty
+    True
     """
     return store_speed_table(store, models=models)
 
@@ -1124,15 +1398,60 @@ def learning_curve(
     alpha: float = 0.05,
     confidence_level: float = 0.95,
 ) -> Any:
-    """Learning curves (ScandEval Appendix B) from the store.
+    r"""Learning curves (ScandEval Appendix B) from the store.
 
     Score vs training size per model and test set, with intervals, and the
-    size beyond which gains are no longer detectable.
+    size beyond which gains are no longer detectable. From runs of
+    ``protocol.train_sizes`` / ``run_benchmark(train_sizes=...)``; see
+    :mod:`glotbench.analysis.learning_curve` and ``docs/learning-curves.md``.
 
-    From runs of ``protocol.train_sizes`` / ``run_benchmark(train_sizes=...)``; see
-    :mod:`glotbench.analysis.learning_curve` and docs/learning-curves.md. Returns a
-    :class:`~glotbench.analysis.learning_curve.LearningCurves` (``.table``,
-    ``.saturation``, ``.to_dict()``, ``.plot(path)``).
+    Parameters
+    ----------
+    store : str or Path, default ``glotbench.duckdb``
+        The store holding runs at several training sizes.
+    models, datasets, tasks, languages : list of str, optional
+        Keep only these.
+    metric : str, optional
+        The metric (required when the runs hold several).
+    n_draws : int, default 2000
+        Bootstrap draws of each point's interval.
+    seed : int, default 0
+        Seed of the draws.
+    alpha : float, default 0.05
+        Level of the test of a gain between neighbouring sizes.
+    confidence_level : float, default 0.95
+        Level of the intervals.
+
+    Returns
+    -------
+    LearningCurves
+        A :class:`~glotbench.analysis.learning_curve.LearningCurves`:
+        ``.table`` (one row per model, test set and size), ``.saturation``,
+        ``.to_dict()``, ``.plot(path)``.
+
+    Raises
+    ------
+    InputError
+        No runs at more than one training size, or several metrics and no
+        ``metric``.
+
+    Examples
+    --------
+    A data file with a training split of 40 and a test split of 60 reviews,
+    and a majority-class baseline trained on 10 and 40 of them:
+
+    >>> import json
+    >>> from pathlib import Path
+    >>> from glotbench import api
+    >>> records = [{"text": f"review {i}", "label": "positive" if i % 3 else "negative",
+    ...             "split": "train" if i < 40 else "test"} for i in range(100)]
+    >>> _ = Path("curve.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    >>> _ = api.run_benchmark(None, data=["curve.jsonl"], tasks=["sentiment"], languages=["da"],
+    ...                       models=["majority:"], iterations=2, speed=False,
+    ...                       train_sizes=[10, 40], store="curve.duckdb")
+    >>> curves = api.learning_curve("curve.duckdb", metric="mcc", n_draws=200)
+    >>> curves.table[["train_size", "score"]].values.tolist()  # a majority class: MCC 0
+    [[10.0, 0.0], [40.0, 0.0]]
     """
     from glotbench.analysis.sources.learning_curve_store import learning_curves_from_store
 
@@ -1160,7 +1479,36 @@ def import_shards(
 ) -> Any:
     """Merge the Parquet shards of ``folder`` (one per job) into ``store``; idempotent.
 
-    Returns a :class:`~glotbench.ingest.shards.ShardMerge`.
+    Parameters
+    ----------
+    folder : str or Path
+        The shard folder a run with ``shards=folder, merge=False`` wrote.
+    store : str or Path, default ``glotbench.duckdb``
+        The store to merge into (created if absent).
+    lock_timeout : float, optional
+        As in :func:`open_store`.
+    progress : callable, optional
+        Called with (shards done, shards in all).
+
+    Returns
+    -------
+    ShardMerge
+        A :class:`~glotbench.ingest.shards.ShardMerge`: the runs merged and
+        skipped (already in the store).
+
+    See Also
+    --------
+    run_benchmark : Writes the shards (``shards``, ``merge``).
+
+    Examples
+    --------
+    >>> from glotbench import api
+    >>> _ = api.run_benchmark(None, data=["da.jsonl"], tasks=["sentiment"], languages=["da"],
+    ...                       models=["majority:"], iterations=2, speed=False,
+    ...                       store="worker.duckdb", shards="shards", merge=False)
+    >>> merge = api.import_shards("shards", store="merged.duckdb")
+    >>> merge.merged, api.import_shards("shards", store="merged.duckdb").merged
+    (2, 0)
     """
     from glotbench.ingest.shards import merge_shards
 
@@ -1175,7 +1523,35 @@ def benchmark_scores(
     datasets: list[str] | None = None,
     metrics: list[str] | None = None,
 ) -> pd.DataFrame:
-    """ScandEval scores (mean of bootstrapped-test scores over iterations ± 1.96·SD/√N)."""
+    """ScandEval scores (mean of bootstrapped-test scores over iterations ± 1.96·SD/√N).
+
+    Parameters
+    ----------
+    store : str or Path, default ``glotbench.duckdb``
+        The store the runs are in.
+    models, datasets, metrics : list of str, optional
+        Keep only these (default: all).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per model, dataset, language and metric: ``score`` (the mean
+        over iterations), its ``margin`` (1.96·SD/√N) and ``n_examples``.
+
+    See Also
+    --------
+    run_benchmark : Whose summary holds the same table.
+
+    Examples
+    --------
+    >>> from glotbench import api
+    >>> _ = api.run_benchmark(None, data=["da.jsonl"], tasks=["sentiment"], languages=["da"],
+    ...                       models=["majority:"], iterations=2, speed=False,
+    ...                       store="scores-run.duckdb")
+    >>> table = api.benchmark_scores("scores-run.duckdb", metrics=["mcc"])
+    >>> table[["model", "metric", "score"]].values.tolist()
+    [['majority', 'mcc', 0.0]]
+    """
     return _benchmark.benchmark_scores(store, models=models, datasets=datasets, metrics=metrics)
 
 
