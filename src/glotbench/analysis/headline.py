@@ -321,6 +321,40 @@ def analyze(
     ``runner`` may compute them elsewhere (several processes or machines,
     ``benchmarks/bench_ray_leaderboard.py``); each view's draws depend only on
     the source and the settings, so the result is the same.
+
+    Parameters
+    ----------
+    source : ReplicatedScores
+        Scores with replications, as :func:`glotbench.api.load_replicated`
+        returns them.
+    settings : AnalysisSettings, optional
+        Everything that decides the numbers (draws, seed, scheme, level);
+        default: :data:`~glotbench.analysis.settings.DEFAULT_SETTINGS`.
+    models : sequence of str, optional
+        Keep only these models.
+    runner : callable, default ``run_views``
+        Computes the views (:data:`ViewRunner`): in this process by default.
+
+    Returns
+    -------
+    Analysis
+        ``overall`` and ``tasks`` (one view per task), ``leaderboard`` and the
+        ``settings``; ``.to_dict()`` is the JSON of ``glotbench analyze``.
+
+    Raises
+    ------
+    InputError
+        No model has scores on every task, or ``models`` names an unknown model.
+
+    See Also
+    --------
+    glotbench.api.analyze_aggregate : The aggregates alone, with more aggregators.
+
+    Examples
+    --------
+    >>> from glotbench import api
+    >>> api.analyze_headline(api.load_replicated(input="scores.csv"))
+    Analysis(models=3, tasks=1, languages=3, best 'glot500': 0.712 (SE 0.01916))
     """
     settings = settings or AnalysisSettings()
     names = list(models) if models is not None else list(source.models)

@@ -69,18 +69,57 @@ def load_replicated(
 ) -> ReplicatedScores | ComponentTable:
     """The replicated scores an analysis works on, from a file or a store.
 
-    * ``input``: a tidy CSV / JSONL / Parquet file — either scores with
-      optional ``seed`` and ``replicate`` columns, or ready SDs
-      (``sigma_seed``/``sigma_boot`` or ``sigma_w``, one row per model and
-      language);
-    * ``store``: per-example statistics (bootstrapped here, paired across
-      models, ``n_replicates`` per seed) or, when the store holds no such
-      runs, its scores table; ``configs`` (model -> config hash) keeps only
-      that configuration of the models it names.
+    Give exactly one of ``input`` and ``store``.
 
-    ``metric``: ``"m"`` (every task on ``m``), ``"task=m"`` entries (per task),
-    or None: each task on its primary metric (see
-    :mod:`glotbench.analysis.selection`).
+    Parameters
+    ----------
+    input : str or Path, optional
+        A tidy CSV / JSONL / Parquet file: either scores with optional
+        ``seed`` and ``replicate`` columns, or ready SDs (``sigma_seed`` /
+        ``sigma_boot`` or ``sigma_w``, one row per model and language).
+    store : str or Path, optional
+        A store: its per-example statistics (bootstrapped here, paired across
+        models, ``n_replicates`` per seed) or, when it holds no such runs, its
+        scores table.
+    metric : str or sequence of str, optional
+        ``"m"`` (every task on ``m``), ``"task=m"`` entries (per task), or None:
+        each task on its primary metric (:mod:`glotbench.analysis.selection`).
+    models, tasks, languages : sequence of str, optional
+        Keep only these.
+    n_replicates : int, default 1000
+        Bootstrap replicates per run and seed of a store's statistics.
+    seed : int, default 0
+        Seed of those replicates.
+    configs : mapping of str to str, optional
+        Model -> config hash: keep only that configuration of the models it
+        names.
+
+    Returns
+    -------
+    ReplicatedScores or ComponentTable
+        Scores per model, task, language, seed and replicate, or ready SDs.
+
+    Raises
+    ------
+    InputError
+        Neither or both of ``input`` and ``store``, a malformed file (the
+        message names file, line and field), no scores, or several metrics of
+        a task and no ``metric``.
+
+    See Also
+    --------
+    glotbench.api.analyze_aggregate, glotbench.api.analyze_compare,
+    glotbench.api.analyze_ranks, glotbench.api.analyze_variance : What it feeds.
+
+    Examples
+    --------
+    ``scores.csv``: accuracy of 3 models × 3 languages × 3 seeds (the file of
+    :func:`glotbench.api.import_scores`'s example).
+
+    >>> from glotbench import api
+    >>> scores = api.load_replicated(input="scores.csv")
+    >>> scores.models, scores.values.shape
+    (('glot500', 'mbert', 'xlmr'), (3, 3, 3, 1))
     """
     choice = MetricChoice.parse(metric)
     filters = {"model": models, "task": tasks, "language": languages}
@@ -180,10 +219,43 @@ def load_lmm_frame(
 
     From a store: one score per stored run of ``metric``, computed from its
     per-example statistics (the metric's score of the summed statistics; see
-    :func:`glotbench.analysis.sources.run_scores.run_scores_from_store`) — the runner's
-    stores hold only these; when no run matches, the store's scores table.
-    Returns the frame and an error factory ``(message, position, field)`` that
-    locates problems in the file (line / row) when the data came from a file.
+    :func:`glotbench.analysis.sources.run_scores.run_scores_from_store`) — the
+    runner's stores hold only these; when no run matches, the store's scores
+    table.
+
+    Parameters
+    ----------
+    input : str or Path, optional
+        A tidy scores file (CSV / JSONL / Parquet).
+    store : str or Path, optional
+        A store (give ``input`` or ``store``).
+    metric : str, optional
+        The metric (required when the data hold several).
+    models, tasks, languages : sequence of str, optional
+        Keep only these.
+
+    Returns
+    -------
+    frame : pandas.DataFrame
+        One row per score with ``model``, ``task``, ``language``, ``metric``,
+        ``seed`` and ``score``.
+    error : callable
+        An error factory ``(message, position, field)`` that locates problems
+        in the file (line / row) when the data came from a file; pass it to
+        :func:`glotbench.api.analyze_mixed_model`.
+
+    Raises
+    ------
+    InputError
+        Neither ``input`` nor ``store``, several metrics and no ``metric``, or
+        no scores left.
+
+    Examples
+    --------
+    >>> from glotbench import api
+    >>> frame, error = api.load_lmm_frame(input="scores.csv")
+    >>> len(frame), sorted(frame["model"].unique())
+    (27, ['glot500', 'mbert', 'xlmr'])
     """
     from glotbench.ingest.readers import TidyTable, read_tidy
 
@@ -246,7 +318,36 @@ def load_lmm_frame(
 
 
 def read_attributes_file(path: str | Path) -> pd.DataFrame:
-    """Per-example attributes (CSV, TSV, JSONL or Parquet with an ``example_id`` column)."""
+    r"""Per-example attributes (CSV, TSV, JSONL or Parquet with an ``example_id`` column).
+
+    Parameters
+    ----------
+    path : str or Path
+        The attributes file: an ``example_id`` column and one column per
+        attribute (numbers are bucketed by quantile, text by value).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per example: ``example_id`` and the attribute columns.
+
+    Raises
+    ------
+    InputError
+        The file cannot be read or has no ``example_id`` column.
+
+    See Also
+    --------
+    glotbench.api.analyze_buckets : Scores per bucket of these attributes.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> from glotbench import api
+    >>> _ = Path("attributes.csv").write_text("example_id,length\n0,12\n1,40\n2,7\n")
+    >>> api.read_attributes_file("attributes.csv")["length"].tolist()
+    [12, 40, 7]
+    """
     from glotbench.analysis.buckets import example_attributes
 
     file = Path(path)
