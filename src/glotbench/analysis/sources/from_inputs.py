@@ -48,13 +48,67 @@ def euroeval_rank(
     seed: int = 0,
     confidence_level: float = 0.95,
 ) -> EuroEvalRank:
-    """EuroEval's leaderboard rank score per dataset, task, language and overall.
+    r"""EuroEval's leaderboard rank score per dataset, task, language and overall.
 
     Reads iteration scores (rows with a ``replicate`` index; e.g. a store
-    holding ``glotbench import euroeval`` results) from a tidy file or the
-    store's scores table. ``metrics``: each dataset's primary metric, the first
-    listed one it has. ``method``: ``2026-05-28`` (EuroEval's current method,
-    bootstrap median and interval) or ``2025`` (superseded Welch-gated method).
+    holding :func:`glotbench.api.import_euroeval` results) from a tidy file or
+    the store's scores table. Lower is better: the best model of a dataset
+    scores 1.
+
+    Parameters
+    ----------
+    input : str or Path, optional
+        A tidy scores file with ``dataset`` and ``replicate`` columns.
+    store : str or Path, optional
+        A store (give ``input`` or ``store``).
+    metrics : sequence of str, optional
+        Each dataset's primary metric: the first listed one it has (default:
+        the metric EuroEval ranks its task on).
+    models, tasks, languages : sequence of str, optional
+        Keep only these.
+    method : str, default ``"2026-05-28"``
+        EuroEval's current method (bootstrap median and interval) or the
+        superseded Welch-gated ``"2025"`` one.
+    n_bootstraps : int, default 1000
+        Bootstrap draws of the intervals.
+    seed : int, default 0
+        Seed of the draws.
+    confidence_level : float, default 0.95
+        Level of the intervals.
+
+    Returns
+    -------
+    EuroEvalRank
+        ``datasets``, ``tasks``, ``languages`` and ``overall`` (one row per
+        model with ``score``, ``low``, ``high``).
+
+    Raises
+    ------
+    InputError
+        Neither ``input`` nor ``store``, no iteration scores, or a metric a
+        dataset does not have.
+
+    See Also
+    --------
+    glotbench.api.analyze_ranks : Rank distributions from replicated scores.
+
+    Examples
+    --------
+    Two models, two datasets, three iterations each:
+
+    >>> from pathlib import Path
+    >>> from glotbench import api
+    >>> rows = ["model,dataset,task,language,metric,replicate,score"]
+    >>> for model, base in (("xlmr", 0.70), ("mbert", 0.62)):
+    ...     for dataset, language in (("swerec", "sv"), ("angry-tweets", "da")):
+    ...         rows += [f"{model},{dataset},sentiment-classification,{language},mcc,{r},"
+    ...                  f"{base + 0.01 * r}" for r in range(3)]
+    >>> _ = Path("iterations.csv").write_text("\n".join(rows) + "\n")
+    >>> rank = api.euroeval_rank(input="iterations.csv", n_bootstraps=200)
+    >>> print(rank.overall[["model", "score"]].round(2).to_string(index=False))
+    model  score
+    mbert   2.96
+     xlmr   1.00
     """
     filters = {"model": models, "task": tasks, "language": languages}
     if input is not None:
@@ -92,21 +146,88 @@ def analyze_datasize(
     aso_draws: int | None = 25,
     aso_bootstrap_iterations: int = 200,
 ) -> DataSizeResult | ScopedResults:
-    """Evaluation-size analysis from one of three sources.
+    r"""Evaluation-size analysis from one of three sources.
 
-    * ``gold`` + ``predictions``: CoNLL-U prediction files (``metric`` las, uas
-      or upos; a ``-seedN`` suffix of a file name marks a seed of one model);
-    * ``gold`` + ``simulate_models``: simulated UPOS taggers (error rates 2 %
-      to 2 % + 1 % × (models − 1), ``simulate_seeds`` seeds each) on the gold file;
-    * ``store``: the runs matching ``dataset``/``task``/``language``/``metric``
-      (any of them may be omitted: one matching test set is analysed, several
-      each, as a :class:`~glotbench.analysis.sources.scopes.ScopedResults`; see
-      :mod:`glotbench.analysis.sources.scopes`); sizes in tokens when the metric has
-      a ``tokens`` or ``words`` statistic or the runs store ``test_tokens``
-      metadata, as ``glotbench run`` does for
-      token tasks such as NER; else in examples), examples in the order of
-      their stored ``source_position`` (else the stored order, with a note:
-      :func:`glotbench.analysis.sources.datasize_store.datasize_inputs_from_store`).
+    How well do rankings on subsets of the test set agree (Kendall's τ) with
+    the full-set ranking, per size and sampling strategy, and which size is
+    enough (``docs/datasize.md``).
+
+    Parameters
+    ----------
+    store : str or Path, optional
+        The runs matching ``dataset``/``task``/``language``/``metric`` (any of
+        them may be omitted: one matching test set is analysed, several each,
+        as a :class:`~glotbench.analysis.sources.scopes.ScopedResults`). Sizes are in
+        tokens when the metric has a ``tokens`` or ``words`` statistic or the
+        runs store ``test_tokens`` metadata, else in examples; examples in the
+        order of their stored ``source_position`` (else the stored order, with
+        a note).
+    dataset, task, language, metric : str, optional
+        Select the store's test set(s); with ``gold``, ``metric`` is ``las``,
+        ``uas`` or ``upos``.
+    models : sequence of str, optional
+        Keep only these models.
+    gold : str or Path, optional
+        A CoNLL-U gold file, with ``predictions`` or ``simulate_models``.
+    predictions : sequence of str or Path, default ()
+        CoNLL-U prediction files of ``gold`` (a ``-seedN`` suffix of a file
+        name marks a seed of one model).
+    simulate_models : int, default 0
+        Simulated UPOS taggers on ``gold`` (error rates 2 % to
+        2 % + 1 % × (models − 1)).
+    simulate_seeds : int, default 3
+        Seeds of each simulated tagger.
+    sizes : sequence of int or None, default ``DEFAULT_SIZES``
+        Subset sizes (None: the full set).
+    strategies : sequence of str, default ``STRATEGIES``
+        ``SEQ`` (leading stretch), ``RAND`` (random examples), ``RAND_SEQ``
+        (a random contiguous stretch).
+    n_draws : int, default 100
+        Subsets per size and strategy.
+    level : float, default 0.9
+        The τ a recommended size must reach in 95 % of draws.
+    seed : int, default 0
+        Seed of the subsets.
+    aso : bool, default True
+        Also run ASO between models per size.
+    aso_draws : int or None, default 25
+        Subsets per size for ASO (None: all).
+    aso_bootstrap_iterations : int, default 200
+        ASO's bootstrap iterations.
+
+    Returns
+    -------
+    DataSizeResult or ScopedResults
+        ``curves`` (τ per strategy and size), ``recommendation`` (the smallest
+        size that suffices per strategy), notes; one per test set when several
+        match.
+
+    Raises
+    ------
+    InputError
+        No source or two, no matching runs, or fewer than two models.
+
+    Examples
+    --------
+    Three simulated taggers, two seeds each, on 40 sentences of six words:
+
+    >>> from pathlib import Path
+    >>> from glotbench import api
+    >>> words = [("the", "DET"), ("cat", "NOUN"), ("sat", "VERB"), ("on", "ADP"),
+    ...          ("a", "DET"), ("mat", "NOUN")]
+    >>> sentence = "\n".join(
+    ...     f"{i}\t{w}\t{w}\t{t}\t_\t_\t{i - 1}\t{'dep' if i > 1 else 'root'}\t_\t_"
+    ...     for i, (w, t) in enumerate(words, 1))
+    >>> _ = Path("gold.conllu").write_text("\n\n".join([sentence] * 40) + "\n\n")
+    >>> result = api.analyze_datasize(gold="gold.conllu", simulate_models=3, simulate_seeds=2,
+    ...                               sizes=[60, 120, None], n_draws=20, aso=False)
+    >>> result.models, result.n_tokens
+    (('tagger00', 'tagger01', 'tagger02'), 240.0)
+    >>> print(result.recommendation.query("unit == 'model'").to_string(index=False))
+    strategy  unit recommended_size  full_set_needed
+         SEQ model             None             True
+        RAND model              120            False
+    RAND_SEQ model             None             True
     """
     analyse = functools.partial(  # the analysis' settings, whatever the source
         datasize_analysis,
@@ -178,14 +299,46 @@ def analyze_transfer(
 ) -> TransferGroups:
     """Benchmark language groups by ScandEval's mean F-statistic (Nielsen 2023, §3.3).
 
-    ``input``: a tidy CSV / JSONL / Parquet file with ``model_language``,
-    ``language`` (or ``dataset_language``), ``score`` and optionally ``model``
-    and ``dataset``; ``example=True`` uses the paper's Appendix A table
-    (:func:`glotbench.data.scandeval_transfer_scores`); ``store``: the
-    zero-shot runs of a store (``glotbench run scandi-transfer``; ``metrics``
-    maps a task to its metric, default the task's primary metric; see
-    :func:`glotbench.analysis.sources.transfer_store.transfer_scores_from_store`).
-    See :func:`glotbench.analysis.transfer.transfer_groups`.
+    Languages whose models transfer to each other's test sets form a group
+    worth benchmarking together; see
+    :func:`glotbench.analysis.transfer.transfer_groups` and ``docs/transfer.md``.
+
+    Parameters
+    ----------
+    input : str or Path, optional
+        A tidy CSV / JSONL / Parquet file with ``model_language``, ``language``
+        (or ``dataset_language``), ``score`` and optionally ``model`` and
+        ``dataset``.
+    example : bool, default False
+        Use the paper's Appendix A table
+        (:func:`glotbench.data.scandeval_transfer_scores`).
+    store : str or Path, optional
+        The zero-shot runs of a store (the ``scandi-transfer`` suite; see
+        :func:`glotbench.analysis.sources.transfer_store.transfer_scores_from_store`).
+    metrics : mapping of str to str, optional
+        Task -> metric of the store's runs (default: the task's primary metric).
+    observations : str, default ``"model"``
+        What the F-test's observations are: ``model`` or ``dataset``.
+    min_size : int, default 2
+        The smallest group.
+
+    Returns
+    -------
+    TransferGroups
+        ``groups`` (one row per candidate group with its mean F-statistic,
+        best first), ``best`` and notes.
+
+    Raises
+    ------
+    InputError
+        No source or two, or a file without the required columns.
+
+    Examples
+    --------
+    >>> from glotbench import api
+    >>> groups = api.analyze_transfer(example=True)
+    >>> groups.groups["group"].head(3).tolist()
+    ['da,no,sv', 'da,fo,no,sv', 'fo,is']
     """
     from glotbench.analysis.sources.transfer_store import transfer_scores_from_store
     from glotbench.data import scandeval_transfer_scores
@@ -233,12 +386,58 @@ def analyze_buckets(
 ) -> Any:
     """Bucket analysis of stored runs on one dataset (see :mod:`glotbench.analysis.buckets`).
 
-    ``dataset``, ``task``, ``language`` and ``metric`` filter the store's test
-    sets; any may be omitted: one matching test set is analysed, several each
-    (a :class:`~glotbench.analysis.sources.scopes.ScopedResults`;
-    :mod:`glotbench.analysis.sources.scopes`). Without ``attributes`` the built-in
-    attributes the runner stored are used (docs/buckets.md); with them, the
-    file's columns are added to (and replace) the stored ones of the same name.
+    Scores per bucket of an example attribute (sentence length, OOV rate,
+    label, or the columns of ``attributes``), with bootstrap intervals.
+
+    Parameters
+    ----------
+    store : str or Path
+        The store whose runs are analysed.
+    attributes : str or Path or pandas.DataFrame, optional
+        Per-example attributes (:func:`glotbench.api.read_attributes_file`);
+        their columns are added to (and replace) the stored attributes of the
+        same name. Without them, the attributes the runner stored.
+    task, language, metric, dataset : str, optional
+        Filter the store's test sets; any may be omitted: one matching test
+        set is analysed, several each (a
+        :class:`~glotbench.analysis.sources.scopes.ScopedResults`).
+    models : sequence of str, optional
+        Keep only these models.
+    columns : sequence of str, optional
+        Analyse only these attributes.
+    n_buckets : int, default 4
+        Quantile buckets of a numeric attribute.
+    n_resamples : int, default 1000
+        Bootstrap draws per bucket.
+    confidence_level : float, default 0.95
+        Level of the intervals.
+    seed : int, default 0
+        Seed of the draws.
+
+    Returns
+    -------
+    BucketAnalysis or ScopedResults
+        ``.to_frame()``: one row per attribute, bucket and model with
+        ``n_examples``, ``score``, ``ci_low``, ``ci_high``.
+
+    Raises
+    ------
+    InputError
+        No matching runs, or an attributes file without ``example_id``.
+
+    Examples
+    --------
+    >>> from glotbench import api
+    >>> _ = api.run_benchmark(None, data=["da.jsonl"], tasks=["sentiment"], languages=["da"],
+    ...                       models=["majority:"], iterations=1, speed=False,
+    ...                       store="buckets.duckdb")
+    >>> result = api.analyze_buckets(store="buckets.duckdb", metric="f1_macro", n_resamples=200)
+    >>> print(result.to_frame()[["attribute", "bucket", "n_examples"]].to_string(index=False))
+          attribute   bucket  n_examples
+              label positive          24
+              label negative          12
+           oov_rate      0.5          36
+    sentence_length        2          36
     """
     from glotbench.analysis.sources.scopes import scoped, store_scopes
 
