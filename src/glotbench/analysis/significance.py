@@ -35,7 +35,7 @@ recomputed from text inside a resampling loop.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
@@ -87,7 +87,7 @@ class PairedTestResult:
     seed: int
     n_examples: int
     names: tuple[str, str]
-    replicates: FloatArray
+    replicates: FloatArray = field(repr=False)
 
     @property
     def confidence_interval(self) -> tuple[float, float]:
@@ -159,11 +159,53 @@ def paired_bootstrap_test(
 ) -> PairedTestResult:
     """Paired bootstrap test and CI of score(A) − score(B), for any metric.
 
-    ``stats_a``/``stats_b`` are (n × k) per-example statistics of the same
-    examples. Replicates come from :func:`glotbench.resample.replicate_scores`
-    on the stacked (2 × n × k) statistics, so both systems share every weight
-    row (paired) and results do not depend on ``chunk_size``. Formulas: see
-    the module docstring (Efron & Tibshirani 1993 §16.4; Koehn 2004).
+    Replicates come from :func:`glotbench.resample.replicate_scores` on the
+    stacked (2 × n × k) statistics, so both systems share every weight row
+    (paired) and results do not depend on ``chunk_size``. Formulas: see the
+    module docstring (Efron & Tibshirani 1993 §16.4; Koehn 2004).
+
+    Parameters
+    ----------
+    stats_a, stats_b : array_like, shape (n, k)
+        Per-example statistics of the same examples.
+    score : str or Metric or callable
+        A metric name, a :class:`~glotbench.metrics.Metric` or a vectorised
+        function of summed statistics.
+    n_resamples : int, default 10000
+        Bootstrap replicates.
+    confidence_level : float, default 0.95
+        Level of the percentile interval of the difference.
+    seed : int, default 0
+        Seed of the weights.
+    names : tuple of str, default ("A", "B")
+        The systems' names.
+    chunk_size : int, optional
+        Replicates per block.
+
+    Returns
+    -------
+    PairedTestResult
+        ``difference``, two-sided ``p_value`` (centred replicates), ``ci_low``,
+        ``ci_high`` and the ``replicates``.
+
+    Raises
+    ------
+    InputError
+        Statistics of different shapes, or an unknown metric.
+
+    See Also
+    --------
+    permutation_test : The approximate randomisation test.
+    adjust_p_values : Correct the p-values of several comparisons.
+
+    Examples
+    --------
+    >>> from glotbench import api
+    >>> a = [[1, 1], [1, 1], [0, 1], [1, 1], [1, 1], [0, 1]]
+    >>> b = [[1, 1], [0, 1], [0, 1], [1, 1], [0, 1], [0, 1]]
+    >>> result = api.paired_bootstrap_test(a, b, "accuracy", n_resamples=1000)
+    >>> round(result.difference, 3), round(result.p_value, 2)
+    (0.333, 0.12)
     """
     if not 0.0 < confidence_level < 1.0:
         raise InputError("confidence_level must lie strictly between 0 and 1")
@@ -225,6 +267,44 @@ def permutation_test(
     swap vectors at once (one matrix product). Two-sided p-value with the +1
     correction (Phipson & Smyth 2010). Swap vectors come from seeded blocks
     (``block_rng(seed, block, 2)``), so results do not depend on chunking.
+
+    Parameters
+    ----------
+    stats_a, stats_b : array_like, shape (n, k)
+        Per-example statistics of the same examples.
+    score : str or Metric or callable
+        A metric name, a :class:`~glotbench.metrics.Metric` or a vectorised
+        function of summed statistics.
+    n_resamples : int, default 10000
+        Randomisations.
+    seed : int, default 0
+        Seed of the swaps.
+    names : tuple of str, default ("A", "B")
+        The systems' names.
+
+    Returns
+    -------
+    PairedTestResult
+        ``difference`` and two-sided ``p_value`` (no interval: ``ci_low`` and
+        ``ci_high`` are NaN).
+
+    Raises
+    ------
+    InputError
+        Statistics of different shapes, or an unknown metric.
+
+    See Also
+    --------
+    paired_bootstrap_test : With a confidence interval of the difference.
+
+    Examples
+    --------
+    >>> from glotbench import api
+    >>> a = [[1, 1], [1, 1], [0, 1], [1, 1], [1, 1], [0, 1]]
+    >>> b = [[1, 1], [0, 1], [0, 1], [1, 1], [0, 1], [0, 1]]
+    >>> result = api.permutation_test(a, b, "accuracy", n_resamples=1000)
+    >>> round(result.difference, 3), round(result.p_value, 2)
+    (0.333, 0.48)
     """
     if n_resamples < 1:
         raise InputError("n_resamples must be at least 1")
@@ -334,12 +414,39 @@ def mcnemar_test(
 ) -> McNemarResult:
     """McNemar's test (McNemar 1947) on per-example correctness of A and B.
 
-    ``correct_a``/``correct_b`` are 0/1 per example (or accuracy statistics
-    ``(correct, 1)``). With b = #(A right, B wrong) and c = #(A wrong, B right):
-    exact: statistic min(b, c), p = two-sided binomial test of b ~ Bin(b + c, ½);
+    With b = #(A right, B wrong) and c = #(A wrong, B right): exact:
+    statistic min(b, c), p = two-sided binomial test of b ~ Bin(b + c, ½);
     otherwise χ² = (|b − c| − 1)²/(b + c) (``correction``, Edwards 1948) or
-    (b − c)²/(b + c), p from χ²(1). ``exact=None`` uses the exact test when
-    b + c < 25. Matches ``statsmodels.stats.contingency_tables.mcnemar``.
+    (b − c)²/(b + c), p from χ²(1). Matches
+    ``statsmodels.stats.contingency_tables.mcnemar``.
+
+    Parameters
+    ----------
+    correct_a, correct_b : array_like
+        0/1 per example (or accuracy statistics ``(correct, 1)``).
+    exact : bool, optional
+        Binomial test (True), χ² (False), or exact when b + c < 25 (None).
+    correction : bool, default True
+        Edwards' continuity correction of χ².
+    names : tuple of str, default ("A", "B")
+        The systems' names.
+
+    Returns
+    -------
+    McNemarResult
+        ``statistic``, ``p_value``, ``exact`` and the four cell counts.
+
+    Raises
+    ------
+    InputError
+        Outcomes of different lengths, or values other than 0 and 1.
+
+    Examples
+    --------
+    >>> from glotbench import api
+    >>> result = api.mcnemar_test([1, 1, 0, 1, 1, 1, 0, 1], [0, 1, 0, 0, 1, 0, 0, 1])
+    >>> result.only_a_correct, result.only_b_correct, result.p_value
+    (3, 0, 0.25)
     """
     from scipy import stats as sps
 
@@ -441,7 +548,34 @@ def adjust_p_values(
       ``p̃_(i) = min_{j ≥ i} min(1, m p_(j) / j)``.
 
     A hypothesis is rejected when its adjusted p-value is ≤ ``alpha``.
-    ``method`` is ``bonferroni``, ``holm`` or ``fdr_bh`` (alias ``bh``).
+
+    Parameters
+    ----------
+    p_values : array_like
+        The m unadjusted p-values.
+    method : {"holm", "bonferroni", "fdr_bh"}, default ``"holm"``
+        The correction (``bh`` is an alias of ``fdr_bh``).
+    alpha : float, default 0.05
+        The level of the rejections.
+    labels : sequence of str, optional
+        Names of the hypotheses (default ``H0``, ``H1``, …).
+
+    Returns
+    -------
+    AdjustedPValues
+        ``adjusted`` p-values and ``reject`` flags, in the input's order.
+
+    Raises
+    ------
+    InputError
+        An unknown method, or p-values outside [0, 1].
+
+    Examples
+    --------
+    >>> from glotbench import api
+    >>> result = api.adjust_p_values([0.01, 0.04, 0.03, 0.2], method="holm")
+    >>> result.adjusted.tolist(), result.reject.tolist()
+    ([0.04, 0.09, 0.09, 0.2], [True, False, False, False])
     """
     key = _METHOD_ALIASES.get(method.strip().lower())
     if key is None:

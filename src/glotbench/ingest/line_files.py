@@ -17,9 +17,33 @@ from glotbench.ingest.limits import bounded_lines
 
 
 def read_examples_file(path: Path) -> list[Any]:
-    """One example per line: JSON values for ``.jsonl``/``.json`` files, else the stripped text.
+    r"""One example per line: JSON values for ``.jsonl``/``.json`` files, else the stripped text.
 
     A tag sequence in a text file is one line of whitespace-separated tags.
+
+    Parameters
+    ----------
+    path : Path
+        The file.
+
+    Returns
+    -------
+    list
+        One value per line.
+
+    Raises
+    ------
+    InputError
+        A line that is not valid JSON in a ``.jsonl`` file (the message names
+        file and line).
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> from glotbench import api
+    >>> _ = Path("pred.jsonl").write_text('["B-PER", "O"]\n["O", "O"]\n')
+    >>> api.read_examples_file(Path("pred.jsonl"))
+    [['B-PER', 'O'], ['O', 'O']]
     """
     opener = gzip.open if path.suffix == ".gz" else open
     suffixes = path.suffixes
@@ -46,11 +70,33 @@ def read_examples_file(path: Path) -> list[Any]:
 
 
 def read_scores_file(path: str | Path) -> np.ndarray:
-    """One number per line (e.g. one score per seed, or one per-example score).
+    r"""One number per line (e.g. one score per seed, or one per-example score).
 
-    Trailing blank lines are ignored; a blank line before the last number, a
-    line that is not a number, or a file without numbers is an
-    :class:`InputError` naming the file and line.
+    Trailing blank lines are ignored.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file.
+
+    Returns
+    -------
+    numpy.ndarray
+        The numbers, in file order.
+
+    Raises
+    ------
+    InputError
+        A blank line before the last number, a line that is not a number, or
+        a file without numbers (the message names file and line).
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> from glotbench import api
+    >>> _ = Path("seeds.txt").write_text("0.71\n0.73\n0.70\n")
+    >>> api.read_scores_file("seeds.txt").tolist()
+    [0.71, 0.73, 0.7]
     """
     p = Path(path)
     try:

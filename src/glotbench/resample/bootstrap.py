@@ -45,13 +45,66 @@ def bootstrap(
 ) -> BootstrapResult:
     """Bootstrap one system's (n × k) or several systems' (m × n × k) statistics.
 
-    Systems are resampled with the same weights (paired). ``method`` is
-    ``"percentile"`` or ``"bca"``; ``scheme`` is ``"multinomial"`` (the
-    classical bootstrap) or ``"poisson"`` (independent Poisson(1) weights).
-    ``score`` is a metric name (``"accuracy"``), a :class:`~glotbench.metrics.Metric`
-    or a vectorised function of the summed statistics; anything else, or a metric
-    whose statistic count differs from the statistics', raises an
-    :class:`~glotbench.errors.InputError`.
+    Systems are resampled with the same weights (paired); every replicate's
+    score is the metric's score of the weighted sums of the statistics.
+
+    Parameters
+    ----------
+    stats : array_like, shape (n, k) or (m, n, k)
+        Per-example sufficient statistics (n examples, k statistics) of one or
+        m systems.
+    score : str or Metric or callable
+        A metric name (``"accuracy"``), a :class:`~glotbench.metrics.Metric`
+        or a vectorised function of the summed statistics.
+    n_resamples : int, default 10000
+        Bootstrap replicates.
+    confidence_level : float, default 0.95
+        Level of the interval.
+    method : {"percentile", "bca"}, default ``"percentile"``
+        Interval method (BCa: Efron & Tibshirani 1993, §14.3).
+    seed : int, default 0
+        Seed of the weights (blocks are seeded, so results do not depend on
+        ``chunk_size`` or ``n_jobs``).
+    scheme : {"multinomial", "poisson"}, default ``"multinomial"``
+        The classical bootstrap, or independent Poisson(1) weights.
+    compress : bool or "auto", default ``"auto"``
+        Collapse identical statistic rows into counts first (exact; faster for
+        binary metrics).
+    chunk_size : int, optional
+        Replicates per block (default: sized to memory).
+    n_jobs : int, default 1
+        Worker threads.
+    names : sequence of str, optional
+        The systems' names.
+
+    Returns
+    -------
+    BootstrapResult
+        ``score``, ``standard_error``, ``confidence_interval`` (``low``,
+        ``high``) per system, and the settings.
+
+    Raises
+    ------
+    InputError
+        ``score`` is not a metric or function, the metric's statistic count
+        differs from the statistics', or the statistics are not 2- or 3-D.
+
+    See Also
+    --------
+    bootstrap_metric : From predictions and references.
+    paired_bootstrap_test : The difference of two systems, with a p-value.
+
+    Examples
+    --------
+    Accuracy statistics ``(correct, 1)`` of six examples:
+
+    >>> from glotbench import api
+    >>> stats = [[1, 1], [0, 1], [1, 1], [1, 1], [0, 1], [1, 1]]
+    >>> result = api.bootstrap(stats, "accuracy", n_resamples=1000)
+    >>> round(result.score, 3), round(result.standard_error, 3)
+    (0.667, 0.199)
+    >>> result.confidence_interval
+    ConfidenceInterval(low=0.3333333333333333, high=1.0)
     """
     if not 0.0 < confidence_level < 1.0:
         raise InputError("confidence_level must lie strictly between 0 and 1")
@@ -110,13 +163,46 @@ def bootstrap_metric(
 ) -> BootstrapResult:
     """Score ``predictions`` against ``references`` with a bootstrap CI.
 
-    >>> res = bootstrap_metric("accuracy", [1, 0, 1, 1], [1, 1, 1, 0], n_resamples=1000)
-    >>> res.score
-    0.5
-
-    ``metric`` is a registry name (``accuracy``, ``f1_macro``, ``mcc``,
-    ``ner_f1``, ``bleu``, ``chrf``, …) or a :class:`~glotbench.metrics.Metric`.
     Metrics that need a label set learn it from the data (``Metric.fit``).
+
+    Parameters
+    ----------
+    metric : str or Metric
+        A registry name (``accuracy``, ``f1_macro``, ``mcc``, ``ner_f1``,
+        ``bleu``, ``chrf``, …; :func:`glotbench.api.list_metrics`) or a
+        :class:`~glotbench.metrics.Metric`.
+    predictions, references : sequence
+        One prediction and one reference per example, aligned.
+    n_resamples : int, default 10000
+        Bootstrap replicates.
+    confidence_level : float, default 0.95
+        Level of the interval.
+    seed : int, default 0
+        Seed of the weights.
+    method : {"percentile", "bca"}, default ``"percentile"``
+        Interval method.
+    scheme : {"multinomial", "poisson"}, default ``"multinomial"``
+        Resampling weights.
+
+    Returns
+    -------
+    BootstrapResult
+        As :func:`bootstrap` returns it.
+
+    Raises
+    ------
+    InputError
+        ``predictions`` and ``references`` differ in length, or a value the
+        metric cannot score.
+    UnknownMetricError
+        ``metric`` names no registered metric.
+
+    Examples
+    --------
+    >>> from glotbench import api
+    >>> result = api.bootstrap_metric("accuracy", [1, 0, 1, 1], [1, 1, 1, 0], n_resamples=1000)
+    >>> result.score, result.confidence_interval.low, result.confidence_interval.high
+    (0.5, 0.0, 1.0)
     """
     base = get_metric(metric) if isinstance(metric, str) else metric
     if not isinstance(base, Metric):

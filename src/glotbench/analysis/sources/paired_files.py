@@ -39,7 +39,45 @@ def bootstrap_files(
     seed: int = 0,
     method: str = "percentile",
 ) -> BootstrapResult:
-    """Bootstrap a metric over a predictions file against a references file (line-aligned)."""
+    r"""Bootstrap a metric over a predictions file against a references file (line-aligned).
+
+    Parameters
+    ----------
+    metric : str
+        A registry name (:func:`glotbench.api.list_metrics`).
+    predictions, references : Path
+        Files of one example per line (:func:`read_examples_file`).
+    n_resamples : int, default 10000
+        Bootstrap replicates.
+    confidence_level : float, default 0.95
+        Level of the interval.
+    seed : int, default 0
+        Seed of the weights.
+    method : {"percentile", "bca"}, default ``"percentile"``
+        Interval method.
+
+    Returns
+    -------
+    BootstrapResult
+        As :func:`glotbench.api.bootstrap` returns it.
+
+    Raises
+    ------
+    InputError
+        The files differ in line count, or a line the metric cannot score
+        (the message names file and line).
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> from glotbench import api
+    >>> _ = Path("pred.txt").write_text("pos\nneg\npos\npos\nneg\npos\n")
+    >>> _ = Path("gold.txt").write_text("pos\nneg\nneg\npos\nneg\npos\n")
+    >>> result = api.bootstrap_files("accuracy", Path("pred.txt"), Path("gold.txt"),
+    ...                              n_resamples=1000)
+    >>> round(result.score, 3), result.confidence_interval.low
+    (0.833, 0.5)
+    """
     bound = get_metric(metric)
     preds = [
         bound.parse_line(x) if isinstance(x, str) else x for x in read_examples_file(predictions)
@@ -72,10 +110,44 @@ def aso_files(
     num_comparisons: int = 1,
     use_bonferroni: bool = True,
 ) -> ASOResult | MultiASOResult:
-    """ASO of two score files (A against B), or ``multi_aso`` of three or more.
+    r"""ASO of two score files (A against B), or ``multi_aso`` of three or more.
 
     Each file holds one score per line (e.g. one per seed); systems are named
     by the file stems.
+
+    Parameters
+    ----------
+    paths : sequence of str or Path
+        Two or more score files (:func:`read_scores_file`).
+    confidence_level : float, default 0.95
+        Level of the test.
+    num_bootstrap_iterations : int, default 1000
+        Bootstrap iterations of σ̂.
+    seed : int or None, default 0
+        Seed of the bootstrap.
+    num_comparisons : int, default 1
+        Bonferroni correction of a two-file comparison.
+    use_bonferroni : bool, default True
+        Correct three or more files for their m(m − 1)/2 comparisons.
+
+    Returns
+    -------
+    ASOResult or MultiASOResult
+        ``eps_min`` of A against B, or of every ordered pair.
+
+    Raises
+    ------
+    InputError
+        Fewer than two files, or a line that is not a number.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> from glotbench import api
+    >>> _ = Path("seeds_a.txt").write_text("0.71\n0.73\n0.70\n0.72\n0.74\n")
+    >>> _ = Path("seeds_b.txt").write_text("0.66\n0.69\n0.65\n0.68\n0.67\n")
+    >>> api.aso_files(["seeds_a.txt", "seeds_b.txt"]).eps_min  # A almost surely better
+    0.0
     """
     if len(paths) < 2:
         raise InputError("give at least two score files (A and B)")
@@ -115,12 +187,47 @@ def paired_statistics(
     references: str | Path | None = None,
     metric: str | None = None,
 ) -> tuple[np.ndarray, np.ndarray, Metric]:
-    """Per-example statistics of two systems from files.
+    r"""Per-example statistics of two systems from files.
 
-    With ``references``: ``file_a``/``file_b`` are line-aligned predictions,
-    scored by ``metric`` (fitted on both systems' predictions, so label sets
-    agree). Without: each file holds one per-example score per line and the
-    metric is their mean.
+    Parameters
+    ----------
+    file_a, file_b : str or Path
+        With ``references``: line-aligned predictions, scored by ``metric``
+        (fitted on both systems' predictions, so label sets agree). Without:
+        one per-example score per line, and the metric is their mean.
+    references : str or Path, optional
+        The references, one per line.
+    metric : str, optional
+        The metric (required with ``references``).
+
+    Returns
+    -------
+    stats_a, stats_b : numpy.ndarray
+        (n × k) statistics of A and B.
+    metric : Metric
+        The fitted metric that scores them.
+
+    Raises
+    ------
+    InputError
+        Files of different lengths, ``references`` without ``metric``, or a
+        metric that is not a mean of per-example values without ``references``.
+
+    See Also
+    --------
+    significance_test : Test the two systems' statistics.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> from glotbench import api
+    >>> _ = Path("pred.txt").write_text("pos\nneg\npos\npos\nneg\npos\n")
+    >>> _ = Path("pred_b.txt").write_text("pos\npos\npos\npos\nneg\nneg\n")
+    >>> _ = Path("gold.txt").write_text("pos\nneg\nneg\npos\nneg\npos\n")
+    >>> a, b, metric = api.paired_statistics("pred.txt", "pred_b.txt",
+    ...                                      references="gold.txt", metric="accuracy")
+    >>> a.shape, float(metric.score(a.sum(axis=0))), float(metric.score(b.sum(axis=0)))
+    ((6, 2), 0.8333333333333334, 0.5)
     """
     path_a, path_b = Path(file_a), Path(file_b)
     if references is None:
@@ -159,7 +266,52 @@ def store_pair_statistics(
     models: Sequence[str],
     seed: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray, Metric]:
-    """Per-example statistics of two models' runs from the store (one run each)."""
+    r"""Per-example statistics of two models' runs from the store (one run each).
+
+    Parameters
+    ----------
+    store : str or Path
+        The store.
+    dataset, task, language, metric : str
+        The test set and metric.
+    models : sequence of str
+        Exactly two models (A and B).
+    seed : int, optional
+        The runs' seed (required when a model has several runs).
+
+    Returns
+    -------
+    stats_a, stats_b : numpy.ndarray
+        (n × k) statistics of A and B on the examples both have.
+    metric : Metric
+        The metric, fitted to the runs' label set.
+
+    Raises
+    ------
+    InputError
+        Not two models, no run of a model, or several runs and no ``seed``.
+
+    Examples
+    --------
+    A majority-class baseline and a TF-IDF naive Bayes model, trained on 40
+    reviews and tested on 60:
+
+    >>> import json
+    >>> from pathlib import Path
+    >>> from glotbench import api
+    >>> records = [{"text": ("good " if i % 3 else "bad ") + f"review {i}",
+    ...             "label": "positive" if i % 3 else "negative",
+    ...             "split": "train" if i < 40 else "test"} for i in range(100)]
+    >>> _ = Path("pair.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    >>> _ = api.run_benchmark(None, data=["pair.jsonl"], tasks=["sentiment"], languages=["da"],
+    ...                       models=["majority:", "tfidf-nb:"], iterations=1, speed=False,
+    ...                       store="pair.duckdb")
+    >>> a, b, metric = api.store_pair_statistics(
+    ...     "pair.duckdb", dataset="pair", task="sentiment", language="da", metric="f1_macro",
+    ...     models=["tfidf-nb", "majority"])
+    >>> a.shape, float(metric.score(a.sum(axis=0))), round(float(metric.score(b.sum(axis=0))), 3)
+    ((60, 6), 1.0, 0.4)
+    """
     if len(models) != 2:
         raise InputError("give exactly two --model options (A and B)")
     with Store.open(store, read_only=True) as handle:
@@ -190,7 +342,46 @@ def significance_test(
     seed: int = 0,
     names: tuple[str, str] = ("A", "B"),
 ) -> PairedTestResult:
-    """Run the paired ``bootstrap`` or ``permutation`` test on per-example statistics."""
+    """Run the paired ``bootstrap`` or ``permutation`` test on per-example statistics.
+
+    Parameters
+    ----------
+    test : {"bootstrap", "permutation"}
+        :func:`paired_bootstrap_test` or :func:`permutation_test`.
+    stats_a, stats_b : numpy.ndarray
+        (n × k) statistics of the same examples.
+    metric : Metric
+        The metric that scores them.
+    n_resamples : int, default 10000
+        Replicates.
+    confidence_level : float, default 0.95
+        Level of the bootstrap's interval.
+    seed : int, default 0
+        Seed of the replicates.
+    names : tuple of str, default ("A", "B")
+        The systems' names.
+
+    Returns
+    -------
+    PairedTestResult
+        ``difference``, ``p_value`` and (bootstrap) ``ci_low``/``ci_high``.
+
+    Raises
+    ------
+    InputError
+        An unknown ``test``.
+
+    Examples
+    --------
+    >>> from glotbench import api
+    >>> from glotbench.metrics import get_metric
+    >>> a = [[1, 1], [1, 1], [0, 1], [1, 1], [1, 1], [0, 1]]
+    >>> b = [[1, 1], [0, 1], [0, 1], [1, 1], [0, 1], [0, 1]]
+    >>> result = api.significance_test("permutation", a, b, get_metric("accuracy"),
+    ...                                n_resamples=1000)
+    >>> round(result.difference, 3), round(result.p_value, 2)
+    (0.333, 0.48)
+    """
     if test == "bootstrap":
         return paired_bootstrap_test(
             stats_a,
@@ -216,10 +407,42 @@ def mcnemar_files(
     exact: bool | None = None,
     correction: bool = True,
 ) -> McNemarResult:
-    """McNemar's test from files: 0/1 outcomes per line, or predictions + references.
+    r"""McNemar's test from files: 0/1 outcomes per line, or predictions + references.
 
     With ``references`` an example is correct when its prediction line equals
     the reference line (after stripping whitespace).
+
+    Parameters
+    ----------
+    file_a, file_b : str or Path
+        0/1 outcomes per line, or predictions (with ``references``).
+    references : str or Path, optional
+        The reference line of every example.
+    exact : bool, optional
+        Binomial test (True), χ² (False), or exact when b + c < 25 (None).
+    correction : bool, default True
+        Edwards' continuity correction of the χ² statistic.
+
+    Returns
+    -------
+    McNemarResult
+        ``statistic``, ``p_value`` and the four cell counts.
+
+    Raises
+    ------
+    InputError
+        The files differ in line count, or an outcome that is not 0 or 1.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> from glotbench import api
+    >>> _ = Path("pred.txt").write_text("pos\nneg\npos\npos\nneg\npos\n")
+    >>> _ = Path("pred_b.txt").write_text("pos\npos\npos\npos\nneg\nneg\n")
+    >>> _ = Path("gold.txt").write_text("pos\nneg\nneg\npos\nneg\npos\n")
+    >>> result = api.mcnemar_files("pred.txt", "pred_b.txt", references="gold.txt")
+    >>> result.only_a_correct, result.only_b_correct, result.p_value
+    (2, 0, 0.5)
     """
     path_a, path_b = Path(file_a), Path(file_b)
     if references is None:
