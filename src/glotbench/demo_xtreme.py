@@ -36,7 +36,29 @@ from glotbench.store.atomic_files import write_text_atomic
 
 
 def demo_leaderboard(confidence_level: float = 0.95) -> Leaderboard:
-    """Leaderboard of the embedded XTREME-R baselines (published per-language scores)."""
+    """Leaderboard of the embedded XTREME-R baselines (published per-language scores).
+
+    Parameters
+    ----------
+    confidence_level : float, default 0.95
+        Level of the intervals.
+
+    Returns
+    -------
+    Leaderboard
+        Per-task and overall scores of each model with standard errors over
+        languages.
+
+    See Also
+    --------
+    demo : The full demo: comparisons and ranks too.
+
+    Examples
+    --------
+    >>> from glotbench import api
+    >>> api.demo_leaderboard()
+    Leaderboard(models=6, tasks=8, best 'XLM-R Large': 64.2 (SE 0.969))
+    """
     return leaderboard(xtreme_r_baselines(), confidence_level=confidence_level)
 
 
@@ -86,11 +108,33 @@ def demo(
 
     The published table has one score per model, task and language (no seeds
     or replicates), so uncertainty comes from the languages (scheme
-    languages-only). One :class:`AnalysisSettings` (default: ``n_draws``,
-    ``seed``; each task's languages resampled with replacement, or subsampled
-    to ``k`` without replacement when ``k`` is given) decides the SEs, the
+    languages-only). One :class:`AnalysisSettings` decides the SEs, the
     pairwise effect sizes and the rank distributions, all from the same draws
     of the models with every task — the numbers the demo's XTREME-R pages show.
+
+    Parameters
+    ----------
+    n_draws : int, default 10000
+        Draws of the languages.
+    seed : int, default 0
+        Seed of the draws.
+    k : int, optional
+        Subsample ``k`` languages per task without replacement (default:
+        resample them with replacement).
+    settings : AnalysisSettings, optional
+        Replaces ``n_draws``, ``seed`` and ``k``.
+
+    Returns
+    -------
+    Demo
+        ``leaderboard``, ``comparison``, ``ranks``, ``analysis`` and notes.
+
+    Examples
+    --------
+    >>> from glotbench import api
+    >>> result = api.demo(n_draws=200)
+    >>> result.analysis
+    Analysis(models=2, tasks=8, languages=123, best 'XLM-R Large': 64.2 (SE 0.9239))
     """
     if settings is None:
         settings = AnalysisSettings(
@@ -122,15 +166,40 @@ def write_demo_pages(
 ) -> list[Path]:
     """Write the demo's leaderboard folders and HTML reports into ``out``.
 
-    With ``starter`` (the demo's computed :class:`StarterDemo`): its analysed
-    scores and its headline analysis go to ``out/leaderboard`` and
-    ``out/report.html`` — the very numbers the terminal shows — and the
-    XTREME-R baselines to ``out/xtreme-r/``. ``starter_store`` (older form):
-    the starter store, read with ``settings``. Without either, the XTREME-R
-    pages go to ``out`` itself. ``settings`` (default: the starter's, else
-    ``seed`` and the other defaults of :class:`AnalysisSettings`) decide the
-    draws of every page; ``xtreme``: the computed XTREME-R :class:`Demo`, whose
-    analysis its pages render.
+    Parameters
+    ----------
+    out : str or Path
+        The folder to write.
+    seed : int, default 0
+        The seed of the draws when ``settings`` is not given.
+    starter_store : str or Path, optional
+        The starter store, read with ``settings`` (older form of ``starter``).
+    starter : StarterDemo, optional
+        The demo's computed starter part: its analysed scores and headline
+        analysis go to ``out/leaderboard`` and ``out/report.html`` — the very
+        numbers the terminal shows — and the XTREME-R baselines to
+        ``out/xtreme-r/``. Without ``starter`` or ``starter_store`` the
+        XTREME-R pages go to ``out`` itself.
+    settings : AnalysisSettings, optional
+        Decide the draws of every page (default: the starter's, else ``seed``
+        and the other defaults).
+    xtreme : Demo, optional
+        The computed XTREME-R :class:`Demo`, whose analysis its pages render.
+
+    Returns
+    -------
+    list of Path
+        The pages written.
+
+    Examples
+    --------
+    Rendering the 123 languages of XTREME-R takes about 20 s, so this example
+    is not run as a test:
+
+    >>> from glotbench import api
+    >>> pages = api.write_demo_pages("demo-pages", xtreme=api.demo(n_draws=200))  # doctest: +SKIP
+    >>> [page.name for page in pages]  # doctest: +SKIP
+    ['index.html', 'report.html']
     """
     if settings is None:
         settings = starter.settings if starter is not None else AnalysisSettings(seed=seed)

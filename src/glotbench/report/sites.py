@@ -70,14 +70,54 @@ def write_leaderboard_site(
 ) -> SiteResult:
     """Write the static interactive leaderboard folder ``out`` (``out/index.html``).
 
-    ``settings`` (default: from ``n_draws``, ``seed``, ``confidence_level``,
-    whose defaults are :data:`~glotbench.analysis.settings.DEFAULT_SETTINGS`')
-    decide every view's draws and are recorded in the page's footer;
-    ``analysis``: the request's computed result (:func:`analyze_headline` of
-    ``source.replicated``), shown as is.
-    ``pair_models``: how many top models' pairs the pairwise view holds
-    (default: as many as fit :data:`glotbench.analysis.pair_view.MAX_PAIR_CELLS`);
-    ``comparisons``: the request's ranked comparisons, reused for those pairs.
+    Parameters
+    ----------
+    out : str or Path
+        The folder to write (created; files in it are replaced).
+    source : LeaderboardSource
+        The scores and metadata (:func:`leaderboard_source`).
+    title : str, optional
+        The page's title (default: the source's).
+    language_groups : dict of str to sequence of str, optional
+        Extra language-group views (:func:`parse_language_groups`), besides
+        the built-in groups.
+    n_draws, seed, confidence_level
+        The settings when ``settings`` is not given (defaults:
+        :data:`~glotbench.analysis.settings.DEFAULT_SETTINGS`').
+    settings : AnalysisSettings, optional
+        Decide every view's draws; recorded in the page's footer.
+    analysis : Analysis, optional
+        The request's computed result (:func:`analyze_headline` of
+        ``source.replicated``), shown as is.
+    pair_models : int, optional
+        How many top models' pairs the pairwise view holds (default: as many
+        as fit :data:`glotbench.analysis.pair_view.MAX_PAIR_CELLS`).
+    comparisons : RankedComparisons, optional
+        The request's ranked comparisons, reused for those pairs.
+
+    Returns
+    -------
+    SiteResult
+        ``path`` (``out/index.html``), the ``models``, ``views`` and
+        ``settings``.
+
+    Raises
+    ------
+    GlotbenchError
+        ``out`` exists and is not a folder.
+
+    See Also
+    --------
+    write_report : One self-contained HTML report.
+
+    Examples
+    --------
+    >>> from glotbench import api
+    >>> _ = api.import_scores("scores.csv", store="site.duckdb")
+    >>> source = api.leaderboard_source(store="site.duckdb")
+    >>> site = api.write_leaderboard_site("site", source, n_draws=200)
+    >>> site.path.name, site.models
+    ('index.html', ('glot500', 'mbert', 'xlmr'))
     """
     from glotbench.report.leaderboard import build_leaderboard, write_leaderboard
 
@@ -110,7 +150,29 @@ def write_leaderboard_site(
 
 
 def parse_language_groups(specs: Sequence[str]) -> dict[str, list[str]]:
-    """``NAME=lang,lang`` strings to a dict (the built-in groups are added by the caller)."""
+    """``NAME=lang,lang`` strings to a dict (the built-in groups are added by the caller).
+
+    Parameters
+    ----------
+    specs : sequence of str
+        ``NAME=lang,lang,...`` entries.
+
+    Returns
+    -------
+    dict of str to list of str
+        Group name -> language codes.
+
+    Raises
+    ------
+    InputError
+        An entry without ``=`` or without languages.
+
+    Examples
+    --------
+    >>> from glotbench import api
+    >>> api.parse_language_groups(["nordic=da,sv,no"])
+    {'nordic': ['da', 'sv', 'no']}
+    """
     groups: dict[str, list[str]] = {}
     for spec in specs:
         name, sep, langs = spec.partition("=")
@@ -152,22 +214,56 @@ def write_report(
     models; draws are non-parametric when the scores are replicated, else
     languages-only with languages resampled with replacement.
 
-    ``datasize`` adds evaluation-size analyses (results of :func:`analyze_datasize`
-    or files of ``glotbench analyze datasize --json``: τ-vs-size curves and the
-    recommendation); ``lmm`` adds mixed models (results of
-    :func:`analyze_mixed_model`, best with ``residuals=True``, or files of
-    ``glotbench analyze lmm --residuals --json``: Q-Q plot of the simulated
-    residuals, their tests, fixed effects and ANOVA). Files are read first, so
-    a bad one fails before anything is computed.
+    Parameters
+    ----------
+    out : str or Path
+        The HTML file (a folder gets ``report.html``).
+    source : LeaderboardSource
+        The scores and metadata (:func:`leaderboard_source`).
+    title : str, optional
+        The report's title (default: the source's).
+    n_draws, seed, confidence_level
+        The settings when ``settings`` is not given.
+    max_models : int, default 10
+        The best models shown.
+    datasize : sequence of DataSizeResult or str or Path, default ()
+        Evaluation-size analyses (results of :func:`analyze_datasize` or their
+        JSON files): τ-vs-size curves and the recommendation.
+    lmm : sequence of LmmResult or str or Path, default ()
+        Mixed models (results of :func:`analyze_mixed_model`, best with
+        ``residuals=True``, or their JSON files): Q-Q plot of the simulated
+        residuals, their tests, fixed effects and ANOVA. Files are read first,
+        so a bad one fails before anything is computed.
+    settings : AnalysisSettings, optional
+        Decide the draws of the aggregates, comparisons and ranks; recorded in
+        the report's footer.
+    analysis : Analysis, optional
+        The request's computed result (:func:`analyze_headline`), whose
+        aggregates the report shows as is.
+    comparisons : RankedComparisons, optional
+        Its :func:`~glotbench.analysis.pair_view.ranked_comparisons`, shown as
+        is when they cover the report's models (else computed here).
 
-    ``settings`` (default: ``n_draws``, ``seed`` and ``confidence_level``, the
-    other fields :data:`~glotbench.analysis.settings.DEFAULT_SETTINGS`') decide
-    the draws of the aggregates, comparisons and ranks, and are recorded in the
-    report's footer;
-    ``analysis``: the request's computed result (:func:`analyze_headline`),
-    whose aggregates the report shows as is; ``comparisons``: its
-    :func:`~glotbench.analysis.pair_view.ranked_comparisons`, shown as is when
-    they cover the report's models (else computed here).
+    Returns
+    -------
+    SiteResult
+        ``path``, the ``models``, the sections (``views``), ``notes`` and
+        ``settings``.
+
+    Raises
+    ------
+    InputError
+        A ``datasize`` or ``lmm`` file that is not such an analysis' JSON.
+
+    Examples
+    --------
+    >>> from glotbench import api
+    >>> _ = api.import_scores("scores.csv", store="report.duckdb")
+    >>> source = api.leaderboard_source(store="report.duckdb")
+    >>> report = api.write_report("report.html", source, n_draws=100)
+    >>> report.path.name, report.views
+    ('report.html', ('Aggregates', 'Variance components', 'Pairwise comparisons',
+                     'Rank distributions'))
     """
     from glotbench.report.analyses import lmm_summary, read_datasize, read_lmm
     from glotbench.report.html import build_report

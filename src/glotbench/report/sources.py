@@ -73,7 +73,32 @@ def merge_metadata(target: dict[str, dict[str, Any]], model: str, values: Any) -
 
 
 def read_model_metadata(path: str | Path) -> dict[str, dict[str, Any]]:
-    """Model metadata from a CSV/JSONL/Parquet file with a ``model`` column (one row per model)."""
+    r"""Model metadata from a CSV/JSONL/Parquet file with a ``model`` column (one row per model).
+
+    Parameters
+    ----------
+    path : str or Path
+        The file; every column but ``model`` is a metadata field.
+
+    Returns
+    -------
+    dict of str to dict
+        Model -> {field: value}; empty cells are left out.
+
+    Raises
+    ------
+    InputError
+        No ``model`` column, or a model given twice (the message names file
+        and line).
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> from glotbench import api
+    >>> _ = Path("models.csv").write_text("model,params\nxlmr,270M\nmbert,178M\n")
+    >>> api.read_model_metadata("models.csv")
+    {'xlmr': {'params': '270M'}, 'mbert': {'params': '178M'}}
+    """
     from glotbench.ingest.readers import read_tidy
 
     frame = read_tidy(path).frame
@@ -101,17 +126,57 @@ def leaderboard_source(
 ) -> LeaderboardSource:
     """Replicated scores and model metadata for the leaderboard / report.
 
-    ``demo``: the embedded XTREME-R baselines. ``store``: its runs (per-example
-    statistics, bootstrapped by the engine with ``n_replicates`` paired
-    replicates per run, one metric per task) or, if it holds no runs, its
-    scores table. ``metric``: ``METRIC`` and/or ``TASK=METRIC`` (None: each
-    task's declared primary metric, else an error listing the choices: the
-    analyses' rule, :func:`~glotbench.analysis.selection.choose_metrics`).
-    ``tasks`` match every name of a task (:mod:`glotbench.metrics.task_names`:
-    ``panx`` finds ``wikiann-ner``). ``settings`` (the request's
-    :class:`~glotbench.analysis.settings.AnalysisSettings`), when given, sets
-    ``metric``, ``n_replicates`` and ``seed``, as the analyses read them.
-    ``metadata_file`` adds or overrides model metadata.
+    Parameters
+    ----------
+    store : str or Path, optional
+        A store: its runs (per-example statistics, bootstrapped with
+        ``n_replicates`` paired replicates per run, one metric per task) or,
+        if it holds no runs, its scores table.
+    demo : bool, default False
+        The embedded XTREME-R baselines instead of a store.
+    metric : str or sequence of str, optional
+        ``METRIC`` and/or ``TASK=METRIC`` (None: each task's declared primary
+        metric, else an error listing the choices;
+        :func:`~glotbench.analysis.selection.choose_metrics`).
+    models, languages : sequence of str, optional
+        Keep only these.
+    tasks : sequence of str, optional
+        Keep only these; every name of a task matches
+        (:mod:`glotbench.metrics.task_names`: ``panx`` finds ``wikiann-ner``).
+    metadata_file : str or Path, optional
+        Adds or overrides model metadata (:func:`read_model_metadata`).
+    n_replicates : int, default 1000
+        Bootstrap replicates per run.
+    seed : int, default 0
+        Seed of the replicates.
+    settings : AnalysisSettings, optional
+        The request's settings; when given they set ``metric``,
+        ``n_replicates`` and ``seed``, as the analyses read them.
+
+    Returns
+    -------
+    LeaderboardSource
+        ``replicated`` scores, model ``metadata``, ``title``, ``notes`` and
+        ``speed``.
+
+    Raises
+    ------
+    InputError
+        Neither ``store`` nor ``demo`` given, or a metric choice that is
+        ambiguous.
+    StoreError
+        No store at ``store``.
+
+    See Also
+    --------
+    write_leaderboard_site, write_report : What it feeds.
+
+    Examples
+    --------
+    >>> from glotbench import api
+    >>> source = api.leaderboard_source(demo=True)
+    >>> len(source.replicated.models), source.title
+    (6, 'XTREME-R baselines (Ruder et al. 2021)')
     """
     if settings is not None:
         metric, n_replicates, seed = settings.metric_choice, settings.n_replicates, settings.seed
