@@ -65,6 +65,39 @@ def checklist_expand(
 
     One row per text (``id``, ``case_id``, ``text``, expectation, …); predict
     every ``id`` and score with :func:`checklist_score`.
+
+    Parameters
+    ----------
+    templates : sequence of str or Path, optional
+        Template suite YAML files or names of shipped suites (default: every
+        shipped suite).
+    out : str or Path, default ``"checklist_cases.jsonl"``
+        The cases file to write.
+    languages : sequence of str, optional
+        Expand only these languages.
+    tests : sequence of str, optional
+        Expand only these tests.
+    n : int, optional
+        At most ``n`` cases per test and language (a seeded sample).
+
+    Returns
+    -------
+    ChecklistExpansion
+        ``out``, the ``suites``, ``n_cases``, ``n_texts`` and ``counts`` per
+        test and language.
+
+    Raises
+    ------
+    InputError
+        A malformed template file (the message names the entry), or a language
+        or test no suite has.
+
+    Examples
+    --------
+    >>> from glotbench import api
+    >>> expansion = api.checklist_expand(out="cases.jsonl", languages=["en"], n=2)
+    >>> expansion.suites, expansion.n_cases
+    (('sentiment',), 10)
     """
     paths = list(templates) if templates else builtin_template_files()
     suites = [load_suite(p) for p in paths]
@@ -120,15 +153,60 @@ def checklist_score(
 ) -> Any:
     """Failure rates per model, test and language with paired bootstrap CIs.
 
-    ``cases`` is a cases file (``checklist_expand``) or a list of
-    :class:`~glotbench.checklist.Case`. Predictions come from files keyed by
-    text ``id`` (JSONL with ``label``/``probs``, or CSV/TSV; model names from
-    ``models`` or the file stems), from a dict model → {id: prediction}, or
-    from a callable ``predict(texts) -> labels or probabilities`` (named
-    ``model``). With ``store`` every (model, test, language) is written as a
-    run (task ``checklist:<test>``, dataset ``checklist:<suite>``, metric
-    ``accuracy`` = pass rate over the case ids); re-running skips stored runs.
-    Returns a :class:`~glotbench.checklist.ChecklistResult`.
+    Parameters
+    ----------
+    cases : str or Path or sequence of Case
+        A cases file (:func:`checklist_expand`) or a list of
+        :class:`~glotbench.checklist.Case`.
+    predictions : sequence of str or Path, or dict, optional
+        Files keyed by text ``id`` (JSONL with ``label``/``probs``, or
+        CSV/TSV; model names from ``models`` or the file stems), or a dict
+        model -> {id: prediction}.
+    models : sequence of str, optional
+        The models' names for the prediction files.
+    predict : callable, optional
+        ``predict(texts) -> labels or probabilities``, instead of
+        ``predictions``.
+    model : str, optional
+        The name of ``predict``'s model.
+    store : str or Path, optional
+        Also write every (model, test, language) as a run (task
+        ``checklist:<test>``, dataset ``checklist:<suite>``, metric
+        ``accuracy`` = pass rate over the cases).
+    n_resamples : int, default 1000
+        Bootstrap draws of each interval (cases resampled, paired across
+        models).
+    confidence_level : float, default 0.95
+        Level of the intervals.
+    seed : int, default 0
+        Seed of the draws.
+
+    Returns
+    -------
+    ChecklistResult
+        ``rates`` (``.to_frame()``): one row per model, test and language with
+        ``failure_rate``, ``standard_error``, ``ci_low``, ``ci_high``; and the
+        per-case ``outcomes``.
+
+    Raises
+    ------
+    InputError
+        No predictions, a prediction for an unknown ``id``, a missing one, or
+        as many names as files not given.
+
+    Examples
+    --------
+    A model that always answers ``positive``:
+
+    >>> from glotbench import api
+    >>> _ = api.checklist_expand(out="cases.jsonl", languages=["en"], n=2)
+    >>> result = api.checklist_score("cases.jsonl", predict=lambda texts: ["positive"] * len(texts),
+    ...                              model="always-positive", n_resamples=200)
+    >>> print(result.to_frame()[["test", "failure_rate"]].head(3).to_string(index=False))
+                test  failure_rate
+     simple_positive           0.0
+     simple_negative           1.0
+    negated_positive           1.0
     """
     case_list = read_cases(cases) if isinstance(cases, (str, Path)) else list(cases)
     labels = case_list[0].labels if case_list else ()
@@ -190,7 +268,23 @@ class ChecklistExample:
 
 
 def checklist_example() -> ChecklistExample:
-    """Summary of the embedded MultiCheckList error rates of XLM-R (Ruder et al. 2021)."""
+    """Summary of the embedded MultiCheckList error rates of XLM-R (Ruder et al. 2021).
+
+    Returns
+    -------
+    ChecklistExample
+        ``table`` (one row per language and test), ``by_test`` (mean, min and
+        max over the 50 languages beside the published average) and ``wide``.
+
+    Examples
+    --------
+    >>> from glotbench import api
+    >>> example = api.checklist_example()
+    >>> print(example.by_test[["test", "mean", "published_avg"]].head(2).to_string(index=False))
+            test  mean  published_avg
+     Comparisons 47.29           47.3
+    Intensifiers 90.95           90.9
+    """
     from glotbench.data import MULTICHECKLIST_TABLE5_AVG, multichecklist_xlmr_error_rates
 
     table = multichecklist_xlmr_error_rates()

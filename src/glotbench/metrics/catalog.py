@@ -9,7 +9,26 @@ from glotbench.metrics.registry import get_metric, metric_names
 
 
 def list_metrics() -> list[dict[str, Any]]:
-    """Name, description and statistics layout of every registered metric."""
+    """Name, description and statistics layout of every registered metric.
+
+    Returns
+    -------
+    list of dict
+        One dict per metric: ``name``, ``description``, ``stats`` (the
+        per-example statistics), ``mean_type``, ``score_range`` and the
+        ``constraints`` its statistics must meet.
+
+    See Also
+    --------
+    glotbench.metrics.get_metric : The metric object of a name.
+
+    Examples
+    --------
+    >>> from glotbench import api
+    >>> accuracy = next(m for m in api.list_metrics() if m["name"] == "accuracy")
+    >>> accuracy["stats"], accuracy["score_range"]
+    (['value', 'count'], [0.0, 1.0])
+    """
     out = []
     for name in metric_names():
         metric = get_metric(name)

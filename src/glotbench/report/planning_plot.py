@@ -60,7 +60,30 @@ def power_curve_figure(plan: Plan) -> Any:
 
 
 def write_power_curve(plan: Plan, path: str | Path) -> Path:
-    """Write the power curve of ``plan`` to ``path`` (PNG)."""
+    """Write the power curve of ``plan`` to ``path`` (PNG).
+
+    Parameters
+    ----------
+    plan : Plan
+        A plan (:func:`plan_design`, :func:`glotbench.api.plan`).
+    path : str or Path
+        The PNG file.
+
+    Returns
+    -------
+    Path
+        ``path``.
+
+    Examples
+    --------
+    >>> from glotbench import api
+    >>> components = api.Components(sigma_seed_a=0.01, sigma_seed_b=0.01,
+    ...                             sigma_boot_a=0.02, sigma_boot_b=0.02)
+    >>> plan = api.plan_design(components, api.Design(examples=None, seeds=3, languages=1),
+    ...                        api.PlanSettings(delta=0.02))
+    >>> api.write_power_curve(plan, "power.png").stat().st_size > 0
+    True
+    """
     path = Path(path)
     if path.suffix.lower() != ".png":
         raise InputError(

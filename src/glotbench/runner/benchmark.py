@@ -21,7 +21,20 @@ if TYPE_CHECKING:  # the runner's modules load on first use (the facade imports 
 
 
 def list_suites() -> dict[str, str]:
-    """Built-in suites: name -> description."""
+    """Built-in suites: name -> description.
+
+    Returns
+    -------
+    dict of str to str
+        Suite name -> one-line description; :func:`glotbench.api.run_benchmark`
+        runs any of them by name.
+
+    Examples
+    --------
+    >>> from glotbench import api
+    >>> "starter" in api.list_suites()
+    True
+    """
     from glotbench.ingest.yaml_files import load_yaml
     from glotbench.runner.suite import builtin_suites
 

@@ -43,9 +43,51 @@ def build_scala(
     seed: int = 4242,
     splits: dict[str, int] | None = None,
 ) -> ScalaBuild:
-    """Build a ScaLA dataset from UD CoNLL-U files into a JSONL file with a ``split`` field.
+    r"""Build a ScaLA dataset from UD CoNLL-U files into a JSONL file with a ``split`` field.
 
-    The file can be used in a suite with ``loader: jsonl`` and ``splits: predefined``.
+    Every sentence gives a correct record and a corrupted one (two neighbouring
+    words swapped, or a word deleted; Nielsen 2023). The file can be used in a
+    suite with ``loader: jsonl`` and ``splits: predefined``.
+
+    Parameters
+    ----------
+    treebank : list of str or Path
+        UD CoNLL-U files.
+    out : str or Path
+        The JSONL file to write.
+    language : str, default ``"und"``
+        The records' language code.
+    seed : int, default 4242
+        Seed of the corruptions and the split.
+    splits : dict of str to int, optional
+        Records per split (default: ScandEval's 1,024 / 256 / 2,048); scaled
+        down, with a note, when the treebank is smaller.
+
+    Returns
+    -------
+    ScalaBuild
+        ``out``, the split ``sizes``, ``labels`` counts, the file's
+        ``content_sha256`` and notes.
+
+    Raises
+    ------
+    InputError
+        A file that is not CoNLL-U, or no sentence that can be corrupted.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> from glotbench import api
+    >>> words = [("the", "DET"), ("cat", "NOUN"), ("sat", "VERB"), ("on", "ADP"),
+    ...          ("a", "DET"), ("mat", "NOUN")]
+    >>> sentence = "\n".join(
+    ...     f"{i}\t{w}\t{w}\t{t}\t_\t_\t{i - 1}\t{'dep' if i > 1 else 'root'}\t_\t_"
+    ...     for i, (w, t) in enumerate(words, 1))
+    >>> _ = Path("ud.conllu").write_text("\n\n".join([sentence] * 20) + "\n\n")
+    >>> result = api.build_scala(["ud.conllu"], "scala.jsonl", language="en",
+    ...                          splits={"train": 8, "validation": 8, "test": 16})
+    >>> result.sizes, result.labels  # 20 records: the splits scaled down to fit
+    ({'train': 5, 'validation': 5, 'test': 10}, {'correct': 10, 'incorrect': 10})
     """
     from collections import Counter
 

@@ -25,8 +25,37 @@ def list_failures(
 ) -> FailureList:
     """Recorded failures of benchmark jobs (open ones unless ``include_resolved``).
 
-    With ``resolve`` the matching open failures are marked resolved (nothing
-    is deleted) and the result lists them.
+    Parameters
+    ----------
+    store : str or Path, default ``glotbench.duckdb``
+        The store.
+    models, datasets, tasks, languages : sequence of str, optional
+        Keep only these.
+    failure_ids : sequence of str, optional
+        Keep only these failures.
+    include_resolved : bool, default False
+        Also list failures already resolved.
+    resolve : bool, default False
+        Mark the matching open failures resolved (nothing is deleted); the
+        result lists them.
+
+    Returns
+    -------
+    FailureList
+        ``frame``: one row per failure (job, error type, message, traceback,
+        times); ``resolved_now``.
+
+    Raises
+    ------
+    StoreError
+        No store at ``store``.
+
+    Examples
+    --------
+    >>> from glotbench import api
+    >>> _ = api.import_scores("scores.csv", store="failures.duckdb")
+    >>> api.list_failures("failures.duckdb").frame.empty
+    True
     """
     filters: dict[str, Any] = {
         "models": models or None,

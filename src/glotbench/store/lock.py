@@ -51,9 +51,20 @@ _process_timeout: float | None = None
 def set_lock_timeout(value: float | None) -> None:
     """Set the lock wait of every store this process opens without its own (None: unset).
 
-    The command line's ``--lock-timeout`` passes its value here, as a
-    parameter; ``$GLOTBENCH_LOCK_TIMEOUT`` is read only when neither an
-    argument nor this is given (documented fallback, ``docs/store.md``).
+    ``$GLOTBENCH_LOCK_TIMEOUT`` is read only when neither an argument nor this
+    is given (documented fallback, ``docs/store.md``).
+
+    Parameters
+    ----------
+    value : float or None
+        Seconds to wait for a store another process holds (0: do not wait);
+        None unsets it.
+
+    Examples
+    --------
+    >>> from glotbench import api
+    >>> api.set_lock_timeout(5.0)
+    >>> api.set_lock_timeout(None)
     """
     global _process_timeout
     _process_timeout = None if value is None else lock_timeout(value)

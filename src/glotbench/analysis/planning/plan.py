@@ -282,7 +282,52 @@ def plan_design(
     models: tuple[str, str] | None = None,
     notes: tuple[str, ...] = (),
 ) -> Plan:
-    """Power at δ, minimum detectable difference, optional design search and power curve."""
+    """Power at δ, minimum detectable difference, optional design search and power curve.
+
+    Parameters
+    ----------
+    components : Components
+        The variance components of the pair (σ_seed, σ_boot per model, their
+        correlation, the between-language SD of the difference).
+    design : Design
+        Examples, seeds and languages of the evaluation.
+    settings : PlanSettings, optional
+        δ, α, the target power, what to vary and the method (closed form or
+        simulation).
+    pairs : pandas.DataFrame, optional
+        Per-language differences of the pair, for the simulation.
+    models : tuple of str, optional
+        The pair's names, for the result.
+    notes : tuple of str, default ()
+        Notes carried into the result.
+
+    Returns
+    -------
+    Plan
+        ``se`` of the difference, ``mdd`` (minimum detectable difference),
+        ``power`` at δ and, with ``settings.vary``, the design search.
+
+    Raises
+    ------
+    InputError
+        A design or components the method cannot plan with (the message says
+        which value is missing).
+
+    See Also
+    --------
+    glotbench.api.plan : Components read from a store or file.
+    write_power_curve : The power curve as a PNG.
+
+    Examples
+    --------
+    >>> from glotbench import api
+    >>> components = api.Components(sigma_seed_a=0.01, sigma_seed_b=0.01,
+    ...                             sigma_boot_a=0.02, sigma_boot_b=0.02)
+    >>> plan = api.plan_design(components, api.Design(examples=None, seeds=3, languages=1),
+    ...                        api.PlanSettings(delta=0.02))
+    >>> plan
+    Plan(method=closed, se=0.02944, mdd=0.08248, power=0.10432099411448151)
+    """
     settings = settings or PlanSettings()
     se = math.sqrt(difference_variance(components, design))
     mdd = minimum_detectable(se, settings.alpha, settings.power)
