@@ -345,9 +345,45 @@ def aso(
     Vectorised: each sample is sorted once and the quantiles of all bootstrap
     resamples are found with one ``searchsorted``.
 
-    >>> res = aso([0.9, 0.8, 0.85, 0.88], [0.5, 0.55, 0.6, 0.52], seed=0)
-    >>> res.eps_min
-    0.0
+    Parameters
+    ----------
+    scores_a, scores_b : array_like
+        Scores of A and B (e.g. one per seed); the samples need not be paired.
+    confidence_level : float, default 0.95
+        Level of the upper bound ε_min.
+    num_bootstrap_iterations : int, default 1000
+        Bootstrap iterations of σ̂.
+    seed : int or None, default 0
+        Seed of the bootstrap (None: fresh entropy).
+    num_comparisons : int, default 1
+        Bonferroni correction of the level for this many comparisons.
+    dt : float, default 0.005
+        Step of the quantile grid.
+    threshold : float, default 0.5
+        ε_min below this counts as A almost stochastically dominating B.
+
+    Returns
+    -------
+    ASOResult
+        ``eps_min`` (0: A stochastically dominates B; 1: B dominates A),
+        ``violation_ratio``, ``sigma_hat`` and the settings.
+
+    Raises
+    ------
+    InputError
+        An empty or non-finite sample, or a level outside (0, 1).
+
+    See Also
+    --------
+    multi_aso : Every pair of several systems.
+    aso_files : From score files.
+
+    Examples
+    --------
+    >>> from glotbench import api
+    >>> result = api.aso([0.9, 0.8, 0.85, 0.88], [0.5, 0.55, 0.6, 0.52], seed=0)
+    >>> result.eps_min, result.eps_min < result.threshold
+    (0.0, True)
     """
     _check(confidence_level, num_bootstrap_iterations, num_comparisons)
     a = np.sort(_as_scores(scores_a, "scores_a"))
@@ -414,14 +450,50 @@ def multi_aso(
 ) -> MultiASOResult:
     """ASO for every pair of systems, as ``deepsig.multi_aso`` 1.2.8.
 
-    ``scores`` is a mapping name → scores, a list of score lists or a 2-D
-    array (one row per system). For i < j the violation ratio ε_ij and σ̂_ij
-    are estimated once; ``eps_min[i, j]`` uses ε_ij and ``eps_min[j, i]`` uses
-    1 − ε_ij with the same σ̂ (del Barrio et al. 2018's symmetry, as deepsig);
-    with ``use_bonferroni`` the level is corrected for m(m − 1)/2 comparisons.
-    Each system is resampled once per replicate and its resamples are shared
-    by all its pairs (every pair's bootstrap distribution is unchanged), so
-    pair (0, 1) gives exactly :func:`aso` of the two with the same seed.
+    For i < j the violation ratio ε_ij and σ̂_ij are estimated once;
+    ``eps_min[i, j]`` uses ε_ij and ``eps_min[j, i]`` uses 1 − ε_ij with the
+    same σ̂ (del Barrio et al. 2018's symmetry, as deepsig). Each system is
+    resampled once per replicate and its resamples are shared by all its pairs
+    (every pair's bootstrap distribution is unchanged), so pair (0, 1) gives
+    exactly :func:`aso` of the two with the same seed.
+
+    Parameters
+    ----------
+    scores : mapping of str to array_like, or sequence of array_like, or 2-D array
+        Name -> scores, a list of score lists or one row per system.
+    confidence_level : float, default 0.95
+        Level of the upper bounds.
+    use_bonferroni : bool, default True
+        Correct the level for the m(m − 1)/2 comparisons.
+    num_bootstrap_iterations : int, default 1000
+        Bootstrap iterations of σ̂.
+    seed : int or None, default 0
+        Seed of the bootstrap.
+    names : sequence of str, optional
+        The systems' names when ``scores`` is not a mapping.
+    dt : float, default 0.005
+        Step of the quantile grid.
+    threshold : float, default 0.5
+        ε_min below this counts as almost stochastic dominance.
+
+    Returns
+    -------
+    MultiASOResult
+        ``eps_min`` (an m × m matrix: row i against column j), ``names`` and
+        ``.to_frame()`` (one row per ordered pair).
+
+    Raises
+    ------
+    InputError
+        Fewer than two systems, or an empty sample.
+
+    Examples
+    --------
+    >>> from glotbench import api
+    >>> result = api.multi_aso({"a": [0.71, 0.73, 0.70, 0.72], "b": [0.66, 0.69, 0.65, 0.68],
+    ...                         "c": [0.70, 0.72, 0.69, 0.74]})
+    >>> result.names, result.eps_min.round(2).tolist()
+    (('a', 'b', 'c'), [[1.0, 0.0, 1.0], [1.0, 1.0, 1.0], [1.0, 0.01, 1.0]])
     """
     _check(confidence_level, num_bootstrap_iterations, 1)
     labels, samples = _collection(scores, names)
