@@ -62,7 +62,35 @@ def missing_starter_packages() -> list[str]:
 
 @dataclass(frozen=True)
 class StarterDemo:
-    """What the demo's starter part produced."""
+    """What the demo's starter part produced.
+
+    Attributes
+    ----------
+    store : Path
+        The store the starter suite ran into.
+    run : RunSummary
+        The run's summary (:func:`glotbench.api.run_benchmark`).
+    scores : pandas.DataFrame
+        The analysed scores, one row per model and language.
+    variance : VarianceComponents
+        Variance components per model and language.
+    aggregates : Aggregates
+        Each model's aggregates with standard errors.
+    comparison : Comparison
+        Pairwise differences.
+    ranks : Ranks
+        Rank distributions.
+    notes : list of str
+        What the reader should know (skipped models, small samples).
+    replicated : ReplicatedScores or None
+        The replicated scores behind every number.
+    settings : AnalysisSettings
+        The settings of every number.
+    analysis : Analysis or None
+        The headline analysis the demo's pages render.
+    cache_key : str
+        Identifies the run and settings the analysis was cached under.
+    """
 
     store: Path
     run: Any  # RunSummary

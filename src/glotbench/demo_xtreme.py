@@ -64,7 +64,21 @@ def demo_leaderboard(confidence_level: float = 0.95) -> Leaderboard:
 
 @dataclass(frozen=True)
 class Demo:
-    """What ``glotbench demo`` shows: leaderboard, between-language SDs, comparisons, ranks."""
+    """What :func:`glotbench.api.demo` shows: leaderboard, between-language SDs, comparisons, ranks.
+
+    Attributes
+    ----------
+    leaderboard : Leaderboard
+        Per-task and overall scores of each model.
+    comparison : Comparison
+        Pairwise differences of the models with every task.
+    ranks : Ranks
+        Their rank distributions.
+    notes : tuple of str
+        What the embedded table covers and where it differs from the paper.
+    analysis : Analysis or None
+        The headline analysis the demo's pages render.
+    """
 
     leaderboard: Leaderboard
     comparison: Comparison

@@ -93,7 +93,19 @@ def language_aggregates(
 
 @dataclass(frozen=True)
 class Leaderboard:
-    """Per-task and overall scores of each model, with standard errors."""
+    """Per-task and overall scores of each model, with standard errors.
+
+    Attributes
+    ----------
+    per_task : pandas.DataFrame
+        One row per model and task: score, SE over languages, interval.
+    overall : pandas.DataFrame
+        One row per model: the mean of its task scores with SE and interval.
+    tasks : tuple of str
+        The tasks, in column order.
+    confidence_level : float
+        Level of the intervals.
+    """
 
     per_task: pd.DataFrame
     overall: pd.DataFrame

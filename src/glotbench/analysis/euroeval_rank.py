@@ -309,8 +309,30 @@ def euroeval_rank_scores(
 class EuroEvalRank:
     """EuroEval rank scores per dataset, task, language and overall (lower is better).
 
-    ``score`` is the reported rank score (current method: the bootstrap
-    median), ``low``/``high`` its interval (None for the 2025 method).
+    Every table has ``score``, the reported rank score (current method: the
+    bootstrap median), and ``low``/``high``, its interval (None for the 2025
+    method).
+
+    Attributes
+    ----------
+    method : str
+        ``2026-05-28`` or ``2025``.
+    n_bootstraps : int
+        Bootstrap draws of the intervals.
+    seed : int
+        Seed of the draws.
+    confidence_level : float
+        Level of the intervals.
+    datasets : pandas.DataFrame
+        One row per dataset and model.
+    tasks : pandas.DataFrame
+        One row per language, task and model.
+    languages : pandas.DataFrame
+        One row per language and model.
+    overall : pandas.DataFrame
+        One row per model (``.to_frame()``).
+    notes : tuple of str
+        Metrics chosen, datasets left out.
     """
 
     method: Method

@@ -202,7 +202,19 @@ def analyze_view(
 
 @dataclass(frozen=True)
 class Analysis:
-    """The result of one request: the overall view and each task's view, from one settings."""
+    """The result of one request: the overall view and each task's view, from one settings.
+
+    Attributes
+    ----------
+    settings : AnalysisSettings
+        The settings every number was computed with.
+    overall : ViewAnalysis
+        The overall view (mean of task means): aggregates, comparisons, ranks.
+    tasks : dict of str to ViewAnalysis
+        One view per task, computed on that task's units alone.
+    interval_text : str
+        How the intervals were made, as the pages print it.
+    """
 
     settings: AnalysisSettings
     overall: ViewAnalysis

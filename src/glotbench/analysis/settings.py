@@ -60,18 +60,30 @@ class AnalysisSettings:
     The field defaults are *the* defaults of every command, page and API
     function (``docs/analysis.md``, Settings).
 
-    ``n_draws``: paired draws behind every SE, interval and rank.
-    ``n_replicates``: bootstrap replicates of the test set per run, when the
-    scores are read from per-example statistics. ``confidence_level``: of
-    every interval. ``seed``: of the replicates and the draws.
-    ``scheme`` ``"auto"``: non-parametric when the scores are replicated
-    (seeds or bootstrap replicates), parametric for ready SDs (a
-    :class:`~glotbench.analysis.variance.ComponentTable`), else languages-only. ``languages``/``k``:
-    how the languages are resampled (with replacement to the full size, the
-    default; without replacement to ``k``; or ``none``: fixed).
-    ``metric``: the metric selection, ``METRIC`` and/or ``TASK=METRIC``
-    entries; empty = each task on its declared primary metric
-    (:mod:`glotbench.analysis.selection`).
+    Attributes
+    ----------
+    scheme : {"auto", "nonparametric", "parametric", "languages-only"}, default "auto"
+        ``auto``: non-parametric when the scores are replicated (seeds or
+        bootstrap replicates), parametric for ready SDs (a
+        :class:`~glotbench.analysis.variance.ComponentTable`), else
+        languages-only.
+    n_draws : int, default 10000
+        Paired draws behind every SE, interval and rank.
+    seed : int, default 0
+        Seed of the replicates and the draws.
+    languages : {"with", "without", "none"}, default "with"
+        How languages are resampled: with replacement to the full size,
+        without replacement to ``k``, or fixed.
+    k : int or None
+        The subsample size of ``languages="without"``.
+    confidence_level : float, default 0.95
+        Level of every interval.
+    n_replicates : int, default 1000
+        Bootstrap replicates of the test set per run, when the scores are read
+        from per-example statistics.
+    metric : tuple of str, default ()
+        ``METRIC`` and/or ``TASK=METRIC`` entries; empty: each task on its
+        declared primary metric (:mod:`glotbench.analysis.selection`).
     """
 
     scheme: Scheme | Literal["auto"] = "auto"

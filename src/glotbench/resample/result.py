@@ -29,9 +29,38 @@ def _json_number(value: float) -> float | None:
 class BootstrapResult:
     """Bootstrap estimate, standard error and confidence interval.
 
-    For one system the attributes are floats; for several systems (paired on
-    the same resamples) they are arrays in the order of :attr:`names`.
-    ``replicates`` always has shape (n_resamples × m).
+    For one system the properties are floats; for several systems (paired on
+    the same resamples) they are arrays in the order of :attr:`names`. As
+    scipy's ``BootstrapResult``: ``confidence_interval`` (``low``, ``high``),
+    ``standard_error`` and ``bootstrap_distribution``; ``score`` is the
+    estimate.
+
+    Attributes
+    ----------
+    estimates : numpy.ndarray
+        The full-sample score of each system.
+    replicates : numpy.ndarray, shape (n_resamples, m)
+        The replicate scores.
+    low, high : numpy.ndarray
+        The interval's bounds per system.
+    standard_errors : numpy.ndarray
+        The SD of the replicates per system.
+    confidence_level : float
+        Level of the interval.
+    method : str
+        ``percentile`` or ``bca``.
+    scheme : str
+        ``multinomial`` or ``poisson``.
+    n_resamples : int
+        Number of replicates.
+    seed : int
+        Seed of the weights.
+    n_examples : int
+        Examples resampled.
+    names : tuple of str
+        The systems' names.
+    metric : str or None
+        The metric's name, when known.
     """
 
     estimates: npt.NDArray[np.float64]

@@ -34,7 +34,17 @@ _FORMULA_START = "^[=+@\t\r'-]"
 
 @dataclass
 class ExportResult:
-    """Files written by an export."""
+    """Files written by an export.
+
+    Attributes
+    ----------
+    store : str
+        The store exported.
+    table : str
+        The table(s) exported.
+    files : list of str
+        The files written.
+    """
 
     store: str
     table: str

@@ -54,7 +54,19 @@ def _failure_where(filters: dict[str, Filter], *, open_only: bool) -> tuple[str,
 
 @dataclass
 class FailureList:
-    """Recorded job failures (``glotbench failures``)."""
+    """Recorded job failures (:func:`glotbench.api.list_failures`).
+
+    Attributes
+    ----------
+    store : str
+        The store.
+    include_resolved : bool
+        Whether resolved failures are listed.
+    frame : pandas.DataFrame
+        One row per failure: ids, job, error type, message, traceback, times.
+    resolved_now : int
+        Failures marked resolved by this call.
+    """
 
     store: str
     include_resolved: bool

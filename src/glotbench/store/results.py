@@ -46,9 +46,34 @@ ImportStatus = Literal["imported", "resumed", "skipped"]
 class ImportResult:
     """What an import did.
 
-    ``status``: ``imported`` (a new import), ``resumed`` (an interrupted
-    import of the same file was completed) or ``skipped`` (this exact file was
-    already imported; nothing was done).
+    Attributes
+    ----------
+    kind : str
+        What was imported (``scores``, ``examples``, ``api`` for a DataFrame, ...).
+    source : str
+        The file (or frame name).
+    store : str
+        The store written.
+    status : {"imported", "resumed", "skipped"}
+        ``imported`` (a new import), ``resumed`` (an interrupted import of the
+        same file was completed) or ``skipped`` (this exact file was already
+        imported; nothing was done).
+    sha256 : str
+        The file's content hash.
+    import_id : str or None
+        The import's id in the store.
+    rows : int
+        Rows read.
+    runs_added, runs_skipped : int
+        Runs written and runs already stored.
+    scores_added, scores_skipped : int
+        Scores written and scores already stored with the same value.
+    ignored_columns : list of str
+        Columns of the file glotbench does not read.
+    message : str
+        One line saying what happened.
+    seconds : float
+        Time taken.
     """
 
     kind: str

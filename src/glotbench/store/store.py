@@ -92,7 +92,21 @@ SUITE_META_PREFIX = "suite:"
 
 @dataclass
 class StoreSummary:
-    """What a store holds (``glotbench show``)."""
+    """What a store holds (:func:`glotbench.api.show_store`).
+
+    Attributes
+    ----------
+    path : str
+        The store's file.
+    schema_version : int
+        Its schema version.
+    counts : dict of str to int
+        Rows per table.
+    by_model_task_language : pandas.DataFrame
+        One row per model, task and language (``.to_frame()``).
+    incomplete_imports : list of dict
+        Imports that were interrupted (run them again to complete them).
+    """
 
     path: str
     schema_version: int

@@ -261,7 +261,31 @@ def _lmm(
 
 @dataclass
 class LmmResult:
-    """Everything ``glotbench analyze lmm`` reports, as tidy frames and JSON."""
+    """Everything :func:`glotbench.api.analyze_mixed_model` reports, as tidy frames and JSON.
+
+    Attributes
+    ----------
+    model : MixedModel
+        The fitted model (design, fit, response).
+    fixed_effects : pandas.DataFrame
+        One row per coefficient: estimate, SE, Satterthwaite df, t, p.
+    anova : pandas.DataFrame
+        Type III ANOVA with partial η² and its interval.
+    emmeans : dict of str to pandas.DataFrame
+        Estimated marginal means per requested factor.
+    contrasts : dict of str to pandas.DataFrame
+        Their pairwise contrasts, multiplicity-adjusted.
+    random_effects : pandas.DataFrame
+        Variance and SD of each random effect and the residual.
+    residual_variance : float
+        σ².
+    r2 : dict of str to float
+        Nakagawa's marginal and conditional R².
+    diagnostics : dict
+        Convergence, singularity, observations and groups.
+    residual_checks : dict or None
+        The simulated residuals' tests (with ``residuals`` or ``qq_plot``).
+    """
 
     model: MixedModel
     fixed_effects: pd.DataFrame
