@@ -223,6 +223,32 @@ class ASOResult:
 
     ``eps_min`` < ``threshold`` (0.5) means A is almost stochastically larger
     than B at the (corrected) confidence level.
+
+    Attributes
+    ----------
+    eps_min : float
+        The upper confidence bound of the violation ratio: 0 when A
+        stochastically dominates B, 1 when B dominates A.
+    violation_ratio : float
+        The estimated violation ratio ε_W of A's quantile function below B's.
+    sigma_hat : float
+        The bootstrap estimate of its spread.
+    confidence_level : float
+        The requested level.
+    corrected_confidence_level : float
+        The level after the Bonferroni correction.
+    num_comparisons : int
+        Comparisons corrected for.
+    num_bootstrap_iterations : int
+        Bootstrap iterations of ``sigma_hat``.
+    seed : int
+        Seed of the bootstrap.
+    n_a, n_b : int
+        Sample sizes of A and B.
+    dt : float
+        Step of the quantile grid.
+    threshold : float
+        The ε_min below which A counts as better.
     """
 
     eps_min: float
@@ -272,6 +298,29 @@ class MultiASOResult:
     """ε_min of every ordered pair: ``eps_min[i, j]`` compares system i (A) with j (B).
 
     The diagonal is 1, as in ``deepsig.multi_aso``.
+
+    Attributes
+    ----------
+    names : tuple of str
+        The systems, in row and column order.
+    eps_min : numpy.ndarray, shape (m, m)
+        ε_min of row i against column j.
+    violation_ratio : numpy.ndarray, shape (m, m)
+        The estimated violation ratios.
+    confidence_level : float
+        The requested level.
+    corrected_confidence_level : float
+        The level after the Bonferroni correction (if ``use_bonferroni``).
+    use_bonferroni : bool
+        Whether the level was corrected for m(m − 1)/2 comparisons.
+    num_bootstrap_iterations : int
+        Bootstrap iterations of σ̂.
+    seed : int
+        Seed of the bootstrap.
+    dt : float
+        Step of the quantile grid.
+    threshold : float
+        The ε_min below which a system counts as better.
     """
 
     names: tuple[str, ...]

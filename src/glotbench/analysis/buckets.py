@@ -250,10 +250,21 @@ def unit_bucket_stats(
 class BucketAnalysis:
     """Result of :func:`analyze_buckets`.
 
-    ``buckets``: attribute, kind, bucket, n_examples, system, score, ci_low,
-    ci_high, standard_error. ``pairwise``: attribute, bucket, system_a,
-    system_b, difference, ci_low, ci_high, share_a_better. ``diagnosis``: per
-    attribute and pair, where A beats B by the most and where B beats A by the most.
+    Attributes
+    ----------
+    buckets : pandas.DataFrame
+        attribute, kind, bucket, n_examples, system, score, ci_low, ci_high,
+        standard_error (``.to_frame()``).
+    pairwise : pandas.DataFrame
+        attribute, bucket, system_a, system_b, difference, ci_low, ci_high,
+        share_a_better.
+    diagnosis : pandas.DataFrame
+        Per attribute and pair, where A beats B by the most and where B beats
+        A by the most.
+    settings : dict
+        The analysis' settings.
+    notes : tuple of str
+        What the reader should know.
     """
 
     buckets: pd.DataFrame

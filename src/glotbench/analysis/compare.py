@@ -105,12 +105,29 @@ def _infinite_effect_notes(count: int) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class Comparison:
-    """Result of :func:`compare_models`.
+    """Result of :func:`compare_models` (:func:`glotbench.api.analyze_compare`).
 
-    ``aggregates``: one row per aggregator and pair. ``per_language``: one row
-    per pair and language (None unless asked for: it has M(M − 1)/2 × L rows).
-    ``language_summary`` (one row per language) and ``pair_summary`` (one row
-    per pair) condense the per-language comparisons and are always computed.
+    Attributes
+    ----------
+    aggregates : pandas.DataFrame
+        One row per aggregator and pair: difference, SD, effect size,
+        interval, share of draws in which ``model_a`` is better
+        (``.to_frame()``).
+    per_language : pandas.DataFrame or None
+        One row per pair and language (None unless asked for: it has
+        M(M − 1)/2 × L rows).
+    settings : DrawSettings
+        The draws' settings.
+    languages : tuple of str
+        The languages compared.
+    notes : tuple of str
+        What the reader should know.
+    language_summary : pandas.DataFrame
+        One row per language, condensing the per-language comparisons.
+    pair_summary : pandas.DataFrame
+        One row per pair, likewise.
+    recorded : dict or None
+        The request's settings as recorded in the JSON.
     """
 
     aggregates: pd.DataFrame
@@ -506,7 +523,23 @@ def comparison_summary(aggregates: pd.DataFrame) -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class Aggregates:
-    """Result of :func:`aggregate_scores`: each model's aggregates with standard errors."""
+    """Each model's aggregates with standard errors (:func:`glotbench.api.analyze_aggregate`).
+
+    Attributes
+    ----------
+    frame : pandas.DataFrame
+        One row per model and aggregator (mean, geometric mean, median): the
+        score, resampled and closed-form SEs and the interval (``.to_frame()``).
+    hierarchy : pandas.DataFrame
+        The scores and SEs at each level of the hierarchy (task × language
+    cells, tasks, overall).
+    settings : DrawSettings
+        The draws' settings.
+    notes : tuple of str
+        What the reader should know.
+    recorded : dict or None
+        The request's settings as recorded in the JSON.
+    """
 
     frame: pd.DataFrame
     hierarchy: pd.DataFrame

@@ -167,16 +167,44 @@ def subset_masks(
 class DataSizeResult:
     """Agreement of subset rankings with the full-set ranking, per size and strategy.
 
-    ``table``: one row per (strategy, size, unit) — ``unit`` is ``model``
-    (mean over seeds) or ``seed`` (every run a system) — with the mean, SD and
-    5–95 % quantiles of τ_w over draws, the mean tokens of the subsets and, for
-    the model unit with ≥ 2 seeds, mean ASO disagreements and mean |Δε_min|.
-    ``recommendation``: per (strategy, unit), the smallest size whose mean τ
-    reaches ``level`` and stays there (None: only the full set does).
-    ``order``: the example order SEQ and RAND_SEQ followed — ``input`` (as
-    given), ``file`` (a CoNLL-U file's sentence order), ``source_position``
-    (the store's source positions) or ``stored`` (the store's run order,
-    shuffled by ``glotbench run``: SEQ and RAND_SEQ are then random samples).
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        One row per (strategy, size, unit) — ``unit`` is ``model`` (mean over
+        seeds) or ``seed`` (every run a system) — with the mean, SD and 5–95 %
+        quantiles of τ_w over draws, the mean tokens of the subsets and, for
+        the model unit with ≥ 2 seeds, mean ASO disagreements and mean
+        |Δε_min|.
+    recommendation : pandas.DataFrame
+        Per (strategy, unit), the smallest size whose mean τ reaches ``level``
+        and stays there (None: only the full set does).
+    level : float
+        The τ a recommended size must reach.
+    models : tuple of str
+        The models compared.
+    n_seeds : int
+        Seeds per model.
+    n_examples : int
+        Examples in the full set.
+    n_tokens : float
+        Tokens (or words) in the full set.
+    n_draws : int
+        Subsets per size and strategy.
+    seed : int
+        Seed of the subsets.
+    metric : str or None
+        The metric.
+    token_unit : str
+        What sizes count: ``tokens``, ``words`` or ``examples``.
+    full_scores : pandas.DataFrame
+        Each run's full-set score.
+    notes : tuple of str
+        What the reader should know.
+    order : str
+        The example order SEQ and RAND_SEQ followed — ``input`` (as given),
+        ``file`` (a CoNLL-U file's sentence order), ``source_position`` (the
+        store's source positions) or ``stored`` (the store's run order,
+        shuffled by the runner: SEQ and RAND_SEQ are then random samples).
     """
 
     table: pd.DataFrame

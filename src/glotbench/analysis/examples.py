@@ -45,10 +45,21 @@ def matches(output: Any, reference: Any) -> bool | None:
 
 @dataclass
 class ExamplesResult:
-    """Paired examples of ``models``, side by side.
+    """Paired examples of ``models``, side by side (:func:`glotbench.api.kept_examples`).
 
-    ``frame`` has the keys, ``input``, ``reference``,
-    ``output:<model>`` and ``correct:<model>`` per model; ``total`` rows before ``limit``.
+    Attributes
+    ----------
+    models : list of str
+        The models listed.
+    frame : pandas.DataFrame
+        The keys, ``input``, ``reference``, ``output:<model>`` and
+        ``correct:<model>`` per model.
+    total : int
+        Rows before ``limit``.
+    filters : dict
+        The filters applied.
+    notes : list of str
+        What the reader should know.
     """
 
     models: list[str]

@@ -140,6 +140,24 @@ class LearningCurves:
 
     Built by
     :func:`glotbench.analysis.sources.learning_curve_store.learning_curves_from_store`.
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        One row per model, test set and training size: score and interval.
+    saturation : pandas.DataFrame
+        Per model and test set, the size beyond which gains are no longer
+        detectable at ``alpha``.
+    alpha : float
+        Level of the gain tests.
+    confidence_level : float
+        Level of the intervals.
+    n_draws : int
+        Bootstrap draws per point.
+    seed : int
+        Seed of the draws.
+    notes : list of str
+        What the reader should know.
     """
 
     table: pd.DataFrame

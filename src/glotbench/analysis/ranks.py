@@ -46,7 +46,24 @@ from glotbench.errors import InputError
 
 @dataclass(frozen=True)
 class Ranks:
-    """Result of :func:`rank_models`."""
+    """Rank distributions of the models (:func:`glotbench.api.analyze_ranks`).
+
+    Attributes
+    ----------
+    distribution : pandas.DataFrame
+        The probability of each rank per aggregator and model.
+    summary : pandas.DataFrame
+        One row per aggregator and model: mean and modal rank, rank interval,
+        EuroEval rank score and interval (``.to_frame()``).
+    settings : DrawSettings
+        The draws' settings.
+    notes : tuple of str
+        What the reader should know.
+    euroeval : EuroEvalRank or None
+        EuroEval's rank scores, when computed.
+    recorded : dict or None
+        The request's settings as recorded in the JSON.
+    """
 
     distribution: pd.DataFrame
     summary: pd.DataFrame

@@ -68,10 +68,34 @@ def _json(value: float) -> float | None:
 class PairedTestResult:
     """Outcome of a paired test of A against B on one test set.
 
-    ``difference`` = score(A) − score(B) on the full test set; ``p_value`` is
-    two-sided for H0: no difference; ``null_distribution`` holds the B replicate
-    differences the p-value was computed from (centred bootstrap differences for
-    the bootstrap, randomised differences for the permutation test).
+    Attributes
+    ----------
+    test : str
+        ``bootstrap`` or ``permutation``.
+    metric : str or None
+        The metric's name, when known.
+    score_a, score_b : float
+        Full-test-set scores of A and B.
+    difference : float
+        score(A) − score(B).
+    p_value : float
+        Two-sided p-value for H0: no difference.
+    ci_low, ci_high : float
+        The percentile interval of the difference (NaN for the permutation
+        test); also ``confidence_interval``.
+    confidence_level : float
+        Its level (NaN for the permutation test).
+    n_resamples : int
+        Replicates.
+    seed : int
+        Seed of the replicates.
+    n_examples : int
+        Examples in the test set.
+    names : tuple of str
+        The systems' names.
+    replicates : numpy.ndarray
+        The replicate differences the p-value was computed from (centred
+        bootstrap differences, or randomised differences); not in the repr.
     """
 
     test: str
@@ -353,7 +377,25 @@ def permutation_test(
 
 @dataclass(frozen=True)
 class McNemarResult:
-    """McNemar's test of paired binary outcomes (1 = correct)."""
+    """McNemar's test of paired binary outcomes (1 = correct).
+
+    Attributes
+    ----------
+    statistic : float
+        min(b, c) for the exact test, else the χ² statistic.
+    p_value : float
+        Two-sided p-value.
+    exact : bool
+        Whether the exact binomial test was used.
+    correction : bool
+        Whether χ² was continuity-corrected.
+    only_a_correct, only_b_correct : int
+        b and c: examples only A (B) got right.
+    both_correct, both_wrong : int
+        The concordant counts.
+    names : tuple of str
+        The systems' names.
+    """
 
     statistic: float
     p_value: float
@@ -484,7 +526,23 @@ def mcnemar_test(
 
 @dataclass(frozen=True)
 class AdjustedPValues:
-    """p-values adjusted for multiple comparisons, and the rejections at ``alpha``."""
+    """p-values adjusted for multiple comparisons, and the rejections at ``alpha``.
+
+    Attributes
+    ----------
+    method : str
+        ``bonferroni``, ``holm`` or ``fdr_bh``.
+    alpha : float
+        The level of the rejections.
+    p_values : numpy.ndarray
+        The unadjusted p-values, in input order.
+    adjusted : numpy.ndarray
+        The adjusted p-values.
+    reject : numpy.ndarray of bool
+        Whether each hypothesis is rejected (adjusted p ≤ ``alpha``).
+    labels : tuple of str
+        The hypotheses' names.
+    """
 
     method: str
     alpha: float

@@ -46,7 +46,14 @@ COLUMNS = [
 
 @dataclass
 class SpeedTable:
-    """Speed per model; ``to_frame()`` has one row per model (:data:`COLUMNS`)."""
+    """Speed per model (:func:`glotbench.api.speed_summary`).
+
+    Attributes
+    ----------
+    rows : list of dict
+        One per model (:data:`COLUMNS`; ``.to_frame()``): tokens per second,
+        its interval and the number of measurements.
+    """
 
     rows: list[dict[str, Any]] = field(default_factory=list)
 

@@ -394,7 +394,18 @@ def components_from_summary(frame: pd.DataFrame, error: ErrorAt = row_error) -> 
 
 @dataclass(frozen=True)
 class VarianceComponents:
-    """Result of :func:`variance_components`: per-language rows, per-model summary."""
+    """Variance components per language and model (:func:`glotbench.api.analyze_variance`).
+
+    Attributes
+    ----------
+    per_unit : pandas.DataFrame
+        One row per model, task and language: σ_seed, σ_boot, σ_w and their
+        SEs (``.to_frame()``).
+    per_model : pandas.DataFrame
+        One row per model and task: σ_b and the mean within-language SDs.
+    notes : tuple of str
+        What the reader should know.
+    """
 
     per_unit: pd.DataFrame
     per_model: pd.DataFrame

@@ -32,7 +32,21 @@ from glotbench.store.store import Store
 
 @dataclass(frozen=True)
 class ChecklistExpansion:
-    """Cases written by :func:`checklist_expand`."""
+    """Cases written by :func:`checklist_expand`.
+
+    Attributes
+    ----------
+    out : str
+        The cases file.
+    suites : tuple of str
+        The suites expanded.
+    n_cases : int
+        Test cases written.
+    n_texts : int
+        Texts to predict (a case may have several).
+    counts : pandas.DataFrame
+        Cases and texts per suite, test and language.
+    """
 
     out: str
     suites: tuple[str, ...]
@@ -245,7 +259,20 @@ def checklist_score(
 
 @dataclass(frozen=True)
 class ChecklistExample:
-    """The published MultiCheckList error rates of XLM-R (embedded example table)."""
+    """The published MultiCheckList error rates of XLM-R (embedded example table).
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        One row per language and test: ``error_rate`` in percent.
+    by_test : pandas.DataFrame
+        One row per test: mean, min and max over languages beside the
+        published average.
+    wide : pandas.DataFrame
+        Languages × tests.
+    source : str
+        The citation.
+    """
 
     table: pd.DataFrame  # model, language, test, error_rate
     by_test: pd.DataFrame  # test, mean, published_avg, min, max, n_languages

@@ -478,10 +478,41 @@ def dedupe_score_rows(rows: Sequence[ScoreRow]) -> list[ScoreRow]:
 
 @dataclass
 class HarnessImportResult:
-    """What a harness import did (``--json`` prints :meth:`to_dict`).
+    """What a harness import did (``.to_dict()`` is the JSON the CLI prints).
 
-    ``status``: ``imported``, ``resumed`` (an interrupted import of the same
-    input was completed) or ``skipped`` (this exact input was imported before).
+    Attributes
+    ----------
+    kind : str
+        The harness (``euroeval``, ``lm-eval``, ``reuben``, ``xtreme``).
+    source : str
+        The file or folder imported.
+    store : str
+        The store written.
+    status : {"imported", "resumed", "skipped"}
+        ``resumed``: an interrupted import of the same input was completed;
+        ``skipped``: this exact input was imported before.
+    sha256 : str
+        The input's content hash.
+    import_id : str or None
+        The import's id in the store.
+    files : int
+        Files read.
+    runs_added, runs_skipped : int
+        Per-example runs written and already stored.
+    examples_added : int
+        Per-example rows written.
+    scores_added, scores_skipped : int
+        Scores written and already stored.
+    models, tasks, languages : list of str
+        What the input held.
+    notes : list of str
+        What the reader should know (tasks mapped, rows left out).
+    aggregates : list of dict
+        The harness's own aggregates, recomputed (e.g. XTREME's averages).
+    message : str
+        One line saying what happened.
+    seconds : float
+        Time taken.
     """
 
     kind: str

@@ -27,7 +27,25 @@ if TYPE_CHECKING:  # the mixed-model module (and scipy.stats) loads only when gi
 
 @dataclass(frozen=True)
 class SiteResult:
-    """Where a leaderboard or report was written, and what it holds."""
+    """Where a leaderboard or report was written, and what it holds.
+
+    Attributes
+    ----------
+    path : Path
+        The HTML file written.
+    kind : str
+        ``leaderboard`` or ``report``.
+    models : tuple of str
+        The models shown.
+    views : tuple of str
+        The views (leaderboard) or sections (report).
+    notes : tuple of str
+        What the reader should know.
+    pair_models : tuple of str
+        The models whose pairs the pairwise view holds.
+    settings : dict or None
+        The settings recorded in the page's footer.
+    """
 
     path: Path
     kind: str

@@ -40,7 +40,21 @@ def store_metadata(store: str | Path, models: Sequence[str]) -> dict[str, dict[s
 
 @dataclass(frozen=True)
 class LeaderboardSource:
-    """What the leaderboard and the report are built from: scores, metadata and provenance."""
+    """What the leaderboard and the report are built from: scores, metadata and provenance.
+
+    Attributes
+    ----------
+    replicated : ReplicatedScores
+        The scores every view is computed from.
+    metadata : dict of str to dict
+        Model -> metadata fields (size, licence, ...).
+    title : str
+        The page's default title.
+    notes : tuple of str
+        How the scores were selected.
+    speed : SpeedTable or None
+        Inference speed of the models, when the store has it.
+    """
 
     replicated: ReplicatedScores
     metadata: dict[str, dict[str, Any]]

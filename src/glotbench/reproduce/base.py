@@ -232,12 +232,16 @@ def summary_frame(papers: Iterable[PaperReproduction]) -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class Reproductions:
-    """What ``glotbench reproduce`` returns: the papers run and the page written (if any).
+    """What :func:`glotbench.api.reproduce` returns: the papers run and the page written (if any).
 
-    ``to_dict()`` is the documented JSON (docs/reproductions.md): ``papers`` (each
-    :meth:`PaperReproduction.to_dict`), ``summary`` (one record per table: paper,
-    table, title, counts by status, max_abs_difference), ``counts`` over all papers
-    and ``page`` (the HTML file or null).
+    ``to_dict()`` is the documented JSON (``docs/reproductions.md``).
+
+    Attributes
+    ----------
+    papers : list of PaperReproduction
+        One per paper: each table's cells with published and recomputed values.
+    page : str or None
+        The HTML page written, if any.
     """
 
     papers: list[PaperReproduction]

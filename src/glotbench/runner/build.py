@@ -14,7 +14,21 @@ from glotbench.store.atomic_files import atomic_path
 
 @dataclass(frozen=True)
 class ScalaBuild:
-    """Result of ``glotbench build scala``."""
+    """Result of :func:`glotbench.api.build_scala`.
+
+    Attributes
+    ----------
+    out : str
+        The JSONL file written.
+    sizes : dict of str to int
+        Records per split.
+    labels : dict of str to int
+        Records per label (``correct``, ``incorrect``).
+    content_sha256 : str
+        The dataset's content hash.
+    notes : list of str
+        E.g. split sizes scaled down to the treebank.
+    """
 
     out: str
     sizes: dict[str, int]

@@ -28,7 +28,19 @@ DEFAULT_FRACTIONS = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5)
 
 @dataclass
 class RobustnessStudy:
-    """Share of refits detecting the effect, per removed fraction."""
+    """Share of refits detecting the effect, per removed fraction.
+
+    Attributes
+    ----------
+    frame : pandas.DataFrame
+        One row per fraction removed: repeats, and the share of refits in
+        which the mixed model and the repeated-measures ANOVA detected
+        ``factor`` and were fitted at all.
+    factor : str
+        The effect tested.
+    alpha : float
+        Level of the tests.
+    """
 
     frame: pd.DataFrame
     factor: str

@@ -65,6 +65,15 @@ class ScopedResults:
     JSON: ``{"scopes": [{"scope": {dataset, task, language, metric}, "result":
     <the analysis' own JSON>}, ...], "notes": [...]}``; :meth:`to_frame` stacks
     the results' frames with the scope's columns first.
+
+    Attributes
+    ----------
+    scopes : tuple of Scope
+        The test sets (dataset, task, language, metric).
+    results : tuple
+        One analysis result per scope, in the same order.
+    notes : tuple of str
+        What the reader should know.
     """
 
     scopes: tuple[Scope, ...]
