@@ -532,7 +532,7 @@ class Aggregates:
         score, resampled and closed-form SEs and the interval (``.to_frame()``).
     hierarchy : pandas.DataFrame
         The scores and SEs at each level of the hierarchy (task × language
-    cells, tasks, overall).
+        cells, tasks, overall).
     settings : DrawSettings
         The draws' settings.
     notes : tuple of str

@@ -51,7 +51,8 @@ class Ranks:
     Attributes
     ----------
     distribution : pandas.DataFrame
-        The probability of each rank per aggregator and model.
+        Per aggregator and model, the probability of each rank (``rank_1``,
+        ``rank_2``, ...).
     summary : pandas.DataFrame
         One row per aggregator and model: mean and modal rank, rank interval,
         EuroEval rank score and interval (``.to_frame()``).

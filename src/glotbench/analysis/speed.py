@@ -51,8 +51,9 @@ class SpeedTable:
     Attributes
     ----------
     rows : list of dict
-        One per model (:data:`COLUMNS`; ``.to_frame()``): tokens per second,
-        its interval and the number of measurements.
+        One per model (:data:`COLUMNS`; ``.to_frame()``): tokens per second
+        with its interval's half-width (also for short documents), the
+        iterations and the source.
     """
 
     rows: list[dict[str, Any]] = field(default_factory=list)

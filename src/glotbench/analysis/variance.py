@@ -399,10 +399,11 @@ class VarianceComponents:
     Attributes
     ----------
     per_unit : pandas.DataFrame
-        One row per model, task and language: σ_seed, σ_boot, σ_w and their
-        SEs (``.to_frame()``).
+        One row per model, task and language: the mean, σ_seed, σ_boot, σ_w,
+        their SEs and the seeds and replicates behind them (``.to_frame()``).
     per_model : pandas.DataFrame
-        One row per model and task: σ_b and the mean within-language SDs.
+        One row per model and task: σ_b (with its SE) and the mean, SD, min
+        and max over languages of σ_seed, σ_boot and σ_w.
     notes : tuple of str
         What the reader should know.
     """
