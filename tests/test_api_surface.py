@@ -1,34 +1,45 @@
-"""The public API: every public name of api.py exported and documented, and its
-numpydoc Examples run as doctests (in a temporary folder holding the example files).
+"""The public API: every public name of api.py exported and documented (numpydoc), its
+Examples run as doctests (in a temporary folder holding the example files), every result
+class with an Attributes section, and docs/api.md in step with ``api.__all__``.
 """
 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import doctest
 import inspect
 import itertools
 import json
 import random
+import re
 from pathlib import Path
 
 import pytest
 
 from glotbench import api
+from glotbench.analysis.buckets import BucketAnalysis
+from glotbench.analysis.examples import ExamplesResult
+from glotbench.analysis.learning_curve import LearningCurves
+from glotbench.analysis.mixed.robustness import RobustnessStudy
+from glotbench.analysis.scopes import ScopedResults
+from glotbench.analysis.speed import SpeedTable
 
 API_FILE = Path(api.__file__)
-#: the main entry points: numpydoc Parameters, Returns and Examples sections
-DOCUMENTED = (
-    "open_store",
-    "import_scores",
-    "analyze_aggregate",
-    "analyze_compare",
-    "analyze_ranks",
-    "analyze_variance",
-    "plan",
-    "reproduce",
-    "run_benchmark",
-)
+PUBLIC = [getattr(api, name) for name in api.__all__]
+FUNCTIONS = [name for name in api.__all__ if inspect.isfunction(getattr(api, name))]
+#: the result classes: the dataclasses of ``__all__`` and those api functions return
+RESULT_CLASSES = [
+    *(obj for obj in PUBLIC if inspect.isclass(obj) and dataclasses.is_dataclass(obj)),
+    BucketAnalysis,
+    ExamplesResult,
+    LearningCurves,
+    RobustnessStudy,
+    ScopedResults,
+    SpeedTable,
+]
+#: Examples that take more than a few seconds (a run, a rendered report)
+SLOW_EXAMPLES = {"store_pair_statistics", "write_report"}
 
 
 def _defined_in_api() -> list[str]:
@@ -55,18 +66,45 @@ def test_every_public_function_of_api_py_is_exported_and_documented() -> None:
     assert len(set(api.__all__)) == len(api.__all__), "a name is exported twice"
 
 
-@pytest.mark.parametrize("name", DOCUMENTED)
-def test_main_functions_have_numpydoc_sections(name: str) -> None:
-    doc = inspect.getdoc(getattr(api, name)) or ""
-    for section in ("Parameters", "Returns", "Examples"):
-        assert f"\n{section}\n{'-' * len(section)}\n" in doc, f"{name}: no {section} section"
-    assert ">>> " in doc
-    # every parameter is described (numpydoc groups several names on one line)
-    described = " ".join(
-        line.split(" : ")[0] for line in doc.split("Returns\n-------")[0].splitlines()
+def _section(doc: str, title: str) -> str | None:
+    """The body of numpydoc section ``title`` of ``doc`` (None: no such section)."""
+    match = re.search(
+        rf"^{title}\n{'-' * len(title)}\n(.*?)(?=^\S[^\n]*\n-{{3,}}\n|\Z)", doc, re.M | re.S
     )
-    missing = [p for p in inspect.signature(getattr(api, name)).parameters if p not in described]
-    assert missing == [], f"{name}: parameters not described: {missing}"
+    return None if match is None else match.group(1)
+
+
+def _names(section: str) -> set[str]:
+    """The names a Parameters or Attributes section describes (``a, b : type`` lines)."""
+    names: set[str] = set()
+    for line in section.splitlines():
+        if line and not line[0].isspace():
+            names.update(part.strip().lstrip("*") for part in line.split(" : ")[0].split(","))
+    return names
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+def test_public_functions_have_numpydoc_sections(name: str) -> None:
+    func = getattr(api, name)
+    doc = inspect.getdoc(func) or ""
+    parameters = inspect.signature(func).parameters
+    if parameters:
+        section = _section(doc, "Parameters")
+        assert section is not None, f"{name}: no Parameters section"
+        missing = [p for p in parameters if p not in _names(section)]
+        assert missing == [], f"{name}: parameters not described: {missing}"
+    if inspect.signature(func).return_annotation not in ("None", None):
+        assert _section(doc, "Returns"), f"{name}: no Returns section"
+    examples = _section(doc, "Examples")
+    assert examples is not None and ">>> " in examples, f"{name}: no Examples section"
+
+
+@pytest.mark.parametrize("cls", RESULT_CLASSES, ids=lambda cls: cls.__name__)
+def test_result_classes_have_an_attributes_section(cls: type) -> None:
+    section = _section(inspect.getdoc(cls) or "", "Attributes")
+    assert section is not None, f"{cls.__name__}: no Attributes section"
+    missing = [f.name for f in dataclasses.fields(cls) if f.name not in _names(section)]
+    assert missing == [], f"{cls.__name__}: attributes not described: {missing}"
 
 
 def write_example_files(folder: Path) -> None:
@@ -88,19 +126,33 @@ def write_example_files(folder: Path) -> None:
             fh.write(json.dumps({"text": f"review {i}", "label": label}) + "\n")
 
 
-def test_api_examples_run_as_doctests(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _doctest_params() -> list[object]:
+    names = [
+        name
+        for name in api.__all__
+        if inspect.isfunction(getattr(api, name)) or inspect.isclass(getattr(api, name))
+    ]
+    return [
+        pytest.param(name, marks=pytest.mark.slow) if name in SLOW_EXAMPLES else name
+        for name in names
+    ]
+
+
+@pytest.mark.parametrize("name", _doctest_params())
+def test_api_examples_run_as_doctests(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     write_example_files(tmp_path)
     monkeypatch.chdir(tmp_path)
-    finder = doctest.DocTestFinder()
+    obj = getattr(api, name)
     runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
-    tests = finder.find(api, "glotbench.api")
-    tests += finder.find(api.plan, "glotbench.api.plan", globs={})
-    ran = {t.name.rsplit(".", 1)[-1] for t in tests if t.examples}
-    assert set(DOCUMENTED) <= ran, f"no examples run for {set(DOCUMENTED) - ran}"
+    tests = [t for t in doctest.DocTestFinder().find(obj, name, globs={}) if t.examples]
+    if inspect.isfunction(obj):
+        assert tests, f"{name}: no examples"
     for test in tests:
         runner.run(test)
     result = runner.summarize(verbose=False)
-    assert result.failed == 0, f"{result.failed} of {result.attempted} doctest examples failed"
+    assert result.failed == 0, f"{name}: {result.failed} of {result.attempted} examples failed"
 
 
 API_PAGE = Path(__file__).resolve().parents[1] / "docs" / "api.md"

@@ -837,6 +837,8 @@ def analyze_ranks(
 
 
 __all__ += ["analyze_aggregate", "analyze_compare", "analyze_ranks", "analyze_variance"]
+# the types they take and return
+__all__ += ["Aggregates", "Comparison", "Ranks", "ReplicatedScores", "VarianceComponents"]
 __all__ += ["euroeval_rank"]
 
 
@@ -1366,7 +1368,11 @@ def run_benchmark(
     iterations : int, optional
         Seeds × bootstrapped test sets per job (default: the suite's).
     executor : str, default ``"local"``
-        ``local``, ``processes`` or ``ray`` (with ``num_cpus``, ``ray_address``).
+        ``local``, ``processes`` or ``ray``.
+    num_cpus : int, optional
+        Workers of the ``processes`` and ``ray`` executors.
+    ray_address : str, optional
+        The Ray cluster to join (default: a local one).
     force : bool, default False
         Run jobs again although the store holds them.
     on_event : callable, optional

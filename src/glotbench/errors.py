@@ -36,8 +36,31 @@ class GlotbenchError(Exception):
 class InputError(GlotbenchError, ValueError):
     """A file or value supplied by the user is malformed (also a :class:`ValueError`).
 
-    ``path``, ``line`` and ``field`` locate the problem; the message names them
-    so the user can open the file at the right place.
+    The message names where the problem is so the user can open the file at
+    the right place.
+
+    Attributes
+    ----------
+    path : str or None
+        The file, when the problem is in one.
+    line : int or None
+        Its line (or row).
+    field : str or None
+        The column, key or parameter at fault.
+    reason : str
+        The message without the location.
+    exit_code : int
+        The command line's exit status for it (2).
+
+    Examples
+    --------
+    >>> from glotbench.errors import InputError
+    >>> error = InputError("score is 7; accuracy lies in [0, 1]", path="s.csv", line=3,
+    ...                    field="score")
+    >>> str(error)
+    "s.csv, line 3, field 'score': score is 7; accuracy lies in [0, 1]"
+    >>> isinstance(error, ValueError)
+    True
     """
 
     exit_code = 2

@@ -72,15 +72,34 @@ class ReplicatedScores:
 
     Seeds are positions, not seed values: a model's s-th seed on a unit is at
     ``values[m, u, s]``; models may have different numbers of seeds.
-    ``task_metrics`` names the metric of each task when it was chosen per task
-    (:mod:`glotbench.analysis.selection`); ``notes`` say how the input was
-    selected (analyses pass them on).
 
-    ``point[model, unit, seed]`` is each seed's full-test-set score,
-    ``score(S.sum(0))``, when the replicates were drawn here from per-example
-    statistics: the point estimate, which the replicates only spread around
-    (docs/methods.md, "Score"). None for tables of ready scores, whose seed
-    scores are the points themselves (see :meth:`seed_points`).
+    Attributes
+    ----------
+    models : tuple of str
+        The models, in axis order.
+    units : tuple of Unit
+        The (task, language) units, in axis order.
+    values : numpy.ndarray, shape (models, units, seeds, replicates)
+        The scores.
+    source : {"examples", "replicates", "seeds", "iterations"}
+        Where the replicates come from: resampled per-example statistics,
+        given bootstrap replicates, seeds only, or EuroEval's iterations.
+    metric : str or None
+        The metric, when one metric was analysed.
+    task_metrics : tuple of (str, str)
+        The metric of each task when it was chosen per task
+        (:mod:`glotbench.analysis.selection`).
+    notes : tuple of str
+        How the input was selected (analyses pass them on).
+    point : numpy.ndarray or None, shape (models, units, seeds)
+        Each seed's full-test-set score, ``score(S.sum(0))``, when the
+        replicates were drawn here from per-example statistics: the point
+        estimate, which the replicates only spread around (``docs/methods.md``,
+        "Score"). None for tables of ready scores, whose seed scores are the
+        points themselves (see :meth:`seed_points`).
+    no_uncertainty : tuple of str
+        Models with no known uncertainty (one published score, no standard
+        error or replicates): their SDs and interval widths are 0.
     """
 
     models: tuple[str, ...]

@@ -117,16 +117,29 @@ class TransferGroups:
 
     Attributes
     ----------
-    benchmark_languages : the dataset languages groups are made of.
-    control_languages : model languages without datasets (they only add models).
-    models : each model with its language, ``{model: language}``.
-    observations : ``"model"`` or ``"dataset"`` (see the module docstring).
-    groups : one row per group, best first: ``group`` (comma-joined
-        languages), ``size``, ``mean_f`` (the paper's F(G)), ``n_f`` (languages
-        with a defined F_d), ``min_f``, ``max_f``.
-    per_language : one row per (group, language d): ``f`` (F_d(G)),
-        ``n_inside``/``n_outside`` (observations per cluster), ``mean_inside``,
+    benchmark_languages : tuple of str
+        The dataset languages groups are made of.
+    control_languages : tuple of str
+        Model languages without datasets (they only add models).
+    models : dict of str to str
+        Each model with its language, ``{model: language}``.
+    observations : str
+        ``"model"`` or ``"dataset"`` (see the module docstring).
+    min_size : int
+        The smallest group considered.
+    groups : pandas.DataFrame
+        One row per group, best first: ``group`` (comma-joined languages),
+        ``size``, ``mean_f`` (the paper's F(G)), ``n_f`` (languages with a
+        defined F_d), ``min_f``, ``max_f``.
+    per_language : pandas.DataFrame
+        One row per (group, language d): ``f`` (F_d(G)), ``n_inside`` /
+        ``n_outside`` (observations per cluster), ``mean_inside``,
         ``mean_outside``.
+    notes : tuple of str
+        What the reader should know.
+    scores : pandas.DataFrame or None
+        The scores the groups were computed from, when they came from a
+        store's runs (:func:`glotbench.analysis.transfer_store.transfer_scores_from_store`).
     """
 
     benchmark_languages: tuple[str, ...]

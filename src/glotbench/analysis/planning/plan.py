@@ -116,6 +116,9 @@ class Plan:
         Adjacent pairs in the ranking: observed difference, SE and minimum
         detectable difference under the data's design (empty for given components).
     notes : tuple of str
+        What the reader should know.
+    models : tuple of str or None
+        The pair planned for, when read from data.
     """
 
     components: Components
