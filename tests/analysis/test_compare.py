@@ -178,7 +178,7 @@ def test_parametric_sd_of_mean_difference_matches_closed_form() -> None:
 
 def test_nonparametric_scheme_refuses_ready_sds_and_suggests_parametric() -> None:
     table = _summary_table(np.ones(3), np.ones(3))
-    with pytest.raises(DesignError, match="--scheme parametric"):
+    with pytest.raises(DesignError, match="scheme='parametric'"):
         compare_models(table, DrawSettings(n_draws=100))
 
 
@@ -193,12 +193,12 @@ def test_one_score_per_cell_cannot_be_resampled() -> None:
         n_seeds=1,
         n_reps=1,
     )
-    with pytest.raises(DesignError, match="single score.*--scheme parametric"):
+    with pytest.raises(DesignError, match="single score.*scheme='parametric'"):
         compare_models(replicated(values), DrawSettings(n_draws=100))
     with pytest.raises(DesignError, match="parametric resampling needs a within-language SD"):
         compare_models(replicated(values), DrawSettings(scheme="parametric", n_draws=100))
     # languages only: the uncertainty of a published table (one score per language)
-    with pytest.raises(DesignError, match="--resample-languages"):
+    with pytest.raises(DesignError, match="languages='with'"):
         compare_models(replicated(values), DrawSettings(scheme="languages-only", n_draws=100))
     result = compare_models(
         replicated(values), DrawSettings(scheme="languages-only", n_draws=200, languages="with")

@@ -113,7 +113,7 @@ def common_units(
     if not keep.any():
         raise DesignError(
             "the models share no language: comparisons and ranks need at least one language "
-            "that every selected model was evaluated on; filter with --model or --language"
+            "that every selected model was evaluated on; select models or languages that share one"
         )
     if not keep.all():
         dropped = [labels[u] for u in np.flatnonzero(~keep)]
@@ -205,13 +205,13 @@ def _block_maker(
         if not isinstance(source, ReplicatedScores):
             raise DesignError(
                 "non-parametric resampling needs seeds and bootstrap replicates; with ready SDs "
-                "use --scheme parametric"
+                "use scheme='parametric'"
             )
         if source.n_replicates < 2 and (source.seed_counts() < 2).all():
             raise DesignError(
                 "non-parametric resampling needs several seeds or bootstrap replicates per "
                 "language, but each model-language cell has a single score; import per-example "
-                "statistics or replicated scores, or use ready SDs with --scheme parametric"
+                "statistics or replicated scores, or use ready SDs with scheme='parametric'"
             )
         picker = _ReplicatePicker(source, keep)
         kept = [source.units[u] for u in picker.units]
@@ -225,7 +225,7 @@ def _block_maker(
         if settings.languages == "none":
             raise DesignError(
                 "the languages-only scheme has no replication noise, so it needs language "
-                "resampling: add --resample-languages with or without"
+                "resampling: add languages='with' or languages='without'"
             )
         table = source if isinstance(source, ComponentTable) else components(source)
         mean = table.mean if keep is None else table.mean[:, keep]

@@ -122,16 +122,16 @@ def compare_outputs(
     (``total`` says how many matched).
     """
     if not models:
-        raise InputError("name at least one model (--model) whose kept outputs to list")
+        raise InputError("name at least one model whose kept outputs to list")
     if disagree and len(models) < 2:
-        raise InputError("--disagree compares models: name at least two (--model A --model B)")
+        raise InputError("disagree=True compares models: name at least two")
     have = set(outputs["model"]) if len(outputs) else set()
     missing = [m for m in models if m not in have]
     if missing:
         raise InputError(
             f"no kept outputs of model(s) {', '.join(map(repr, missing))} in the selection; "
             f"of those asked for, these have some: {', '.join(sorted(have)) or 'none'} (run with "
-            "'glotbench run --keep-outputs'; generative models keep them by default)"
+            "keep_outputs=True; generative models keep them by default)"
         )
     merged: pd.DataFrame | None = None
     for model in models:

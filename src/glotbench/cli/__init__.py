@@ -51,6 +51,7 @@ from glotbench.cli._output import (
     print_json,
     transfer_table,
 )
+from glotbench.cli._words import cli_words
 from glotbench.cli.analyze import analyze_app
 from glotbench.cli.build import build_app
 from glotbench.cli.checklist import checklist_app
@@ -131,9 +132,10 @@ def main() -> None:
         if isinstance(code, int) and code:
             raise SystemExit(code)
     except GlotbenchError as exc:
+        message = cli_words(str(exc))  # the library names parameters; we show options
         if json_mode:
-            _print_json_error(exc.to_dict())
-        err_console.print(f"[bold red]error:[/] {escape(str(exc))}", markup=True, highlight=False)
+            _print_json_error(exc.to_dict() | {"message": message})
+        err_console.print(f"[bold red]error:[/] {escape(message)}", markup=True, highlight=False)
         raise SystemExit(exc.exit_code) from None
     except typer.Abort:
         _print_json_error({"type": "Abort", "message": "aborted", "exit_code": 1})

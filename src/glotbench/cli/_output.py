@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from glotbench.cli._lazy import OnFirstUse
+from glotbench.cli._words import cli_words
 
 console = Console()
 err_console = Console(stderr=True)
@@ -146,7 +147,7 @@ def transfer_table(*args: Any, **kwargs: Any) -> Any:
 def print_notes(notes: tuple[str, ...] | list[str]) -> None:
     """One ``note:`` line per note of a result."""
     for note in notes:
-        console.print(f"[yellow]note:[/] {escape(str(note))}", highlight=False)
+        console.print(f"[yellow]note:[/] {escape(cli_words(str(note)))}", highlight=False)
 
 
 def speed_table(table: Any) -> Any:

@@ -22,6 +22,7 @@ from glotbench.cli._options import (
     store_from_environment,
 )
 from glotbench.cli._output import console, frame_table, print_json
+from glotbench.errors import InputError
 
 significance_app = typer.Typer(
     help="Significance tests: paired bootstrap, permutation, ASO, McNemar, corrections.",
@@ -77,15 +78,20 @@ def _pair_source(
             raise typer.BadParameter("give either files or --store, not both")
         if None in (dataset, task, language, metric):
             raise typer.BadParameter("--store needs --dataset, --task, --language and --metric")
-        stats_a, stats_b, bound = api.store_pair_statistics(
-            store,
-            dataset=dataset,
-            task=task,
-            language=language,
-            metric=metric,  # type: ignore[arg-type]
-            models=models or [],
-            seed=run_seed,
-        )
+        try:
+            stats_a, stats_b, bound = api.store_pair_statistics(
+                store,
+                dataset=dataset,
+                task=task,
+                language=language,
+                metric=metric,  # type: ignore[arg-type]
+                models=models or [],
+                seed=run_seed,
+            )
+        except InputError as exc:  # the runs' seed is --run-seed here (--seed seeds the test)
+            if exc.field != "seed":
+                raise
+            raise InputError(exc.reason.replace("seed=N", "--run-seed N")) from None
         return stats_a, stats_b, bound, (str(models[0]), str(models[1]))  # type: ignore[index]
     if not files or len(files) != 2:
         raise typer.BadParameter("give two files, A and B (or --store)")

@@ -249,7 +249,7 @@ def analyze_datasize(
         )
     elif gold is not None:
         if not predictions:
-            raise InputError("give --pred files (or --simulate-models) with --gold")
+            raise InputError("gold needs prediction files (predictions=FILES) or simulate_models=N")
         stats, labels, tokens, bound = conllu_statistics(gold, predictions, metric or "las")
     elif store is not None:
         from glotbench.analysis.sources.scopes import scoped, store_scopes
@@ -284,7 +284,10 @@ def analyze_datasize(
 
         return scoped(scopes, scope_notes, one)  # type: ignore[no-any-return]
     else:
-        raise InputError("give --store (with --dataset/--task/--language/--metric) or --gold")
+        raise InputError(
+            "no source given: pass store=PATH (dataset, task, language and metric select its "
+            "test sets) or gold=FILE"
+        )
     return analyse(stats, bound, models=labels, tokens=tokens, order=order, notes=notes)
 
 
@@ -490,7 +493,7 @@ def _buckets_of(
         if stored.empty and unit_table.empty:
             raise InputError(
                 f"the store has no attributes for dataset {dataset!r} (runs imported from "
-                "elsewhere, or written by an older glotbench); pass --attributes FILE",
+                "elsewhere, or written by an older glotbench); pass attributes=FILE",
                 field="attributes",
             )
         table = stored

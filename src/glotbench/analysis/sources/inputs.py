@@ -140,7 +140,7 @@ def load_replicated(
             return components_from_summary(selected.reset_index(drop=True), error=error)
         return replicates_from_table(frame, choice, error=table.error)
     if store is None:
-        raise InputError("give --input FILE or --store PATH")
+        raise InputError("no scores given: pass input=FILE (a scores file) or store=PATH")
     with Store.open(store, read_only=True) as handle:
         summary = summary_components_from_store(
             handle, choice, models=models, tasks=tasks, languages=languages
@@ -304,12 +304,13 @@ def load_lmm_frame(
     if scores.empty:
         raise InputError(
             f"the store {path} holds no runs or scores matching the filters; run a suite "
-            "(glotbench run), import results (glotbench import) or give --input FILE"
+            "(glotbench run), import results (glotbench import) or pass input=FILE"
         )
     if metric is None and "metric" in scores.columns and scores["metric"].nunique() > 1:
         raise InputError(
             "the store holds scores of several metrics "
-            f"({', '.join(sorted(map(str, scores['metric'].unique())))}); choose one with --metric",
+            f"({', '.join(sorted(map(str, scores['metric'].unique())))}); "
+            "choose one with metric=METRIC",
             field="metric",
         )
     if "metadata" in scores.columns:

@@ -37,7 +37,7 @@ def _primary(runs: pd.DataFrame) -> str:
     if len(metrics) == 1:
         return str(metrics[0])
     raise InputError(
-        f"the runs hold several metrics ({', '.join(metrics)}); choose one with --metric",
+        f"the runs hold several metrics ({', '.join(metrics)}); choose one with metric=METRIC",
         field="metric",
     )
 
@@ -175,7 +175,7 @@ def learning_curves_from_store(
     if not rows:
         raise InputError(
             "no learning curve: no model has runs at two or more training sizes on one test "
-            "set (run a suite with protocol.train_sizes or glotbench run --train-sizes)"
+            "set (run a suite with protocol.train_sizes, or with train_sizes=SIZES)"
         )
     return LearningCurves(
         table=pd.DataFrame(rows),

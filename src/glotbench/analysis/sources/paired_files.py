@@ -233,15 +233,15 @@ def paired_statistics(
     if references is None:
         if metric is not None and not get_metric(metric).is_mean:
             raise InputError(
-                f"{metric} is not a mean of per-example values; give --references with "
-                "prediction files to test it"
+                f"{metric} is not a mean of per-example values; pass references=FILE "
+                "with prediction files to test it"
             )
         a, b = read_scores_file(path_a), read_scores_file(path_b)
         _same_length(a, b, path_a, path_b)
         mean = get_metric(metric or "accuracy")
         return MeanMetric.stats_from_values(a), MeanMetric.stats_from_values(b), mean
     if metric is None:
-        raise InputError("give --metric to score prediction files against --references")
+        raise InputError("scoring prediction files against references needs metric=METRIC")
     bound = get_metric(metric)
     parse = [
         [bound.parse_line(x) if isinstance(x, str) else x for x in read_examples_file(Path(p))]
@@ -313,7 +313,7 @@ def store_pair_statistics(
     ((60, 6), 1.0, 0.4)
     """
     if len(models) != 2:
-        raise InputError("give exactly two --model options (A and B)")
+        raise InputError("name exactly two models (A and B)")
     with Store.open(store, read_only=True) as handle:
         matrix = handle.stats.matrix(
             dataset,
@@ -326,7 +326,8 @@ def store_pair_statistics(
     if len(matrix.run_ids) != 2:
         raise InputError(
             f"{len(matrix.run_ids)} runs match (models {list(models)}); choose one run per "
-            "model with --run-seed"
+            "model with seed=N",
+            field="seed",
         )
     return matrix.stats[0], matrix.stats[1], matrix.get_metric()
 

@@ -64,7 +64,7 @@ def run_scores_from_store(
     if len(run_metrics) > 1:
         raise InputError(
             f"the store holds runs of several metrics ({', '.join(run_metrics)}); "
-            "choose one with --metric",
+            "choose one with metric=METRIC",
             field="metric",
         )
     chosen = run_metrics[0]

@@ -1,0 +1,69 @@
+"""Library messages in command-line words.
+
+Library errors and notes name their parameters as the Python API spells them,
+in keyword form: ``metric='nli=accuracy'``, ``scheme='parametric'``,
+``metric=TASK=METRIC`` (``docs/api.md``; ``glotbench.errors``). The command
+line shows them as its options: ``--metric nli=accuracy``, ``--scheme
+parametric``, ``--metric TASK=METRIC``. Only the keywords below are rewritten,
+and only in that keyword form, so prose that merely mentions a parameter
+("each task's metric") stays as it is.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: API keyword -> command-line option (the same name unless listed here)
+FLAGS: dict[str, str] = {
+    "attributes": "--attributes",
+    "dataset": "--dataset",
+    "disagree": "--disagree",
+    "emmeans": "--emmeans",
+    "examples": "--examples",
+    "gold": "--gold",
+    "input": "--input",
+    "language": "--language",
+    "languages": "--language",
+    "metric": "--metric",
+    "method": "--method",
+    "min_size": "--min-size",
+    "model": "--model",
+    "models": "--model",
+    "predictions": "--pred",
+    "references": "--references",
+    "scheme": "--scheme",
+    "sigma_b": "--sigma-b",
+    "sigma_boot": "--sigma-boot",
+    "sigma_seed": "--sigma-seed",
+    "correlation": "--correlation",
+    "simulate_models": "--simulate-models",
+    "store": "--store",
+    "task": "--task",
+    "tasks": "--task",
+    "train_sizes": "--train-sizes",
+    "keep_outputs": "--keep-outputs",
+    "out": "--out",
+    "data_dir": "--data-dir",
+}
+#: ``languages='with'`` is the settings' language resampling, not the language filter
+RESAMPLING = {"with", "without", "none"}
+
+_KEYWORD = re.compile(
+    r"(?<![\w.-])(" + "|".join(sorted(FLAGS, key=len, reverse=True)) + r")="
+    r"(?:'([^']*)'|([A-Z][A-Za-z_]*(?:[=:][A-Z][A-Za-z_]*)*|True\b|[0-9][0-9.]*))"
+)
+
+
+def _flag(match: re.Match[str]) -> str:
+    keyword, quoted, bare = match.group(1), match.group(2), match.group(3)
+    value = quoted if quoted is not None else bare
+    if keyword == "languages" and value in RESAMPLING:
+        return f"--resample-languages {value}"
+    if value == "True":
+        return FLAGS[keyword]
+    return f"{FLAGS[keyword]} {value}"
+
+
+def cli_words(text: str) -> str:
+    """``text`` with every ``keyword='value'`` of :data:`FLAGS` as its option."""
+    return _KEYWORD.sub(_flag, text)
