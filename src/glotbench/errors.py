@@ -9,6 +9,11 @@ an :class:`InputError` (a bad file or argument) is a :class:`ValueError`, a
 :class:`StoreError` (a store that cannot be used) a :class:`RuntimeError`, and
 an :class:`UnknownMetricError` a :class:`KeyError`, so code written against the
 standard library catches them without importing glotbench.
+
+Messages speak the Python API's words: a parameter is named in keyword form,
+``metric=METRIC``, ``metric='nli=accuracy'``, ``scheme='parametric'``, never as
+a command-line option; the CLI shows those as its options (``--metric
+nli=accuracy``; :mod:`glotbench.cli._words`).
 """
 
 from __future__ import annotations

@@ -247,7 +247,7 @@ def test_metric_choice_parsing() -> None:
     assert result.chosen == {"a": "x", "b": "s"} and "'c' left out" in result.notes[0]
     # several metrics, none declared: an error listing the choices, on every door (no
     # "most results" fallback for pages)
-    with pytest.raises(InputError, match=r"a: x, y.*--metric a=x"):
+    with pytest.raises(InputError, match=r"a: x, y.*metric='a=x'"):
         choose_metrics({"a": ["x", "y", "y"]}, {}, MetricChoice())
 
 

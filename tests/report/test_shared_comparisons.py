@@ -71,8 +71,8 @@ def test_note_names_the_models_each_task_compares(store: Path):
     result = api.analyze_aggregate(source, AnalysisSettings(n_draws=200, seed=0))
     note = next(n for n in result.notes if n.startswith("left out of the overall view"))
     assert "Fewer than two models have every task, so nothing is compared overall" in note
-    assert "--task ner (majority, tagger)" in note
-    assert "--task sentiment (majority, lr, nb)" in note
+    assert "task='ner' (majority, tagger)" in note
+    assert "task='sentiment' (majority, lr, nb)" in note
 
 
 def test_leaderboard_opens_on_a_task_view_and_says_why(store: Path, tmp_path: Path):

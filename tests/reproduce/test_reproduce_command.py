@@ -60,7 +60,7 @@ def _fake_paper(data_dir: Path) -> PaperReproduction:
 
 def test_terminal_summary_and_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     missing = CliRunner().invoke(app, ["reproduce", "--data-dir", str(tmp_path / "nope")])
-    assert isinstance(missing.exception, InputError) and "--data-dir" in str(missing.exception)
+    assert isinstance(missing.exception, InputError) and "data_dir=DIR" in str(missing.exception)
     unknown = CliRunner().invoke(app, ["reproduce", "bogus", "--data-dir", str(tmp_path)])
     assert isinstance(unknown.exception, InputError) and "unknown paper" in str(unknown.exception)
 

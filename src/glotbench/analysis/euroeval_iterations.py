@@ -154,7 +154,7 @@ def _check_overrides(overrides: Sequence[tuple[str, str]], by_task: dict[str, li
     for task, name in overrides:
         if task not in by_task or name not in by_task[task]:
             raise InputError(
-                f"--metric {task}={name}: "
+                f"metric='{task}={name}': "
                 + (
                     f"task {task!r} has no results of metric {name!r}; its metrics: "
                     f"{', '.join(by_task[task])}"
@@ -264,7 +264,7 @@ def select_dataset_metrics(
     for task, picks in sorted(off_primary.items()):
         notes.append(
             f"task {task!r} scored on {', '.join(sorted(picks))}, not its declared primary "
-            f"metric {primary[task]!r} (the one EuroEval ranks it on); omit --metric to use it"
+            f"metric {primary[task]!r} (the one EuroEval ranks it on); leave metric unset to use it"
         )
     keep = data["metric"].to_numpy() == data["dataset"].astype(str).map(dataset_metric).to_numpy()
     return data.loc[keep].copy(), dataset_metric, notes

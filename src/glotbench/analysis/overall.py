@@ -70,11 +70,11 @@ class OverallScope:
         note = (
             f"{LEFT_OUT} {detail}. The overall view ranks the models with a score on every "
             "task, on the cells they all have; the models left out appear in the views of "
-            "the tasks they have (--task TASK)"
+            "the tasks they have (task=TASK)"
         )
         if len(self.models) < 2:
             shared = "; ".join(
-                f"--task {task} ({', '.join(models)})"
+                f"task='{task}' ({', '.join(models)})"
                 for task, models in self.per_task().items()
                 if len(models) > 1
             )
@@ -127,7 +127,9 @@ def overall_source(source: Source) -> tuple[Source, tuple[str, ...]]:
         return source, ()
     if not scope.models:
         detail = "; ".join(f"{m} lacks {', '.join(t)}" for m, t in scope.lacking.items())
-        raise InputError(f"no model has scores on every task ({detail}); select tasks with --task")
+        raise InputError(
+            f"no model has scores on every task ({detail}); select tasks with task=TASK"
+        )
     index = [source.models.index(m) for m in scope.models]
     note = scope.note()
     return _take_models(source, index), (note,) if note else ()

@@ -101,14 +101,14 @@ class MetricChoice:
             if sep:
                 if not task.strip() or not name.strip():
                     raise InputError(
-                        f"--metric takes METRIC or TASK=METRIC, got {text!r}", field="metric"
+                        f"metric takes METRIC or TASK=METRIC entries, got {text!r}", field="metric"
                     )
                 per_task[task.strip()] = _normalise(name)
             elif text:
                 if metric is not None and metric != _normalise(text):
                     raise InputError(
                         f"two metrics for every task ({metric!r}, {text!r}); give one plain "
-                        "--metric and TASK=METRIC for the others",
+                        "metric=METRIC and metric=TASK=METRIC for the others",
                         field="metric",
                     )
                 metric = _normalise(text)
@@ -169,7 +169,7 @@ def choose_metrics(
     unknown = sorted(set(overrides) - set(available))
     if unknown:
         raise InputError(
-            f"--metric names task(s) {', '.join(map(repr, unknown))} that the input does not "
+            f"metric names task(s) {', '.join(map(repr, unknown))} that the input does not "
             f"hold after filtering (tasks: {', '.join(sorted(available)) or 'none'})",
             field="metric",
         )
@@ -198,14 +198,14 @@ def choose_metrics(
             if primary is None:
                 notes.append(
                     f"task {task!r} left out: its source does not rank it (no primary metric); "
-                    f"analyse it with --metric {task}=METRIC ({', '.join(names)})"
+                    f"analyse it with metric='{task}=METRIC' ({', '.join(names)})"
                 )
             elif primary in typed:
                 chosen[task], reasons[task] = primary, "declared primary"
             else:
                 notes.append(
                     f"task {task!r} left out: its primary metric {primary!r} has no results "
-                    f"here ({', '.join(names)}); choose one with --metric {task}=METRIC"
+                    f"here ({', '.join(names)}); choose one with metric='{task}=METRIC'"
                 )
             continue
         known = known_primary(task)
@@ -220,8 +220,8 @@ def choose_metrics(
         first_task, first_names = next(iter(unresolved.items()))
         raise InputError(
             f"the input holds several metrics and no primary metric is declared for "
-            f"{len(unresolved)} task(s) ({listed}); choose with --metric METRIC, or per task "
-            f"with --metric {first_task}={first_names[0]} (repeatable)",
+            f"{len(unresolved)} task(s) ({listed}); choose with metric=METRIC, or per task "
+            f"with metric='{first_task}={first_names[0]}' (repeatable)",
             field="metric",
         )
     if lacking:
@@ -271,7 +271,7 @@ def select_score_rows(
     """
     if "metric" not in frame.columns:
         if choice.per_task:
-            raise InputError("--metric TASK=METRIC needs a 'metric' column", field="metric")
+            raise InputError("metric=TASK=METRIC needs a 'metric' column", field="metric")
         return frame, None
     data = frame if "task" in frame.columns else frame.assign(task="task")
     metric = data["metric"].astype(str).str.strip().str.lower()
@@ -323,7 +323,7 @@ def replicates_from_scores(
             dropped = sorted(set(scores.loc[drop, "task"].astype(str)))
             notes.append(
                 f"lm-eval group row(s) left out ({', '.join(dropped)}): they average subtasks "
-                "that are analysed themselves; name a group with --task to analyse it"
+                "that are analysed themselves; name a group with task=TASK to analyse it"
             )
             scores = scores.loc[~drop]
     selected, metrics = select_score_rows(scores, choice)

@@ -239,12 +239,12 @@ def checklist_score(
         names = list(models) if models else [Path(p).stem for p in predictions]
         if len(names) != len(predictions):
             raise InputError(
-                f"{len(names)} --model names for {len(predictions)} prediction files; "
+                f"{len(names)} model names for {len(predictions)} prediction files; "
                 "give one name per file"
             )
         for name, path in zip(names, predictions, strict=True):
             if name in by_model:
-                raise InputError(f"model name {name!r} given twice; name each file with --model")
+                raise InputError(f"model name {name!r} given twice; give each file its own name")
             by_model[name] = read_predictions(path, labels)
     result, matrices = score_cases(
         case_list, by_model, n_resamples=n_resamples, confidence_level=confidence_level, seed=seed

@@ -466,7 +466,7 @@ def store_results(
                 if digest != existing["stats_sha256"]:
                     raise InputError(
                         f"run ({record.describe()}) is already stored with different results "
-                        "(other templates or predictions); score under another --model name "
+                        "(other templates or predictions); score under another model name "
                         "or use another store"
                     )
                 skipped += 1

@@ -17,6 +17,7 @@ import re
 FLAGS: dict[str, str] = {
     "attributes": "--attributes",
     "dataset": "--dataset",
+    "demo": "--demo",
     "disagree": "--disagree",
     "emmeans": "--emmeans",
     "examples": "--examples",

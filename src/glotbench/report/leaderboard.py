@@ -733,7 +733,7 @@ def write_leaderboard(data: LeaderboardData, out: str | Path) -> Path:
     """
     folder = Path(out)
     if folder.exists() and not folder.is_dir():
-        raise GlotbenchError(f"{folder} exists and is not a folder; choose another --out")
+        raise GlotbenchError(f"{folder} exists and is not a folder; choose another out=DIR")
     folder.mkdir(parents=True, exist_ok=True)
     index = folder / "index.html"
     # the footer's pointer to the reproductions page (linked when it sits beside)

@@ -260,7 +260,7 @@ def leaderboard_source(
                     merge_metadata(metadata, str(model), values)
             speed = speed_table(handle, models=models) or None
     else:
-        raise InputError("give --store PATH or --demo")
+        raise InputError("no source given: pass store=PATH or demo=True")
     if metadata_file is not None:
         for model, values in read_model_metadata(metadata_file).items():
             metadata.setdefault(model, {}).update(values)

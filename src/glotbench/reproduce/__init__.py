@@ -72,7 +72,7 @@ def reproduce(
     data = Path(data_dir) if data_dir is not None else default_data_dir()
     if not data.is_dir():
         raise InputError(
-            f"the data directory {data} does not exist; pass --data-dir DIR or set "
+            f"the data directory {data} does not exist; pass data_dir=DIR or set "
             f"{DATA_DIR_ENV} to the folder holding saleva/, xtreme-r/, … (the published inputs)",
             field="data-dir",
         )

@@ -33,16 +33,16 @@ def _spec_factors(model: MixedModel, spec: str) -> list[str]:
     for name in names:
         if name not in fixed_vars:
             raise InputError(
-                f"--emmeans {spec!r}: {name!r} is not a variable of the fixed part of the formula",
+                f"emmeans={spec!r}: {name!r} is not a variable of the fixed part of the formula",
                 field="emmeans",
             )
         if model.frame.kinds[name] != "factor":
             raise InputError(
-                f"--emmeans {spec!r}: {name!r} is numeric; marginal means are for factors",
+                f"emmeans={spec!r}: {name!r} is numeric; marginal means are for factors",
                 field="emmeans",
             )
     if len(set(names)) != len(names):
-        raise InputError(f"--emmeans {spec!r} names a factor twice", field="emmeans")
+        raise InputError(f"emmeans={spec!r} names a factor twice", field="emmeans")
     return names
 
 

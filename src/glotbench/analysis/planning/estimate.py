@@ -111,12 +111,12 @@ def estimate_pair(
             "bootstrapped test set, as EuroEval's): planning uses their SD sigma_w as the "
             "within-cell SD, counted as test-set variance (more seeds do not reduce it, which "
             "is conservative), and the two models' iterations as unpaired (correlation 0; "
-            "give --sigma-seed/--sigma-boot/--correlation to plan otherwise)"
+            "give sigma_seed=SD, sigma_boot=SD and correlation=R to plan otherwise)"
         )
     elif np.isnan(seed_a).all() or np.isnan(seed_b).all():
         notes.append(
             "one seed per model and language: sigma_seed is unknown and taken as 0 "
-            "(give --sigma-seed to plan with seed variation)"
+            "(give sigma_seed=SD to plan with seed variation)"
         )
     var_seed_a = float(np.nan_to_num(_nanmean(seed_a**2)))
     var_seed_b = float(np.nan_to_num(_nanmean(seed_b**2)))
@@ -130,7 +130,7 @@ def estimate_pair(
     elif separable:
         notes.append(
             "no paired bootstrap replicates: the correlation of the two models is unknown and "
-            "taken as 0 (conservative when they err on the same examples; give --correlation)"
+            "taken as 0 (conservative when they err on the same examples; give correlation=R)"
         )
     reference: int | None = None
     if sizes is not None and np.isfinite(sizes[units]).all():
@@ -183,7 +183,7 @@ def ranking(table: ComponentTable) -> np.ndarray:
     shared = table.present().all(axis=0)
     if not shared.any():
         raise InputError(
-            "the models share no language; choose two models with --model", field="model"
+            "the models share no language; choose two models that share one", field="model"
         )
     return np.argsort(-table.mean[:, shared].mean(axis=1), kind="stable")
 

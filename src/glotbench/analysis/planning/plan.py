@@ -369,7 +369,7 @@ def plan_design(
                 "the simulation answers; the closed form sums the per-language variances"
                 if method == "simulation"
                 else "the closed form sums the per-language variances (too large to simulate "
-                "within the budget; --method simulation forces it)"
+                "within the budget; method='simulation' forces it)"
             )
         )
     return Plan(

@@ -206,7 +206,7 @@ def difference_variance(components: Components, design: Design) -> float:
     if design.examples is not None and c.reference_examples is None:
         raise InputError(
             "the bootstrap SD was given without the test-set size it holds for; give the "
-            "reference size (--examples with --sigma-boot, or a store) to change the number "
+            "reference size (examples=N with sigma_boot=SD, or a store) to change the number "
             "of examples",
             field="examples",
         )
@@ -221,7 +221,7 @@ def difference_variance(components: Components, design: Design) -> float:
         if math.isnan(c.sigma_between_difference):
             raise InputError(
                 "resampled languages need the between-language SD of the difference "
-                "(--sigma-b, or a store / file with two or more languages)",
+                "(sigma_b=SD, or a store / file with two or more languages)",
                 field="sigma_b",
             )
         between = c.sigma_between_difference**2

@@ -193,15 +193,15 @@ def simulate_power(
             )
         if math.isnan(components.sigma_between_difference):
             raise InputError(
-                "resampled languages need the between-language SD of the difference (--sigma-b)",
+                "resampled languages need the between-language SD of the difference (sigma_b=SD)",
                 field="sigma_b",
             )
     reference = components.reference_examples
     if reference is None:
         if design.examples is not None:
             raise InputError(
-                "the bootstrap SD was given without its test-set size; give --examples with "
-                "--sigma-boot to change the number of examples",
+                "the bootstrap SD was given without its test-set size; give examples=N with "
+                "sigma_boot=SD to change the number of examples",
                 field="examples",
             )
         reference = UNSIZED_EXAMPLES

@@ -203,7 +203,7 @@ def _estimates(
     if len({u.task for u in source.units}) > 1:
         notes.append(
             "several tasks: every task × language cell counts as one language of the aggregate "
-            "(choose one task with --task to plan per task)"
+            "(choose one task with task=TASK to plan per task)"
         )
     if models is not None and len(models) == 2:
         table = source if isinstance(source, ComponentTable) else components(source)
@@ -218,7 +218,7 @@ def _estimates(
     estimates, pair_notes = adjacent_pairs(source, sizes)
     notes.append(
         f"components pooled over the {len(estimates)} pair(s) of neighbours in the "
-        "ranking (name two models with --model to plan for one pair)"
+        "ranking (name two models to plan for one pair)"
     )
     notes.extend(pair_notes)
     return estimates, None

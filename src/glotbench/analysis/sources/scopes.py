@@ -157,8 +157,8 @@ def store_scopes(
             except (InputError, KeyError):
                 raise InputError(
                     f"{ds} ({tk}/{lang}) has runs of several metrics "
-                    f"({', '.join(available[str(tk)])}); choose one with --metric, e.g. "
-                    f"--metric {available[str(tk)][0]}",
+                    f"({', '.join(available[str(tk)])}); choose one with metric=METRIC, e.g. "
+                    f"metric='{available[str(tk)][0]}'",
                     field="metric",
                 ) from None
         scopes.append(Scope(str(ds), str(tk), str(lang), str(picked)))
@@ -257,6 +257,6 @@ def lmm_frames(
     source = "runs" if not runs.empty else "scores"
     note = (
         f"the matching {source} hold {len(names)} metrics ({', '.join(names)}); a mixed model "
-        "is fitted for each (give --metric to fit one)"
+        "is fitted for each (pass metric=METRIC to fit one)"
     )
     return [one(name) for name in names], [note]

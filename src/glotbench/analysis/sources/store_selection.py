@@ -81,7 +81,7 @@ def replicates_from_runs(
     if named:
         raise InputError(
             f"task(s) {', '.join(map(repr, named))} have aggregate scores only, which cannot be "
-            "analysed together with resampled runs; analyse them alone with --task",
+            "analysed together with resampled runs; analyse them alone with task=TASK",
             field="metric",
         )
     accepted = {t: set(g["metric"]) | set(g["_name"]) for t, g in runs.groupby("task")}
@@ -98,7 +98,7 @@ def replicates_from_runs(
         notes.append(
             f"task(s) with aggregate scores only left out ({', '.join(score_only)}): scores "
             "without replicates cannot be mixed with resampled runs; analyse them alone with "
-            "--task"
+            "task=TASK"
         )
     matrices = []
     analysed_on: dict[str, set[str]] = {}
