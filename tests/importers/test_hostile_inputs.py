@@ -259,7 +259,7 @@ def test_suite_paths_may_not_leave_the_data_dir(tmp_path: Path, bad: str) -> Non
     data = tmp_path / "data"
     data.mkdir()
     path = _suite(tmp_path, SUITE.format(path=json.dumps(bad)))
-    with pytest.raises(InputError, match="leaves --data-dir") as info:
+    with pytest.raises(InputError, match="leaves data_dir") as info:
         load_suite(path, data_dir=data)
     assert info.value.field == "datasets[0].paths"
     allowed = _suite(tmp_path, "allow_outside_paths: true\n" + SUITE.format(path=json.dumps(bad)))

@@ -31,7 +31,7 @@ def test_cli_errors(tmp_path: Path):
     out = runner.invoke(app, ["run", "no-such-suite", "--store", str(tmp_path / "x.duckdb")])
     assert out.exit_code != 0 and "no suite" in str(out.exception)
     out = runner.invoke(app, ["run", "scandi", "--store", str(tmp_path / "x.duckdb")])
-    assert "--data-dir" in str(out.exception)
+    assert "data_dir=DIR" in str(out.exception)
     assert "scandi" in runner.invoke(app, ["suites"]).stdout
 
 

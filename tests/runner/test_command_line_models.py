@@ -157,7 +157,7 @@ def test_command_line_mistakes_are_clear_errors(
 def test_no_suite_and_no_model_is_an_error(cli: Callable[..., Any]) -> None:
     out = cli("run", "--json")
     assert out.exit_code == 2 and "--model KIND:ID" in json.loads(out.stdout)["error"]["message"]
-    with pytest.raises(InputError, match="--model-arg"):
+    with pytest.raises(InputError, match="model_args"):
         prepare_suite("starter", model_args=["a=1"])
 
 

@@ -186,24 +186,24 @@ def prepare_suite(
     )
     if not specs and (model_args or device is not None or batch_size is not None):
         raise InputError(
-            "--model-arg, --device and --batch-size set options of models named on the "
-            "command line (--model KIND:ID, e.g. hf:gpt2); edit the suite for its own models"
+            "model_args, device and batch_size set options of models named on the command "
+            "line, as KIND:ID (e.g. models='hf:gpt2'); edit the suite for its own models"
         )
     if data:
         if suite is not None:
-            raise InputError("--data builds the suite from files: give a suite or --data, not both")
+            raise InputError("data builds the suite from files: give a suite or data, not both")
         task_list, language_list = split_list(tasks) or [], split_list(languages) or []
         if len(task_list) != 1 or len(language_list) != 1:
-            raise InputError("--data needs exactly one --task and one --language for its files")
+            raise InputError("data needs exactly one task and one language for its files")
         if not specs:
-            raise InputError("--data needs a model: --model KIND:ID (e.g. hf:gpt2, majority:)")
+            raise InputError("data needs a model: models='KIND:ID' (e.g. hf:gpt2, majority:)")
         loaded = with_models(data_suite(list(data), task_list[0], language_list[0]), specs, [])
         selected = loaded.select(**run_sizes)
         return selected, notes
     if suite is None:
         if not specs:
             raise InputError(
-                "name a suite (see 'glotbench suites') or a model with --model KIND:ID "
+                "name a suite (see 'glotbench suites') or a model with models='KIND:ID' "
                 f"(then the tasks of the built-in suite {DEFAULT_TASK_SUITE!r} are run)"
             )
         suite = DEFAULT_TASK_SUITE

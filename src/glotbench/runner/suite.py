@@ -281,7 +281,7 @@ def _restrict_items(spec: DatasetSpec, languages: list[str]) -> DatasetSpec:
     keep = [lang for lang in _item_languages(spec) if lang in languages]
     if len(keep) < 2:
         raise UnknownNameError(
-            f"dataset {spec.name!r} identifies languages: --language must name at least two "
+            f"dataset {spec.name!r} identifies languages: languages must name at least two "
             f"of its languages ({', '.join(_item_languages(spec))}), got {', '.join(keep)}"
         )
     return spec.model_copy(
@@ -348,7 +348,7 @@ def load_suite(name_or_path: str | Path, *, data_dir: str | Path | None = None) 
     if suite.needs_data_dir:
         if data_dir is None:
             raise InputError(
-                f"suite {suite.name!r} reads data from a folder; pass --data-dir "
+                f"suite {suite.name!r} reads data from a folder; pass data_dir=DIR "
                 "(e.g. the folder holding ud/ and norne/)"
             )
         base = Path(data_dir)
@@ -466,7 +466,7 @@ def _confine_paths(suite: Suite, path: str) -> None:
                 parts = Path(os.path.normpath(text)).parts
                 if Path(text).is_absolute() or (parts and parts[0] == ".."):
                     raise InputError(
-                        f"the path {text!r} leaves --data-dir ({suite.base_dir}); give paths "
+                        f"the path {text!r} leaves data_dir ({suite.base_dir}); give paths "
                         "relative to it, or set 'allow_outside_paths: true' in the suite to "
                         "read files elsewhere",
                         path=path,
