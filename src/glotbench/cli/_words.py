@@ -27,6 +27,7 @@ FLAGS: dict[str, str] = {
     "languages": "--language",
     "metric": "--metric",
     "method": "--method",
+    "metrics": "--metric",
     "min_size": "--min-size",
     "model": "--model",
     "models": "--model",
@@ -44,6 +45,7 @@ FLAGS: dict[str, str] = {
     "train_sizes": "--train-sizes",
     "keep_outputs": "--keep-outputs",
     "out": "--out",
+    "percent": "--percent",
     "data_dir": "--data-dir",
 }
 #: ``languages='with'`` is the settings' language resampling, not the language filter

@@ -391,8 +391,8 @@ def _resolve_metric(
     if scale is None and not allow_unknown:
         raise InputError(
             f"score column {column!r} names no glotbench metric ({name!r} is unknown); map it "
-            f"with --metric {column}=NAME (e.g. squad_f1, bleu, chrf) or declare its scale "
-            f"with --metric {column}=NAME:LO:HI",
+            f"with metrics='{column}=NAME' (e.g. squad_f1, bleu, chrf) or declare its scale "
+            f"with metrics='{column}=NAME:LO:HI'",
             path=str(path),
             field=column,
         )
@@ -562,11 +562,11 @@ def _check_value(
         return
     lo, hi = spec.scale
     shown = f"{value * factor:.10g}"
-    unit = " (after dividing by 100 for --percent)" if factor != 1.0 else ""
+    unit = " (after dividing by 100 for percent=True)" if factor != 1.0 else ""
     if key == "score" and not lo <= value <= hi:
         hint = ""
         if factor == 1.0 and hi == 1.0 and lo <= value <= 100.0:
-            hint = "; the file reports percentages: pass --percent"
+            hint = "; the file reports percentages: pass percent=True"
         raise InputError(
             f"score {shown}{unit} is outside the scale {lo:g}–{hi:g} of metric {spec.name!r}{hint}",
             path=str(file), line=line, field=column,
