@@ -13,6 +13,7 @@ from rich.markup import escape
 from glotbench.cli._lazy import api
 from glotbench.cli._options import DEFAULT_STORE, JsonOption, LockTimeoutOption, StoreOption
 from glotbench.cli._output import console, frame_table, print_json, speed_table, stderr_console
+from glotbench.errors import InputError
 
 commands = typer.Typer()
 
@@ -348,6 +349,8 @@ def run_command(
     if list_models:
         _print_model_kinds(json_output)
         return
+    if data and (_count(task) != 1 or _count(language) != 1):  # said in this command's words
+        raise InputError("--data needs exactly one --task and one --language for its files")
     selection: dict[str, Any] = {  # the suite's models, data and sizes: dumped or run
         "data_dir": data_dir,
         "models": model or None,
@@ -624,3 +627,8 @@ def suites_command(json_output: JsonOption = False) -> None:
         return
     for name, description in suites.items():
         console.print(f"[bold]{name}[/]  {description}", highlight=False)
+
+
+def _count(values: list[str] | None) -> int:
+    """How many names repeated or comma-separated options give (``--task a,b``: 2)."""
+    return len([part for value in values or [] for part in value.split(",") if part.strip()])
