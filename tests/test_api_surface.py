@@ -22,7 +22,7 @@ from glotbench.analysis.buckets import BucketAnalysis
 from glotbench.analysis.examples import ExamplesResult
 from glotbench.analysis.learning_curve import LearningCurves
 from glotbench.analysis.mixed.robustness import RobustnessStudy
-from glotbench.analysis.scopes import ScopedResults
+from glotbench.analysis.sources.scopes import ScopedResults
 from glotbench.analysis.speed import SpeedTable
 
 API_FILE = Path(api.__file__)

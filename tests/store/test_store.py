@@ -215,7 +215,7 @@ def test_stats_matrix_refuses_different_label_sets(tmp_path: Path) -> None:
     api.import_examples(second, store=store_path)
     with (
         Store.open(store_path, read_only=True) as store,
-        pytest.raises(StoreError, match="different statistics.*--labels"),
+        pytest.raises(StoreError, match="different statistics.*labels=LABELS"),
     ):
         store.stats.matrix("sentiment", "sentiment", "de", "f1_macro")
 

@@ -128,6 +128,12 @@ class Comparison:
         One row per pair, likewise.
     recorded : dict or None
         The request's settings as recorded in the JSON.
+    summary : pandas.DataFrame
+        Per aggregator, over every pair: pairs, flagged pairs, neighbours
+        flagged (:func:`comparison_summary`'s columns).
+    pairs : dict
+        Which pairs the tables hold: mode, top_k, pairs asked for, pairs
+        computed.
     """
 
     aggregates: pd.DataFrame

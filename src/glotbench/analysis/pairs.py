@@ -80,7 +80,7 @@ def select_pairs(
         unknown = [m for m in pair if m not in index]
         if unknown or len(pair) != 2 or pair[0] == pair[1]:
             raise InputError(
-                f"--pair {','.join(pair)}: "
+                f"pair {','.join(pair)!r}: "
                 + (
                     f"no model {unknown[0]!r} in the data (models: "
                     f"{', '.join(map(str, models[:20]))}{', …' if n > 20 else ''})"

@@ -64,6 +64,8 @@ class Ranks:
         EuroEval's rank scores, when computed.
     recorded : dict or None
         The request's settings as recorded in the JSON.
+    distribution_format : {"auto", "full", "window"}
+        How :meth:`to_dict` gives the distribution.
     """
 
     distribution: pd.DataFrame

@@ -69,7 +69,7 @@ def list_failures(
             frame = s.failures.frame(**filters, include_resolved=include_resolved)
         return FailureList(store=str(store), include_resolved=include_resolved, frame=frame)
     if not Path(store).exists():
-        raise StoreError(f"no store at {store}; pass --store")
+        raise StoreError(f"no store at {store}; pass store=PATH")
     with Store.open(store) as s:
         ids = s.failures.frame(**filters)["failure_id"].tolist()
         count = s.failures.resolve(failure_ids=ids) if ids else 0

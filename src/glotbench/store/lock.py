@@ -143,7 +143,7 @@ def connect(
                     f"the store {path} is in use by {holder_of(exc)}: DuckDB allows one "
                     "writing process or several reading ones at a time, and glotbench waited "
                     f"{limit:g} s to {mode} it; try again when that process has finished, "
-                    f"or wait longer with --lock-timeout SECONDS (or {LOCK_TIMEOUT_ENV})"
+                    f"or wait longer with lock_timeout=SECONDS (or {LOCK_TIMEOUT_ENV})"
                 ) from None
             if not told and waited >= NOTICE_AFTER:
                 notice(

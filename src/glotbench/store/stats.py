@@ -303,7 +303,7 @@ class Stats(Collaborator):
             raise StoreError(
                 f"runs for {what} have different statistics "
                 f"({' vs '.join(map(str, layouts[:2]))}); "
-                "re-import them with the same label set (--labels) so they can be compared"
+                "re-import them with the same label set (labels=LABELS) so they can be compared"
             )
         metric_configs = {json.dumps(c, sort_keys=True) for c in runs["metric_config"]}
         if len(metric_configs) > 1:

@@ -288,10 +288,10 @@ class Store:
         """
         p = Path(path)
         if p.exists() and p.is_dir():
-            raise StoreError(f"{p} is a directory; --store must name a DuckDB file")
+            raise StoreError(f"{p} is a directory; a store is a DuckDB file")
         if read_only and not p.exists():
             raise StoreError(
-                f"no store at {p}; import results first (glotbench import ...) or pass --store"
+                f"no store at {p}; import results first (glotbench import ...) or pass store=PATH"
             )
         if not read_only:
             try:
@@ -326,7 +326,7 @@ class Store:
             if tables or self.read_only:
                 raise StoreError(
                     f"{self.path} is a DuckDB database but not a glotbench store "
-                    "(it has no 'meta' table); pass another --store"
+                    "(it has no 'meta' table); pass another store=PATH"
                 )
             with self.transaction():
                 self._con.execute(_DDL)
@@ -609,7 +609,7 @@ def _open_error_message(path: Path, exc: Exception) -> str:
             "close the other Store first"
         )
     if "not a valid duckdb database" in lowered or "not a duckdb" in lowered or "magic" in lowered:
-        return f"{path} is not a DuckDB database; pass a glotbench store with --store"
+        return f"{path} is not a DuckDB database; pass a glotbench store as store=PATH"
     if "version" in lowered and "storage" in lowered:
         return f"{path} was written by an incompatible DuckDB version: {text.splitlines()[0]}"
     return f"cannot open the store {path}: {text.splitlines()[0] if text else type(exc).__name__}"

@@ -209,7 +209,7 @@ def _acquire(path: Path, limit: float, notice: Callable[[str], None], what: str)
             raise StoreError(
                 f"the store {what} is being written by {_describe(read_owner(path))}; "
                 f"glotbench waited {limit:g} s for it to finish: try again when it has "
-                f"finished, or wait longer with --lock-timeout SECONDS (or {LOCK_TIMEOUT_ENV})"
+                f"finished, or wait longer with lock_timeout=SECONDS (or {LOCK_TIMEOUT_ENV})"
             )
         if not told and waited >= NOTICE_AFTER:
             notice(
