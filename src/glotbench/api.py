@@ -742,6 +742,14 @@ def analyze_task_comparisons(
         Task -> :class:`~glotbench.analysis.pair_view.RankedComparisons`
         (``models`` best first, ``comparison``, ``ranks``); tasks with fewer
         than two models are absent. :func:`task_comparisons_dict` gives it as JSON.
+
+    Examples
+    --------
+    >>> from glotbench import api
+    >>> scores = api.load_replicated(input="scores.csv")
+    >>> comparisons = api.analyze_task_comparisons(scores, api.AnalysisSettings(n_draws=200))
+    >>> comparisons["sentiment"].models
+    ('glot500', 'xlmr', 'mbert')
     """
     from glotbench.analysis.pair_view import task_comparisons
 
@@ -750,7 +758,28 @@ def analyze_task_comparisons(
 
 
 def task_comparisons_dict(comparisons: dict[str, Any]) -> dict[str, Any]:
-    """:func:`analyze_task_comparisons`' result as plain data (the ``--json`` output)."""
+    """:func:`analyze_task_comparisons`' result as plain data (the ``--json`` output).
+
+    Parameters
+    ----------
+    comparisons : dict
+        What :func:`analyze_task_comparisons` returns.
+
+    Returns
+    -------
+    dict
+        Task -> ``models``, ``comparison``, ``ranks``, ``confidence_level`` and
+        ``left_out``, JSON-safe.
+
+    Examples
+    --------
+    >>> from glotbench import api
+    >>> scores = api.load_replicated(input="scores.csv")
+    >>> plain = api.task_comparisons_dict(
+    ...     api.analyze_task_comparisons(scores, api.AnalysisSettings(n_draws=200)))
+    >>> sorted(plain["sentiment"])
+    ['comparison', 'confidence_level', 'left_out', 'models', 'ranks']
+    """
     return {
         task: {
             "models": list(view.models),
@@ -1510,13 +1539,20 @@ def kept_examples(
 
 
 def model_kinds() -> list[dict[str, Any]]:
-    """The model kinds ``glotbench run --model KIND:ID`` and suites accept, one dict each.
+    """The model kinds ``models=['KIND:ID']`` (``glotbench run --model``) and suites accept.
 
-    Keys: ``kind``, ``description``, ``requires`` (modules), ``extra`` (the
-    ``pip install 'glotbench[EXTRA]'`` that installs them), ``available``
-    (installed here), ``id_option`` (the option ``ID`` sets) and ``generative``.
+    Returns
+    -------
+    list of dict
+        One dict per kind: ``kind``, ``description``, ``requires`` (modules),
+        ``extra`` (the ``pip install 'glotbench[EXTRA]'`` that installs them),
+        ``available`` (installed here), ``id_option`` (the option ``ID`` sets)
+        and ``generative``.
 
-    >>> kinds = {k["kind"]: k for k in model_kinds()}
+    Examples
+    --------
+    >>> from glotbench import api
+    >>> kinds = {k["kind"]: k for k in api.model_kinds()}
     >>> kinds["vllm"]["extra"], kinds["majority"]["requires"]
     ('vllm', [])
     """
