@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from glotbench.cli import app
+from glotbench.cli._words import cli_words
 from glotbench.runner.datasets import Dataset
 from glotbench.runner.tasks import get_task
 from glotbench.store import Store
@@ -114,7 +115,9 @@ def test_a_store_without_attributes_asks_for_a_file(tmp_path: Path) -> None:
         ["analyze", "buckets", "--store", str(path), "--task", "t", "--language", "en",
          "--metric", "accuracy"],
     )  # fmt: skip
-    assert out.exit_code != 0 and "--attributes" in str(out.exception)
+    # the library names its parameter; the command line shows its option
+    assert out.exit_code != 0 and "attributes=FILE" in str(out.exception)
+    assert "--attributes FILE" in cli_words(str(out.exception))
 
 
 def test_qa_attributes_by_hand() -> None:

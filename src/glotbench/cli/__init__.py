@@ -135,7 +135,13 @@ def main() -> None:
         message = cli_words(str(exc))  # the library names parameters; we show options
         if json_mode:
             _print_json_error(exc.to_dict() | {"message": message})
-        err_console.print(f"[bold red]error:[/] {escape(message)}", markup=True, highlight=False)
+        # one line in logs and pipes (file, line and field stay greppable); folded on a terminal
+        err_console.print(
+            f"[bold red]error:[/] {escape(message)}",
+            markup=True,
+            highlight=False,
+            soft_wrap=not err_console.is_terminal,
+        )
         raise SystemExit(exc.exit_code) from None
     except typer.Abort:
         _print_json_error({"type": "Abort", "message": "aborted", "exit_code": 1})
