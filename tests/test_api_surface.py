@@ -138,6 +138,7 @@ def _doctest_params() -> list[object]:
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", _doctest_params())
 def test_api_examples_run_as_doctests(
     name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

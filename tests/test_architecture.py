@@ -295,6 +295,7 @@ def test_estimators_do_not_open_the_store() -> None:
     assert not wrong, "\n".join(wrong)
 
 
+@pytest.mark.slow
 def test_scandeval_multiplier_is_written_once() -> None:
     """ScandEval's ±1.96·SD/√N lives in :mod:`glotbench.resample.scandeval`; code elsewhere
     imports it (a literal 1.96 in code, not in text, is a second copy of the formula)."""

@@ -20,6 +20,7 @@ def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[
     )
 
 
+@pytest.mark.slow
 def test_demo_prints_the_leaderboard(tmp_path: Path) -> None:
     result = run_cli("demo", "--no-starter", "--draws", "1000", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
@@ -34,6 +35,7 @@ def test_demo_prints_the_leaderboard(tmp_path: Path) -> None:
     assert "report.html" in result.stdout
 
 
+@pytest.mark.slow
 def test_demo_json_is_documented_object() -> None:
     result = run_cli("demo", "--no-starter", "--json", "--draws", "1000", "--no-pages")
     assert result.returncode == 0, result.stderr
@@ -57,6 +59,7 @@ def test_demo_json_is_documented_object() -> None:
     assert top["ci_low"] < top["score"] < top["ci_high"]
 
 
+@pytest.mark.slow
 def test_bootstrap_command(tmp_path: Path) -> None:
     (tmp_path / "pred.txt").write_text("\n".join(["POS", "NEG", "POS", "NEU"] * 25) + "\n")
     (tmp_path / "ref.txt").write_text("\n".join(["POS", "NEG", "NEG", "NEU"] * 25) + "\n")
@@ -77,6 +80,7 @@ def test_bootstrap_command(tmp_path: Path) -> None:
     assert system["standard_error"] == pytest.approx((0.75 * 0.25 / 100) ** 0.5, rel=0.12)
 
 
+@pytest.mark.slow
 def test_bootstrap_command_reports_misaligned_files(tmp_path: Path) -> None:
     (tmp_path / "pred.txt").write_text("a\nb\n")
     (tmp_path / "ref.txt").write_text("a\n")
@@ -85,6 +89,7 @@ def test_bootstrap_command_reports_misaligned_files(tmp_path: Path) -> None:
     assert "2 predictions" in result.stderr and "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_bootstrap_command_reports_bad_json_line(tmp_path: Path) -> None:
     (tmp_path / "pred.jsonl").write_text('"a"\n{broken\n')
     (tmp_path / "ref.jsonl").write_text('"a"\n"b"\n')
@@ -93,6 +98,7 @@ def test_bootstrap_command_reports_bad_json_line(tmp_path: Path) -> None:
     assert "pred.jsonl, line 2" in result.stderr
 
 
+@pytest.mark.slow
 def test_metrics_command_lists_the_registry() -> None:
     result = run_cli("metrics", "--json")
     assert result.returncode == 0, result.stderr
@@ -100,6 +106,7 @@ def test_metrics_command_lists_the_registry() -> None:
     assert {"accuracy", "f1_macro", "mcc"} <= names
 
 
+@pytest.mark.slow
 def test_every_command_has_help() -> None:
     for command in (["--help"], ["demo", "--help"], ["bootstrap", "--help"], ["metrics", "--help"]):
         result = run_cli(*command)
@@ -107,6 +114,7 @@ def test_every_command_has_help() -> None:
         assert "Usage" in result.stdout
 
 
+@pytest.mark.slow
 def test_demo_writes_leaderboard_and_report(tmp_path: Path) -> None:
     result = run_cli(
         "demo", "--no-starter", "--draws", "500", "--out", str(tmp_path / "site"), "--json"
@@ -119,6 +127,7 @@ def test_demo_writes_leaderboard_and_report(tmp_path: Path) -> None:
     assert "<svg" in (tmp_path / "site" / "report.html").read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_version() -> None:
     from glotbench import __version__
 
@@ -126,6 +135,7 @@ def test_version() -> None:
     assert result.returncode == 0 and result.stdout.strip() == f"glotbench {__version__}"
 
 
+@pytest.mark.slow
 def test_json_errors_are_json_on_stdout(tmp_path: Path) -> None:
     bad = tmp_path / "scores.csv"
     bad.write_text("model,task,language,metric,score\nm,t,da,accuracy,abc\n", encoding="utf-8")

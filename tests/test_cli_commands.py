@@ -62,6 +62,7 @@ def test_the_tree_holds_every_group_and_command() -> None:
         assert expected in paths
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("path", "command"), LEAVES, ids=IDS)
 def test_command_has_help_a_summary_and_json(path: tuple[str, ...], command: Any) -> None:
     option_names = {name for param in command.params for name in getattr(param, "opts", ())}
@@ -76,6 +77,7 @@ def test_command_has_help_a_summary_and_json(path: tuple[str, ...], command: Any
     assert not cut, cut
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("path", "command"), LEAVES, ids=IDS)
 def test_usage_errors_are_json_with_json(
     path: tuple[str, ...],

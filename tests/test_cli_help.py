@@ -44,6 +44,7 @@ def test_every_group_uses_the_light_renderer() -> None:
     assert all(isinstance(group, FastHelpGroup) for _, group, _ in _groups())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("colour", [False, True], ids=["plain", "colour"])
 @pytest.mark.parametrize("width", [60, 80, 100, 140])
 def test_group_help_equals_typers_rendering(
@@ -89,6 +90,7 @@ def _loaded_by_help(modules: tuple[str, ...]) -> list[str]:
     return [m for m in line.removeprefix("LOADED=").split(",") if m]
 
 
+@pytest.mark.slow
 def test_top_level_help_does_not_import_typers_rich_renderer() -> None:
     """The reason the light renderer exists (timed in benchmarks/bench_cli_startup.py)."""
     assert (

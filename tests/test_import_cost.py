@@ -11,6 +11,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 #: not imported by ``import glotbench.api``
 LAZY = (
     "scipy",
@@ -36,10 +38,12 @@ def _loaded_after(statement: str, modules: tuple[str, ...]) -> list[str]:
     return [m for m in child.stdout.strip().split(",") if m]
 
 
+@pytest.mark.slow
 def test_importing_the_api_loads_no_scipy_plotting_or_neural_stack() -> None:
     assert _loaded_after("import glotbench.api", LAZY) == []
 
 
+@pytest.mark.slow
 def test_the_functions_that_need_scipy_still_load_it_when_called() -> None:
     statement = (
         "from glotbench.resample.intervals import bca_interval\n"

@@ -312,6 +312,7 @@ def _check_one_answer(doors: dict[str, Any]) -> int:
     return checks
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", STORE_KINDS)
 def test_every_door_gives_the_same_numbers(
     cli: Cli, stores: dict[str, Path], kind: str, tmp_path: Path
@@ -321,6 +322,7 @@ def test_every_door_gives_the_same_numbers(
     assert _check_one_answer(doors) >= 3
 
 
+@pytest.mark.slow
 def test_a_published_table_gives_the_same_numbers(cli: Cli, tmp_path: Path) -> None:
     """The issue's example: the XTREME-R demo page vs ``analyze`` on the same table.
 
@@ -335,6 +337,7 @@ def test_a_published_table_gives_the_same_numbers(cli: Cli, tmp_path: Path) -> N
     assert _check_one_answer(doors) >= 3
 
 
+@pytest.mark.slow
 def test_a_task_view_is_the_task_analysed_alone(
     cli: Cli, stores: dict[str, Path], tmp_path: Path
 ) -> None:
@@ -356,6 +359,7 @@ def test_a_task_view_is_the_task_analysed_alone(
                 assert row["se"] == round(record["se_resampled"], 4)
 
 
+@pytest.mark.slow
 def test_true_defaults_agree_on_a_tiny_store(cli: Cli, tmp_path: Path) -> None:
     """No options anywhere: 10,000 draws from 1,000 replicates per run, on every door."""
     store = write_store(
@@ -406,6 +410,7 @@ def test_glotbench_store_is_honoured_by_significance(
     assert result["difference"] == pytest.approx(0.5)
 
 
+@pytest.mark.slow
 def test_demo_typed_wins_over_the_environment_store(
     cli: Cli, stores: dict[str, Path], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -451,6 +456,7 @@ def test_settings_validate_and_describe_themselves() -> None:
     assert math.isclose(DEFAULT_SETTINGS.z, 1.959963984540054)
 
 
+@pytest.mark.slow
 def test_every_analysis_json_records_its_settings(cli: Cli, stores: dict[str, Path]) -> None:
     """A ``settings`` object in every analysis's ``--json``, with the options the request used."""
     runs, euroeval = stores["runs"], stores["euroeval"]
@@ -471,6 +477,7 @@ def test_every_analysis_json_records_its_settings(cli: Cli, stores: dict[str, Pa
         assert payload["settings"][key] == value, command
 
 
+@pytest.mark.slow
 def test_an_unbalanced_store_gives_the_same_numbers(cli: Cli, tmp_path: Path) -> None:
     """One rule for the overall view on every door (glotbench.analysis.overall).
 
@@ -541,6 +548,7 @@ def _two_metric_store(path: Path, tmp: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_metric_choice_is_one_rule_on_every_door(cli: Cli, tmp_path: Path) -> None:
     """A task with two metrics and none declared: the same error (listing the choices) from
     the page, the report and the analyses; ``--metric nli=f1`` then gives the same numbers.

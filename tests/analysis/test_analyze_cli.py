@@ -321,6 +321,7 @@ def test_bad_options_are_rejected(cli: Cli, replicated_csv: Path) -> None:
 # -- error paths and design messages ------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bad", ["nan", "", "abc", "inf"])
 def test_nan_score_names_file_line_and_field(cli: Cli, tmp_path: Path, bad: str) -> None:
     path = tmp_path / "scores.csv"
@@ -451,6 +452,7 @@ def test_unbalanced_design_notes_name_the_model(cli: Cli, tmp_path: Path) -> Non
     assert "t1/fr" not in payload["languages"]
 
 
+@pytest.mark.slow
 def test_zero_variance_gives_valid_json_without_nan(cli: Cli, tmp_path: Path) -> None:
     """All replicates identical: no crash; SDs 0; effects 0 (same scores) or null + note."""
     rows = [
@@ -492,6 +494,7 @@ def test_zero_variance_gives_valid_json_without_nan(cli: Cli, tmp_path: Path) ->
         )
 
 
+@pytest.mark.slow
 def test_ready_sd_summary_with_the_parametric_scheme(cli: Cli, tmp_path: Path) -> None:
     path = tmp_path / "summary.csv"
     pd.DataFrame(
@@ -659,6 +662,7 @@ ZERO_SHOT_AND_MBERT_TRANSLATE_TRAIN = (
 # -- the store path ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_store_path(cli: Cli, tmp_path: Path) -> None:
     rng = np.random.default_rng(3)
     correct = {

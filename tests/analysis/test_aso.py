@@ -46,6 +46,7 @@ def test_identical_samples_give_half() -> None:
     assert aso(a, a, seed=0).violation_ratio == 0.5
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shift", [0.4, 0.0, -0.2])
 def test_eps_min_agrees_with_deepsig_within_monte_carlo_error(shift: float) -> None:
     rng = np.random.default_rng(7)
@@ -121,6 +122,7 @@ def test_bad_input() -> None:
         multi_aso([[1.0, 2.0]])
 
 
+@pytest.mark.slow
 def test_cli_aso_json(tmp_path: Path) -> None:
     a, b = tmp_path / "A.txt", tmp_path / "B.txt"
     a.write_text("0.81\n0.83\n0.82\n0.84\n0.80\n")

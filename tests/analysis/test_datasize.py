@@ -107,6 +107,7 @@ def test_generic_statistics_and_truth() -> None:
     assert {r["strategy"] for r in payload["recommendation"]} == {"SEQ", "RAND", "RAND_SEQ"}
 
 
+@pytest.mark.slow
 @needs_ud
 def test_simulated_taggers_on_ud(tmp_path: Path) -> None:
     stats, models, tokens, metric = simulate_tagger_statistics(
@@ -133,6 +134,7 @@ def test_simulated_taggers_on_ud(tmp_path: Path) -> None:
     assert path.stat().st_size > 1000
 
 
+@pytest.mark.slow
 @needs_ud
 def test_conllu_predictions(tmp_path: Path) -> None:
     gold_lines = DDT.read_text(encoding="utf-8").splitlines()[:2000]

@@ -351,6 +351,7 @@ def _json(result: CliResult) -> dict[str, Any]:
     return json.loads(result.stdout)
 
 
+@pytest.mark.slow
 def test_euroeval_results_through_the_cli(cli: Callable[..., CliResult], tmp_path: Path) -> None:
     store = tmp_path / "r.duckdb"
     assert cli("import", "euroeval", FIXTURE, "--store", store).exit_code == 0
@@ -423,6 +424,7 @@ def test_analyze_ranks_options(cli: Callable[..., CliResult], tmp_path: Path) ->
     assert all(row["euroeval_rank_low"] is None for row in legacy["summary"])
 
 
+@pytest.mark.slow
 def test_a_plain_metric_off_the_primary_is_named_and_task_overrides_work(
     cli: Callable[..., CliResult], tmp_path: Path
 ) -> None:

@@ -51,6 +51,7 @@ def _cells(hierarchy: list[dict]) -> dict[tuple[str, str, str], float]:
     }
 
 
+@pytest.mark.slow
 def test_lm_eval_accuracy_equals_the_harness_in_aggregate_leaderboard_and_report(
     tmp_path: Path,
 ) -> None:

@@ -67,6 +67,7 @@ def test_paired_test_matches_the_closed_form():
     assert points.high == pytest.approx(acc + half, abs=0.01)
 
 
+@pytest.mark.slow
 def test_rejection_rates_match_the_normal_power():
     """Simulated truth: examples right with p and p + δ (independent); the share of data
     sets where size k differs significantly from the largest is the two-sided z test's
@@ -108,6 +109,7 @@ def test_seed_component_enters_the_interval():
     assert pts.difference_se[0] == 0 and not pts.significant[0]
 
 
+@pytest.mark.slow
 def test_cli_learning_curve_on_a_tiny_suite(tmp_path: Path):
     from tests.runner.conftest import write_sentiment
 

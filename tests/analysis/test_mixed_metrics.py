@@ -118,6 +118,7 @@ PRIMARY = {
 }
 
 
+@pytest.mark.slow
 def test_euroeval_store_without_metric_uses_each_tasks_primary_metric(
     cli: Cli, euroeval_store: tuple[Path, dict]
 ) -> None:
@@ -168,6 +169,7 @@ def test_euroeval_store_without_metric_uses_each_tasks_primary_metric(
     assert best["model"] == "org/model-b"  # model b scores 0.1 higher everywhere
 
 
+@pytest.mark.slow
 def test_euroeval_plain_metric_no_longer_collides(
     cli: Cli, euroeval_store: tuple[Path, dict]
 ) -> None:
@@ -187,6 +189,7 @@ def test_euroeval_plain_metric_no_longer_collides(
         assert result.exit_code == 0, result.stderr
 
 
+@pytest.mark.slow
 def test_task_metric_override(cli: Cli, euroeval_store: tuple[Path, dict]) -> None:
     store, raw = euroeval_store
     args = ("--metric", "sentiment-classification=macro_f1", "--json")
@@ -287,6 +290,7 @@ def _sample_values(task: str, metric: str) -> list[np.ndarray]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("metric", ["acc", "acc_norm"])
 def test_lm_eval_metric_names_reach_per_example_statistics(
     cli: Cli, lm_eval_store: Path, metric: str
@@ -320,6 +324,7 @@ def test_lm_eval_metric_names_reach_per_example_statistics(
     )
 
 
+@pytest.mark.slow
 def test_lm_eval_store_without_metric(cli: Cli, lm_eval_store: Path) -> None:
     payload = _json(cli("analyze", "variance", "--store", lm_eval_store, "--replicates", "200",
                         "--json"))  # fmt: skip
@@ -355,6 +360,7 @@ def test_leaderboard_source_uses_the_same_selection(euroeval_store: tuple[Path, 
     assert any("declared primary" in note for note in source.notes)
 
 
+@pytest.mark.slow
 def test_runner_store_ranks_each_task_on_its_first_metric(cli: Cli, tmp_path: Path) -> None:
     """``glotbench run`` stores several metrics per task; the task's first one is primary."""
     from ..runner.conftest import write_suite

@@ -156,6 +156,7 @@ def test_unreplicated_scores_have_no_per_cell_sd() -> None:
     assert pair["overall"]["sd"] > 0  # languages resampled
 
 
+@pytest.mark.slow
 def test_page_data_equals_analyze_compare_json(tmp_path: Path) -> None:
     """The page's numbers for a pair are what its `glotbench analyze compare` command prints."""
     from tests.report.conftest import write_store

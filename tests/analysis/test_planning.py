@@ -116,6 +116,7 @@ def test_unreachable_search_reports_the_floor() -> None:
     assert found is None and value > 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("resample", [False, True])
 def test_simulation_agrees_with_closed_form_on_balanced_designs(resample: bool) -> None:
     design = Design(examples=200, seeds=3, languages=12, resample_languages=resample)

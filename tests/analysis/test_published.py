@@ -64,6 +64,7 @@ def test_one_alias_table() -> None:
     assert all(canonical_task(name) == name for name in task_names())
 
 
+@pytest.mark.slow
 def test_published_models_stay_beside_runs(mixed_store: Path) -> None:
     source = api.load_replicated(store=mixed_store, n_replicates=200)
     assert {"mine", "mBERT", "XLM-R Large", "mT5-XXL"} <= set(source.models)
@@ -92,6 +93,7 @@ def test_published_models_stay_beside_runs(mixed_store: Path) -> None:
     assert dict(source.task_metrics)["xquad"] == "squad_f1"
 
 
+@pytest.mark.slow
 def test_the_leaderboard_shows_every_model(
     mixed_store: Path, cli: Callable[..., CliResult], tmp_path: Path
 ) -> None:

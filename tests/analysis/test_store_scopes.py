@@ -57,6 +57,7 @@ def _direct(store: Path, language: str) -> object:
     )  # fmt: skip
 
 
+@pytest.mark.slow
 def test_one_matching_test_set_is_used(stores: dict[str, Path]) -> None:
     result = api.analyze_datasize(
         store=stores["one"], metric="accuracy", language="en", sizes=SIZES, n_draws=20, aso=False
@@ -145,6 +146,7 @@ def test_datasize_cli_analyses_each_language(
     assert "table" in json.loads(one.stdout)
 
 
+@pytest.mark.slow
 def test_lmm_fits_each_metric_of_the_store(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
     rng = np.random.default_rng(5)
     rows = [

@@ -272,6 +272,7 @@ def unbalanced_designs(draw: st.DrawFn) -> pd.DataFrame:
     return frame.sample(frac=1.0, random_state=int(rng.integers(1000))).reset_index(drop=True)
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(frame=unbalanced_designs())
 def test_agrees_with_an_independent_implementation(frame: pd.DataFrame) -> None:

@@ -316,6 +316,7 @@ def test_store_runs_listed_by_show_and_idempotent(tmp_path: Path, english) -> No
         api.checklist_score(cases, predict=lambda t: ["positive"] * len(t), model="kw", store=store)
 
 
+@pytest.mark.slow
 def test_cli_expand_score_example(tmp_path: Path, cli) -> None:
     cases = tmp_path / "cases.jsonl"
     res = cli("checklist", "expand", "--language", "da", "--n", "5", "--out", cases, "--json")

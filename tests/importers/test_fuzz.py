@@ -123,6 +123,7 @@ def _csv_cell(value: object) -> str:
     ),
     drop=st.lists(st.integers(min_value=0, max_value=4), max_size=2),
 )
+@pytest.mark.slow
 def test_fuzz_tidy_scores_csv(fuzz_store: Store, rows, drop) -> None:
     lines = ["model,task,language,metric,score"]
     for i, row in enumerate(rows):
@@ -164,6 +165,7 @@ def test_fuzz_tidy_scores_csv(fuzz_store: Store, rows, drop) -> None:
         max_size=5,
     )
 )
+@pytest.mark.slow
 def test_fuzz_tidy_examples_jsonl(fuzz_store: Store, records) -> None:
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "examples.jsonl"
@@ -200,6 +202,7 @@ _RECORDS = [json.loads(line) for line in LEGACY.read_text().splitlines() if line
     path=st.lists(st.sampled_from(list("abcdefgh")), min_size=1, max_size=4),
     value=json_values,
 )
+@pytest.mark.slow
 def test_fuzz_euroeval(fuzz_store: Store, index, path, value) -> None:
     records = json.loads(json.dumps(_RECORDS))
     _set_path(records[index], path, value)
@@ -223,6 +226,7 @@ def test_fuzz_euroeval(fuzz_store: Store, index, path, value) -> None:
 )
 # found by this test in CI: an MCC sample whose label is a list crashed (unhashable) instead
 # of an InputError naming the file, line and metric
+@pytest.mark.slow
 @example(task="tinyboolq", line=0, field="mcc", value=[None, []], in_results=False)
 def test_fuzz_lm_eval(fuzz_store: Store, task, line, field, value, in_results) -> None:
     import shutil

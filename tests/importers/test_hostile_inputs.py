@@ -63,6 +63,7 @@ def _lm_eval_with_result(tmp_path: Path, value: object) -> tuple[Path, str]:
     return root, f"results.{task}.{key}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("value", ["0.5", [0.5], {"v": 0.5}, "", "N/A"])
 def test_lm_eval_result_given_as_text_is_refused(
     store: Store, tmp_path: Path, value: object
@@ -295,6 +296,7 @@ visible = st.text(
     at=st.integers(0, 12),
     col=st.integers(0, 3),
 )
+@pytest.mark.slow
 @example(name="mBERT", bad="\u200b", at=5, col=0)
 def test_fuzz_an_invisible_character_anywhere_in_any_name_is_refused(
     store: Store, tmp_path: Path, name: str, bad: str, at: int, col: int

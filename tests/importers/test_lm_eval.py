@@ -253,6 +253,7 @@ def test_iso_639_suffixes_are_split_automatically() -> None:
     assert off.split("xnli_de") == ("xnli", "de")  # families still apply
 
 
+@pytest.mark.slow
 def test_task_language_flag_file_and_auto_detection(tmp_path: Path) -> None:
     from glotbench import api
 
@@ -298,6 +299,7 @@ def test_task_language_flag_file_and_auto_detection(tmp_path: Path) -> None:
     assert info.value.line == 2 and info.value.field == "language"
 
 
+@pytest.mark.slow
 def test_cli_task_language_flags(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 

@@ -167,6 +167,7 @@ def _kill_and_resume(folder: Path, reference: tuple, store: Path, at: int, phase
     return bool(marked)
 
 
+@pytest.mark.slow
 def test_kill_inside_the_third_transaction_of_a_run(
     tmp_path: Path, lm_eval_folder: tuple[Path, tuple]
 ) -> None:

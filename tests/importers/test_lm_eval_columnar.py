@@ -114,6 +114,7 @@ def _write(path: Path, lines: list[str]) -> Path:
         [json.dumps(_sample(0)), json.dumps(_sample(1, acc=float("nan")))],
     ],
 )
+@pytest.mark.slow
 def test_declined_inputs_end_like_the_strict_reader(tmp_path: Path, lines: list[str]):
     _compare(_write(tmp_path / "samples_t.jsonl", lines))
 
@@ -148,6 +149,7 @@ samples = st.fixed_dictionaries(
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
+@pytest.mark.slow
 @given(rows=st.lists(samples, min_size=1, max_size=6), blank=st.booleans())
 def test_columnar_equals_strict_on_random_files(rows: list[dict[str, Any]], blank: bool):
     lines = [json.dumps({**r, "metrics": ["acc"]}) for r in rows]

@@ -77,6 +77,7 @@ def _contents(path: Path) -> tuple[list[tuple], list[tuple], list[tuple]]:
         )
 
 
+@pytest.mark.slow
 def test_files_are_read_in_batches_and_runs_spilled_before_the_next_batch(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -186,6 +187,7 @@ KILL_CHILD = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_killed_lm_eval_import_resumes(tmp_path: Path) -> None:
     folder = make_folder(tmp_path / "out", tasks=6, per_task=30)
     store = tmp_path / "s.duckdb"
@@ -248,6 +250,7 @@ def streamed(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return seen
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("chunk_rows", [1, 7, 64])
 def test_chunked_import_equals_the_one_chunk_import(
     tmp_path: Path, chunk_rows: int, streamed: list[int]
@@ -273,6 +276,7 @@ def test_chunked_import_equals_the_one_chunk_import(
     assert chunked == one_chunk == whole
 
 
+@pytest.mark.slow
 def test_chunked_import_of_the_fixture_keeps_run_ids_and_digests(
     tmp_path: Path, streamed: list[int]
 ) -> None:

@@ -62,6 +62,7 @@ def _scores_count(store: Path) -> int:
 # --- the paper's files ------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_xquad_summary_analyses_run_as_reuben(inputs: Path, tmp_path: Path) -> None:
     store = tmp_path / "s.duckdb"
     result = _xquad(inputs, store)

@@ -325,6 +325,7 @@ def test_percent_scores_are_declared_and_stored_on_the_metric_scale(
     assert got.loc["mcc", "score"] == pytest.approx(-0.125)
 
 
+@pytest.mark.slow
 def test_cli_import_scores_percent(tmp_path: Path, cli) -> None:
     p = _write(tmp_path, "s.csv", f"{SC_HEADER}\nm,xnli,de,accuracy,81.7\n")
     store_path = tmp_path / "s.duckdb"

@@ -76,6 +76,7 @@ CASES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", list(CASES))
 def test_dictionary_columns_end_as_plain_ones(tmp_path: Path, case: str) -> None:
     frame = CASES[case]

@@ -200,6 +200,7 @@ def test_a_bad_row_late_in_the_file_writes_nothing(tmp_path: Path, populated_sto
     assert store_contents(populated_store) == before
 
 
+@pytest.mark.slow
 def test_mean_metric_from_score_column(tmp_path: Path) -> None:
     frame = examples_frame(models=("a", "b"), seeds=(0, 1), languages=("en", "de"), n=15)
     path = tmp_path / "e.csv"
@@ -241,6 +242,7 @@ def test_label_metric_with_labels_from_columns(tmp_path: Path) -> None:
         assert matrix.scores()[i] == pytest.approx(float(metric.score(sums)))
 
 
+@pytest.mark.slow
 def test_labels_option_fixes_the_label_set(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
     frame = label_frame(labels=("NEG", "POS"))
     path = tmp_path / "e.csv"
@@ -302,6 +304,7 @@ def test_positions_follow_file_order_within_interleaved_runs(tmp_path: Path) -> 
             assert ids.tolist() == frame[frame["model"] == model]["example_id"].tolist()
 
 
+@pytest.mark.slow
 def test_reimport_is_idempotent_and_other_formats_skip_complete_runs(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
@@ -329,6 +332,7 @@ def test_reimport_is_idempotent_and_other_formats_skip_complete_runs(
     assert "added 1 run(s) (8 examples); 2 run(s) already complete in the store, skipped" in out.out
 
 
+@pytest.mark.slow
 def test_conflicting_run_names_the_first_line_and_writes_nothing(tmp_path: Path) -> None:
     frame = examples_frame(models=("a", "b"), n=8)
     path = tmp_path / "e.csv"
@@ -348,6 +352,7 @@ def test_conflicting_run_names_the_first_line_and_writes_nothing(tmp_path: Path)
     assert store_contents(store) == before
 
 
+@pytest.mark.slow
 def test_interrupted_import_resumes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     frame = examples_frame(models=("a", "b", "c", "d"), seeds=(0, 1), n=10)
     path = tmp_path / "e.csv"
@@ -416,6 +421,7 @@ def test_write_failure_inside_a_run_rolls_back_the_whole_run(tmp_path: Path) -> 
         assert real.execute("SELECT count(*) FROM runs").fetchall() == [(0,)]
 
 
+@pytest.mark.slow
 def test_copy_of_imported_file_under_another_name_is_skipped(tmp_path: Path) -> None:
     path = tmp_path / "e.csv"
     examples_frame(n=4).to_csv(path, index=False)
@@ -426,6 +432,7 @@ def test_copy_of_imported_file_under_another_name_is_skipped(tmp_path: Path) -> 
     assert api.import_examples(copy, store=store).status == "skipped"
 
 
+@pytest.mark.slow
 def test_extra_columns_are_reported_as_ignored(tmp_path: Path) -> None:
     frame = examples_frame(n=3).assign(prediction="x", reference="y")
     path = tmp_path / "e.csv"
@@ -434,6 +441,7 @@ def test_extra_columns_are_reported_as_ignored(tmp_path: Path) -> None:
     assert result.ignored_columns == ["prediction", "reference"]
 
 
+@pytest.mark.slow
 def test_empty_seed_means_a_run_without_seed(tmp_path: Path) -> None:
     path = tmp_path / "e.csv"
     path.write_text(

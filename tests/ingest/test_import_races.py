@@ -353,6 +353,7 @@ def run_rounds(
     return tally
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
 def test_racing_imports_end_as_one_import_and_one_clear_outcome(
     kind: str,
@@ -453,6 +454,7 @@ with open_store_for_import(sys.argv[2]) as s:
 """
 
 
+@pytest.mark.slow
 def test_a_live_import_is_waited_for_never_resumed_and_a_killed_one_is_resumed(
     tmp_path: Path, cli: Any
 ) -> None:
@@ -516,6 +518,7 @@ def test_a_live_import_is_waited_for_never_resumed_and_a_killed_one_is_resumed(
     assert sorted(s[7] for s in got["scores"]) == sorted(frame["score"])
 
 
+@pytest.mark.slow
 def test_a_failing_import_never_removes_a_store_another_import_uses(
     racers: tuple[Racer, Racer], tmp_path: Path
 ) -> None:

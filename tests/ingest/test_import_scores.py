@@ -218,6 +218,7 @@ def test_failed_import_into_a_new_store_leaves_no_store(tmp_path: Path) -> None:
     assert not (tmp_path / "new.duckdb.wal").exists()
 
 
+@pytest.mark.slow
 def test_parquet_errors_name_the_row(tmp_path: Path, populated_store: Path) -> None:
     path = tmp_path / "s.parquet"
     pq.write_table(
@@ -264,6 +265,7 @@ def test_scores_round_trip_with_metadata_and_defaults(tmp_path: Path) -> None:
         assert imports["source"].iloc[0] == str(path.resolve())
 
 
+@pytest.mark.slow
 def test_reimporting_the_same_file_is_a_noop(tmp_path: Path) -> None:
     path = _write(tmp_path, "s.csv", SCORES_CSV)
     store = tmp_path / "s.duckdb"
@@ -275,6 +277,7 @@ def test_reimporting_the_same_file_is_a_noop(tmp_path: Path) -> None:
     assert store_contents(store) == before
 
 
+@pytest.mark.slow
 def test_rows_with_same_values_are_skipped_and_new_rows_added(tmp_path: Path) -> None:
     store = tmp_path / "s.duckdb"
     api.import_scores(_write(tmp_path, "a.csv", SCORES_CSV), store=store)
@@ -289,6 +292,7 @@ def test_rows_with_same_values_are_skipped_and_new_rows_added(tmp_path: Path) ->
         assert len(s.scores.frame()) == 5
 
 
+@pytest.mark.slow
 def test_conflicting_value_names_line_field_and_stored_value(tmp_path: Path) -> None:
     store = tmp_path / "s.duckdb"
     api.import_scores(_write(tmp_path, "a.csv", SCORES_CSV), store=store)
@@ -314,6 +318,7 @@ def test_conflicting_value_names_line_field_and_stored_value(tmp_path: Path) -> 
     assert store_contents(store) == before
 
 
+@pytest.mark.slow
 def test_unknown_metrics_can_be_allowed(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
     path = _write(tmp_path, "s.csv", f"{HEADER}\nm,t,en,rouge-l,0.3\n")
     store = tmp_path / "s.duckdb"

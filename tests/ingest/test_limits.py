@@ -58,6 +58,7 @@ def test_a_csv_field_over_the_limit_is_refused_by_line_and_column(
     assert (info.value.path, info.value.line, info.value.field) == (str(path), 3, "note")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("suffix", [".csv", ".jsonl"])
 def test_an_over_long_tidy_line_is_refused_by_line(tmp_path: Path, suffix: str) -> None:
     head = HEADER + "m,t,de,accuracy,0.5,ok\n" if suffix == ".csv" else '{"model": "m"}\n'

@@ -64,6 +64,7 @@ def _refused(snap: Path, store: Path) -> InputError:
     return exc.value
 
 
+@pytest.mark.slow
 def test_an_edited_statistic_is_refused_by_file_row_run_and_field(
     tmp_path: Path, source: Path
 ) -> None:
@@ -87,6 +88,7 @@ def test_an_edited_statistic_is_refused_by_file_row_run_and_field(
     assert error.field == "stats_sha256" and victim in str(error)
 
 
+@pytest.mark.slow
 def test_an_edited_digest_or_example_id_is_refused(tmp_path: Path, source: Path) -> None:
     snap = tmp_path / "snap"
     target = tmp_path / "t.duckdb"
@@ -107,6 +109,7 @@ def test_an_edited_digest_or_example_id_is_refused(tmp_path: Path, source: Path)
     assert error.field == "stats_sha256" and genuine["run_id"].iloc[0] in str(error)
 
 
+@pytest.mark.slow
 def test_rows_out_of_order_are_checked_through_a_sorted_copy(
     tmp_path: Path, source: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -43,6 +43,7 @@ def _chunked(ids: list[str], stats: np.ndarray, names: tuple[str, ...], cuts: li
     ids=st.lists(st.text(max_size=4), min_size=0, max_size=30),
     data=st.data(),
 )
+@pytest.mark.slow
 def test_chunked_digest_equals_the_one_piece_digest(ids: list[str], data: st.DataObject) -> None:
     names = ("value", "count")
     stats = np.arange(2 * len(ids), dtype=np.float64).reshape(len(ids), 2) / 3.0

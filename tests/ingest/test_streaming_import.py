@@ -49,6 +49,7 @@ def _runs(path: Path) -> tuple[list[tuple], list[tuple]]:
     return runs, rows
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet"])
 def test_chunked_import_stores_the_same_runs_as_the_whole_file_path(
     tmp_path: Path, suffix: str
@@ -85,6 +86,7 @@ def test_label_metric_in_chunks_matches(tmp_path: Path) -> None:
     assert _runs(tmp_path / "a.duckdb") == _runs(tmp_path / "b.duckdb")
 
 
+@pytest.mark.slow
 def test_error_in_the_last_chunk_names_its_line_and_leaves_the_store_unchanged(
     tmp_path: Path,
 ) -> None:
@@ -149,6 +151,7 @@ def test_labels_differing_between_chunks_is_an_error(tmp_path: Path) -> None:
     assert exc.value.line == 5 and "labels must be the same" in str(exc.value)
 
 
+@pytest.mark.slow
 def test_interrupted_streaming_import_resumes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -307,6 +310,7 @@ KILL_CHILD = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_killed_streaming_import_resumes(tmp_path: Path) -> None:
     path = _write(tmp_path / "e.csv", examples_frame(models=("a", "b", "c", "d"), seeds=(0, 1)))
     store = tmp_path / "s.duckdb"

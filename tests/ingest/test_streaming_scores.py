@@ -60,6 +60,7 @@ def _scores(path: Path) -> list[tuple]:
         ).fetchall()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet"])
 def test_chunked_scores_import_matches_the_one_chunk_import(
     tmp_path: Path, suffix: str, monkeypatch: pytest.MonkeyPatch
@@ -87,6 +88,7 @@ def test_chunked_scores_import_matches_the_one_chunk_import(
     assert not list(tmp_path.glob(".glotbench-staging-*"))
 
 
+@pytest.mark.slow
 def test_bad_row_deep_in_a_large_file_names_file_line_field_and_store_is_unchanged(
     tmp_path: Path,
 ) -> None:
@@ -137,6 +139,7 @@ def test_conflict_in_a_late_batch_rolls_back_the_earlier_batches(tmp_path: Path)
     assert store_contents(store) == before
 
 
+@pytest.mark.slow
 def test_percent_and_unknown_metrics_in_chunks(tmp_path: Path) -> None:
     frame = scores_frame(60)
     frame["score"] = (frame["score"] * 100).round(4)
@@ -175,6 +178,7 @@ KILL_CHILD = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_killed_scores_import_resumes(tmp_path: Path) -> None:
     store = tmp_path / "s.duckdb"
     with Store.open(store) as s:
@@ -208,6 +212,7 @@ def test_killed_scores_import_resumes(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_snapshot_scores_are_staged_and_a_conflict_names_the_snapshot_row(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

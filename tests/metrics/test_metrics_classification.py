@@ -58,6 +58,7 @@ def label_pairs(draw, labels=(0, 1, 2, 3), min_size=1, max_size=25):
     return preds, refs
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", MULTICLASS)
 @settings(max_examples=40, deadline=None)
 @given(data=label_pairs(), seed=st.integers(0, 2**16))
@@ -67,6 +68,7 @@ def test_multiclass_equals_sklearn(name, data, seed, check_resampled):
     check_resampled(metric, preds, refs, SKLEARN[name], seed=seed, atol=ATOL)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", MULTICLASS)
 @settings(max_examples=20, deadline=None)
 @given(data=label_pairs(labels=("neg", "neu", "pos")), seed=st.integers(0, 2**16))
@@ -76,6 +78,7 @@ def test_multiclass_string_labels(name, data, seed, check_resampled):
     check_resampled(metric, preds, refs, SKLEARN[name], seed=seed, atol=ATOL)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", BINARY)
 @settings(max_examples=40, deadline=None)
 @given(data=label_pairs(labels=(0, 1)), seed=st.integers(0, 2**16))
@@ -84,6 +87,7 @@ def test_binary_equals_sklearn(name, data, seed, check_resampled):
     check_resampled(get_metric(name), preds, refs, SKLEARN[name], seed=seed, atol=ATOL)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", BINARY)
 @settings(max_examples=25, deadline=None)
 @given(data=label_pairs(labels=("yes", "no")), seed=st.integers(0, 2**16))

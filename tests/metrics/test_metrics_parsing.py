@@ -50,6 +50,7 @@ def treebanks(draw):
     return preds, refs
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["las", "uas"])
 @settings(max_examples=80, deadline=None)
 @given(data=treebanks(), seed=st.integers(0, 2**16))

@@ -86,6 +86,7 @@ def qa_data(draw, text=answers):
     return preds, refs
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(REFERENCES))
 @settings(max_examples=80, deadline=None)
 @given(data=qa_data(), seed=st.integers(0, 2**16))

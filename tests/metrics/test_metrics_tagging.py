@@ -58,6 +58,7 @@ REFERENCES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(REFERENCES))
 @settings(max_examples=50, deadline=None)
 @given(data=tag_corpora(), seed=st.integers(0, 2**16))
@@ -66,6 +67,7 @@ def test_ner_equals_seqeval(name, data, seed, check_resampled):
     check_resampled(get_metric(name), preds, refs, REFERENCES[name], seed=seed, atol=ATOL)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["ner_f1", "ner_f1_no_misc"])
 @settings(max_examples=40, deadline=None)
 @given(data=tag_corpora(alphabet=IOB2 + ODD), seed=st.integers(0, 2**16))
@@ -122,6 +124,7 @@ def test_ner_input_errors():
 @given(
     data=tag_corpora(alphabet=["NOUN", "VERB", "ADJ", "DET", "PUNCT"]), seed=st.integers(0, 2**16)
 )
+@pytest.mark.slow
 def test_token_accuracy_equals_sklearn(data, seed, check_resampled):
     preds, refs = data
 

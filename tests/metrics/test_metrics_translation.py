@@ -65,6 +65,7 @@ DEFAULTS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(DEFAULTS))
 @settings(max_examples=60, deadline=None)
 @given(data=mt_data(), seed=st.integers(0, 2**16))
@@ -73,6 +74,7 @@ def test_equals_sacrebleu(name, data, seed, check_resampled):
     check_resampled(get_metric(name), hyps, refs, DEFAULTS[name], seed=seed, atol=ATOL)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(DEFAULTS))
 @settings(max_examples=30, deadline=None)
 @given(data=mt_data(text=free_text), seed=st.integers(0, 2**16))
@@ -98,6 +100,7 @@ BLEU_CONFIGS = [
 @pytest.mark.parametrize(
     "config", BLEU_CONFIGS, ids=lambda c: ",".join(f"{k}={v}" for k, v in c.items())
 )
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(data=mt_data(), seed=st.integers(0, 2**16))
 def test_bleu_options_equal_sacrebleu(config, data, seed, check_resampled):
@@ -120,6 +123,7 @@ CHRF_CONFIGS = [
 @pytest.mark.parametrize(
     "config", CHRF_CONFIGS, ids=lambda c: ",".join(f"{k}={v}" for k, v in c.items())
 )
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(data=mt_data(), seed=st.integers(0, 2**16))
 def test_chrf_options_equal_sacrebleu(config, data, seed, check_resampled):

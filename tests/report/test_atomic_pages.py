@@ -39,6 +39,7 @@ def _victim(tmp_path: Path, name: str) -> Path:
     return victim
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page", ["index.html", "leaderboard.json"])
 def test_leaderboard_replaces_a_planted_symlink_instead_of_following_it(
     tmp_path: Path, page: str
@@ -59,6 +60,7 @@ def test_leaderboard_replaces_a_planted_symlink_instead_of_following_it(
     assert not [p for p in site.iterdir() if p.name.endswith(".tmp")]
 
 
+@pytest.mark.slow
 def test_report_replaces_a_planted_symlink_instead_of_following_it(tmp_path: Path) -> None:
     store = _store(tmp_path)
     out = tmp_path / "out"
@@ -73,6 +75,7 @@ def test_report_replaces_a_planted_symlink_instead_of_following_it(tmp_path: Pat
     assert "<html" in (out / "report.html").read_text().lower()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["runs.csv", "runs.parquet"])
 def test_export_replaces_a_planted_symlink(tmp_path: Path, name: str) -> None:
     store = _store(tmp_path)

@@ -34,6 +34,7 @@ def _count(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     return calls
 
 
+@pytest.mark.slow
 def test_demo_pages_reuse_the_demos_comparisons_and_ranks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -29,6 +29,7 @@ CLOSER = "c[/]"
 HOSTILE = (MATH, TEX, MARKUP, CLOSER, "d\\", "<b>&amp;</b>")
 
 
+@pytest.mark.slow
 def test_report_with_mathtext_and_markup_names(tmp_path: Path) -> None:
     models = dict(zip(HOSTILE, (0.9, 0.8, 0.7, 0.6, 0.5, 0.4), strict=True))
     store = write_store(tmp_path / "s.duckdb", models, languages=("da", "sv"), tasks=("x",), n=30)
@@ -62,6 +63,7 @@ names = st.text(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:Glyph .* missing from font")
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(a=names, b=names)

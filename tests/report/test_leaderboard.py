@@ -33,6 +33,7 @@ def test_embed_json_escapes_everything_that_could_end_the_script() -> None:
     assert json.loads(text) == {"name": "</script><b>&\u2028\u2029", "n": 1}
 
 
+@pytest.mark.slow
 def test_hostile_names_stay_inside_the_json(tmp_path: Path) -> None:
     store = write_store(
         tmp_path / "s.duckdb",
@@ -60,6 +61,7 @@ def test_hostile_names_stay_inside_the_json(tmp_path: Path) -> None:
     assert "innerHTML" not in page and "http://" not in page and "https://" not in page
 
 
+@pytest.mark.slow
 def test_demo_views_match_the_analysis_layer() -> None:
     source = api.leaderboard_source(demo=True)
     data = build_leaderboard(source.replicated, metadata=source.metadata, n_draws=200).to_dict()
@@ -88,6 +90,7 @@ def test_demo_views_match_the_analysis_layer() -> None:
     assert all(c[4] is None for c in data["cells"])
 
 
+@pytest.mark.slow
 def test_store_cells_have_intervals_and_group_views(tmp_path: Path) -> None:
     store = write_store(tmp_path / "s.duckdb", {"a": 0.8, "b": 0.55, "c": 0.78})
     source = api.leaderboard_source(store=store, n_replicates=100)
@@ -105,6 +108,7 @@ def test_store_cells_have_intervals_and_group_views(tmp_path: Path) -> None:
     assert rows["b"]["rank"]["tie_next"] is None
 
 
+@pytest.mark.slow
 def test_cli_leaderboard_demo_and_store(tmp_path: Path) -> None:
     runner = CliRunner()
     out = tmp_path / "site"

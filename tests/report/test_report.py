@@ -18,6 +18,7 @@ from glotbench.errors import InputError
 from .conftest import XSS, write_store
 
 
+@pytest.mark.slow
 def test_report_from_store_is_self_contained_and_escaped(tmp_path: Path) -> None:
     store = write_store(tmp_path / "s.duckdb", {XSS: 0.8, "plain": 0.6, "other": 0.7})
     source = api.leaderboard_source(store=store, n_replicates=100)
@@ -34,6 +35,7 @@ def test_report_from_store_is_self_contained_and_escaped(tmp_path: Path) -> None
     assert "http://" not in page.replace("http://www.w3.org/", "") and "https://" not in page
 
 
+@pytest.mark.slow
 def test_cli_report_demo(tmp_path: Path) -> None:
     out = tmp_path / "demo.html"
     result = CliRunner().invoke(
@@ -119,6 +121,7 @@ def _assert_self_contained(page: str) -> None:
     assert "<img" not in page and "<link" not in page
 
 
+@pytest.mark.slow
 def test_report_with_datasize_and_lmm_sections(tmp_path: Path) -> None:
     store = _store_with_scores(tmp_path / "s.duckdb")
     datasize_json, lmm_json = _analysis_files(tmp_path, store)
@@ -154,6 +157,7 @@ def test_report_with_datasize_and_lmm_sections(tmp_path: Path) -> None:
     _assert_self_contained(page)
 
 
+@pytest.mark.slow
 def test_report_lmm_without_residuals_says_how_to_get_them(tmp_path: Path) -> None:
     store = _store_with_scores(tmp_path / "s.duckdb")
     frame, error = api.load_lmm_frame(None, store, metric="accuracy")
@@ -169,6 +173,7 @@ def test_report_lmm_without_residuals_says_how_to_get_them(tmp_path: Path) -> No
     assert "Fixed effects (Satterthwaite df)" in page
 
 
+@pytest.mark.slow
 def test_cli_report_computes_datasize_and_lmm_from_the_store(tmp_path: Path) -> None:
     store = _store_with_scores(tmp_path / "s.duckdb")
     out = tmp_path / "r.html"

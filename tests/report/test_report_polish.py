@@ -81,6 +81,7 @@ def unbalanced_report(tmp_path_factory: pytest.TempPathFactory) -> str:
     return api.write_report(folder / "r.html", source, n_draws=200).path.read_text()
 
 
+@pytest.mark.slow
 def test_report_has_headings_between_tables(unbalanced_report: str) -> None:
     page = unbalanced_report
     headings = re.findall(r"<h3>(.*?)</h3>", page)
@@ -155,6 +156,7 @@ def test_report_note_links_land_on_their_notes(
     page.close()
 
 
+@pytest.mark.slow
 def test_a_suite_store_is_titled_by_its_suite(tmp_path: Path) -> None:
     from glotbench.runner.executors import run_suite
     from glotbench.runner.protocol import PROTOCOL_VERSION
@@ -191,6 +193,7 @@ def test_a_suite_store_is_titled_by_its_suite(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_row_notes_escape_hostile_names(tmp_path: Path) -> None:
     store = tmp_path / "s.duckdb"
     write_store(store, {"alpha": 0.8, "beta": 0.7}, n=30)
@@ -203,6 +206,7 @@ def test_row_notes_escape_hostile_names(tmp_path: Path) -> None:
     assert f'<td class="text">{escaped}</td>' in page  # in the note's table
 
 
+@pytest.mark.slow
 def test_page_task_view_counts_the_languages_its_score_averages(tmp_path: Path) -> None:
     from glotbench.report.leaderboard import build_leaderboard
 

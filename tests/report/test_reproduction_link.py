@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from glotbench import api
 from glotbench.analysis.settings import AnalysisSettings
 from glotbench.report.reproduction import write_reproduction_page
@@ -15,6 +17,7 @@ from .conftest import write_store
 SMALL = AnalysisSettings(n_draws=50, n_replicates=20)
 
 
+@pytest.mark.slow
 def test_footers_name_the_command_then_link_the_page(tmp_path: Path) -> None:
     store = write_store(tmp_path / "s.duckdb", {"a": 0.7, "b": 0.6}, languages=("da", "sv"), n=20)
     source = api.leaderboard_source(store=store, settings=SMALL)

@@ -30,6 +30,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_each_task_compares_the_models_that_cover_it(store: Path):
     source = api.load_replicated(store=str(store))
     analysis = analyze(source, AnalysisSettings(n_draws=500, seed=0))
@@ -49,6 +50,7 @@ def test_each_task_compares_the_models_that_cover_it(store: Path):
     assert set(views["ner"].ranks.summary["model"]) == {"tagger", "majority"}
 
 
+@pytest.mark.slow
 def test_report_says_why_and_shows_per_task_comparisons(store: Path, tmp_path: Path):
     source = api.leaderboard_source(store=store)
     result = api.write_report(tmp_path / "r.html", source, n_draws=500)
@@ -92,6 +94,7 @@ def test_leaderboard_opens_on_a_task_view_and_says_why(store: Path, tmp_path: Pa
     assert ranked == {"lr", "nb", "majority"}
 
 
+@pytest.mark.slow
 def test_report_speed_section_flags_trivial_models(store: Path, tmp_path: Path):
     from glotbench.report.html import TRIVIAL_SPEED, _speed_section
 
@@ -132,6 +135,7 @@ def test_report_speed_section_flags_trivial_models(store: Path, tmp_path: Path):
     assert "46,542 ± 10,817" in text and "45,688" in text
 
 
+@pytest.mark.slow
 def test_api_and_analyze_doors_show_per_task_comparisons(store: Path, cli) -> None:
     """`api.analyze_task_comparisons` is the report's per-task view; `analyze tasks --json`
     gives it, and the aggregate/compare/ranks doors print it when nothing is compared overall."""

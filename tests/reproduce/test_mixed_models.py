@@ -59,6 +59,7 @@ def test_fixtures_are_found_in_the_source_tree() -> None:
     assert fixture_dir(Path("/nonexistent")) == FIXTURES.resolve()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("design", DESIGNS)
 def test_every_r_value_is_a_cell_and_reproduced(paper, design: str) -> None:
     table = next(t for t in paper.tables if t.table == f"design {design}")

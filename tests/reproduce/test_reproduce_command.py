@@ -27,6 +27,7 @@ def test_registry_lists_present_modules_in_order() -> None:
         assert callable(module.reproduce)
 
 
+@pytest.mark.slow
 def test_saleva_json_and_page(tmp_path: Path) -> None:
     if not (DATA / "saleva").is_dir():
         pytest.skip(f"the published inputs are not at {DATA} (../shared/data)")

@@ -142,6 +142,7 @@ def test_bca_close_to_scipy_bootstrap_on_same_data() -> None:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["percentile", "bca"])
 def test_intervals_cover_at_nominal_rate(method: str) -> None:
     """Simulation with known truth: 95% intervals for a proportion (n = 400)."""
@@ -180,6 +181,7 @@ def test_subsample_masks_are_without_replacement_and_reproducible() -> None:
     assert abs(masks.mean() - 0.4) < 0.02
 
 
+@pytest.mark.slow
 def test_streaming_poisson_is_chunking_invariant_and_correct() -> None:
     S = binary_stats(2000, 0.55, seed=10)
     whole = StreamingBootstrap(n_stats=2, n_resamples=3000, seed=4)

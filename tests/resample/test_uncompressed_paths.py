@@ -105,6 +105,7 @@ def test_partial_compression_keeps_the_bootstrap_distribution() -> None:
         assert abs(reps.mean() - stats[:, 0].mean()) < 4 * exact / np.sqrt(6000)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("values", ["squad", "continuous"])
 def test_standard_error_and_percentile_interval_agree_with_scipy(values: str) -> None:
     n, B = 2000, 8000

@@ -34,6 +34,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_runner_stores_attributes_and_units_that_add_up(store: Path) -> None:
     with Store.open(store, read_only=True) as handle:
         sent, sent_units = handle.attributes.read("sent")
@@ -56,6 +57,7 @@ def test_runner_stores_attributes_and_units_that_add_up(store: Path) -> None:
                 np.testing.assert_array_equal(total, matrix.stats[i].sum(axis=0))
 
 
+@pytest.mark.slow
 def test_analyze_buckets_from_the_store_without_a_file(store: Path) -> None:
     base = ["analyze", "buckets", "--store", str(store), "--task", "ner", "--language", "en"]
     out = runner.invoke(app, [*base, "--metric", "ner_f1", "--replicates", "200", "--json"])
@@ -158,6 +160,7 @@ def test_classification_attributes_by_hand() -> None:
     assert rows == {"sentence_length": 6, "oov_rate": 0.5, "label": "no"}
 
 
+@pytest.mark.slow
 def test_a_file_adds_to_the_stored_attributes(store: Path, tmp_path: Path) -> None:
     from glotbench import api
 

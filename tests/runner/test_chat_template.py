@@ -66,6 +66,7 @@ def _fitted(folder: Path, kind: str, **options):
     return model, [r["text"] for r in ds.test]
 
 
+@pytest.mark.slow
 def test_auto_applies_the_tokenizers_chat_template(models):
     model, texts = _fitted(
         models["dir"],

@@ -13,6 +13,7 @@ from .conftest import write_suite
 runner = CliRunner()
 
 
+@pytest.mark.slow
 def test_cli_run_json_and_resume(tmp_path: Path):
     suite = write_suite(tmp_path, iterations=1)
     store = str(tmp_path / "c.duckdb")
@@ -35,6 +36,7 @@ def test_cli_errors(tmp_path: Path):
     assert "scandi" in runner.invoke(app, ["suites"]).stdout
 
 
+@pytest.mark.slow
 def test_cli_build_scala(shared_data: Path, tmp_path: Path):
     out = runner.invoke(
         app,

@@ -63,6 +63,7 @@ def stored(path: Path) -> dict[tuple[str, str, int], list[str]]:
         }
 
 
+@pytest.mark.slow
 def test_models_and_filters_on_the_command_line(tmp_path: Path, cli: Callable[..., Any]) -> None:
     suite = write_data(tmp_path)
     out = cli(
@@ -86,6 +87,7 @@ def test_models_and_filters_on_the_command_line(tmp_path: Path, cli: Callable[..
     assert meta["kind"] == "majority"
 
 
+@pytest.mark.slow
 def test_dump_suite_runs_again_with_the_same_keys(tmp_path: Path, cli: Callable[..., Any]) -> None:
     suite = write_data(tmp_path)
     args = ["--model", "tfidf-logreg:quick", "--model-arg", "C=0.5", "--task", "sentiment"]
@@ -161,6 +163,7 @@ def test_no_suite_and_no_model_is_an_error(cli: Callable[..., Any]) -> None:
         prepare_suite("starter", model_args=["a=1"])
 
 
+@pytest.mark.slow
 def test_openai_model_on_the_command_line(tmp_path: Path, cli: Callable[..., Any]) -> None:
     suite = write_data(tmp_path)
     log = tmp_path / "log.jsonl"
@@ -189,6 +192,7 @@ def test_data_files_without_a_suite(
     monkeypatch.chdir(tmp_path)
     args = ["--model", "majority:", "--task", "sentiment", "--language", "da"]
     args += ["--data", "sent.jsonl", "--limit", "9", "--iterations", "2"]
+    args += ["--no-speed"]  # ScandEval's speed benchmark is a minute of calls; not tested here
     out = cli("run", "--store", tmp_path / "a.duckdb", *args, "--json")
     assert out.exit_code == 0, out.err
     runs = stored(tmp_path / "a.duckdb")

@@ -64,6 +64,7 @@ def test_conllu_ner_from_misc(tmp_path: Path):
         load_conllu(bad, ner=True)
 
 
+@pytest.mark.slow
 def test_norne_ner_dataset(shared_data: Path):
     ds = build_dataset(
         {

@@ -40,6 +40,7 @@ def _report_rows(page: str, heading: str) -> list[list[str]]:
     return rows
 
 
+@pytest.mark.slow
 def test_terminal_json_leaderboard_and_report_show_the_same_numbers(
     cli,  # noqa: ANN001
     monkeypatch: pytest.MonkeyPatch,

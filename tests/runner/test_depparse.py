@@ -81,6 +81,7 @@ def test_max_arborescence_single_root_even_when_root_arcs_dominate():
     assert (unconstrained[1:] == 0).sum() > 1  # the constraint matters here
 
 
+@pytest.mark.slow
 def test_max_arborescence_matches_networkx_edmonds_on_larger_sentences():
     nx = pytest.importorskip("networkx")
     rng = np.random.default_rng(7)
@@ -283,6 +284,7 @@ def _independent_attachment(pred: list, records: list) -> tuple[float, float]:
     return las / words, uas / words
 
 
+@pytest.mark.slow
 def test_parser_on_ud_beats_baselines_and_matches_independent_counts(shared_data: Path):
     ds = _ud(shared_data, "UD_English-EWT", 250, 250)
     task = get_task("parsing")
@@ -314,6 +316,7 @@ def test_parser_on_ud_beats_baselines_and_matches_independent_counts(shared_data
     assert results["parser"][1] > 0.6 and results["parser"][0] > 0.5
 
 
+@pytest.mark.slow
 def test_parser_is_deterministic_per_seed(shared_data: Path):
     from glotbench.runner.protocol import training_sample
 

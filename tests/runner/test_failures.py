@@ -56,6 +56,7 @@ def _fixed(texts: list[str]) -> list[str]:
     return ["pos" for _ in texts]
 
 
+@pytest.mark.slow
 def test_failure_is_recorded_listed_and_resolved_by_a_rerun(
     tmp_path: Path, cli: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -118,6 +119,7 @@ def test_failure_is_recorded_listed_and_resolved_by_a_rerun(
     assert "open job failure" not in cli("show", "--store", store).out
 
 
+@pytest.mark.slow
 def test_force_rerun_that_fails_keeps_the_stored_runs(
     tmp_path: Path, cli: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -138,6 +140,7 @@ def test_force_rerun_that_fails_keeps_the_stored_runs(
     assert listed["count"] == 1
 
 
+@pytest.mark.slow
 def test_force_replacement_interrupted_between_delete_and_insert(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -187,6 +190,7 @@ def test_statistics_that_cannot_be_stored_are_a_recorded_failure(
         assert handle.failures.frame()["failure_id"].tolist() == [failure.failure_id]
 
 
+@pytest.mark.slow
 def test_failures_command_filters_and_resolves_by_hand(
     tmp_path: Path, cli: Callable[..., Any]
 ) -> None:

@@ -71,6 +71,7 @@ def _generative(folder: Path, seed: int = 3, **options):
     return model, texts
 
 
+@pytest.mark.slow
 def test_batched_greedy_equals_transformers_one_prompt_at_a_time(tiny):
     model, texts = _generative(tiny, do_sample=False, batch_size=5, few_shot=2)
     batched = model.respond(texts)
@@ -107,6 +108,7 @@ def test_batched_greedy_equals_transformers_one_prompt_at_a_time(tiny):
     assert one_by_one.respond(texts) == batched
 
 
+@pytest.mark.slow
 def test_sampled_responses_do_not_depend_on_batch_size_or_order(tiny):
     responses = {}
     for batch_size in (1, 3, 16):
@@ -149,6 +151,7 @@ def test_row_sampler_draws_with_the_nucleus_frequencies():
     assert torch.all((counts / 4000 - p).abs() < 0.032)
 
 
+@pytest.mark.slow
 def test_generation_options_are_validated_and_recorded(tiny):
     with pytest.raises(ModelError, match="batch_size must be a positive integer"):
         build_model(
@@ -229,6 +232,7 @@ class _Recorder:
         return Bar()
 
 
+@pytest.mark.slow
 def test_generation_and_encoder_inference_report_item_progress(tiny):
     recorder = _Recorder()
     previous = progress_mod.set_item_sink(recorder)
@@ -262,6 +266,7 @@ def test_generation_and_encoder_inference_report_item_progress(tiny):
     assert all(b["closed"] for b in recorder.bars)
 
 
+@pytest.mark.slow
 def test_generation_halves_the_batch_on_out_of_memory(tiny, monkeypatch):
     """A generate() that runs out of memory for more than 2 rows: same responses, batch 2."""
     model, texts = _generative(tiny, batch_size=8, vote=1)

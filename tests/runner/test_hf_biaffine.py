@@ -223,6 +223,7 @@ def test_runner_statistics_equal_an_independent_count_and_seeds_reproduce(toy):
     assert other.parse(ds.test) != pred  # another seed, another bootstrap and initialisation
 
 
+@pytest.mark.slow
 def test_truncated_words_still_give_trees(toy):
     ds = build_dataset(_toy_spec(toy, train=40, validation=0, test=30))
     model = _fit(_bert(toy, max_epochs=1, max_length=8), ds, 1)
@@ -294,6 +295,7 @@ models:
     assert len(jobs) == 6  # two iterations (seeds) each
 
 
+@pytest.mark.slow
 def test_head_learning_rate_makes_two_parameter_groups(toy):
     ds = build_dataset(_toy_spec(toy, train=16, validation=0, test=4))
     model = _fit(_bert(toy, max_epochs=1, head_learning_rate=1e-2), ds, 0)
@@ -304,6 +306,7 @@ def test_head_learning_rate_makes_two_parameter_groups(toy):
     assert model.metadata()["head_learning_rate"] == 1e-2
 
 
+@pytest.mark.slow
 def test_out_of_memory_halves_the_parser_batch_with_the_same_result(toy, monkeypatch):
     """Training forward passes of more than 4 sentences run out of memory: the steps are
     recomputed in micro-batches of 4, and the weights and trees equal a 4 x 4 run."""

@@ -267,6 +267,7 @@ def stores(folder) -> dict[str, Path]:
     return paths
 
 
+@pytest.mark.slow
 def test_same_seeds_store_identical_statistics(stores):
     a, b = store_digests(stores["a"]), store_digests(stores["b"])
     # models × iterations × metrics (QA: F1, EM; translation: chrF, chrF++, BLEU)
@@ -274,6 +275,7 @@ def test_same_seeds_store_identical_statistics(stores):
     assert len(b) == 2 * (2 + 3) and all(a[run] == digest for run, digest in b.items())
 
 
+@pytest.mark.slow
 def test_stored_statistics_reproduce_sacrebleu_and_squad(folder, stores):
     runs = stored_runs(stores["a"])
     seen = {"qa": [], "mt": []}
@@ -359,6 +361,7 @@ def _loaded(folder: Path, spec: dict, seed: int = 3, **options):
     return model, task, ds
 
 
+@pytest.mark.slow
 def test_stop_strings_stop_early_without_changing_responses(folder):
     model, task, ds = _loaded(folder, DATASETS[1], batch_size=5, stop=[])
     prompts = [

@@ -87,6 +87,7 @@ def _bert(folder: Path, **options) -> dict:
 # -- encoder -----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_encoder_sequence_and_token(tiny_models):
     folder = tiny_models["dir"]
     ner = {
@@ -187,6 +188,7 @@ def test_encoder_oom_halves_batch_and_doubles_accumulation(tiny_models, monkeypa
     assert model.predict_labels(texts) == reference.predict_labels(texts)
 
 
+@pytest.mark.slow
 def test_encoder_oom_mid_step_restarts_the_step_cleanly(tiny_models, monkeypatch):
     folder = tiny_models["dir"]
     ds = build_dataset(_sent(folder, train=32, validation=8, test=8))
@@ -239,6 +241,7 @@ def _loaded(folder: Path, seed: int, **options):
     return model, [r["text"] for r in ds.test]
 
 
+@pytest.mark.slow
 def test_generative_one_sample_per_iteration_reproducible(tiny_models):
     folder = tiny_models["dir"]
     sent = _sent(folder, train=20, validation=0, test=6)
@@ -261,6 +264,7 @@ def test_generative_one_sample_per_iteration_reproducible(tiny_models):
     assert all(len(r) == 1 for r in responses)
 
 
+@pytest.mark.slow
 def test_generative_different_seeds_sample_different_responses(tiny_models):
     folder = tiny_models["dir"]
     responses = []
@@ -274,6 +278,7 @@ def test_generative_different_seeds_sample_different_responses(tiny_models):
     assert greedy[0][0].metadata()["decoding"] == "greedy"
 
 
+@pytest.mark.slow
 def test_generative_vote_and_options(tiny_models):
     folder = tiny_models["dir"]
     model, texts = _loaded(folder, 4, vote=3)
@@ -294,6 +299,7 @@ def test_generative_vote_and_options(tiny_models):
     assert fixed[0] == fixed[1]
 
 
+@pytest.mark.slow
 def test_sampling_variance_is_sigma_seed(tmp_path):
     """N iterations of a sampling model = N responses per item; σ_seed measures them."""
     import json

@@ -123,6 +123,7 @@ def test_qa_best_span_is_valid(tiny):
     assert model._best_span([None, None], starts[:2], ends[:2]) is None
 
 
+@pytest.mark.slow
 def test_qa_through_the_protocol(tiny):
     ds_spec = _qa_spec(tiny)
     ds = build_dataset(ds_spec)
@@ -166,6 +167,7 @@ def _embedder(folder: Path, **options) -> dict:
     return {"name": "emb", "kind": "hf-embed", "options": {"path": str(folder / "bert"), **options}}
 
 
+@pytest.mark.slow
 def test_embeddings_mean_pooled_and_layer(tiny):
     ds = build_dataset(_ret_spec(tiny))
     task = get_task("retrieval", k=5)
@@ -198,6 +200,7 @@ def test_embeddings_mean_pooled_and_layer(tiny):
         bad.fit(task, ds, [], [], 0)
 
 
+@pytest.mark.slow
 def test_retrieval_through_the_protocol(tiny):
     ds_spec = _ret_spec(tiny)
     ds = build_dataset(ds_spec)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 
+import pytest
 from rich.console import Console
 from rich.progress import Progress, TextColumn
 
@@ -122,6 +123,7 @@ def test_run_reporter_shows_steps_from_the_first_second(monkeypatch) -> None:
     assert _reporter_output(monkeypatch, terminal=False, quiet=True, events=events) == ""
 
 
+@pytest.mark.slow
 def test_worker_steps_reach_the_driver(tmp_path) -> None:  # noqa: ANN001
     """A run with worker processes reports its jobs' steps to the driver's sink."""
     from glotbench import api

@@ -43,6 +43,7 @@ def test_groups_keep_every_job_in_order() -> None:
     __import__("importlib").util.find_spec("py3langid") is None,
     reason="py3langid (the starter extra) is not installed",
 )
+@pytest.mark.slow
 def test_a_process_pool_predicts_a_deterministic_model_once(tmp_path: Path) -> None:
     store = tmp_path / "s.duckdb"
     api.run_benchmark(

@@ -19,6 +19,7 @@ from .openai_server import FaultyServer, echo_backend
 from .test_command_line_models import write_data
 
 
+@pytest.mark.slow
 def test_kept_outputs_reproduce_the_stored_scores(tmp_path: Path) -> None:
     suite = write_data(tmp_path)
     store = tmp_path / "s.duckdb"
@@ -45,6 +46,7 @@ def test_kept_outputs_reproduce_the_stored_scores(tmp_path: Path) -> None:
         assert list(part["input"])[0].split()[0] in ("pos", "neg")
 
 
+@pytest.mark.slow
 def test_examples_where_models_disagree(tmp_path: Path, cli: Callable[..., Any]) -> None:
     suite = write_data(tmp_path)
     store = tmp_path / "s.duckdb"
@@ -79,6 +81,7 @@ def test_examples_where_models_disagree(tmp_path: Path, cli: Callable[..., Any])
     assert out.exit_code == 0 and "output:majority" in out.stdout
 
 
+@pytest.mark.slow
 def test_generative_models_keep_outputs_by_default(tmp_path: Path) -> None:
     suite = write_data(tmp_path)
     server = FaultyServer(0, echo_backend, tmp_path / "log.jsonl").start()

@@ -83,6 +83,7 @@ def test_the_scandeval_suites_map_norne() -> None:
         assert norne and all(d["options"]["ner_labels"] == "scandeval" for d in norne), suite
 
 
+@pytest.mark.slow
 def test_norne_gets_misc_entities(shared_data: Path) -> None:
     files = sorted((shared_data / "norne").glob("no_bokmaal-norne-*.conllu"))
     spec = {

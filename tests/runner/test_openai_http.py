@@ -99,6 +99,7 @@ def run_metadata(store: Path) -> list[dict[str, Any]]:
     return out
 
 
+@pytest.mark.slow
 def test_faults_are_retried_and_counts_are_stored(tmp_path: Path) -> None:
     log = tmp_path / "log.jsonl"
     faults = {"429": [0, 4], "500": [1, 6], "slow": [2], "slow_seconds": 1.0}
@@ -159,6 +160,7 @@ def _start_echo(port: int, log: Path, faults: dict[str, Any]) -> subprocess.Pope
     return proc
 
 
+@pytest.mark.slow
 def test_killed_server_resume_sends_only_what_was_not_answered(tmp_path: Path) -> None:
     port = free_port()
     url = f"http://127.0.0.1:{port}/v1"
@@ -216,6 +218,7 @@ def _cached(cache: ResponseCache, server_key: str) -> bool:
     )
 
 
+@pytest.mark.slow
 def test_api_key_from_the_environment_is_sent_and_never_stored(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -249,6 +252,7 @@ def test_api_key_from_the_environment_is_sent_and_never_stored(
         assert b"sk-secret-123" not in path.read_bytes()
 
 
+@pytest.mark.slow
 def test_rate_limit_spaces_requests(tmp_path: Path) -> None:
     log = tmp_path / "log.jsonl"
     server = FaultyServer(0, echo_backend, log).start()

@@ -38,6 +38,7 @@ def _alive(proc: psutil.Process) -> bool:
         return False
 
 
+@pytest.mark.slow
 def test_kill_9_of_a_process_executor_run_leaves_no_process_behind(tmp_path: Path):
     write_sentiment(tmp_path / "sent.jsonl")
     (tmp_path / "suite.yaml").write_text(SUITE, encoding="utf-8")

@@ -131,6 +131,7 @@ def test_splits_option_sizes_the_ranges(tmp_path: Path):
     assert small.datasets[0].key() != suite.datasets[0].key()
 
 
+@pytest.mark.slow
 def test_datasize_parsers_on_the_shared_ud_data(shared_data: Path):
     suite = load_suite("datasize-parsers", data_dir=shared_data).select(
         datasets=["ud-en"], split_sizes={"train": 16, "test": 32}

@@ -19,6 +19,7 @@ from glotbench.store import Store
 from .conftest import ROOT, store_digests, write_suite
 
 
+@pytest.mark.slow
 def test_run_resume_reproducible(tmp_path: Path):
     suite = write_suite(tmp_path)
     first = api.run_benchmark(suite, store=tmp_path / "a.duckdb")
@@ -35,6 +36,7 @@ def test_run_resume_reproducible(tmp_path: Path):
     assert other.to_dict()["scores"]
 
 
+@pytest.mark.slow
 def test_scandeval_score_derived_from_stored_statistics(tmp_path: Path):
     suite = write_suite(tmp_path, iterations=3)
     summary = api.run_benchmark(
@@ -207,6 +209,7 @@ def _slow_pid() -> int:
     return os.getpid()
 
 
+@pytest.mark.slow
 def test_process_executor_stores_what_local_stores(tmp_path: Path):
     """Jobs in worker processes give the very statistics of the one-process run."""
     suite = write_suite(tmp_path, iterations=2)

@@ -50,6 +50,7 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return suite, folder / "local.duckdb"
 
 
+@pytest.mark.slow
 def test_shard_mode_equals_driver_writes(tmp_path: Path, reference: tuple[Path, Path]):
     suite, local = reference
     shards = tmp_path / "shards"
@@ -67,6 +68,7 @@ def test_shard_mode_equals_driver_writes(tmp_path: Path, reference: tuple[Path, 
     assert again.already_merged == 10 and again.runs_written == 0 and again.merged == 0
 
 
+@pytest.mark.slow
 def test_deferred_merge_import_and_bad_files(tmp_path: Path, reference: tuple[Path, Path]):
     suite, local = reference
     shards = tmp_path / "shards"
@@ -188,6 +190,7 @@ def test_killed_merge_resumes(tmp_path: Path, reference: tuple[Path, Path]):
     assert store_content(target) == store_content(local)
 
 
+@pytest.mark.slow
 def test_cli_run_no_merge_then_import_shards(tmp_path: Path):
     import json
 
@@ -217,6 +220,7 @@ def test_cli_run_no_merge_then_import_shards(tmp_path: Path):
     assert "--shards" in runner.invoke(app, ["run", "--help"]).stdout
 
 
+@pytest.mark.slow
 def test_shard_that_cannot_be_merged_is_a_recorded_failure(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):

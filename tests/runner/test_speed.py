@@ -127,6 +127,7 @@ def test_scandeval_interval():
     assert row["tokens_per_second"] == 5.0 and row["ci_half_width"] is None
 
 
+@pytest.mark.slow
 def test_run_measures_each_model_once_and_every_output_shows_it(
     tmp_path: Path, cli: Callable[..., CliResult]
 ):

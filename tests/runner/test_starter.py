@@ -79,6 +79,7 @@ def test_cldr_text_is_real_locale_data() -> None:
     assert all(r["text"] in set(locale_phrases(r["label"])) for r in single)
 
 
+@pytest.mark.slow
 def test_cldr_dataset_is_deterministic_and_seeded() -> None:
     from glotbench.runner.datasets.cldr import build_cldr_lid
 
@@ -129,6 +130,7 @@ SENTENCES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(IDENTIFIERS))
 def test_identifier_answers_iso_codes(name: str) -> None:
     factory, package = IDENTIFIERS[name]
@@ -141,6 +143,7 @@ def test_identifier_answers_iso_codes(name: str) -> None:
     assert predict.metadata["package_version"]  # type: ignore[attr-defined]
 
 
+@pytest.mark.slow
 def test_langdetect_is_reproducible_per_seed_and_varies_between_seeds(
     cldr_records: list[dict],
 ) -> None:

@@ -84,6 +84,7 @@ def test_nested_subsets_of_splits_from_positions(tmp_path: Path):
         build_dataset({**spec, "train_size": 61}, data_dir=tmp_path)
 
 
+@pytest.mark.slow
 def test_run_stores_each_size_as_its_own_config_and_resumes(tmp_path: Path):
     from glotbench.runner.benchmark import run_benchmark
     from glotbench.store.store import Store

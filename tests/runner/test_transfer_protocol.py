@@ -72,6 +72,7 @@ def _accuracy(store: Path) -> dict[tuple[str, str], float]:
     return out
 
 
+@pytest.mark.slow
 def test_zero_shot_trains_on_the_source_language(tmp_path: Path):
     suite = _suite(tmp_path, "zero-shot", ", sources: [a, b]")
     jobs, _ = load_suite(suite).jobs()
@@ -105,6 +106,7 @@ def test_zero_shot_trains_on_the_source_language(tmp_path: Path):
     assert again.completed == 0 and again.skipped == len(jobs)
 
 
+@pytest.mark.slow
 def test_translate_train_uses_the_target_training_data(tmp_path: Path):
     suite = _suite(tmp_path, "translate-train")
     jobs, _ = load_suite(suite).jobs()
@@ -118,6 +120,7 @@ def test_translate_train_uses_the_target_training_data(tmp_path: Path):
     assert all(m["source_languages"] == [m["target_language"]] for m in meta)
 
 
+@pytest.mark.slow
 def test_translate_train_all_pools_every_language(tmp_path: Path):
     suite = _suite(tmp_path, "translate-train-all")
     jobs, _ = load_suite(suite).jobs()

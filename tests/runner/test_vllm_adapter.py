@@ -264,6 +264,7 @@ def test_the_kind_is_registered_and_its_options_checked() -> None:
         build_model(ModelSpec(name="v", kind="vllm", options={"path": "m", "dtype": "int3"}))
 
 
+@pytest.mark.slow
 def test_a_run_keeps_outputs_and_stores_the_counts(fake_vllm: Any, tmp_path: Path) -> None:
     rows = [
         {"id": f"r{i}", "text": f"{lab} review {i}", "label": lab, "split": "test"}

@@ -21,6 +21,7 @@ from ..conftest import CliResult
 from .conftest import SCORES_CSV, examples_frame, store_contents
 
 
+@pytest.mark.slow
 def test_import_show_export_round_trip(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
     store = tmp_path / "results.duckdb"
     scores = tmp_path / "scores.csv"
@@ -71,6 +72,7 @@ def test_import_show_export_round_trip(tmp_path: Path, cli: Callable[..., CliRes
     assert len(pd.read_csv(tmp_path / "runs.csv")) == 4
 
 
+@pytest.mark.slow
 def test_show_counts_the_seeds_of_imported_scores(
     tmp_path: Path, cli: Callable[..., CliResult]
 ) -> None:
@@ -91,6 +93,7 @@ def test_show_counts_the_seeds_of_imported_scores(
     assert rows["B"]["seeds"] == 0 and rows["B"]["scores"] == 1
 
 
+@pytest.mark.slow
 def test_default_store_is_in_the_working_directory(
     tmp_path: Path, cli: Callable[..., CliResult], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -113,6 +116,7 @@ def test_store_errors_exit_with_code_3(tmp_path: Path, cli: Callable[..., CliRes
     assert result.exit_code == 3
 
 
+@pytest.mark.slow
 def test_every_store_command_documents_its_options(cli: Callable[..., CliResult]) -> None:
     commands = [
         ("import", "scores"),
@@ -131,6 +135,7 @@ def test_every_store_command_documents_its_options(cli: Callable[..., CliResult]
     assert "--table" in export_help and "--out" in export_help and "snapshot" in export_help
 
 
+@pytest.mark.slow
 def test_python_m_glotbench_reports_bad_rows(tmp_path: Path) -> None:
     bad = tmp_path / "bad.csv"
     bad.write_text("model,task,language,metric,score\nm,t,en,accuracy,0.5\nm,t,de,accuracy,?\n")
@@ -240,6 +245,7 @@ def test_sigkill_during_examples_import_leaves_only_complete_runs_and_rerun_comp
     np.testing.assert_allclose(matrix.scores(), expected.loc[matrix.models].to_numpy())
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_examples_import_explains_how_to_resume(
     tmp_path: Path, cli: Callable[..., CliResult], monkeypatch: pytest.MonkeyPatch
 ) -> None:

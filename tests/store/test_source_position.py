@@ -128,6 +128,7 @@ def _positions_by_example(store: Store, model: str) -> dict[str, int | None]:
     }
 
 
+@pytest.mark.slow
 def test_examples_import_reads_source_position(tmp_path: Path) -> None:
     frame = examples_frame(models=("a", "b"), n=6)
     frame["source_position"] = [10 + (5 - i) for i in range(6)] * 2
@@ -181,6 +182,7 @@ def test_examples_import_source_position_errors(
     assert info.value.line == line and "position" in str(info.value.field)
 
 
+@pytest.mark.slow
 def test_parquet_snapshot_keeps_source_positions_and_reads_old_snapshots(tmp_path: Path) -> None:
     src = tmp_path / "src.duckdb"
     with Store.open(src) as store:

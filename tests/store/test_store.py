@@ -205,6 +205,7 @@ def test_stats_matrix_errors(tmp_path: Path) -> None:
             store.stats.matrix("xnli", "xnli", "en", "accuracy", models=["a", "zzz"])
 
 
+@pytest.mark.slow
 def test_stats_matrix_refuses_different_label_sets(tmp_path: Path) -> None:
     store_path = tmp_path / "s.duckdb"
     first = tmp_path / "a.csv"
@@ -220,6 +221,7 @@ def test_stats_matrix_refuses_different_label_sets(tmp_path: Path) -> None:
         store.stats.matrix("sentiment", "sentiment", "de", "f1_macro")
 
 
+@pytest.mark.slow
 def test_summary_counts_and_table(populated_store: Path) -> None:
     with Store.open(populated_store, read_only=True) as store:
         summary = store.summary()
@@ -268,6 +270,7 @@ def _rich_store(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("form", ["directory", "stem"])
 def test_parquet_snapshot_round_trip(tmp_path: Path, form: str) -> None:
     source = _rich_store(tmp_path)
@@ -304,6 +307,7 @@ def test_parquet_snapshot_round_trip(tmp_path: Path, form: str) -> None:
         assert after[table] == before[table]
 
 
+@pytest.mark.slow
 def test_snapshot_validation(tmp_path: Path) -> None:
     source = _rich_store(tmp_path)
     snap = tmp_path / "snap"
@@ -338,6 +342,7 @@ def test_snapshot_validation(tmp_path: Path) -> None:
     assert not target.exists()
 
 
+@pytest.mark.slow
 def test_csv_export_reimports_to_identical_runs_and_scores(tmp_path: Path) -> None:
     source = _rich_store(tmp_path)
     files = api.export_store(tmp_path / "dump.csv", store=source).files
@@ -363,6 +368,7 @@ def test_csv_export_reimports_to_identical_runs_and_scores(tmp_path: Path) -> No
         assert s2.scores.frame()["metadata"].tolist() == s1.scores.frame()["metadata"].tolist()
 
 
+@pytest.mark.slow
 def test_single_table_exports(tmp_path: Path) -> None:
     source = _rich_store(tmp_path)
     out = tmp_path / "scores.csv.gz"
@@ -401,6 +407,7 @@ def _csv_cells(path: Path, column: str) -> list[str]:
         return [row[column] for row in csv.DictReader(fh)]
 
 
+@pytest.mark.slow
 def test_csv_export_neutralises_spreadsheet_formulas(tmp_path: Path) -> None:
     """OWASP CSV injection: no text cell may start with =, +, -, @, tab or CR."""
     store = _hostile_store(tmp_path)
@@ -421,6 +428,7 @@ def test_csv_export_neutralises_spreadsheet_formulas(tmp_path: Path) -> None:
     assert sorted(pd.read_parquet(parquet)["model"]) == sorted(HOSTILE_MODELS)
 
 
+@pytest.mark.slow
 def test_cli_export_keep_formulas_flag(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 

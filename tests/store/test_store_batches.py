@@ -68,6 +68,7 @@ def _consistent(store: Store) -> None:
     assert wrong == []
 
 
+@pytest.mark.slow
 def test_batched_write_equals_per_run_writes(tmp_path: Path) -> None:
     runs = _runs()
     with Store.open(tmp_path / "one.duckdb") as one:
@@ -87,6 +88,7 @@ def test_batched_write_equals_per_run_writes(tmp_path: Path) -> None:
     assert len(expected[1]) == sum(len(ids) for _, ids, _ in runs)
 
 
+@pytest.mark.slow
 def test_first_batches_grow_and_rows_close_a_batch(tmp_path: Path) -> None:
     runs = _runs(n_models=10, n_languages=10)  # 100 runs
     seen: list[int] = []

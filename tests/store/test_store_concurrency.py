@@ -119,6 +119,7 @@ def test_lock_timeout_from_argument_environment_and_default(monkeypatch: pytest.
         lock_timeout(-1)
 
 
+@pytest.mark.slow
 def test_hold_false_store_releases_the_file_between_transactions(tmp_path: Path):
     path = tmp_path / "s.duckdb"
     with Store.open(path, hold=False) as writer:
@@ -177,6 +178,7 @@ def test_readers_see_only_complete_runs_while_a_writer_writes(tmp_path: Path):
     assert _consistent_counts(path) == (total, total * N_EXAMPLES)
 
 
+@pytest.mark.slow
 def test_second_writer_waits_for_the_first_then_succeeds(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ):
@@ -238,6 +240,7 @@ print(len(runs), int(runs["n_examples"].sum()), rows)
 """
 
 
+@pytest.mark.slow
 def test_an_import_releases_the_store_between_batches(tmp_path: Path):
     from glotbench.ingest.tidy import import_examples_file, open_store_for_import
 

@@ -48,6 +48,7 @@ def _marks(path: Path) -> list[str]:
         return [k for k in s.meta() if k.startswith(PARTIAL_RUN_PREFIX)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("commit_rows", [None, 3, 1])
 def test_chunked_write_stores_what_write_run_stores(
     tmp_path: Path, commit_rows: int | None, monkeypatch: pytest.MonkeyPatch
@@ -75,6 +76,7 @@ def test_chunked_write_stores_what_write_run_stores(
     assert _marks(tmp_path / "b.duckdb") == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("commit_rows", [None, 3])
 def test_id_repeated_across_chunks_is_refused_and_nothing_is_stored(
     tmp_path: Path, commit_rows: int | None
@@ -108,6 +110,7 @@ def _leave_a_killed_write(path: Path, record: RunRecord, rows: int) -> None:
             )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("writer", ["chunks", "batch", "snapshot"])
 def test_rows_of_a_killed_chunked_write_are_replaced_not_doubled(
     tmp_path: Path, writer: str

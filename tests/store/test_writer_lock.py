@@ -45,6 +45,7 @@ def _holder(store: Path, seconds: float) -> subprocess.Popen[str]:
     return proc
 
 
+@pytest.mark.slow
 def test_a_held_lock_is_refused_naming_its_owner_then_freed_by_kill_9(tmp_path: Path):
     store = tmp_path / "s.duckdb"
     proc = _holder(store, 60)
@@ -70,6 +71,7 @@ def test_a_held_lock_is_refused_naming_its_owner_then_freed_by_kill_9(tmp_path: 
         proc.wait()
 
 
+@pytest.mark.slow
 def test_a_waiter_gets_the_lock_when_the_holder_finishes(tmp_path: Path):
     store = tmp_path / "s.duckdb"
     proc = _holder(store, 0.5)
@@ -99,6 +101,7 @@ def test_process_start_time_matches_psutil():
     assert abs(mine - psutil.Process().create_time()) < 1.0
 
 
+@pytest.mark.slow
 def test_one_lock_per_store_file_whatever_path_names_it(tmp_path: Path):
     (tmp_path / "real").mkdir()
     store = tmp_path / "real" / "s.duckdb"

@@ -73,6 +73,7 @@ def test_cli_ml_text_output_and_errors(tmp_path: Path) -> None:
     assert isinstance(bad.exception, Exception)
 
 
+@pytest.mark.slow
 def test_cli_reads_the_store(tmp_path: Path) -> None:
     data = pd.read_csv(FIXTURES / "crossed.csv")
     scores = data.assign(metric="accuracy", dataset="sim")[

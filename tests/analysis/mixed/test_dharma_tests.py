@@ -36,6 +36,7 @@ from glotbench.cli import app
 from glotbench.errors import InputError
 
 
+@pytest.mark.slow
 def test_adjustments_match_statsmodels() -> None:
     rng = np.random.default_rng(3)
     for m in (1, 2, 7, 30):
@@ -105,6 +106,7 @@ def test_quantile_regression_without_a_predictor_is_the_sample_quantile() -> Non
     assert out.p < 1e-6
 
 
+@pytest.mark.slow
 def test_quantile_and_group_tests_hold_their_level_on_uniform_residuals_and_have_power() -> None:
     rng = np.random.default_rng(4)
     reps = 50
@@ -145,6 +147,7 @@ def _scores(seed: int, interaction: float) -> pd.DataFrame:
 ADDITIVE = "score ~ language + task + (1 | model)"
 
 
+@pytest.mark.slow
 def test_correctly_specified_model_passes_the_per_group_and_quantile_tests() -> None:
     flagged = 0
     reps = 20
@@ -155,6 +158,7 @@ def test_correctly_specified_model_passes_the_per_group_and_quantile_tests() -> 
     assert flagged <= 3  # nominal ≤ 5 % each; P(X ≥ 4 | 20, 0.1) ≈ 0.13 even at 10 %
 
 
+@pytest.mark.slow
 def test_additive_model_of_interacting_truth_is_flagged_by_the_per_cell_test() -> None:
     flagged_additive = flagged_full = 0
     reps = 8

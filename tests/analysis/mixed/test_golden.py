@@ -45,6 +45,7 @@ def check_rows(actual, expected_rows, key, columns):
             assert ok, f"{row[key]} {col}: glotbench {value!r} vs R {want!r}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", DESIGNS)
 def test_fixed_effects_match_lmertest(name: str) -> None:
     check_rows(

@@ -68,6 +68,7 @@ def _write_store(path: Path, seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+@pytest.mark.slow
 def test_run_scores_are_the_metric_of_the_summed_statistics(tmp_path: Path) -> None:
     reference = _write_store(tmp_path / "s.duckdb")
     with Store.open(tmp_path / "s.duckdb", read_only=True) as store:
@@ -80,6 +81,7 @@ def test_run_scores_are_the_metric_of_the_summed_statistics(tmp_path: Path) -> N
     assert set(table["metric"]) == {"f1_binary"}
 
 
+@pytest.mark.slow
 def test_lmm_from_the_runs_equals_the_lmm_from_the_same_scores_as_csv(tmp_path: Path) -> None:
     reference = _write_store(tmp_path / "s.duckdb", seed=1)
     csv = tmp_path / "scores.csv"
@@ -106,6 +108,7 @@ def test_lmm_from_the_runs_equals_the_lmm_from_the_same_scores_as_csv(tmp_path: 
     np.testing.assert_allclose(got, direct.fit.beta, rtol=1e-6)
 
 
+@pytest.mark.slow
 def test_api_filters_and_metric_choice(tmp_path: Path) -> None:
     _write_store(tmp_path / "s.duckdb", seed=2)
     frame, _ = api.load_lmm_frame(store=tmp_path / "s.duckdb", tasks=["qa"], models=["m0", "m1"])
@@ -115,6 +118,7 @@ def test_api_filters_and_metric_choice(tmp_path: Path) -> None:
         api.load_lmm_frame(store=tmp_path / "s.duckdb", metric="accuracy")
 
 
+@pytest.mark.slow
 def test_a_runner_made_store(tmp_path: Path) -> None:
     """`glotbench run` writes runs only; `analyze lmm --store` fits them. Each run's score
     averaged over the iterations equals the runner's own full-test-set mean."""
