@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from glotbench.errors import InputError
-from glotbench.importers.lm_eval import (
+from glotbench.importers.lm_eval_samples import (
     _read_samples_strict,
     read_samples_files,
 )

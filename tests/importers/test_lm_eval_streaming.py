@@ -13,6 +13,7 @@ import pytest
 
 from glotbench.errors import InputError
 from glotbench.importers import lm_eval as lm_eval_module
+from glotbench.importers import lm_eval_samples
 from glotbench.importers.lm_eval import import_lm_eval, read_lm_eval
 from glotbench.ingest import staging as staging_module
 from glotbench.ingest.spool import RunSpool
@@ -83,7 +84,7 @@ def test_files_are_read_in_batches_and_runs_spilled_before_the_next_batch(
 ) -> None:
     folder = make_folder(tmp_path / "out", tasks=8, per_task=40)
     events: list[str] = []
-    read_columnar = lm_eval_module._read_columnar
+    read_columnar = lm_eval_samples._read_columnar
     add = RunSpool.add
 
     def reading(con, paths, names):  # type: ignore[no-untyped-def]
@@ -94,11 +95,11 @@ def test_files_are_read_in_batches_and_runs_spilled_before_the_next_batch(
         events.append("spill")
         return add(self, ids, stats, lines)
 
-    monkeypatch.setattr(lm_eval_module, "_read_columnar", reading)
+    monkeypatch.setattr(lm_eval_samples, "_read_columnar", reading)
     monkeypatch.setattr(RunSpool, "add", adding)
     # a batch holds about two files' JSON
     size = next((folder / "model-x").glob("samples_*")).stat().st_size
-    monkeypatch.setattr(lm_eval_module, "SAMPLES_BATCH_BYTES", 2 * size)
+    monkeypatch.setattr(lm_eval_samples, "SAMPLES_BATCH_BYTES", 2 * size)
     with Store.open(tmp_path / "a.duckdb") as s:
         result = import_lm_eval(s, folder)
     assert result.runs_added == 16 and result.examples_added == 16 * 40

@@ -12,7 +12,7 @@ metric, chosen per task in this order:
    metadata under ``primary_metric`` — EuroEval's primary metric of the task
    (:data:`glotbench.importers.euroeval.PRIMARY_METRICS`), lm-eval's first
    metric of the task's ``metric_list``
-   (:func:`glotbench.importers.lm_eval.primary_metric`). A declared ``null``
+   (:func:`glotbench.importers.lm_eval_results.primary_metric`). A declared ``null``
    (EuroEval's speed task, which EuroEval does not rank) leaves the task out
    unless a metric is chosen for it;
 4. the only metric the task has (stores written by ``glotbench run``: one
