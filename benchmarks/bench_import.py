@@ -34,8 +34,8 @@ from pathlib import Path
 
 import numpy as np
 
-from glotbench.importers.common import check_against_store, check_same_examples
 from glotbench.importers.lm_eval import import_lm_eval, read_lm_eval
+from glotbench.importers.writer import check_against_store, check_same_examples
 from glotbench.store import Store
 
 STAMP = "2026-01-01T00-00-00.000000"

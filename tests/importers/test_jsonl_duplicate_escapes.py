@@ -7,7 +7,7 @@ import json
 import pytest
 
 from glotbench.errors import InputError
-from glotbench.importers.common import iter_jsonl, iter_jsonl_blocks
+from glotbench.importers.json_files import iter_jsonl, iter_jsonl_blocks
 from glotbench.ingest.readers import unique_keys
 
 BAD = [

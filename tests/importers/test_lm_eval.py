@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from glotbench.errors import InputError
-from glotbench.importers.common import TaskLanguageMap
 from glotbench.importers.lm_eval import import_lm_eval, recompute_scores
+from glotbench.importers.task_languages import TaskLanguageMap
 from glotbench.store import Store
 
 from .conftest import LM_EVAL_OUT

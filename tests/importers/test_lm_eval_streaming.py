@@ -110,7 +110,7 @@ def test_files_are_read_in_batches_and_runs_spilled_before_the_next_batch(
     # the same store content as holding every run in memory
     monkeypatch.undo()
     with Store.open(tmp_path / "b.duckdb") as s:
-        from glotbench.importers.common import write_import
+        from glotbench.importers.writer import write_import
 
         data = read_lm_eval(folder)
         assert all(r.spool is None and r.example_ids.size == 40 for r in data.runs)

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from glotbench.errors import InputError
-from glotbench.importers.common import iter_jsonl, read_json_file
+from glotbench.importers.json_files import iter_jsonl, read_json_file
 from glotbench.ingest.limits import MAX_FIELD_CHARS, MAX_JSON_FILE_BYTES, MAX_LINE_BYTES, MiB
 from glotbench.ingest.line_files import read_examples_file, read_scores_file
 from glotbench.ingest.readers import read_tidy

@@ -51,13 +51,9 @@ from pathlib import Path
 from typing import Any
 
 from glotbench.errors import InputError
-from glotbench.importers.common import (
-    HarnessImportResult,
-    ScoreRow,
-    finite_number,
-    iter_jsonl,
-    write_import,
-)
+from glotbench.importers.common import HarnessImportResult, ScoreRow
+from glotbench.importers.json_files import finite_number, iter_jsonl
+from glotbench.importers.writer import write_import
 from glotbench.ingest.readers import file_sha256
 from glotbench.resample.scandeval import CI_MULTIPLIER
 from glotbench.store.names import check_name

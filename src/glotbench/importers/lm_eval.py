@@ -34,7 +34,7 @@ Several results files of the same task (different ``--seed``) become runs with
 different seeds: the seed is the ``fewshot_seed`` of the results' ``config``
 (``random_seed`` when that is null), or the file's order with
 ``seed_from="order"``. Task names are split into (task, language) by a
-:class:`~glotbench.importers.common.TaskLanguageMap` (explicit entries, known
+:class:`~glotbench.importers.task_languages.TaskLanguageMap` (explicit entries, known
 families, then ISO 639 suffixes).
 
 Every run and score declares the task's ``primary_metric``
@@ -68,11 +68,9 @@ from glotbench.importers.common import (
     PendingRun,
     Progress,
     ScoreRow,
-    TaskLanguageMap,
     check_runs,
-    files_sha256,
-    write_import,
 )
+from glotbench.importers.json_files import files_sha256
 from glotbench.importers.lm_eval_results import (
     CORPUS_METRICS,
     LmEvalRun,
@@ -94,7 +92,8 @@ from glotbench.importers.lm_eval_samples import (
     iter_samples_files,
 )
 from glotbench.importers.lm_eval_stream import SAMPLES_CHUNK_ROWS, _stream_samples, _streamed_run
-from glotbench.importers.task_languages import read_task_language_file
+from glotbench.importers.task_languages import TaskLanguageMap, read_task_language_file
+from glotbench.importers.writer import write_import
 from glotbench.ingest.spool import RunSpool
 from glotbench.ingest.staging import staging_dir
 from glotbench.metrics import get_metric

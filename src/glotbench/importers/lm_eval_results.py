@@ -15,12 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from glotbench.errors import InputError
-from glotbench.importers.common import (
-    ScoreRow,
-    TaskLanguageMap,
-    finite_number,
-    read_json_file,
-)
+from glotbench.importers.common import ScoreRow
+from glotbench.importers.json_files import finite_number, read_json_file
+from glotbench.importers.task_languages import TaskLanguageMap
 from glotbench.store.names import check_name
 from glotbench.store.schema import RunRecord
 

@@ -18,10 +18,7 @@ import duckdb
 import numpy as np
 
 from glotbench.errors import InputError
-from glotbench.importers.common import (
-    finite_number,
-    iter_jsonl,
-)
+from glotbench.importers.json_files import finite_number, iter_jsonl
 from glotbench.importers.lm_eval_results import CORPUS_METRICS, MEAN_AGGREGATIONS, MEAN_METRICS
 from glotbench.ingest.limits import MAX_LINE_BYTES
 from glotbench.metrics import get_metric

@@ -13,11 +13,7 @@ from typing import Any
 import duckdb
 import numpy as np
 
-from glotbench.importers.common import (
-    PendingRun,
-    TaskLanguageMap,
-    check_runs,
-)
+from glotbench.importers.common import PendingRun, check_runs
 from glotbench.importers.lm_eval_results import (
     MEAN_AGGREGATIONS,
     MEAN_METRICS,
@@ -26,6 +22,7 @@ from glotbench.importers.lm_eval_results import (
     _record_for,
 )
 from glotbench.importers.lm_eval_samples import _columnar_sql, _line_count
+from glotbench.importers.task_languages import TaskLanguageMap
 from glotbench.ingest.spool import RunSpool, RunSpoolWriter
 from glotbench.store.schema import RunRecord
 

@@ -49,13 +49,9 @@ from typing import Any
 import pandas as pd
 
 from glotbench.errors import InputError
-from glotbench.importers.common import (
-    HarnessImportResult,
-    ScoreRow,
-    files_sha256,
-    iter_jsonl,
-    write_import,
-)
+from glotbench.importers.common import HarnessImportResult, ScoreRow
+from glotbench.importers.json_files import files_sha256, iter_jsonl
+from glotbench.importers.writer import write_import
 from glotbench.ingest.limits import MAX_FIELD_CHARS, text_lines
 from glotbench.ingest.score_validation import metric_score_range
 from glotbench.store.store import Store

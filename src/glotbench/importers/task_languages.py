@@ -15,13 +15,17 @@ is a translation direction, not an English task). Three-letter codes without a
 script are not guessed (too many collide with words: ``gen``, ``all``, ``cot``);
 map such tasks explicitly.
 
-:func:`read_task_language_file` reads explicit mappings from a file.
+:func:`read_task_language_file` reads explicit mappings from a file;
+:class:`TaskLanguageMap` splits task names with explicit entries, known
+families, then these suffixes.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from glotbench.errors import InputError
@@ -144,3 +148,107 @@ def read_task_language_file(path: str | Path) -> dict[str, str]:
         name = row.get("name") or ""
         out[row["task"]] = f"{name}:{row['language']}" if name else row["language"]
     return out
+
+
+#: language used for a task that names none (BCP 47 "undetermined")
+UNDETERMINED_LANGUAGE = "und"
+
+
+#: lm-evaluation-harness task families whose task names end in a language:
+#: ``<family>_<language>`` (``xnli_de``, ``belebele_dan_Latn``, ``xquad_es``...)
+KNOWN_FAMILIES: tuple[str, ...] = (
+    "xnli",
+    "belebele",
+    "xquad",
+    "xcopa",
+    "xstorycloze",
+    "xwinograd",
+    "paws",
+    "pawsx",
+    "mgsm_direct",
+    "mgsm_native_cot",
+    "mgsm_en_cot",
+    "m_mmlu",
+    "global_mmlu",
+    "arc",
+    "hellaswag",
+    "lambada_openai_mt",
+    "afrixnli",
+    "afrimmlu",
+    "kmmlu",
+    "mlqa",
+    "tydiqa",
+    "wikiann",
+    "flores",
+)
+
+
+_LANGUAGE_RE = re.compile(r"^[a-z]{2,3}(?:[_-][A-Z][a-z]{3})?(?:[_-](?:[A-Z]{2}|\d{3}))?$")
+
+
+@dataclass(frozen=True)
+class TaskLanguageMap:
+    """How task names are split into (task, language).
+
+    ``overrides`` map a full task name to ``(task, language)``; ``families``
+    are prefixes whose tasks are named ``<family>_<language>`` (the language
+    a BCP 47-like code: ``de``, ``dan_Latn``, ``zh-CN``); with ``auto_suffix``
+    any other name ending in an ISO 639 code is split too (``scala_da`` →
+    ``scala``, ``da``; see :func:`~glotbench.importers.task_languages.language_suffix`);
+    any other task keeps its name and gets ``default_language``.
+    """
+
+    families: tuple[str, ...] = KNOWN_FAMILIES
+    overrides: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    default_language: str = UNDETERMINED_LANGUAGE
+    auto_suffix: bool = True
+
+    @classmethod
+    def build(
+        cls,
+        families: Iterable[str] | None = None,
+        mapping: Mapping[str, str] | Iterable[str] | None = None,
+        default_language: str | None = None,
+        auto_suffix: bool = True,
+    ) -> TaskLanguageMap:
+        """From extra families and ``TASK=NAME:LANG`` (or ``TASK=LANG``) entries."""
+        overrides: dict[str, tuple[str, str]] = {}
+        items: list[tuple[str, str]] = []
+        if isinstance(mapping, Mapping):
+            items = [(str(k), str(v)) for k, v in mapping.items()]
+        elif mapping is not None:
+            for entry in mapping:
+                key, sep, value = str(entry).partition("=")
+                if not sep or not key.strip() or not value.strip():
+                    raise InputError(
+                        f"a task mapping must look like TASK=NAME:LANGUAGE or TASK=LANGUAGE, "
+                        f"got {entry!r}",
+                        field="map",
+                    )
+                items.append((key.strip(), value.strip()))
+        for key, value in items:
+            name, sep, lang = value.rpartition(":")
+            overrides[key] = (name.strip() or key, lang.strip()) if sep else (key, value)
+        fams = tuple(dict.fromkeys([*(families or ()), *KNOWN_FAMILIES]))
+        return cls(
+            families=tuple(sorted(fams, key=len, reverse=True)),
+            overrides=overrides,
+            default_language=default_language or UNDETERMINED_LANGUAGE,
+            auto_suffix=auto_suffix,
+        )
+
+    def split(self, name: str) -> tuple[str, str]:
+        if name in self.overrides:
+            return self.overrides[name]
+        for family in sorted(self.families, key=len, reverse=True):
+            for sep in ("_", "-"):
+                prefix = family + sep
+                if name.startswith(prefix):
+                    rest = name[len(prefix) :]
+                    if _LANGUAGE_RE.match(rest):
+                        return family, rest
+        if self.auto_suffix:
+            found = language_suffix(name)
+            if found is not None:
+                return found
+        return name, self.default_language

@@ -41,16 +41,9 @@ import numpy as np
 import pandas as pd
 
 from glotbench.errors import InputError
-from glotbench.importers.common import (
-    HarnessImportResult,
-    PendingRun,
-    Progress,
-    check_runs,
-    files_sha256,
-    iter_jsonl,
-    read_json_file,
-    write_import,
-)
+from glotbench.importers.common import HarnessImportResult, PendingRun, Progress, check_runs
+from glotbench.importers.json_files import files_sha256, iter_jsonl, read_json_file
+from glotbench.importers.writer import write_import
 from glotbench.ingest.limits import bounded_lines
 from glotbench.ingest.spool import RunSpool
 from glotbench.ingest.staging import staging_dir
