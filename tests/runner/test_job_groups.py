@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from glotbench import api
-from glotbench.runner.executors import job_groups
+from glotbench.runner.backends import job_groups
 from glotbench.runner.suite import load_suite
 from glotbench.store import Store
 

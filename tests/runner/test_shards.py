@@ -224,11 +224,11 @@ def test_cli_run_no_merge_then_import_shards(tmp_path: Path):
 def test_shard_that_cannot_be_merged_is_a_recorded_failure(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
-    import glotbench.runner.executors as executors
+    import glotbench.runner.backends as backends
 
     suite = write_suite(tmp_path, iterations=1)
     store, shards = tmp_path / "f.duckdb", tmp_path / "shards"
-    original = executors.write_shard
+    original = backends.write_shard
 
     def poison_lr(folder, runs, **kwargs):  # type: ignore[no-untyped-def]
         if runs[0][0].model == "lr":  # a NaN statistic, as a broken metric would give
@@ -239,7 +239,7 @@ def test_shard_that_cannot_be_merged_is_a_recorded_failure(
         return original(folder, runs, **kwargs)
 
     with monkeypatch.context() as patch:
-        patch.setattr(executors, "write_shard", poison_lr)
+        patch.setattr(backends, "write_shard", poison_lr)
         summary = api.run_benchmark(suite, store=store, models=["lr", "nb"], shards=shards)
     [failure] = summary.failures
     assert failure.model == "lr" and "not finite" in failure.error and summary.completed == 1

@@ -1,4 +1,5 @@
-"""One job list, two executors: local (in process) and Ray.
+"""Running a suite: one job list, through the executors of :mod:`glotbench.runner.backends`
+(local, processes, Ray).
 
 :func:`run_suite` builds every dataset once (in the driver), plans the jobs,
 skips those whose runs are all stored (unless ``force``), executes the rest
@@ -19,9 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import threading
 import time
-import traceback
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -31,68 +30,28 @@ from typing import Any
 
 import pandas as pd
 
-from glotbench.errors import GlotbenchError, InputError
+from glotbench.errors import InputError
 from glotbench.ingest.shards import (
     ShardMerge,
     list_shards,
     merge_shard,
     merge_shards,
     read_header,
-    write_shard,
 )
+from glotbench.runner.backends import JobFailure, ShardReceipt, job_failure, make_executor
 from glotbench.runner.datasets import Dataset, build_dataset
 from glotbench.runner.errors import UnknownNameError
-from glotbench.runner.progress import report_step, set_step_sink
+from glotbench.runner.progress import set_step_sink
 from glotbench.runner.protocol import (
     Job,
     JobOutcome,
     config_hash,
-    execute_job,
     keeps_outputs,
     run_keys,
     write_outcome,
 )
 from glotbench.runner.suite import Suite
 from glotbench.runner.transfer import derive
-
-EXECUTORS = ("local", "processes", "ray")
-
-
-@dataclass
-class JobFailure:
-    """A job that failed: its label, error message and error type, and its key.
-
-    ``failure_id`` is set once the failure is recorded in the store.
-    """
-
-    job: str
-    error: str
-    kind: str
-    model: str = ""
-    dataset: str = ""
-    task: str = ""
-    language: str = ""
-    seed: int | None = None
-    config_hash: str = ""
-    iteration: int | None = None
-    traceback: str | None = None
-    failure_id: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form (without the traceback; ``glotbench failures --json`` has it)."""
-        return {
-            "job": self.job,
-            "error": self.error,
-            "kind": self.kind,
-            "model": self.model,
-            "dataset": self.dataset,
-            "task": self.task,
-            "language": self.language,
-            "seed": self.seed,
-            "iteration": self.iteration,
-            "config_hash": self.config_hash,
-            "failure_id": self.failure_id,
-        }
 
 
 @dataclass
@@ -157,310 +116,6 @@ class RunSummary:
 
 #: ``(kind, job, info)``; ``job`` is None for the steps of the run itself
 Event = Callable[[str, Job | None, dict[str, Any]], None]
-
-
-def job_failure(job: Job, dataset: Dataset, exc: BaseException) -> JobFailure:
-    """The failure of ``job`` with its key (as its runs would have it) and full traceback."""
-    if isinstance(exc, GlotbenchError):
-        message = str(exc)
-    else:  # a bug in a model adapter or user code: name the exception type
-        message = traceback.format_exception_only(type(exc), exc)[-1].strip()
-    try:  # the config hash the job's runs have (their key), so a success resolves this
-        chash = run_keys(job, dataset)[0].config_hash
-    except Exception:  # the key itself cannot be built
-        chash = ""
-    return JobFailure(
-        job=job.label(),
-        error=message,
-        kind=type(exc).__name__,
-        model=job.model.name,
-        dataset=dataset.name,
-        task=dataset.task,
-        language=dataset.language,
-        seed=job.seed,
-        config_hash=chash,
-        iteration=job.iteration,
-        traceback="".join(traceback.format_exception(exc)),
-    )
-
-
-@dataclass
-class ShardReceipt:
-    """What a worker returns in shard mode: where it wrote the job's shard, not the statistics."""
-
-    job: Job
-    path: str
-    run_ids: list[str]
-    scores: dict[str, float]
-    job_seconds: float
-    write_seconds: float
-
-
-def _safe_execute(
-    job: Job, dataset: Dataset, base: str | None, shards: str | None = None
-) -> JobOutcome | ShardReceipt | JobFailure:
-    """Run one job; in shard mode (``shards`` a folder) write its shard and return a receipt."""
-    try:
-        outcome = execute_job(job, dataset, base=base)
-        if shards is None:
-            return outcome
-        t0 = time.perf_counter()
-        path = write_shard(
-            shards,
-            [
-                (record, ids, stats, pos)
-                for (record, ids, stats), pos in zip(
-                    outcome.runs,
-                    outcome.source_positions or [None] * len(outcome.runs),
-                    strict=True,
-                )
-            ],
-            job=job.label(),
-            attributes=outcome.attributes,
-            unit_stats=outcome.unit_stats,
-        )
-        return ShardReceipt(
-            job=job,
-            path=str(path),
-            run_ids=[record.run_id for record, _, _ in outcome.runs],
-            scores=outcome.scores(),
-            job_seconds=outcome.seconds,
-            write_seconds=time.perf_counter() - t0,
-        )
-    except Exception as exc:  # keep going: the driver records the failure
-        return job_failure(job, dataset, exc)
-
-
-def job_groups(jobs: Sequence[Job]) -> list[list[Job]]:
-    """``jobs`` as the tasks of a worker pool: the iterations of a deterministic model on
-    one dataset together (one worker loads the model and predicts once, its other
-    iterations reuse the predictions: ``deterministic`` in a suite), every other job alone.
-    Split over two workers, the model would be loaded and run twice (the demo's lingua:
-    ~14 s of CPU each time). Order is kept: a group sits where its first job was."""
-    groups: list[list[Job]] = []
-    index: dict[tuple[str, str, str], int] = {}
-    for job in jobs:
-        if not job.model.deterministic:
-            groups.append([job])
-            continue
-        key = (job.model.name, job.model.config_hash(), job.dataset_key)
-        if key in index:
-            groups[index[key]].append(job)
-        else:
-            index[key] = len(groups)
-            groups.append([job])
-    return groups
-
-
-def _safe_execute_group(
-    jobs: list[Job], dataset: Dataset, base: str | None, shards: str | None = None
-) -> list[JobOutcome | ShardReceipt | JobFailure]:
-    """The jobs of one :func:`job_groups` group, one after another in this worker."""
-    return [_safe_execute(job, dataset, base, shards) for job in jobs]
-
-
-class LocalExecutor:
-    """Jobs one after another in this process.
-
-    BLAS thread pools are limited to ``blas_threads`` (default 1) while a job
-    runs, as in a Ray worker: the small linear-algebra calls of the baselines
-    run faster on one thread than spread over busy cores (see
-    ``docs/performance.md``, Runner), and local and Ray runs then use the
-    same kernels. ``blas_threads=None`` leaves the libraries' defaults.
-    """
-
-    name = "local"
-
-    def __init__(self, *, blas_threads: int | None = 1) -> None:
-        self.blas_threads = blas_threads
-
-    def map(
-        self,
-        jobs: list[Job],
-        datasets: dict[str, Dataset],
-        base: str | None,
-        shards: str | None = None,
-    ) -> Iterator[JobOutcome | ShardReceipt | JobFailure]:
-        from contextlib import nullcontext
-
-        from threadpoolctl import threadpool_limits
-
-        for job in jobs:
-            limits = (
-                threadpool_limits(limits=self.blas_threads, user_api="blas")
-                if self.blas_threads is not None
-                else nullcontext()
-            )
-            with limits:
-                outcome = _safe_execute(job, datasets[job.dataset_key], base, shards)
-            yield outcome
-
-    def close(self) -> None:
-        pass
-
-
-def _relay_steps(steps: Any) -> None:
-    """Driver thread: the steps the workers report, to this process's step sink."""
-    while True:
-        try:
-            text = steps.get()
-        except (EOFError, OSError):  # the queue was closed
-            return
-        if text is None:
-            return
-        report_step(text)
-
-
-def _limit_blas(threads: int | None, parent: int | None = None, steps: Any = None) -> None:
-    """Worker initializer: BLAS thread pools limited as in :class:`LocalExecutor`.
-
-    ``parent``: the driver's process id; the worker ends when the driver does
-    (:func:`glotbench.runner.worker_guard.die_with_parent`). ``steps``: a queue the
-    worker's job steps (:func:`glotbench.runner.progress.report_step`) go to.
-    """
-    if steps is not None:
-        set_step_sink(steps.put)
-    if parent is not None:
-        from glotbench.runner.worker_guard import die_with_parent
-
-        die_with_parent(parent)
-    if threads is not None:
-        from threadpoolctl import threadpool_limits
-
-        threadpool_limits(limits=threads, user_api="blas")
-
-
-class ProcessExecutor:
-    """Jobs in ``workers`` worker processes on this machine (default: the CPU count, at most 4).
-
-    The standard library's process pool with fresh (spawned) interpreters, so
-    a worker never inherits the driver's open store or threads; each job is
-    sent with its dataset and returns its statistics to the driver, which
-    alone writes to the store — as with Ray, without a cluster to start.
-    Results arrive as jobs finish. Each worker keeps its own loaded pretrained
-    models and deterministic predictions (``protocol._ADAPTER_CACHE``), so a
-    model split over two workers is loaded twice. Workers end when the driver
-    ends, however it ends (``kill -9`` included; :mod:`glotbench.runner.worker_guard`).
-    """
-
-    name = "processes"
-
-    def __init__(self, *, workers: int | None = None, blas_threads: int | None = 1) -> None:
-        import os
-
-        self.workers = max(1, workers or min(os.cpu_count() or 1, 4))
-        self.blas_threads = blas_threads
-        self._pool: Any = None
-        self._steps: Any = None  # the workers' steps, relayed to this process's sink
-        self._relay: threading.Thread | None = None
-
-    def map(
-        self,
-        jobs: list[Job],
-        datasets: dict[str, Dataset],
-        base: str | None,
-        shards: str | None = None,
-    ) -> Iterator[JobOutcome | ShardReceipt | JobFailure]:
-        import multiprocessing
-        import os
-        from concurrent.futures import ProcessPoolExecutor, as_completed
-
-        context = multiprocessing.get_context("spawn")
-        workers = min(self.workers, max(len(jobs), 1))
-        report_step(f"starting {workers} worker processes")
-        self._steps = context.Queue()
-        self._relay = threading.Thread(target=_relay_steps, args=(self._steps,), daemon=True)
-        self._relay.start()
-        self._pool = ProcessPoolExecutor(
-            max_workers=workers,
-            mp_context=context,
-            initializer=_limit_blas,
-            # workers die with the driver, and tell it their steps
-            initargs=(self.blas_threads, os.getpid(), self._steps),
-        )
-        futures = [
-            self._pool.submit(
-                _safe_execute_group, group, datasets[group[0].dataset_key], base, shards
-            )
-            for group in job_groups(jobs)
-        ]
-        for future in as_completed(futures):
-            yield from future.result()
-
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
-        if self._steps is not None:
-            self._steps.put(None)  # ends the relay thread
-            if self._relay is not None:
-                self._relay.join(timeout=5)
-            self._steps.close()
-            self._steps, self._relay = None, None
-
-
-class RayExecutor:
-    """Jobs as Ray tasks (one CPU each); results stream back as they finish.
-
-    Starts a new local Ray (``num_cpus``) unless this process already has one
-    or ``address`` is given (``"auto"``: the cluster ``ray start`` runs on this
-    machine; ``"ray://host:port"``: a remote one). The driver alone writes to
-    the store: a task returns the job's statistics (through Ray's object
-    store), or in shard mode writes them as a Parquet shard into a folder all
-    nodes share and returns only its path (:mod:`glotbench.ingest.shards`).
-    """
-
-    name = "ray"
-
-    def __init__(self, *, num_cpus: int | None = None, address: str | None = None) -> None:
-        try:
-            import ray
-        except ImportError:
-            raise GlotbenchError(
-                "the Ray executor needs ray: pip install 'glotbench[distributed]'"
-            ) from None
-        self._ray = ray
-        self._started = False
-        if not ray.is_initialized():
-            kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
-            if address:
-                kwargs["address"] = address
-            else:  # never attach silently to a cluster another process started
-                kwargs["address"] = "local"
-                if num_cpus:
-                    kwargs["num_cpus"] = num_cpus
-            ray.init(**kwargs)
-            self._started = True
-
-    def map(
-        self,
-        jobs: list[Job],
-        datasets: dict[str, Dataset],
-        base: str | None,
-        shards: str | None = None,
-    ) -> Iterator[JobOutcome | ShardReceipt | JobFailure]:
-        ray = self._ray
-        remote = ray.remote(num_cpus=1)(_safe_execute)
-        keys = {j.dataset_key for j in jobs}
-        refs = {key: ray.put(ds) for key, ds in datasets.items() if key in keys}
-        pending = [remote.remote(job, refs[job.dataset_key], base, shards) for job in jobs]
-        while pending:
-            done, pending = ray.wait(pending, num_returns=1)
-            yield ray.get(done[0])
-
-    def close(self) -> None:
-        if self._started:
-            self._ray.shutdown()
-
-
-def make_executor(name: str, **options: Any) -> LocalExecutor | ProcessExecutor | RayExecutor:
-    if name == "local":
-        return LocalExecutor()
-    if name == "processes":
-        return ProcessExecutor(workers=options.get("num_cpus"))
-    if name == "ray":
-        return RayExecutor(**options)
-    raise UnknownNameError(f"unknown executor {name!r}; use one of {', '.join(EXECUTORS)}")
 
 
 def reject_shard(path: str | Path) -> Path:
@@ -562,24 +217,13 @@ def run_suite(
     free-text tasks only. Shards carry statistics only, not outputs.
     """
     from glotbench.runner.protocol import scandeval_scores
-    from glotbench.store.store import SUITE_META_PREFIX, Store
+    from glotbench.store.store import Store
 
     started = time.perf_counter()
     jobs, notes = suite.jobs()
     if not jobs:
         raise NoJobError(suite, notes)
-    session = uuid.uuid4().hex  # adapters / deterministic predictions are reused within it
-    cache = response_cache_path(store)
-    jobs = [
-        dataclasses.replace(
-            job,
-            session=session,
-            suite=suite.name,
-            response_cache=cache,
-            keep_outputs=keeps_outputs(job, keep_outputs),
-        )
-        for job in jobs
-    ]
+    jobs = _session_jobs(suite, jobs, store, keep_outputs)
     emit = on_event or (lambda *_: None)
     names = ", ".join(d.name for d in suite.datasets)
     emit("step", None, {"description": f"building the data ({names}) and planning the jobs"})
@@ -607,104 +251,29 @@ def run_suite(
     # blocks also holds the store's writer lock (_writing), so it decides and writes
     # between imports, never in the middle of one
     with Store.open(store, hold=False) as handle:
-        with _writing(handle):
-            # the suite's own title and description, for leaderboards and reports of the store
-            handle.set_meta(
-                f"{SUITE_META_PREFIX}{suite.name}",
-                json.dumps({"title": suite.title, "description": suite.description}),
-            )
-            if shard_folder is not None:
-                Path(shard_folder).mkdir(parents=True, exist_ok=True)
-                if merge:  # shards of an interrupted run: merge them, their jobs are done
-                    try:
-                        summary.shard_merge = merge_shards(handle, shard_folder)
-                    except InputError as exc:  # the jobs of the shards not merged run again
-                        notes.append(f"shards left in {shard_folder} not all merged: {exc}")
-                    else:
-                        summary.runs_written += summary.shard_merge.runs_written
-            complete = handle.runs.completed_ids()
-        if shard_folder is not None and not merge:  # jobs whose shard is already written
-            complete |= shard_run_ids(shard_folder)
-        pending: list[Job] = []
-        for job in jobs:
-            ids = [k.run_id for k in run_keys(job, datasets[job.dataset_key])]
-            if not force and all(i in complete for i in ids):
-                summary.skipped += 1
-                emit("skipped", job, {})
-            else:
-                pending.append(job)
+        pending = _plan_pending(
+            handle, suite, jobs, datasets, summary, shard_folder, merge, force, emit
+        )
         emit(
             "planned",
             pending[0] if pending else jobs[0] if jobs else None,  # type: ignore[arg-type]
             {"pending": len(pending), "total": len(jobs)},
         )
         if pending:
-            runner = make_executor(
-                executor,
-                **(
-                    {"num_cpus": num_cpus, "address": ray_address}
-                    if executor == "ray"
-                    else {"num_cpus": num_cpus}
-                    if executor == "processes"
-                    else {}
-                ),
+            _execute(
+                handle,
+                suite,
+                pending,
+                datasets,
+                summary,
+                emit,
+                force=force,
+                merge=merge,
+                executor=executor,
+                num_cpus=num_cpus,
+                ray_address=ray_address,
+                shard_folder=shard_folder,
             )
-            source = f"glotbench run {suite.name} (executor {executor})"
-            previous_sink = set_step_sink(lambda text: emit("step", None, {"description": text}))
-            try:
-                for result in runner.map(pending, datasets, suite.base_dir, shard_folder):
-                    if isinstance(result, ShardReceipt):
-                        try:
-                            with _writing(handle):  # one lock for the shard's transactions
-                                written = (
-                                    merge_shard(handle, result.path, replace=force) if merge else 0
-                                )
-                        except InputError as exc:  # e.g. non-finite statistics: nothing written
-                            reject_shard(result.path)
-                            dataset = datasets[result.job.dataset_key]
-                            result = job_failure(result.job, dataset, exc)  # type: ignore[assignment]
-                        else:
-                            summary.runs_written += written
-                            summary.completed += 1
-                            emit(
-                                "stored",
-                                result.job,
-                                {
-                                    "scores": result.scores,
-                                    "written": written,
-                                    "shard": result.path,
-                                    "shard_write_seconds": result.write_seconds,
-                                },
-                            )
-                            continue
-                    if isinstance(result, JobOutcome):
-                        try:
-                            with _writing(handle):  # one lock for the job's transactions
-                                if not force:
-                                    notes.extend(stored_differently(handle, result))
-                                written = write_outcome(handle, result, force=force)
-                        except InputError as exc:  # e.g. non-finite statistics: nothing written
-                            result = job_failure(result.job, datasets[result.job.dataset_key], exc)
-                        else:
-                            summary.runs_written += written
-                            summary.completed += 1
-                            emit(
-                                "stored",
-                                result.job,
-                                {"scores": result.scores(), "written": written},
-                            )
-                            continue
-                    with _writing(handle):
-                        result.failure_id = _record(handle, result, source)
-                    summary.failures.append(result)
-                    emit(
-                        "failed",
-                        _job_of(pending, result),
-                        {"error": result.error, "failure_id": result.failure_id},
-                    )
-            finally:
-                runner.close()
-                set_step_sink(previous_sink)
         model_names = sorted({j.model.name for j in jobs})
         ds_names = sorted(ds.name for ds in own)
         if scores:  # the caller may compute them itself (e.g. from a cache)
@@ -716,6 +285,168 @@ def run_suite(
                 )
     summary.seconds = time.perf_counter() - started
     return summary
+
+
+def _session_jobs(
+    suite: Suite, jobs: Sequence[Job], store: str | Path, keep_outputs: bool | None
+) -> list[Job]:
+    """The suite's jobs with this run's session, suite name, response cache and outputs flag."""
+    session = uuid.uuid4().hex  # adapters / deterministic predictions are reused within it
+    cache = response_cache_path(store)
+    return [
+        dataclasses.replace(
+            job,
+            session=session,
+            suite=suite.name,
+            response_cache=cache,
+            keep_outputs=keeps_outputs(job, keep_outputs),
+        )
+        for job in jobs
+    ]
+
+
+def _execute(
+    handle: Any,
+    suite: Suite,
+    pending: list[Job],
+    datasets: dict[str, Dataset],
+    summary: RunSummary,
+    emit: Event,
+    *,
+    force: bool,
+    merge: bool,
+    executor: str,
+    num_cpus: int | None,
+    ray_address: str | None,
+    shard_folder: str | None,
+) -> None:
+    """Run the pending jobs through the executor, storing each result as it arrives and
+    recording each failure (:func:`_store_result`)."""
+    runner = make_executor(
+        executor,
+        **(
+            {"num_cpus": num_cpus, "address": ray_address}
+            if executor == "ray"
+            else {"num_cpus": num_cpus}
+            if executor == "processes"
+            else {}
+        ),
+    )
+    source = f"glotbench run {suite.name} (executor {executor})"
+    previous_sink = set_step_sink(lambda text: emit("step", None, {"description": text}))
+    try:
+        for result in runner.map(pending, datasets, suite.base_dir, shard_folder):
+            failure = _store_result(handle, result, datasets, summary, force, merge, emit)
+            if failure is None:
+                continue
+            with _writing(handle):
+                failure.failure_id = _record(handle, failure, source)
+            summary.failures.append(failure)
+            emit(
+                "failed",
+                _job_of(pending, failure),
+                {"error": failure.error, "failure_id": failure.failure_id},
+            )
+    finally:
+        runner.close()
+        set_step_sink(previous_sink)
+
+
+def _plan_pending(
+    handle: Any,
+    suite: Suite,
+    jobs: list[Job],
+    datasets: dict[str, Dataset],
+    summary: RunSummary,
+    shard_folder: str | None,
+    merge: bool,
+    force: bool,
+    emit: Event,
+) -> list[Job]:
+    """Record the suite in the store, merge the shards of an interrupted run and return the
+    jobs still to run (the others counted as skipped)."""
+    from glotbench.store.store import SUITE_META_PREFIX
+
+    with _writing(handle):
+        # the suite's own title and description, for leaderboards and reports of the store
+        handle.set_meta(
+            f"{SUITE_META_PREFIX}{suite.name}",
+            json.dumps({"title": suite.title, "description": suite.description}),
+        )
+        if shard_folder is not None:
+            Path(shard_folder).mkdir(parents=True, exist_ok=True)
+            if merge:  # shards of an interrupted run: merge them, their jobs are done
+                try:
+                    summary.shard_merge = merge_shards(handle, shard_folder)
+                except InputError as exc:  # the jobs of the shards not merged run again
+                    summary.notes.append(f"shards left in {shard_folder} not all merged: {exc}")
+                else:
+                    summary.runs_written += summary.shard_merge.runs_written
+        complete = handle.runs.completed_ids()
+    if shard_folder is not None and not merge:  # jobs whose shard is already written
+        complete |= shard_run_ids(shard_folder)
+    pending: list[Job] = []
+    for job in jobs:
+        ids = [k.run_id for k in run_keys(job, datasets[job.dataset_key])]
+        if not force and all(i in complete for i in ids):
+            summary.skipped += 1
+            emit("skipped", job, {})
+        else:
+            pending.append(job)
+    return pending
+
+
+def _store_result(
+    handle: Any,
+    result: JobOutcome | ShardReceipt | JobFailure,
+    datasets: dict[str, Dataset],
+    summary: RunSummary,
+    force: bool,
+    merge: bool,
+    emit: Event,
+) -> JobFailure | None:
+    """Write one executor result to the store (a job's runs or its shard, in the job's own
+    transactions) and count it; None when stored, else the job's failure to record."""
+    if isinstance(result, ShardReceipt):
+        try:
+            with _writing(handle):  # one lock for the shard's transactions
+                written = merge_shard(handle, result.path, replace=force) if merge else 0
+        except InputError as exc:  # e.g. non-finite statistics: nothing written
+            reject_shard(result.path)
+            dataset = datasets[result.job.dataset_key]
+            result = job_failure(result.job, dataset, exc)  # type: ignore[assignment]
+        else:
+            summary.runs_written += written
+            summary.completed += 1
+            emit(
+                "stored",
+                result.job,
+                {
+                    "scores": result.scores,
+                    "written": written,
+                    "shard": result.path,
+                    "shard_write_seconds": result.write_seconds,
+                },
+            )
+            return None
+    if isinstance(result, JobOutcome):
+        try:
+            with _writing(handle):  # one lock for the job's transactions
+                if not force:
+                    summary.notes.extend(stored_differently(handle, result))
+                written = write_outcome(handle, result, force=force)
+        except InputError as exc:  # e.g. non-finite statistics: nothing written
+            result = job_failure(result.job, datasets[result.job.dataset_key], exc)
+        else:
+            summary.runs_written += written
+            summary.completed += 1
+            emit(
+                "stored",
+                result.job,
+                {"scores": result.scores(), "written": written},
+            )
+            return None
+    return result
 
 
 @contextmanager

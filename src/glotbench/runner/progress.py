@@ -92,7 +92,7 @@ def set_step_sink(sink: Callable[[str], None] | None) -> Callable[[str], None] |
 def report_step(text: str) -> None:
     """Say what a job is doing now (loading a model, training, predicting) to the sink, if
     any: the CLI shows it from the first second of a run, before any job has finished.
-    In a worker process the sink forwards to the driver (:mod:`glotbench.runner.executors`)."""
+    In a worker process the sink forwards to the driver (:mod:`glotbench.runner.backends`)."""
     with _lock:
         sink = _step_sink
     if sink is not None:
