@@ -464,11 +464,12 @@ def _one_dataset(
 def _model_streams(
     seed: int, cell: tuple[str, str], occurrence: int, models: Sequence[str]
 ) -> Callable[[int], np.random.Generator]:
-    """The generator of model ``models[m]`` on a dataset, made when first asked for
-    (a model with one iteration needs none; see :func:`dataset_rank_scores`).
-    Its entropy is ``stream_seed(seed, "euroeval rank", task, language, occurrence,
-    model)``, computed for all models at once by :func:`stream_seeds`."""
+    """The generator of model ``models[m]`` on a dataset, made when first asked for.
 
+    A model with one iteration needs none (see :func:`dataset_rank_scores`). Its
+    entropy is ``stream_seed(seed, "euroeval rank", task, language, occurrence,
+    model)``, computed for all models at once by :func:`stream_seeds`.
+    """
     entropy = stream_seeds(seed, ("euroeval rank", *cell, occurrence), models)
 
     def stream(m: int) -> np.random.Generator:
