@@ -89,6 +89,7 @@ def sparse_z(blocks: list[RandomBlock], n: int) -> scipy.sparse.csc_matrix:
     ``ZᵀZ`` and ``ZᵀX`` cost O(n p²) instead of the O(n q²) of a dense product.
     """
     import scipy.sparse
+
     parts = []
     for b in blocks:
         if b.codes is None or b.lhs is None:
