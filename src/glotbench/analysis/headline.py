@@ -39,7 +39,7 @@ from glotbench.analysis.aggregate import Leaderboard
 from glotbench.analysis.draws import DrawSettings, prepare_draws
 from glotbench.analysis.overall import overall_source
 from glotbench.analysis.rank_stats import RankStatistics, rank_statistics
-from glotbench.analysis.replicates import ReplicatedScores
+from glotbench.analysis.replicates import ReplicatedScores, model_rows
 from glotbench.analysis.results import number, records, summary_repr
 from glotbench.analysis.settings import AnalysisSettings, is_replicated, z_value
 from glotbench.errors import InputError
@@ -165,7 +165,7 @@ def analyze_view(
     ]
     if not keep or not names:
         raise InputError("the view has no models or no units")
-    index = [source.models.index(m) for m in names]
+    index = model_rows(source.models, names)
     sub = source.take(index, keep)
     draw_settings = settings.draws(sub, languages=resample_languages)
     design = prepare_draws(sub, draw_settings)

@@ -28,7 +28,7 @@ from typing import TypeVar, cast
 
 import numpy as np
 
-from glotbench.analysis.replicates import ReplicatedScores
+from glotbench.analysis.replicates import ReplicatedScores, model_rows
 from glotbench.analysis.variance import ComponentTable
 from glotbench.errors import InputError
 
@@ -130,6 +130,6 @@ def overall_source(source: Source) -> tuple[Source, tuple[str, ...]]:
         raise InputError(
             f"no model has scores on every task ({detail}); select tasks with task=TASK"
         )
-    index = [source.models.index(m) for m in scope.models]
+    index = model_rows(source.models, scope.models)
     note = scope.note()
     return _take_models(source, index), (note,) if note else ()

@@ -36,7 +36,7 @@ from glotbench.analysis.draws import DrawSettings
 from glotbench.analysis.headline import Analysis, AnalysisSettings, ViewAnalysis, is_replicated
 from glotbench.analysis.planning.detectable import POWER, mdd_factor
 from glotbench.analysis.ranks import Ranks, rank_models
-from glotbench.analysis.replicates import ReplicatedScores
+from glotbench.analysis.replicates import ReplicatedScores, model_rows
 
 #: default budget of embedded pair × cell comparisons (about 2 MB of page data)
 MAX_PAIR_CELLS = 50_000
@@ -330,7 +330,7 @@ def task_comparisons(
         if len(ranked) < 2:
             continue
         units = [i for i, u in enumerate(source.units) if u.task == task]
-        subset = source.take([source.models.index(m) for m in ranked], units)
+        subset = source.take(model_rows(source.models, ranked), units)
         out[task] = RankedComparisons(
             tuple(ranked),
             compare_models(

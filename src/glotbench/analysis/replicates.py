@@ -55,6 +55,16 @@ def row_error(message: str, position: int | None, field: str | None) -> InputErr
     return InputError(where + message, field=field)
 
 
+def model_rows(models: Sequence[str], names: Sequence[str]) -> list[int]:
+    """The positions of ``names`` in ``models``, in one pass (a dict, not ``list.index``
+    per name: linear in models at leaderboard scale). ValueError for a name not there."""
+    where = {m: i for i, m in enumerate(models)}
+    try:
+        return [where[m] for m in names]
+    except KeyError as missing:
+        raise ValueError(f"{missing.args[0]!r} is not among the models") from None
+
+
 @dataclass(frozen=True)
 class Unit:
     """One (task, language) cell of the design."""
@@ -177,7 +187,7 @@ class ReplicatedScores:
         return self.seed_counts() > 0
 
     def select_models(self, models: Sequence[str]) -> ReplicatedScores:
-        index = [self.models.index(m) for m in models]
+        index = model_rows(self.models, models)
         point = None if self.point is None else self.point[index]
         return dataclasses.replace(
             self, models=tuple(models), values=self.values[index], point=point
