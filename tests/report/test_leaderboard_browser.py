@@ -360,4 +360,16 @@ def test_long_boards_draw_500_rows_and_sort_and_mark_ties_over_all(
         for i, model in enumerate(shown)
     ]
     assert marked == expected and any(marked)
+    # a windowed distribution names the ranks beyond its window up to the view's rank count
+    windowed = [m for m, r in rows.items() if r.get("dist_out") and r["dist_out"][1] > 0]
+    assert windowed
+    model = windowed[0]
+    label = page.eval_on_selector_all(
+        "#board tbody tr",
+        "(rows, m) => rows.filter(r => r.innerText.includes(m))"
+        ".map(r => r.querySelector('canvas.rankbar').getAttribute('aria-label'))[0]",
+        model,
+    )
+    last = rows[model]["dist_from"] + len(rows[model]["dist"])
+    assert f"ranks {last}–600: " in label
     assert watch.errors == []

@@ -125,7 +125,6 @@ def rank_block(view: ViewAnalysis, window: int = DIST_WINDOW) -> dict[str, dict[
             "dist": [rounded[c] if c else None for c in row[lo : hi + 1].tolist()],
             "tie_next": tie_next[model],
             "ties": tied[m],
-            "n_ranked": len(models),
         }
         below, above = int(row[:lo].sum()), int(row[hi + 1 :].sum())
         if below or above:

@@ -111,6 +111,8 @@
   }
 
   function columns(view) {
+    // every model of a ranked view has a rank block: their number is the view's rank count
+    var nRanked = view.rows.filter(function (r) { return r.rank; }).length;
     var cols = [
       { key: "rank", label: "#", num: true, value: function (r) { return r.rank ? r.rank.mean : null; },
         help: RANK_HELP,
@@ -128,7 +130,7 @@
       { key: "dist", label: "rank distribution", num: true, value: function (r) { return r.rank ? r.rank.mean : null; },
         render: function (td, r) {
           if (!r.rank) { td.textContent = "—"; td.classList.add("missing"); return; }
-          td.appendChild(rankBar(r.rank));
+          td.appendChild(rankBar(r.rank, nRanked));
         } },
       { key: "model", label: "model", text: true, value: function (r) { return r.model; },
         render: function (td, r) { td.textContent = r.model; td.title = r.model; td.classList.add("model"); } }
@@ -197,14 +199,14 @@
     return String(v);
   }
 
-  function rankBar(rank) {
+  function rankBar(rank, nRanked) {
     var width = 100, height = 16;
     var canvas = document.createElement("canvas");
     canvas.width = width;
     canvas.height = height;
     canvas.className = "rankbar";
     var ctx = canvas.getContext("2d");
-    var n = Math.max(rank.n_ranked, 1);
+    var n = Math.max(nRanked, 1);
     var barWidth = Math.max(width / n, 1);
     var parts = [];
     ctx.fillStyle = "#2f6db5";
@@ -219,8 +221,8 @@
       ctx.fillRect(((r - 1) / n) * width, height - h, barWidth, h);
       parts.push("rank " + r + ": " + fmt(share, 1) + "%");
     });
-    if (out && rank.dist_from + rank.dist.length <= rank.n_ranked) {
-      parts.push("ranks " + (rank.dist_from + rank.dist.length) + "–" + rank.n_ranked + ": " + fmt(out[1], 1) + "%");
+    if (out && rank.dist_from + rank.dist.length <= nRanked) {
+      parts.push("ranks " + (rank.dist_from + rank.dist.length) + "–" + nRanked + ": " + fmt(out[1], 1) + "%");
     }
     canvas.title = parts.join(", ");
     canvas.setAttribute("role", "img");
