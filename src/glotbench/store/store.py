@@ -59,9 +59,11 @@ Guarantees:
 
 from __future__ import annotations
 
+import glob
 import json
+import os
 from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext, suppress
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -191,10 +193,7 @@ class Store:
                 # empty DuckDB file without tables
                 with writer_lock(self.path, timeout=self.lock_timeout):
                     if _missing_or_empty(self.path):
-                        self._connection = self._connect(
-                            self.path, self.read_only, self.lock_timeout
-                        )
-                        self._initialise()  # may release the file again (hold=False)
+                        _create(self.path)
             if self._connection is None:
                 self._connection = self._connect(self.path, self.read_only, self.lock_timeout)
                 if not self.read_only and not _has_meta(self._connection):
@@ -298,18 +297,20 @@ class Store:
                 p.parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise StoreError(f"cannot create the directory of {p}: {exc}") from None
-        # a new (missing or still empty) file is created and given its tables under the
-        # writer lock: a second process that opens it meanwhile would find an empty file
-        # ("not a DuckDB database") before DuckDB has locked it
-        fresh = not read_only and _missing_or_empty(p)
-        with writer_lock(p, timeout=lock_timeout) if fresh else nullcontext():
-            con = cls._connect(p, read_only, lock_timeout)
-            store = cls(con, p, read_only, lock_timeout=lock_timeout)
-            try:
-                store._initialise()
-            except BaseException:
-                store.close()
-                raise
+        # a new store is built beside its path and renamed in, under the writer lock
+        # (`_create`): a process killed meanwhile leaves no store at all rather than a
+        # DuckDB file without tables, and a second process never sees a half-made one
+        if not read_only and _missing_or_empty(p):
+            with writer_lock(p, timeout=lock_timeout):
+                if _missing_or_empty(p):
+                    _create(p)
+        con = cls._connect(p, read_only, lock_timeout)
+        store = cls(con, p, read_only, lock_timeout=lock_timeout)
+        try:
+            store._initialise()
+        except BaseException:
+            store.close()
+            raise
         store.hold = hold
         if not hold:
             store.release()
@@ -328,20 +329,10 @@ class Store:
                     f"{self.path} is a DuckDB database but not a glotbench store "
                     "(it has no 'meta' table); pass another store=PATH"
                 )
+            # a file without tables (a creation interrupted by an older glotbench, or a
+            # file that vanished and was made anew by DuckDB): give it its tables
             with self.transaction():
-                self._con.execute(_DDL)
-                self._con.execute(_FAILURES_DDL)
-                from glotbench._version import __version__
-
-                now = utc_now().isoformat(timespec="seconds")
-                self._con.executemany(
-                    "INSERT INTO meta VALUES (?, ?)",
-                    [
-                        ["schema_version", str(SCHEMA_VERSION)],
-                        ["created_at", now],
-                        ["created_by", f"glotbench {__version__}"],
-                    ],
-                )
+                _write_schema(self._con)
             return
         row = _first(
             self._con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
@@ -578,6 +569,68 @@ def _has_meta(connection: duckdb.DuckDBPyConnection) -> bool:
         "WHERE table_schema = 'main' AND table_name = 'meta'"
     ).fetchall()  # every row fetched: DuckDB 2 refuses other work while a result is open
     return bool(rows[0][0])
+
+
+def _write_schema(connection: duckdb.DuckDBPyConnection) -> None:
+    """Create every table of a new store and its ``meta`` rows (inside the caller's transaction)."""
+    from glotbench._version import __version__
+
+    connection.execute(_DDL)
+    connection.execute(_FAILURES_DDL)
+    now = utc_now().isoformat(timespec="seconds")
+    connection.executemany(
+        "INSERT INTO meta VALUES (?, ?)",
+        [
+            ["schema_version", str(SCHEMA_VERSION)],
+            ["created_at", now],
+            ["created_by", f"glotbench {__version__}"],
+        ],
+    )
+
+
+_CREATING = ".creating-"
+
+
+def _create(path: Path) -> None:
+    """Create a new, empty store at ``path`` atomically; the caller holds the writer lock.
+
+    The database is built under a temporary name in the same folder, closed (DuckDB
+    checkpoints its write-ahead log on close), flushed and renamed over ``path`` with
+    :func:`os.replace`, the way SQLite and DuckDB's own docs advise replacing a database
+    file. A process killed at any point leaves either no store or a complete empty one;
+    the temporary files of earlier killed creations are removed first (only a holder of
+    the writer lock makes them, and it is held now).
+    """
+    for stale in path.parent.glob(f".{glob.escape(path.name)}{_CREATING}*"):
+        with suppress(OSError):
+            stale.unlink()
+    temporary = path.with_name(f".{path.name}{_CREATING}{os.getpid()}")
+    try:
+        connection = duckdb.connect(str(temporary))
+        try:
+            connection.execute("BEGIN TRANSACTION")
+            _write_schema(connection)
+            connection.execute("COMMIT")
+            connection.execute("CHECKPOINT")
+        finally:
+            connection.close()
+        with open(temporary, "rb") as handle:
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except duckdb.Error as exc:
+        raise StoreError(f"cannot create the store {path}: {exc}") from None
+    except OSError as exc:
+        raise StoreError(f"cannot create the store {path}: {exc.strerror or exc}") from None
+    finally:
+        for leftover in (temporary, temporary.with_name(temporary.name + ".wal")):
+            with suppress(OSError):
+                leftover.unlink()
+    with suppress(OSError):  # make the rename durable (not possible on every platform)
+        folder = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(folder)
+        finally:
+            os.close(folder)
 
 
 def _missing_or_empty(path: Path) -> bool:
