@@ -122,6 +122,21 @@ def test_draw_ranks_are_scipy_min_ranks_and_counts_are_their_histogram() -> None
     np.testing.assert_allclose(stats.shares.sum(axis=1), 100.0, rtol=1e-12)
 
 
+def test_shares_outside_a_window_are_the_draws_ranked_before_and_after_it() -> None:
+    """Against the definition on scipy's ranks: the percent of draws in which model m ranks
+    better than first[m] + 1, and worse than last[m] + 1."""
+    rng = np.random.default_rng(4)
+    draws = np.round(rng.normal(np.linspace(0, 1, 8), 0.5, (300, 8)), 1)
+    ranks = sps.rankdata(-draws, method="min", axis=1)  # R × M
+    stats = rank_statistics(draws, 0.95)
+    first, last = rng.integers(0, 4, 8), rng.integers(4, 8, 8)
+    below, above = stats.shares_outside(first, last)
+    np.testing.assert_allclose(below, (ranks < first + 1).mean(axis=0) * 100, rtol=1e-12)
+    np.testing.assert_allclose(above, (ranks > last + 1).mean(axis=0) * 100, rtol=1e-12)
+    assert stats.share(150) == 50.0 and stats.share(3) == 1.0
+    np.testing.assert_array_equal(stats.share(stats.counts), stats.shares)
+
+
 def test_known_truth_clusters_of_equal_models() -> None:
     """True means 10, 10 | 5, 5, 5 | 0 with independent noise (SD 0.1): within a cluster
     no model is significantly better, across clusters every one is."""

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import overload
 
 import numpy as np
 
@@ -256,7 +257,30 @@ class RankStatistics:
     @property
     def shares(self) -> np.ndarray:
         """Percent of draws at each rank (M × M), as (ranks == r).mean() · 100."""
-        return self.counts / self.n_draws * 100
+        return self.share(self.counts)
+
+    @overload
+    def share(self, count: int) -> float: ...
+
+    @overload
+    def share(self, count: np.ndarray) -> np.ndarray: ...
+
+    def share(self, count: int | np.ndarray) -> float | np.ndarray:
+        """Percent of the R draws that ``count`` draws are: count / R · 100 (element-wise
+        for an array; the unit of :attr:`shares`)."""
+        return count / self.n_draws * 100
+
+    def shares_outside(self, first: np.ndarray, last: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per model m, percent of draws at ranks better than rank ``first[m] + 1`` and at
+        ranks worse than rank ``last[m] + 1`` (``first``/``last``: rank indices, as in
+        :attr:`counts`): the draws outside a window ``first[m] … last[m]`` of its distribution.
+        """
+        cumulative = np.zeros((self.counts.shape[0], self.counts.shape[1] + 1), dtype=np.int64)
+        np.cumsum(self.counts, axis=1, out=cumulative[:, 1:])
+        rows = np.arange(self.counts.shape[0])
+        below = cumulative[rows, first]
+        above = cumulative[:, -1] - cumulative[rows, last + 1]
+        return self.share(below), self.share(above)
 
     @property
     def mean_rank(self) -> np.ndarray:

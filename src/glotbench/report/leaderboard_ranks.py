@@ -27,11 +27,6 @@ from glotbench.analysis.headline import ViewAnalysis
 DIST_WINDOW = 40
 
 
-def _share(count: int, n_draws: int) -> float:
-    """Percent of draws, rounded to 0.1 as the page shows it."""
-    return round(count / n_draws * 100, 1)
-
-
 def dist_windows(counts: np.ndarray, window: int) -> tuple[np.ndarray, np.ndarray]:
     """Per model (row of ``counts``, M × ranks), the first and last rank index of its window.
 
@@ -103,14 +98,15 @@ def rank_block(view: ViewAnalysis, window: int = DIST_WINDOW) -> dict[str, dict[
     models = view.models
     mean_rank = stats.mean_rank
     tie_next = view.tie_next()
-    counts, n_draws = stats.counts, stats.n_draws
+    counts = stats.counts
     first, last = dist_windows(counts, window)
     positions = np.empty(len(models), dtype=np.int64)
     positions[np.argsort(-view.observed, kind="stable")] = np.arange(len(models))
     tied = tie_runs(stats.ties, positions, len(models))
-    # shares rounded once per distinct count: round(count / R · 100, 1)
+    # the shares (stats.share: count / R · 100) rounded to 0.1 once per distinct count
     distinct = np.unique(counts[counts > 0]).tolist()
-    rounded = {c: round(c / n_draws * 100, 1) for c in distinct}
+    rounded = {c: round(stats.share(c), 1) for c in distinct}
+    below_shares, above_shares = (share.tolist() for share in stats.shares_outside(first, last))
     out: dict[str, dict[str, Any]] = {}
     for m, model in enumerate(models):
         lo, hi = int(first[m]), int(last[m])
@@ -126,8 +122,8 @@ def rank_block(view: ViewAnalysis, window: int = DIST_WINDOW) -> dict[str, dict[
             "tie_next": tie_next[model],
             "ties": tied[m],
         }
-        below, above = int(row[:lo].sum()), int(row[hi + 1 :].sum())
+        below, above = below_shares[m], above_shares[m]
         if below or above:
-            entry["dist_out"] = [_share(below, n_draws), _share(above, n_draws)]
+            entry["dist_out"] = [round(below, 1), round(above, 1)]
         out[model] = entry
     return out
