@@ -13,10 +13,34 @@ standard library catches them without importing glotbench.
 Messages speak the Python API's words: a parameter is named in keyword form,
 ``metric=METRIC``, ``metric='nli=accuracy'``, ``scheme='parametric'``, never as
 a command-line option; the CLI shows those as its options (``--metric
-nli=accuracy``; :mod:`glotbench.cli._words`).
+nli=accuracy``; :mod:`glotbench.cli._words`). So do the notices printed while
+work goes on (:func:`print_notice`, e.g. a wait for a store's lock), which the
+CLI rewords the same way while a command runs (:func:`set_notice_words`).
 """
 
 from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+
+#: how :func:`print_notice` words a notice (None: as written, in API words)
+_notice_words: Callable[[str], str] | None = None
+
+
+def set_notice_words(words: Callable[[str], str] | None) -> None:
+    """Reword every notice this process prints with ``words`` (None: print them as written).
+
+    The command line sets its translation of API words into options
+    (``lock_timeout=SECONDS`` → ``--lock-timeout SECONDS``) while a command runs.
+    """
+    global _notice_words
+    _notice_words = words
+
+
+def print_notice(message: str) -> None:
+    """Print ``message`` on stderr as one line, worded by :func:`set_notice_words`'s ``words``."""
+    sys.stderr.write((_notice_words or str)(message) + "\n")
+    sys.stderr.flush()
 
 
 class GlotbenchError(Exception):

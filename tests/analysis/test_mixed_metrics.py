@@ -198,7 +198,7 @@ def test_task_metric_override(cli: Cli, euroeval_store: tuple[Path, dict]) -> No
     for (model, task, language), mean in cells.items():
         metric = "macro_f1" if task == "sentiment-classification" else PRIMARY[task]
         assert mean == pytest.approx(np.mean(raw[(model, task, language, metric)]))
-    assert "sentiment-classification: macro_f1 (--metric)" in " ".join(payload["notes"])
+    assert "sentiment-classification: macro_f1 (metric=TASK=METRIC)" in " ".join(payload["notes"])
     # the speed task only when asked for, on its own
     speed = _json(
         cli("analyze", "variance", "--store", store, "--task", "speed", "--metric",

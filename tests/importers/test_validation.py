@@ -315,7 +315,7 @@ def test_percent_scores_are_declared_and_stored_on_the_metric_scale(
         "model,task,language,metric,score,stderr\n"
         "m,xnli,de,accuracy,81.7,1.2\nm,mt,de,bleu,31.5,\nm,sa,da,mcc,-12.5,\n",
     )
-    _fails(store, lambda: import_scores_file(store, p), p, 2, "score", "--percent")
+    _fails(store, lambda: import_scores_file(store, p), p, 2, "score", "percent=True")
     result = import_scores_file(store, p, percent=True)
     assert result.scores_added == 3
     got = store.scores.frame().set_index("metric")

@@ -124,7 +124,7 @@ def test_default_task_suite_and_option_parsing() -> None:
     assert by_name["org/tiny"].kind == "hf-generative"
     assert by_name["org/tiny"].options == {"path": "org/tiny", "device": "cpu", "batch_size": 4}
     assert by_name["served"].options == {"model": "served", "concurrency": 4}
-    assert notes == ["--device does not apply to model 'served' (kind openai)"]
+    assert notes == ["device='cpu' does not apply to model 'served' (kind openai)"]
     assert parse_model_args(["a=8,b=true", "c=x,y", "d=0.5"]) == {
         "a": 8, "b": True, "c": "x,y", "d": 0.5,
     }  # fmt: skip
@@ -136,12 +136,12 @@ def test_default_task_suite_and_option_parsing() -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--model", "majority:", "--model-arg", "C=1"], "not an option of kind majority"),
+        (["--model", "majority:", "--model-arg", "C=1"], "C is not an option of kind majority"),
         (["--model", "vllm:x"], r"needs vllm, not installed.*glotbench\[vllm\]"),
         (["--model", "lr", "--device", "cpu"], "models named on the command line"),
         (["--model", "gpt", "--model", "majority:"], "unknown model.*'gpt'.*KIND:ID"),
-        (["--model", "hf:"], "needs an identifier"),
-        (["--model", "majority:", "--model-arg", "oops"], "key=value"),
+        (["--model", "hf:"], r"needs an identifier after ':' \(--model hf:\)"),
+        (["--model", "majority:", "--model-arg", "oops"], "--model-arg KEY=VALUE: 'oops'"),
     ],
 )
 def test_command_line_mistakes_are_clear_errors(

@@ -87,6 +87,7 @@ def test_run_waits_for_a_writer_with_lock_timeout_and_fails_at_once_with_zero(
     rest, err = run.communicate(timeout=300)
     assert run.returncode == 0, said + err
     assert "waiting for" in " ".join(said.split())
+    assert "change with --lock-timeout SECONDS" in " ".join(said.split())  # the CLI's words
     assert _runs(store) > 0
 
 

@@ -196,7 +196,7 @@ def test_second_writer_waits_for_the_first_then_succeeds(
     assert waited >= 1.0, "the store was not held: the test proves nothing"
     err = capsys.readouterr().err
     assert f"waiting for the store {path}, held by process {holder.pid}" in err
-    assert "GLOTBENCH_LOCK_TIMEOUT" in err
+    assert "change with lock_timeout=SECONDS or GLOTBENCH_LOCK_TIMEOUT" in err  # API words
 
 
 @pytest.mark.slow

@@ -123,6 +123,11 @@ def _normalise(name: str) -> str:
     return name.strip().lower()
 
 
+#: the reasons :class:`TaskMetrics` gives for a metric the caller chose, in API words
+ASKED = "metric=METRIC"
+ASKED_FOR_TASK = "metric=TASK=METRIC"
+
+
 @dataclass(frozen=True)
 class TaskMetrics:
     """The metric chosen for each task, why, and what was left out."""
@@ -133,7 +138,7 @@ class TaskMetrics:
 
     def note(self) -> str | None:
         """One line naming each task's metric when tasks or metrics are several."""
-        plain = all(r in ("only metric", "--metric") for r in self.reasons.values())
+        plain = all(r in ("only metric", ASKED, ASKED_FOR_TASK) for r in self.reasons.values())
         if plain and len(set(self.chosen.values())) <= 1:
             return None
         parts = [f"{t}: {m} ({self.reasons[t]})" for t, m in sorted(self.chosen.items())]
@@ -184,11 +189,11 @@ def choose_metrics(
                     f"{', '.join(names)}",
                     field="metric",
                 )
-            chosen[task], reasons[task] = name, "--metric"
+            chosen[task], reasons[task] = name, ASKED_FOR_TASK
             continue
         if choice.metric is not None:
             if choice.metric in typed:
-                chosen[task], reasons[task] = choice.metric, "--metric"
+                chosen[task], reasons[task] = choice.metric, ASKED
             else:
                 lacking.append(task)
             continue

@@ -59,7 +59,7 @@ from glotbench.cli.importing import import_app
 from glotbench.cli.run import _run_reporter
 from glotbench.cli.significance import significance_app
 from glotbench.cli.store import ExportTable
-from glotbench.errors import GlotbenchError
+from glotbench.errors import GlotbenchError, set_notice_words
 
 __all__ = [
     "DEFAULT_STORE",
@@ -164,6 +164,7 @@ def _print_version(value: bool) -> None:
 
 @app.callback()
 def _root(
+    ctx: typer.Context,
     version: Annotated[
         bool,
         typer.Option(
@@ -188,6 +189,9 @@ def _root(
     ] = None,
 ) -> None:
     """Uncertainty-aware multilingual, multitask NLP evaluation."""
+    # the library's notices (a wait for a store's lock) name parameters; we show options
+    set_notice_words(cli_words)
+    ctx.call_on_close(lambda: set_notice_words(None))
     # a parameter of every store this command opens (glotbench.store.lock), not an
     # environment variable; $GLOTBENCH_LOCK_TIMEOUT is the option's documented fallback.
     # Imported only when needed (it loads DuckDB) or already loaded (to unset it).

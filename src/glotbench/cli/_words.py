@@ -49,6 +49,12 @@ FLAGS: dict[str, str] = {
     "out": "--out",
     "percent": "--percent",
     "data_dir": "--data-dir",
+    "data": "--data",
+    "model_args": "--model-arg",
+    "device": "--device",
+    "batch_size": "--batch-size",
+    "force": "--force",
+    "allow_unknown_metrics": "--allow-unknown-metrics",
 }
 #: ``languages='with'`` is the settings' language resampling, not the language filter
 RESAMPLING = {"with", "without", "none"}

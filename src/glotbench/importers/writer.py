@@ -109,7 +109,8 @@ def _check_ids_against_store(store: Store, runs: Sequence[PendingRun]) -> None:
                 + (f"; missing e.g. {missing}" if missing else "")
                 + (f"; unexpected e.g. {extra}" if extra else "")
                 + "); paired analyses need the same test examples for every model — "
-                "evaluate on the full test set (no --limit) or import into another store",
+                "evaluate on the full test set (without an example limit) or import into "
+                "another store",
                 field=run.field or "doc_id",
             )
 

@@ -129,7 +129,7 @@ def _plan_metric(
                 pattern = ", ".join(s.replace("\x00", "LABEL") for s in probe)
                 raise table.error(
                     f"metric {name!r} needs its label set: add the statistic columns {pattern} "
-                    "for every label, or pass the labels (--labels A,B,C)",
+                    "for every label, or pass the labels (labels=LABELS)",
                     header_pos,
                     "metric",
                 )

@@ -165,7 +165,7 @@ def score_range_message(metric: str, value: float, lo: float, hi: float) -> str:
         f"{metric!r}; glotbench stores {metric} on a {lo:g}–{hi:g} scale"
     )
     if hi == 1.0 and lo <= value <= 100.0:
-        text += " — if the source reports percentages, divide them by 100 (import scores --percent)"
+        text += " — if the source reports percentages, divide them by 100 (percent=True)"
     return text
 
 
@@ -274,7 +274,7 @@ def validate_scores(
                     pos,
                     cols["metric"],
                     f"unknown metric {name!r}; known metrics: {known_metric_list()} "
-                    "(pass --allow-unknown-metrics to store scores of other metrics)",
+                    "(pass allow_unknown_metrics=True to store scores of other metrics)",
                     int((metric_norm == name).sum()),
                 )
             except (TypeError, ValueError):

@@ -89,9 +89,9 @@ def parse_model_args(values: list[str] | None) -> dict[str, Any]:
             key, sep, text = part.partition("=")
             key = key.strip()
             if not sep or not key:
-                raise InputError(f"--model-arg must look like key=value, got {part!r}")
+                raise InputError(f"model_args=KEY=VALUE: {part!r} is not of that form")
             text = text.strip()
-            parsed = load_yaml(text, "--model-arg") if text else ""
+            parsed = load_yaml(text, "model_args") if text else ""
             if parsed is None or (isinstance(parsed, dict) and not text.startswith("{")):
                 parsed = text  # "Answer: yes" is text, not a mapping
             out[key] = parsed
@@ -113,7 +113,7 @@ def command_line_models(
     device: str | None = None,
     batch_size: int | None = None,
 ) -> tuple[list[ModelSpec], list[str], list[str]]:
-    """``--model`` values -> (command-line model entries, suite model names, notes)."""
+    """``models`` values -> (``KIND:ID`` model entries, suite model names, notes)."""
     from glotbench.runner.models.options import OptionError, check_options
     from glotbench.store.names import check_name
 
@@ -131,17 +131,14 @@ def command_line_models(
         id_option = REGISTRY[kind].id_option
         if id_option is not None:
             if not ident:
-                raise InputError(f"--model {value!r}: kind {kind} needs an identifier after ':'")
+                raise InputError(f"kind {kind} needs an identifier after ':' (models={value!r})")
             opts.setdefault(id_option, ident)
             local = Path(ident)
             name = local.name if kind != "openai" and local.exists() else ident
         else:
             name = ident or kind
         accepted = _adapter_parameters(kind)
-        for flag, key, given in (
-            ("--device", "device", device),
-            ("--batch-size", "batch_size", batch_size),
-        ):
+        for key, given in (("device", device), ("batch_size", batch_size)):
             if given is None:
                 continue
             if kind == "openai" and key == "batch_size":
@@ -149,29 +146,29 @@ def command_line_models(
             elif key in accepted:
                 opts.setdefault(key, given)
             else:
-                notes.append(f"{flag} does not apply to model {name!r} (kind {kind})")
+                notes.append(f"{key}={given!r} does not apply to model {name!r} (kind {kind})")
         unknown = sorted(set(opts) - accepted) if "**" not in accepted else []
         if unknown:
             raise InputError(
-                f"--model-arg {', '.join(unknown)}: not an option of kind {kind} (model "
-                f"{name!r}); its options are {', '.join(sorted(accepted)) or 'none'}"
+                f"model_args=KEY=VALUE: {', '.join(unknown)} is not an option of kind {kind} "
+                f"(model {name!r}); its options are {', '.join(sorted(accepted)) or 'none'}"
             )
-        name = check_name(name, "model", field="--model")
+        name = check_name(name, "model", field="models")
         try:
             opts = check_options(kind, opts)
         except OptionError as exc:
-            raise InputError(f"--model {value!r}: {exc}", field="--model-arg") from None
+            raise InputError(f"{exc} (models={value!r})", field="model_args") from None
         specs.append(ModelSpec(name=name, kind=kind, options=opts))
     seen: set[str] = set()
     for spec in specs:
         if spec.name in seen:
-            raise InputError(f"--model names {spec.name!r} twice")
+            raise InputError(f"model {spec.name!r} is given twice in models=KIND:ID")
         seen.add(spec.name)
     return specs, names, notes
 
 
 def data_suite(paths: list[str], task: str, language: str) -> Suite:
-    """A suite of local data files for one task and language (``--data FILE``), no models.
+    """A suite of local data files for one task and language (``data=[FILE]``), no models.
 
     The loader follows the file: ``.conllu`` (CoNLL-U), a folder (a saved Hugging
     Face dataset), else JSONL/CSV/TSV. Records with a ``split`` field keep their
@@ -190,13 +187,13 @@ def data_suite(paths: list[str], task: str, language: str) -> Suite:
     for text in paths:
         path = Path(text).expanduser()
         if not path.exists():
-            raise InputError("the data file does not exist", path=text, field="--data")
+            raise InputError("the data file does not exist", path=text, field="data")
         resolved = path.resolve()
         try:
             shown = str(resolved.relative_to(here))
         except ValueError:
             shown, outside = str(resolved), True
-        name = check_name(path.stem if path.is_file() else path.name, "dataset", field="--data")
+        name = check_name(path.stem if path.is_file() else path.name, "dataset", field="data")
         if path.is_dir():
             spec: dict[str, Any] = {"loader": "hf", "hf": shown}
         elif path.suffix.lower() == ".conllu":
@@ -208,7 +205,7 @@ def data_suite(paths: list[str], task: str, language: str) -> Suite:
         datasets.append(DatasetSpec(name=name, task=task, language=language, **spec))
     names = [d.name for d in datasets]
     if len(set(names)) < len(names):
-        raise InputError(f"--data files share a name: {', '.join(names)} (rename one)")
+        raise InputError(f"the data files share a name: {', '.join(names)} (rename one)")
     return Suite(
         name="command-line",
         datasets=datasets,
@@ -244,7 +241,7 @@ def with_models(suite: Suite, specs: list[ModelSpec], keep: list[str]) -> Suite:
     if unknown:
         raise UnknownNameError(
             f"unknown model(s) {', '.join(map(repr, unknown))} in suite {suite.name!r}; it has: "
-            f"{', '.join(have) or 'none'} (a model of its own is --model KIND:ID, e.g. hf:gpt2)"
+            f"{', '.join(have) or 'none'} (a model of its own is models=KIND:ID, e.g. hf:gpt2)"
         )
     out = suite.model_copy(deep=True)
     out.models = [m for m in out.models if m.name in keep] + list(specs)

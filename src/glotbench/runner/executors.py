@@ -483,7 +483,7 @@ def stored_differently(store: Any, outcome: JobOutcome) -> list[str]:
             notes.append(
                 f"run {record.describe()} not written: it is already stored with different "
                 f"statistics ({existing['n_examples']} examples, from {existing['source']}); "
-                "the stored one is kept (re-run with --force to replace it)"
+                "the stored one is kept (re-run with force=True to replace it)"
             )
     return notes
 

@@ -23,14 +23,13 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
 
-from glotbench.errors import StoreError
+from glotbench.errors import StoreError, print_notice
 
 #: environment variable: seconds to wait for a store another process holds
 LOCK_TIMEOUT_ENV = "GLOTBENCH_LOCK_TIMEOUT"
@@ -107,11 +106,6 @@ def holder_of(exc: BaseException) -> str:
     return f"process {match['pid']} ({Path(match['program']).name})"
 
 
-def _stderr_notice(message: str) -> None:
-    sys.stderr.write(message + "\n")
-    sys.stderr.flush()
-
-
 def connect(
     path: Path,
     *,
@@ -123,10 +117,10 @@ def connect(
 
     Only a lock conflict is retried; any other error is raised as DuckDB
     raised it (the caller words it). ``on_wait`` receives one message after
-    :data:`NOTICE_AFTER` seconds of waiting (default: printed on stderr).
+    :data:`NOTICE_AFTER` seconds of waiting (default: :func:`~glotbench.errors.print_notice`).
     """
     limit = lock_timeout(timeout)
-    notice = on_wait or _stderr_notice
+    notice = on_wait or print_notice
     start = time.monotonic()
     pause = _FIRST_PAUSE
     told = False
@@ -147,8 +141,8 @@ def connect(
                 ) from None
             if not told and waited >= NOTICE_AFTER:
                 notice(
-                    f"glotbench: waiting for the store {path}, held by {holder_of(exc)} "
-                    f"(up to {limit:g} s; change with --lock-timeout or {LOCK_TIMEOUT_ENV}) ..."
+                    f"glotbench: waiting for the store {path}, held by {holder_of(exc)} (up to "
+                    f"{limit:g} s; change with lock_timeout=SECONDS or {LOCK_TIMEOUT_ENV}) ..."
                 )
                 told = True
             time.sleep(min(pause, max(limit - waited, 0.0)))

@@ -43,8 +43,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from glotbench.errors import StoreError
-from glotbench.store.lock import LOCK_TIMEOUT_ENV, NOTICE_AFTER, _stderr_notice, lock_timeout
+from glotbench.errors import StoreError, print_notice
+from glotbench.store.lock import LOCK_TIMEOUT_ENV, NOTICE_AFTER, lock_timeout
 
 #: suffix of the writer lock file: ``results.duckdb`` → ``results.duckdb.writer.lock``
 WRITER_LOCK_SUFFIX = ".writer.lock"
@@ -214,7 +214,7 @@ def _acquire(path: Path, limit: float, notice: Callable[[str], None], what: str)
         if not told and waited >= NOTICE_AFTER:
             notice(
                 f"glotbench: waiting for {_describe(read_owner(path))} to finish writing to "
-                f"the store {what} (up to {limit:g} s; change with --lock-timeout or "
+                f"the store {what} (up to {limit:g} s; change with lock_timeout=SECONDS or "
                 f"{LOCK_TIMEOUT_ENV}) ..."
             )
             told = True
@@ -239,10 +239,10 @@ def writer_lock(
     """Hold the store's writer lock for the block (re-entrant within a process).
 
     Waits up to ``timeout`` seconds (default :func:`glotbench.store.lock.lock_timeout`:
-    ``--lock-timeout``, ``$GLOTBENCH_LOCK_TIMEOUT`` or 60) while another
-    process holds it, telling the user once after a second (``on_wait``,
-    default stderr), then raises a :class:`StoreError` naming the owner.
-    Threads of one process take turns.
+    :func:`~glotbench.store.lock.set_lock_timeout`'s, ``$GLOTBENCH_LOCK_TIMEOUT`` or 60)
+    while another process holds it, telling the user once after a second (``on_wait``,
+    default :func:`~glotbench.errors.print_notice`), then raises a :class:`StoreError`
+    naming the owner. Threads of one process take turns.
     """
     path = writer_lock_path(store_path)
     key = str(path)
@@ -257,7 +257,7 @@ def writer_lock(
     try:
         entry = _held.get(key)
         if entry is None:
-            fd = _acquire(path, limit, on_wait or _stderr_notice, str(store_path))
+            fd = _acquire(path, limit, on_wait or print_notice, str(store_path))
             entry = _held[key] = [fd, 0]
         entry[1] += 1
         try:

@@ -41,7 +41,7 @@ def expand_paths(paths: str | Path | Sequence[str | Path], base: Path | None = N
         matches = sorted(Path(p) for p in glob.glob(str(pattern)))
         if not matches:
             raise DatasetError(
-                f"no file matches {pattern}; check the path (and --data-dir)", path=str(pattern)
+                f"no file matches {pattern}; check the path (and data_dir=DIR)", path=str(pattern)
             )
         out.extend(matches)
     return out

@@ -78,8 +78,8 @@ def import_vllm(model: str) -> Any:
         raise InputError(
             f"model {model!r} (kind vllm) needs vLLM, which is not installed ({exc}): "
             "pip install 'glotbench[vllm]' on Linux with a CUDA GPU; or serve the model "
-            "with 'vllm serve PATH' and use --model openai:PATH "
-            "--model-arg base_url=http://HOST:8000/v1"
+            "with 'vllm serve PATH' and use models='openai:PATH' with "
+            "model_args='base_url=http://HOST:8000/v1'"
         ) from None
 
 
