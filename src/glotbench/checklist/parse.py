@@ -300,98 +300,14 @@ def _parse_test(
     labels: tuple[str, ...],
 ) -> TestSpec:
     tests_seq = suite_raw["tests"]
-    where = f"tests[{idx}]"
-    if not isinstance(raw, dict):
-        raise ctx.error("a test must be a mapping", tests_seq, idx, where)
-    unknown = sorted(set(map(str, raw)) - _TEST_KEYS)
-    if unknown:
-        raise ctx.error(
-            f"unknown key {unknown[0]!r}; allowed: {', '.join(sorted(_TEST_KEYS))}",
-            raw,
-            unknown[0],
-            f"{where}.{unknown[0]}",
-        )
-    name = _str(raw.get("name"))
-    if not name or not re.fullmatch(r"[A-Za-z0-9_\-]+", name):
-        raise ctx.error(
-            "a test needs a 'name' of letters, digits, '_' or '-'", raw, "name", f"{where}.name"
-        )
+    name, ttype = _test_name_and_type(raw, idx, tests_seq, ctx)
     where = f"tests[{idx}] ({name})"
-    ttype = (_str(raw.get("type")) or "").upper()
-    if ttype not in TEST_TYPES:
-        raise ctx.error(
-            f"'type' must be one of {', '.join(TEST_TYPES)}, got {raw.get('type')!r}",
-            raw,
-            "type",
-            f"{where}.type",
-        )
-    expectation: dict[str, Any] = {}
     if ttype == "MFT":
-        label = _str(raw.get("label"))
-        if label is None:
-            raise ctx.error(
-                "an MFT needs the expected 'label'",
-                raw,
-                "label" if "label" in raw else None,
-                f"{where}.label",
-            )
-        if labels and label not in labels:
-            raise ctx.error(
-                f"label {label!r} is not one of the suite's labels {list(labels)}",
-                raw,
-                "label",
-                f"{where}.label",
-            )
-        expectation = {"label": label}
+        expectation = _mft_expectation(raw, labels, ctx, where)
     elif ttype == "INV":
-        tol = raw.get("tolerance", 0.0)
-        if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not 0 <= tol <= 1:
-            raise ctx.error(
-                "'tolerance' must be a number in [0, 1]", raw, "tolerance", f"{where}.tolerance"
-            )
-        expectation = {"tolerance": float(tol)}
+        expectation = {"tolerance": _tolerance(raw, ctx, f"{where}.tolerance")}
     else:
-        exp = raw.get("expect")
-        if not isinstance(exp, dict):
-            raise ctx.error(
-                "a DIR test needs 'expect: {label, direction: increasing|decreasing, tolerance}'",
-                raw,
-                "expect" if "expect" in raw else None,
-                f"{where}.expect",
-            )
-        bad = sorted(set(map(str, exp)) - _EXPECT_KEYS)
-        if bad:
-            raise ctx.error(
-                f"unknown key {bad[0]!r} in 'expect'; allowed: label, direction, tolerance",
-                exp,
-                bad[0],
-                f"{where}.expect.{bad[0]}",
-            )
-        direction = _str(exp.get("direction"))
-        if direction not in ("increasing", "decreasing"):
-            raise ctx.error(
-                "'direction' must be 'increasing' or 'decreasing'",
-                exp,
-                "direction",
-                f"{where}.expect.direction",
-            )
-        label = _str(exp.get("label")) if exp.get("label") is not None else None
-        if label is not None and labels and label not in labels:
-            raise ctx.error(
-                f"label {label!r} is not one of the suite's labels {list(labels)}",
-                exp,
-                "label",
-                f"{where}.expect.label",
-            )
-        tol = exp.get("tolerance", 0.0)
-        if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not 0 <= tol <= 1:
-            raise ctx.error(
-                "'tolerance' must be a number in [0, 1]",
-                exp,
-                "tolerance",
-                f"{where}.expect.tolerance",
-            )
-        expectation = {"label": label, "direction": direction, "tolerance": float(tol)}
+        expectation = _dir_expectation(raw, labels, ctx, where)
     swap = _str(raw.get("swap")) if raw.get("swap") is not None else None
     if swap is not None and ttype == "MFT":
         raise ctx.error("'swap' applies to INV and DIR tests only", raw, "swap", f"{where}.swap")
@@ -421,57 +337,10 @@ def _parse_test(
             )
         if not isinstance(items, list) or not items:
             raise ctx.error("templates of a language must be a non-empty list", tpl_raw, lang, lw)
-        out = []
-        for j, item in enumerate(items):
-            iw = f"{lw}[{j}]"
-            strings: list[str]
-            if isinstance(item, list):
-                strings = [s for s in (_str(x) for x in item) if s is not None]
-                if len(strings) != len(item) or not strings:
-                    raise ctx.error("a template group must be a list of strings", items, j, iw)
-            elif _str(item) is not None:
-                strings = [str(item)]
-            else:
-                raise ctx.error(
-                    "a template must be a string "
-                    "(or, for INV/DIR, a list [original, perturbed, …])",
-                    items,
-                    j,
-                    iw,
-                )
-            if ttype == "MFT" and len(strings) > 1:
-                raise ctx.error(
-                    "MFT templates are single strings; "
-                    "a list [original, perturbed, …] is for INV/DIR",
-                    items,
-                    j,
-                    iw,
-                )
-            if ttype != "MFT" and len(strings) == 1 and swap is None:
-                raise ctx.error(
-                    f"{ttype} template needs perturbations: give [original, perturbed, …] "
-                    "or a test-level 'swap: SLOT'",
-                    items,
-                    j,
-                    iw,
-                )
-            parts = tuple(_parse_template(s, ctx, items, j, iw) for s in strings)
-            tpl = _check_template(
-                Template(tuple(strings), parts, _line_of(items, j)),
-                lexicon[lang],
-                ctx,
-                items,
-                j,
-                iw,
-            )
-            if swap is not None and len(strings) == 1:
-                slot = tpl.slots.get(swap)
-                if slot is None or slot.head is not None:
-                    raise ctx.error(
-                        f"'swap: {swap}' names no independent slot of this template", items, j, iw
-                    )
-            out.append(tpl)
-        templates[lang] = tuple(out)
+        templates[lang] = tuple(
+            _parse_test_template(item, items, j, ttype, swap, lexicon[lang], ctx, f"{lw}[{j}]")
+            for j, item in enumerate(items)
+        )
     return TestSpec(
         name=name,
         type=ttype,
@@ -484,6 +353,157 @@ def _parse_test(
         n=None if n is None else int(n),
         line=_line_of(tests_seq, idx),
     )
+
+
+def _test_name_and_type(raw: Any, idx: int, tests_seq: Any, ctx: _Ctx) -> tuple[str, str]:
+    """A test's keys checked, and its name and type (MFT, INV or DIR)."""
+    where = f"tests[{idx}]"
+    if not isinstance(raw, dict):
+        raise ctx.error("a test must be a mapping", tests_seq, idx, where)
+    unknown = sorted(set(map(str, raw)) - _TEST_KEYS)
+    if unknown:
+        raise ctx.error(
+            f"unknown key {unknown[0]!r}; allowed: {', '.join(sorted(_TEST_KEYS))}",
+            raw,
+            unknown[0],
+            f"{where}.{unknown[0]}",
+        )
+    name = _str(raw.get("name"))
+    if not name or not re.fullmatch(r"[A-Za-z0-9_\-]+", name):
+        raise ctx.error(
+            "a test needs a 'name' of letters, digits, '_' or '-'", raw, "name", f"{where}.name"
+        )
+    where = f"tests[{idx}] ({name})"
+    ttype = (_str(raw.get("type")) or "").upper()
+    if ttype not in TEST_TYPES:
+        raise ctx.error(
+            f"'type' must be one of {', '.join(TEST_TYPES)}, got {raw.get('type')!r}",
+            raw,
+            "type",
+            f"{where}.type",
+        )
+    return name, ttype
+
+
+def _tolerance(container: Any, ctx: _Ctx, field: str) -> float:
+    """The ``tolerance`` of a test or of its ``expect``: a number in [0, 1], default 0."""
+    tol = container.get("tolerance", 0.0)
+    if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not 0 <= tol <= 1:
+        raise ctx.error("'tolerance' must be a number in [0, 1]", container, "tolerance", field)
+    return float(tol)
+
+
+def _mft_expectation(raw: Any, labels: tuple[str, ...], ctx: _Ctx, where: str) -> dict[str, Any]:
+    """An MFT's expected ``label`` (one of the suite's labels, when it declares them)."""
+    label = _str(raw.get("label"))
+    if label is None:
+        raise ctx.error(
+            "an MFT needs the expected 'label'",
+            raw,
+            "label" if "label" in raw else None,
+            f"{where}.label",
+        )
+    if labels and label not in labels:
+        raise ctx.error(
+            f"label {label!r} is not one of the suite's labels {list(labels)}",
+            raw,
+            "label",
+            f"{where}.label",
+        )
+    return {"label": label}
+
+
+def _dir_expectation(raw: Any, labels: tuple[str, ...], ctx: _Ctx, where: str) -> dict[str, Any]:
+    """A DIR test's ``expect``: the label whose probability moves, the direction, the
+    tolerance."""
+    exp = raw.get("expect")
+    if not isinstance(exp, dict):
+        raise ctx.error(
+            "a DIR test needs 'expect: {label, direction: increasing|decreasing, tolerance}'",
+            raw,
+            "expect" if "expect" in raw else None,
+            f"{where}.expect",
+        )
+    bad = sorted(set(map(str, exp)) - _EXPECT_KEYS)
+    if bad:
+        raise ctx.error(
+            f"unknown key {bad[0]!r} in 'expect'; allowed: label, direction, tolerance",
+            exp,
+            bad[0],
+            f"{where}.expect.{bad[0]}",
+        )
+    direction = _str(exp.get("direction"))
+    if direction not in ("increasing", "decreasing"):
+        raise ctx.error(
+            "'direction' must be 'increasing' or 'decreasing'",
+            exp,
+            "direction",
+            f"{where}.expect.direction",
+        )
+    label = _str(exp.get("label")) if exp.get("label") is not None else None
+    if label is not None and labels and label not in labels:
+        raise ctx.error(
+            f"label {label!r} is not one of the suite's labels {list(labels)}",
+            exp,
+            "label",
+            f"{where}.expect.label",
+        )
+    tolerance = _tolerance(exp, ctx, f"{where}.expect.tolerance")
+    return {"label": label, "direction": direction, "tolerance": tolerance}
+
+
+def _parse_test_template(
+    item: Any,
+    items: Any,
+    j: int,
+    ttype: str,
+    swap: str | None,
+    lexicon: dict[str, FillList],
+    ctx: _Ctx,
+    iw: str,
+) -> Template:
+    """Template ``j`` (``item``) of one language of a test: a string, or for INV/DIR a list
+    [original, perturbed, …], checked against the test's type, ``swap`` and the lexicon."""
+    strings: list[str]
+    if isinstance(item, list):
+        strings = [s for s in (_str(x) for x in item) if s is not None]
+        if len(strings) != len(item) or not strings:
+            raise ctx.error("a template group must be a list of strings", items, j, iw)
+    elif _str(item) is not None:
+        strings = [str(item)]
+    else:
+        raise ctx.error(
+            "a template must be a string (or, for INV/DIR, a list [original, perturbed, …])",
+            items,
+            j,
+            iw,
+        )
+    if ttype == "MFT" and len(strings) > 1:
+        raise ctx.error(
+            "MFT templates are single strings; a list [original, perturbed, …] is for INV/DIR",
+            items,
+            j,
+            iw,
+        )
+    if ttype != "MFT" and len(strings) == 1 and swap is None:
+        raise ctx.error(
+            f"{ttype} template needs perturbations: give [original, perturbed, …] "
+            "or a test-level 'swap: SLOT'",
+            items,
+            j,
+            iw,
+        )
+    parts = tuple(_parse_template(s, ctx, items, j, iw) for s in strings)
+    tpl = _check_template(
+        Template(tuple(strings), parts, _line_of(items, j)), lexicon, ctx, items, j, iw
+    )
+    if swap is not None and len(strings) == 1:
+        slot = tpl.slots.get(swap)
+        if slot is None or slot.head is not None:
+            raise ctx.error(
+                f"'swap: {swap}' names no independent slot of this template", items, j, iw
+            )
+    return tpl
 
 
 def parse_suite_text(text: str, path: str = "<string>") -> TemplateSuite:
