@@ -32,7 +32,7 @@ from __future__ import annotations
 import json
 import time
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -283,6 +283,115 @@ def _languages(folder: Path, ext: str) -> dict[str, Path]:
     return out
 
 
+def _selected_tasks(pred_root: Path, tasks: Sequence[str] | None) -> list[str]:
+    """The task folders of ``pred_root``, those of ``tasks`` when given (under any of a
+    task's names: the task wikiann-ner selects the folder panx); one asked for but absent
+    is an error."""
+    pred_tasks = sorted(p.name for p in pred_root.iterdir() if p.is_dir())
+    if tasks:
+        wanted = {canonical_task(t): t for t in tasks}
+        pred_tasks = [t for t in pred_tasks if canonical_task(t) in wanted]
+        found = {canonical_task(t) for t in pred_tasks}
+        missing = sorted(name for key, name in wanted.items() if key not in found)
+        if missing:
+            raise InputError(
+                f"no predictions for task(s) {', '.join(missing)}",
+                path=str(pred_root),
+                field="task",
+            )
+    return pred_tasks
+
+
+def _task_files(
+    task: str, pred_root: Path, label_root: Path
+) -> tuple[XtremeTask, dict[str, Path], dict[str, Path]]:
+    """A task folder's spec and its prediction and labels files by language, checked: a
+    supported task, a labels folder, predictions, a labels file for each of them."""
+    if task in _UNSUPPORTED:
+        raise InputError(_UNSUPPORTED[task], path=str(pred_root / task), field="task")
+    spec = TASKS.get(task)
+    if spec is None:
+        raise InputError(
+            f"unknown task {task!r}; XTREME / XTREME-R tasks are "
+            f"{', '.join(sorted(TASKS))} (name each folder as evaluate.py does)",
+            path=str(pred_root / task),
+            field="task",
+        )
+    if not (label_root / task).is_dir():
+        raise InputError(
+            f"no labels for task {task!r}: {label_root / task} does not exist",
+            path=str(pred_root / task),
+            field="task",
+        )
+    pred_langs = _languages(pred_root / task, spec.ext)
+    label_langs = _languages(label_root / task, spec.ext)
+    if not pred_langs:
+        raise InputError(
+            f"no prediction files test-<lang>.{spec.ext} for task {task!r}",
+            path=str(pred_root / task),
+        )
+    extra = sorted(set(pred_langs) - set(label_langs))
+    if extra:
+        raise InputError(
+            f"predictions for language(s) {', '.join(extra)} have no labels file in "
+            f"{label_root / task}",
+            path=str(pred_langs[extra[0]]),
+            field="language",
+        )
+    return spec, pred_langs, label_langs
+
+
+def _language_runs(
+    task: str,
+    spec: XtremeTask,
+    lang: str,
+    pred_path: Path,
+    label_path: Path,
+    *,
+    model: str,
+    seed: int | None,
+    origin: Path,
+) -> Iterator[PendingRun]:
+    """The runs (one per metric of the task) of one language's predictions and labels files,
+    each scored when the caller asks for it."""
+    ids, preds, refs, line = _score_pair(task, spec, pred_path, label_path)
+    if ids.size == 0:
+        raise InputError("no test examples", path=str(label_path))
+    if len(set(ids.tolist())) != ids.size:
+        raise InputError(
+            "example ids (question / query ids) must be unique",
+            path=str(label_path),
+            field="id",
+        )
+    for metric_name in spec.metrics:
+        metric = get_metric(metric_name)
+        try:
+            stats = metric.stats(preds, refs)
+        except (InputError, ValueError, TypeError) as exc:
+            raise InputError(
+                f"cannot score with {metric_name}: {exc}", path=str(pred_path), line=line
+            ) from None
+        record = RunRecord(
+            model=model,
+            dataset=task,
+            task=task,
+            language=lang,
+            seed=seed,
+            metric=metric.name,
+            metric_config=metric.config(),
+            stat_names=tuple(metric.stat_names()),
+            model_metadata={"harness": "xtreme", "predictions": str(origin)},
+            source=str(pred_path),
+        )
+        yield PendingRun(
+            record=record,
+            example_ids=ids,
+            stats=np.ascontiguousarray(stats, dtype=np.float64),
+            path=str(pred_path),
+            line=line,
+        )
+
+
 def read_xtreme(
     predictions: str | Path,
     labels: str | Path,
@@ -309,91 +418,24 @@ def read_xtreme(
         path=None if model else str(pred_root),
         field="model" if model else "model (the predictions folder's name)",
     )
-    pred_tasks = sorted(p.name for p in pred_root.iterdir() if p.is_dir())
-    if tasks:
-        # a task under any of its names (--task wikiann-ner selects the folder panx)
-        wanted = {canonical_task(t): t for t in tasks}
-        pred_tasks = [t for t in pred_tasks if canonical_task(t) in wanted]
-        found = {canonical_task(t) for t in pred_tasks}
-        missing = sorted(name for key, name in wanted.items() if key not in found)
-        if missing:
-            raise InputError(
-                f"no predictions for task(s) {', '.join(missing)}",
-                path=str(pred_root),
-                field="task",
-            )
     runs: list[PendingRun] = []
     files: list[Path] = []
-    for task in pred_tasks:
-        if task in _UNSUPPORTED:
-            raise InputError(_UNSUPPORTED[task], path=str(pred_root / task), field="task")
-        spec = TASKS.get(task)
-        if spec is None:
-            raise InputError(
-                f"unknown task {task!r}; XTREME / XTREME-R tasks are "
-                f"{', '.join(sorted(TASKS))} (name each folder as evaluate.py does)",
-                path=str(pred_root / task),
-                field="task",
-            )
-        if not (label_root / task).is_dir():
-            raise InputError(
-                f"no labels for task {task!r}: {label_root / task} does not exist",
-                path=str(pred_root / task),
-                field="task",
-            )
-        pred_langs = _languages(pred_root / task, spec.ext)
-        label_langs = _languages(label_root / task, spec.ext)
-        if not pred_langs:
-            raise InputError(
-                f"no prediction files test-<lang>.{spec.ext} for task {task!r}",
-                path=str(pred_root / task),
-            )
-        extra = sorted(set(pred_langs) - set(label_langs))
-        if extra:
-            raise InputError(
-                f"predictions for language(s) {', '.join(extra)} have no labels file in "
-                f"{label_root / task}",
-                path=str(pred_langs[extra[0]]),
-                field="language",
-            )
+    for task in _selected_tasks(pred_root, tasks):
+        spec, pred_langs, label_langs = _task_files(task, pred_root, label_root)
         for lang, pred_path in pred_langs.items():
             label_path = label_langs[lang]
             files += [pred_path, label_path]
-            ids, preds, refs, line = _score_pair(task, spec, pred_path, label_path)
-            if ids.size == 0:
-                raise InputError("no test examples", path=str(label_path))
-            if len(set(ids.tolist())) != ids.size:
-                raise InputError(
-                    "example ids (question / query ids) must be unique",
-                    path=str(label_path),
-                    field="id",
-                )
-            for metric_name in spec.metrics:
-                metric = get_metric(metric_name)
-                try:
-                    stats = metric.stats(preds, refs)
-                except (InputError, ValueError, TypeError) as exc:
-                    raise InputError(
-                        f"cannot score with {metric_name}: {exc}", path=str(pred_path), line=line
-                    ) from None
-                run = PendingRun(
-                    record=RunRecord(
-                        model=model_name,
-                        dataset=task,
-                        task=task,
-                        language=lang,
-                        seed=seed,
-                        metric=metric.name,
-                        metric_config=metric.config(),
-                        stat_names=tuple(metric.stat_names()),
-                        model_metadata={"harness": "xtreme", "predictions": str(pred_root)},
-                        source=str(pred_path),
-                    ),
-                    example_ids=ids,
-                    stats=np.ascontiguousarray(stats, dtype=np.float64),
-                    path=str(pred_path),
-                    line=line,
-                )
+            scored = _language_runs(
+                task,
+                spec,
+                lang,
+                pred_path,
+                label_path,
+                model=model_name,
+                seed=seed,
+                origin=pred_root,
+            )
+            for run in scored:
                 if spool is not None:
                     check_runs([run])
                     run.spill(spool)
