@@ -306,6 +306,8 @@ def _legacy(rec: dict[str, Any], path: Path, line: int) -> EuroEvalRecord:
 
 
 def _eee(rec: dict[str, Any], path: Path, line: int) -> EuroEvalRecord:
+    """One record of the every-eval-ever layout (``model_info``, ``eval_library``,
+    ``evaluation_results``)."""
     model_info = _require(rec, "model_info", path, line)
     library = _require(rec, "eval_library", path, line)
     results = rec.get("evaluation_results")
@@ -324,16 +326,49 @@ def _eee(rec: dict[str, Any], path: Path, line: int) -> EuroEvalRecord:
             line=line,
             field="evaluation_results",
         )
+    model = _eee_model(model_info, path, line)
+    details = library.get("additional_details") or {}
+    if not isinstance(details, Mapping):
+        details = {}
+    dataset, task, langs = _eee_target(details, results, path, line)
+    total, half, failed = _eee_scores(results, path, line)
+    add = model_info.get("additional_details") or {}
+    metadata = _eee_metadata(rec, add, library, details, failed)
+    return EuroEvalRecord(
+        line=line,
+        layout="eee",
+        model=model,
+        dataset=_name(dataset, "dataset", path, line, "eval_library.additional_details.dataset"),
+        task=_name(task, "task", path, line, "eval_library.additional_details.task"),
+        languages=[str(x) for x in langs],
+        total=total,
+        ci_half_width=half,
+        raw=_raw_list(
+            details.get("raw_results"), path, line, "eval_library.additional_details.raw_results"
+        ),
+        metadata=metadata,
+        few_shot=_bool(details.get("few_shot")),
+        validation_split=_bool(details.get("validation_split")),
+        generative=_bool(add.get("generative")),
+    )
+
+
+def _eee_model(model_info: Mapping[str, Any], path: Path, line: int) -> str:
+    """The model's name: ``model_info.id``, else ``model_info.name``."""
     model_key = "id" if model_info.get("id") else "name"
     model = model_info.get(model_key)
     if not model:
         raise InputError(
             "missing field 'model_info.id'", path=str(path), line=line, field="model_info.id"
         )
-    model = _name(model, "model", path, line, f"model_info.{model_key}")
-    details = library.get("additional_details") or {}
-    if not isinstance(details, Mapping):
-        details = {}
+    return _name(model, "model", path, line, f"model_info.{model_key}")
+
+
+def _eee_target(
+    details: Mapping[str, Any], results: list[Any], path: Path, line: int
+) -> tuple[Any, Any, list[str]]:
+    """The dataset, task and language codes a record evaluated (``eval_library``'s
+    ``additional_details``; the dataset else from the first result's ``source_data``)."""
     dataset = details.get("dataset")
     if not dataset and results and isinstance(results[0], Mapping):
         dataset = (results[0].get("source_data") or {}).get("dataset_name")
@@ -366,6 +401,14 @@ def _eee(rec: dict[str, Any], path: Path, line: int) -> EuroEvalRecord:
             field="eval_library.additional_details.languages",
         )
     langs = _language_list(langs, path, line, "eval_library.additional_details.languages")
+    return dataset, task, langs
+
+
+def _eee_scores(
+    results: list[Any], path: Path, line: int
+) -> tuple[dict[str, float], dict[str, float], float | None]:
+    """The ``evaluation_results``: scores by metric, their CI half-widths (``<metric>_se``
+    results, else half the confidence interval) and the last number of failed instances."""
     total: dict[str, float] = {}
     half: dict[str, float] = {}
     failed: float | None = None
@@ -412,7 +455,18 @@ def _eee(rec: dict[str, Any], path: Path, line: int) -> EuroEvalRecord:
             except (TypeError, ValueError):
                 fail = None
         failed = fail if fail is not None else failed
-    add = model_info.get("additional_details") or {}
+    return total, half, failed
+
+
+def _eee_metadata(
+    rec: Mapping[str, Any],
+    add: Mapping[str, Any],
+    library: Mapping[str, Any],
+    details: Mapping[str, Any],
+    failed: float | None,
+) -> dict[str, Any]:
+    """The model metadata of a record: sizes and kind (``model_info.additional_details``,
+    ``add``), the library's versions and scoring method, the evaluation id, failures."""
     meta: dict[str, Any] = {}
     for key in ("num_model_parameters", "max_sequence_length", "vocabulary_size"):
         value = _int(add.get(key))
@@ -431,23 +485,7 @@ def _eee(rec: dict[str, Any], path: Path, line: int) -> EuroEvalRecord:
         meta["evaluation_id"] = rec["evaluation_id"]
     if failed is not None:
         meta["num_failed_instances"] = failed
-    return EuroEvalRecord(
-        line=line,
-        layout="eee",
-        model=model,
-        dataset=_name(dataset, "dataset", path, line, "eval_library.additional_details.dataset"),
-        task=_name(task, "task", path, line, "eval_library.additional_details.task"),
-        languages=[str(x) for x in langs],
-        total=total,
-        ci_half_width=half,
-        raw=_raw_list(
-            details.get("raw_results"), path, line, "eval_library.additional_details.raw_results"
-        ),
-        metadata=meta,
-        few_shot=_bool(details.get("few_shot")),
-        validation_split=_bool(details.get("validation_split")),
-        generative=_bool(add.get("generative")),
-    )
+    return meta
 
 
 def read_euroeval(path: str | Path) -> list[EuroEvalRecord]:
