@@ -423,8 +423,49 @@ def read_reuben(
     from_text = file.suffix.lower() in (".csv", ".tsv")
     if not rows:
         raise InputError("the file holds no rows", path=str(file))
-    first_line, first = rows[0]
-    columns = list(first)
+    layout = _check_columns(rows, config, file)
+    resolved = {
+        base: _resolve_metric(base, cols["score"], specs, allow_unknown_metrics, file)  # type: ignore[index]
+        for base, cols in layout
+    }
+    out: list[dict[str, Any]] = []
+    lines: list[int] = []
+    for line, record in rows:
+        ids = _row_ids(record, config, file, line)
+        indices = _row_indices(record, config, file, line) if config.is_replication_file else {}
+        for base, cols in layout:
+            spec = resolved[base]
+            divide = percent and spec.scale is not None and spec.scale[1] == 1.0
+            entry: dict[str, Any] = {**ids, "task": task, "metric": spec.name, **indices}
+            entry |= _row_values(record, cols, spec, divide, from_text, file, line)
+            out.append(entry)
+            lines.append(line)
+    frame = pd.DataFrame(out)
+    _check_unique(frame, lines, config, file)
+    notes = []
+    if config.fix_outliers:
+        notes.append(
+            "the config sets fix_outliers: reuben winsorises the SD columns (IQR rule, 3.5 × IQR, "
+            "replaced by the median) before resampling; glotbench stores the SDs as given"
+        )
+    if config.standardized:
+        notes.append("the config sets standardized: reuben z-scores per task; stored as given")
+    return ReubenRows(
+        path=file,
+        config=config,
+        task=task,
+        frame=frame,
+        lines=lines,
+        metrics={base: spec.name for base, spec in resolved.items()},
+        notes=notes,
+    )
+
+
+def _check_columns(
+    rows: list[tuple[int, dict[str, Any]]], config: ReubenConfig, file: Path
+) -> list[tuple[str, dict[str, Any]]]:
+    """The file's metric columns (:func:`metric_columns`); every row has the config's columns."""
+    columns = list(rows[0][1])
     needed = [config.model_col, config.task_col, config.score_col]
     if config.is_replication_file:
         needed += [c for c in (config.seed_idx_col, config.boot_idx_col,
@@ -444,73 +485,91 @@ def read_reuben(
                     line=line,
                     field=column,
                 )
-    resolved = {
-        base: _resolve_metric(base, cols["score"], specs, allow_unknown_metrics, file)  # type: ignore[index]
-        for base, cols in layout
-    }
-    out: list[dict[str, Any]] = []
-    lines: list[int] = []
-    for line, record in rows:
-        ids: dict[str, str] = {}
-        for key, column in (("model", config.model_col), ("language", config.task_col)):
-            value = record[column]
-            if isinstance(value, int) and not isinstance(value, bool):
-                value = str(value)
-            if not isinstance(value, str) or not value.strip():
-                raise InputError(
-                    f"the {key} must be a non-empty text, got {value!r}",
-                    path=str(file),
-                    line=line,
-                    field=column,
-                )
-            ids[key] = value.strip()
-        indices: dict[str, int | None] = {}
-        if config.is_replication_file:
-            seed_col = config.seed_idx_col
-            boot_col = config.boot_idx_col or (
-                config.replication_idx_col if config.replication_idx_col != seed_col else None
+    return layout
+
+
+def _row_ids(record: dict[str, Any], config: ReubenConfig, file: Path, line: int) -> dict[str, str]:
+    """A row's model and language (reuben's task column), as non-empty text."""
+    ids: dict[str, str] = {}
+    for key, column in (("model", config.model_col), ("language", config.task_col)):
+        value = record[column]
+        if isinstance(value, int) and not isinstance(value, bool):
+            value = str(value)
+        if not isinstance(value, str) or not value.strip():
+            raise InputError(
+                f"the {key} must be a non-empty text, got {value!r}",
+                path=str(file),
+                line=line,
+                field=column,
             )
-            for key, index_column in (("seed", seed_col), ("replicate", boot_col)):
-                if index_column is None:
-                    indices[key] = None
-                    continue
-                index = _index(record[index_column])
-                if index is None:
-                    raise InputError(
-                        f"the {key} index must be a non-negative integer, "
-                        f"got {record[index_column]!r}",
-                        path=str(file),
-                        line=line,
-                        field=index_column,
-                    )
-                indices[key] = index
-        for base, cols in layout:
-            spec = resolved[base]
-            divide = percent and spec.scale is not None and spec.scale[1] == 1.0
-            factor = 100.0 if divide else 1.0
-            entry: dict[str, Any] = {**ids, "task": task, "metric": spec.name, **indices}
-            for key in ("score", "seed_sd", "boot_sd", "replication_sd"):
-                found = cols.get(key)  # type: ignore[union-attr]
-                if not found:
-                    continue
-                column = str(found)
-                value = _number(record.get(column), text=from_text)
-                if value is None:
-                    raise InputError(
-                        f"{'the score' if key == 'score' else 'a standard deviation'} must be a "
-                        f"finite number, got {record.get(column)!r}",
-                        path=str(file),
-                        line=line,
-                        field=column,
-                    )
-                value /= factor
-                _check_value(key, value, spec, factor, file, line, column)
-                target = {"score": "score", "seed_sd": "sigma_seed", "boot_sd": "sigma_boot",
-                          "replication_sd": "sigma_w"}[key]  # fmt: skip
-                entry[target] = value
-            out.append(entry)
-            lines.append(line)
-    frame = pd.DataFrame(out)
+        ids[key] = value.strip()
+    return ids
+
+
+def _row_indices(
+    record: dict[str, Any], config: ReubenConfig, file: Path, line: int
+) -> dict[str, int | None]:
+    """A replication file's row: its seed and bootstrap (replicate) indices."""
+    indices: dict[str, int | None] = {}
+    seed_col = config.seed_idx_col
+    boot_col = config.boot_idx_col or (
+        config.replication_idx_col if config.replication_idx_col != seed_col else None
+    )
+    for key, index_column in (("seed", seed_col), ("replicate", boot_col)):
+        if index_column is None:
+            indices[key] = None
+            continue
+        index = _index(record[index_column])
+        if index is None:
+            raise InputError(
+                f"the {key} index must be a non-negative integer, got {record[index_column]!r}",
+                path=str(file),
+                line=line,
+                field=index_column,
+            )
+        indices[key] = index
+    return indices
+
+
+#: a metric's columns in reuben's files -> their names in glotbench's scores
+_TARGETS = {"score": "score", "seed_sd": "sigma_seed", "boot_sd": "sigma_boot",
+            "replication_sd": "sigma_w"}  # fmt: skip
+
+
+def _row_values(
+    record: dict[str, Any],
+    cols: dict[str, Any],
+    spec: MetricSpec,
+    divide: bool,
+    from_text: bool,
+    file: Path,
+    line: int,
+) -> dict[str, float]:
+    """A row's score and SDs of one metric (``cols``), / 100 when ``divide``, checked."""
+    factor = 100.0 if divide else 1.0
+    values: dict[str, float] = {}
+    for key, target in _TARGETS.items():
+        found = cols.get(key)
+        if not found:
+            continue
+        column = str(found)
+        value = _number(record.get(column), text=from_text)
+        if value is None:
+            raise InputError(
+                f"{'the score' if key == 'score' else 'a standard deviation'} must be a "
+                f"finite number, got {record.get(column)!r}",
+                path=str(file),
+                line=line,
+                field=column,
+            )
+        value /= factor
+        _check_value(key, value, spec, factor, file, line, column)
+        values[target] = value
+    return values
+
+
+def _check_unique(frame: pd.DataFrame, lines: list[int], config: ReubenConfig, file: Path) -> None:
+    """One row per model, language, metric (and seed and replicate); else an error."""
     unique_by = ["model", "language", "metric"] + (
         ["seed", "replicate"] if config.is_replication_file else []
     )
@@ -526,23 +585,6 @@ def read_reuben(
             line=lines[second],
             field=config.task_col,
         )
-    notes = []
-    if config.fix_outliers:
-        notes.append(
-            "the config sets fix_outliers: reuben winsorises the SD columns (IQR rule, 3.5 × IQR, "
-            "replaced by the median) before resampling; glotbench stores the SDs as given"
-        )
-    if config.standardized:
-        notes.append("the config sets standardized: reuben z-scores per task; stored as given")
-    return ReubenRows(
-        path=file,
-        config=config,
-        task=task,
-        frame=frame,
-        lines=lines,
-        metrics={base: spec.name for base, spec in resolved.items()},
-        notes=notes,
-    )
 
 
 def _check_value(
