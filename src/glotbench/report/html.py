@@ -408,25 +408,60 @@ def build_report(
         row_notes=[n for n in (partial, left_out, lacking, single) if n is not None],
         settings=settings_text,
     )
-    overall_notes = [n for n in (partial, left_out) if n is not None]
+    overall_marks = report.marks(*(n for n in (partial, left_out) if n is not None))
     level = f"{board.confidence_level * 100:g}"
+    report.add(
+        "Aggregates",
+        _aggregates_section(
+            board,
+            intervals,
+            level,
+            overall_marks,
+            report.marks(left_out) if left_out is not None else None,
+        ),
+    )
+    report.add(
+        "Variance components",
+        _variance_section(variance, report.marks(*(n for n in (lacking, single) if n is not None))),
+    )
+    if comparison is not None and not comparison.aggregates.empty:
+        report.add("Pairwise comparisons", _comparisons_section(comparison, board, level))
+    if ranks is not None and not ranks.distribution.empty:
+        report.add("Rank distributions", _ranks_section(ranks, level, overall_marks))
+    if comparison is None or comparison.aggregates.empty:
+        report.add("Pairwise comparisons", _omitted_overall(board, analysis, "comparisons"))
+    if ranks is None or ranks.distribution.empty:
+        report.add("Rank distributions", _omitted_overall(board, analysis, "ranks"))
+    for task, view in (task_views or {}).items():
+        _add_task_comparison(report, task, view, level)
+    if speed is not None and len(speed):
+        report.add("Inference speed", _speed_section(speed))
+    for result in datasize:
+        heading = "Test-set size" + (f": {result.metric}" if result.metric else "")
+        report.add(heading, datasize_section(result))
+    for summary in lmm:
+        report.add(f"Mixed model: {summary.formula}", lmm_section(summary))
+    return report
+
+
+def _aggregates_section(
+    board: Leaderboard,
+    intervals: str,
+    level: str,
+    overall_marks: dict[Any, list[int]] | None,
+    task_marks: dict[Any, list[int]] | None,
+) -> str:
+    """The overall and per-task aggregates with their SEs and intervals, and what the
+    intervals contain (``intervals``, in words)."""
     said = html.escape(intervals[:1].upper() + intervals[1:])
-    overall = board.overall.rename(
-        columns={
-            "standard_error": "SE",
-            "ci_low": f"{level}% CI low",
-            "ci_high": f"{level}% CI high",
-            "se_languages": "SE (languages only)",
-        }
-    )
-    per_task = board.per_task.rename(
-        columns={
-            "standard_error": "SE",
-            "se_languages": "SE (languages only)",
-            "ci_low": f"{level}% CI low",
-            "ci_high": f"{level}% CI high",
-        }
-    )
+    names = {
+        "standard_error": "SE",
+        "ci_low": f"{level}% CI low",
+        "ci_high": f"{level}% CI high",
+        "se_languages": "SE (languages only)",
+    }
+    overall = board.overall.rename(columns=names)
+    per_task = board.per_task.rename(columns=names)
     per_task_columns = [
         c
         for c in (
@@ -441,21 +476,19 @@ def build_report(
         )
         if c in per_task
     ]
-    report.add(
-        "Aggregates",
+    return (
         f"<p><b>What the intervals contain.</b> {said}. SE (languages only) = "
         "between-language SD/√L (√(Σ SE_t²)/T over tasks): it leaves out seed and test-set "
         "variance.</p>"
         "<h3>Overall: unweighted mean of task means</h3>"
-        + html_table(overall, 3, marks=report.marks(*overall_notes))
+        + html_table(overall, 3, marks=overall_marks)
         + "<h3>Per task: mean over languages</h3>"
-        + html_table(
-            per_task[per_task_columns],
-            3,
-            marks=report.marks(left_out) if left_out is not None else None,
-            key=("task", "model"),
-        ),
+        + html_table(per_task[per_task_columns], 3, marks=task_marks, key=("task", "model"))
     )
+
+
+def _variance_section(variance: VarianceComponents, marks: dict[Any, list[int]] | None) -> str:
+    """The variance components per model and task, as bars and a table."""
     variance_columns = [
         c
         for c in (
@@ -471,8 +504,7 @@ def build_report(
         )
         if c in variance.per_model
     ]
-    report.add(
-        "Variance components",
+    return (
         "<p>Standard deviations of a score: σ_b between languages (with its SE), and the "
         "means over languages of σ_seed between seeds, σ_boot between test-set bootstrap "
         "replicates and σ_w within a language (seeds and replicates together).</p>"
@@ -480,63 +512,46 @@ def build_report(
             plots.variance_bars(variance.per_model), "σ_b, σ_seed and σ_boot per model and task"
         )
         + "<h3>Per model and task</h3>"
-        + html_table(
-            variance.per_model[variance_columns],
-            3,
-            marks=report.marks(*(n for n in (lacking, single) if n is not None)),
-            key=("model", "task"),
-        ),
+        + html_table(variance.per_model[variance_columns], 3, marks=marks, key=("model", "task"))
     )
-    if comparison is not None and not comparison.aggregates.empty:
-        report.add(
-            "Pairwise comparisons",
-            f"<p>{html.escape(comparison.settings.describe())}. ci_low–ci_high: the {level}% "
-            "percentile interval of the difference A − B over the same paired draws as the "
-            "aggregates, so it contains the same sources of variation; sd: the SD of the "
-            "difference over the draws; effect_size = difference / sd, flagged at "
-            f"|effect| ≥ 2; share_a_better: the share of draws with A ahead; mdd: the "
-            f"minimum detectable difference, the smallest true difference this design detects "
-            f"with {POWER:.0%} power at two-sided α = {ALPHA:g} ({mdd_factor():.2f} × sd; "
-            "docs/planning.md), and detectable: |difference| ≥ mdd.</p>"
-            + _figure(plots.forest_plot(comparison.aggregates), "differences A − B of the mean")
-            + "<h3>Differences A − B</h3>"
-            + html_table(
-                detectable_differences(comparison.aggregates).drop(columns=["aggregator"]), 3
-            )
-            + f"<h3>Task–language cells compared ({len(comparison.languages)})</h3>"
-            + html_table(cell_grid(comparison.languages, board.tasks), key=()),
+
+
+def _comparisons_section(comparison: Comparison, board: Leaderboard, level: str) -> str:
+    """The overall pairwise comparisons: forest plot, differences with their detectability,
+    and the grid of task–language cells compared."""
+    return (
+        f"<p>{html.escape(comparison.settings.describe())}. ci_low–ci_high: the {level}% "
+        "percentile interval of the difference A − B over the same paired draws as the "
+        "aggregates, so it contains the same sources of variation; sd: the SD of the "
+        "difference over the draws; effect_size = difference / sd, flagged at "
+        f"|effect| ≥ 2; share_a_better: the share of draws with A ahead; mdd: the "
+        f"minimum detectable difference, the smallest true difference this design detects "
+        f"with {POWER:.0%} power at two-sided α = {ALPHA:g} ({mdd_factor():.2f} × sd; "
+        "docs/planning.md), and detectable: |difference| ≥ mdd.</p>"
+        + _figure(plots.forest_plot(comparison.aggregates), "differences A − B of the mean")
+        + "<h3>Differences A − B</h3>"
+        + html_table(detectable_differences(comparison.aggregates).drop(columns=["aggregator"]), 3)
+        + f"<h3>Task–language cells compared ({len(comparison.languages)})</h3>"
+        + html_table(cell_grid(comparison.languages, board.tasks), key=())
+    )
+
+
+def _ranks_section(ranks: Ranks, level: str, marks: dict[Any, list[int]] | None) -> str:
+    """The overall rank distributions: heat map, rank summary with its legend, and the
+    share of draws at each rank."""
+    return (
+        f"<p>{html.escape(ranks.settings.describe())}: the same paired draws as the "
+        "aggregates, so ranks vary with the same sources.</p>"
+        + _figure(
+            plots.rank_heatmap(ranks.distribution.drop(columns=["aggregator"])),
+            "% of draws at each rank",
         )
-    if ranks is not None and not ranks.distribution.empty:
-        report.add(
-            "Rank distributions",
-            f"<p>{html.escape(ranks.settings.describe())}: the same paired draws as the "
-            "aggregates, so ranks vary with the same sources.</p>"
-            + _figure(
-                plots.rank_heatmap(ranks.distribution.drop(columns=["aggregator"])),
-                "% of draws at each rank",
-            )
-            + "<h3>Rank summary</h3>"
-            + html_table(
-                ranks.summary.drop(columns=["aggregator"]), 2, marks=report.marks(*overall_notes)
-            )
-            + RANK_LEGEND.format(level=level)
-            + "<h3>% of draws at each rank</h3>"
-            + html_table(ranks.distribution.drop(columns=["aggregator"]), 1),
-        )
-    if comparison is None or comparison.aggregates.empty:
-        report.add("Pairwise comparisons", _omitted_overall(board, analysis, "comparisons"))
-    if ranks is None or ranks.distribution.empty:
-        report.add("Rank distributions", _omitted_overall(board, analysis, "ranks"))
-    for task, view in (task_views or {}).items():
-        _add_task_comparison(report, task, view, level)
-    if speed is not None and len(speed):
-        report.add("Inference speed", _speed_section(speed))
-    for result in datasize:
-        heading = "Test-set size" + (f": {result.metric}" if result.metric else "")
-        report.add(heading, datasize_section(result))
-    for summary in lmm:
-        report.add(f"Mixed model: {summary.formula}", lmm_section(summary))
-    return report
+        + "<h3>Rank summary</h3>"
+        + html_table(ranks.summary.drop(columns=["aggregator"]), 2, marks=marks)
+        + RANK_LEGEND.format(level=level)
+        + "<h3>% of draws at each rank</h3>"
+        + html_table(ranks.distribution.drop(columns=["aggregator"]), 1)
+    )
 
 
 #: how a trivial model's speed reads (glotbench.analysis.speed.TRIVIAL_TOKENS_PER_SECOND)
