@@ -264,6 +264,28 @@ def test_the_kind_is_registered_and_its_options_checked() -> None:
         build_model(ModelSpec(name="v", kind="vllm", options={"path": "m", "dtype": "int3"}))
 
 
+def test_the_prompt_and_decoding_options_are_hf_generatives() -> None:
+    """The vllm kind takes HFGenerative's prompt and decoding options, listed again in its
+    constructor rather than folded into ``**kwargs``: the signature is the kind's option
+    schema (names, annotations, defaults), so unknown options such as ``device`` stay
+    refused. This keeps the two lists from drifting apart: the same names, with the
+    same annotations and defaults (``batch_size``, vLLM's ``max_num_seqs``, aside)."""
+    import inspect
+
+    from glotbench.runner.models.hf_generative import HFGenerative
+    from glotbench.runner.models.options import option_schema
+
+    hf = inspect.signature(HFGenerative.__init__).parameters
+    vl = inspect.signature(vllm_offline.VLLMGenerative.__init__).parameters
+    shared = [n for n in hf if n in vl]
+    assert set(hf) - set(vl) == {"device", "precision", "samples"}
+    for n in shared:
+        if n != "batch_size":
+            assert (vl[n].annotation, vl[n].default) == (hf[n].annotation, hf[n].default), n
+    options, open_ended = option_schema("vllm")
+    assert not open_ended and set(shared) - {"self", "name", "base"} <= set(options)
+
+
 @pytest.mark.slow
 def test_a_run_keeps_outputs_and_stores_the_counts(fake_vllm: Any, tmp_path: Path) -> None:
     rows = [
