@@ -393,6 +393,19 @@ def _tolerance(container: Any, ctx: _Ctx, field: str) -> float:
     return float(tol)
 
 
+def _check_label(
+    label: str, labels: tuple[str, ...], container: Any, ctx: _Ctx, field: str
+) -> None:
+    """``label`` is one of the suite's ``labels``, when it declares them."""
+    if labels and label not in labels:
+        raise ctx.error(
+            f"label {label!r} is not one of the suite's labels {list(labels)}",
+            container,
+            "label",
+            field,
+        )
+
+
 def _mft_expectation(raw: Any, labels: tuple[str, ...], ctx: _Ctx, where: str) -> dict[str, Any]:
     """An MFT's expected ``label`` (one of the suite's labels, when it declares them)."""
     label = _str(raw.get("label"))
@@ -403,13 +416,7 @@ def _mft_expectation(raw: Any, labels: tuple[str, ...], ctx: _Ctx, where: str) -
             "label" if "label" in raw else None,
             f"{where}.label",
         )
-    if labels and label not in labels:
-        raise ctx.error(
-            f"label {label!r} is not one of the suite's labels {list(labels)}",
-            raw,
-            "label",
-            f"{where}.label",
-        )
+    _check_label(label, labels, raw, ctx, f"{where}.label")
     return {"label": label}
 
 
@@ -441,13 +448,8 @@ def _dir_expectation(raw: Any, labels: tuple[str, ...], ctx: _Ctx, where: str) -
             f"{where}.expect.direction",
         )
     label = _str(exp.get("label")) if exp.get("label") is not None else None
-    if label is not None and labels and label not in labels:
-        raise ctx.error(
-            f"label {label!r} is not one of the suite's labels {list(labels)}",
-            exp,
-            "label",
-            f"{where}.expect.label",
-        )
+    if label is not None:
+        _check_label(label, labels, exp, ctx, f"{where}.expect.label")
     tolerance = _tolerance(exp, ctx, f"{where}.expect.tolerance")
     return {"label": label, "direction": direction, "tolerance": tolerance}
 
