@@ -6,11 +6,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
 from glotbench.cli._lazy import api
 from glotbench.cli._options import JsonOption
-from glotbench.cli._output import console, print_json
+from glotbench.cli._output import console, print_json, print_notes
 
 build_app = typer.Typer(help="Build benchmark datasets.", no_args_is_help=True)
 
@@ -37,7 +36,6 @@ def build_scala_command(
     if json_output:
         print_json(result.to_dict())
         return
-    for note in result.notes:
-        console.print(f"[yellow]note:[/] {escape(str(note))}", highlight=False)
+    print_notes(result.notes)
     sizes = ", ".join(f"{k} {v}" for k, v in result.sizes.items())
     console.print(f"wrote {result.out}: {sizes}; labels {result.labels}", highlight=False)

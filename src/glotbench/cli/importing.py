@@ -11,6 +11,7 @@ from rich.markup import escape
 from glotbench.cli._lazy import api
 from glotbench.cli._options import DEFAULT_STORE, JsonOption, LockTimeoutOption, StoreOption
 from glotbench.cli._output import console, frame_table, print_json, run_with_import_progress
+from glotbench.cli._words import cli_words
 
 import_app = typer.Typer(help="Import results into a store.", no_args_is_help=True)
 
@@ -176,7 +177,7 @@ def _print_harness_import(result: Any, json_output: bool) -> None:
             highlight=False,
         )
     for note in result.notes:
-        console.print(f"[dim]note: {escape(str(note))}[/]", highlight=False)
+        console.print(f"[dim]note: {escape(cli_words(str(note)))}[/]", highlight=False)
     if result.aggregates:
         import pandas as pd
 

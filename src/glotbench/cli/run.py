@@ -12,7 +12,14 @@ from rich.markup import escape
 
 from glotbench.cli._lazy import api
 from glotbench.cli._options import DEFAULT_STORE, JsonOption, LockTimeoutOption, StoreOption
-from glotbench.cli._output import console, frame_table, print_json, speed_table, stderr_console
+from glotbench.cli._output import (
+    console,
+    frame_table,
+    print_json,
+    print_notes,
+    speed_table,
+    stderr_console,
+)
 from glotbench.errors import InputError
 
 commands = typer.Typer()
@@ -373,8 +380,7 @@ def run_command(
         if json_output:
             print_json({"suite_file": str(written), "notes": notes})
         else:
-            for note in notes:
-                console.print(f"[yellow]note:[/] {escape(str(note))}", highlight=False)
+            print_notes(notes)
             console.print(f"suite written to {written}", highlight=False)
         return
     on_event, close = _run_reporter(quiet or json_output)
@@ -397,8 +403,7 @@ def run_command(
     if json_output:
         print_json(result.to_dict())
     else:
-        for note in result.notes:
-            console.print(f"[yellow]note:[/] {escape(str(note))}", highlight=False)
+        print_notes(result.notes)
         if result.by_dataset is not None and not result.by_dataset.empty:
             console.print(
                 frame_table(
@@ -599,8 +604,7 @@ def examples_command(
     if json_output:
         print_json(result.to_dict())
         return
-    for note in result.notes:
-        console.print(f"[yellow]note:[/] {escape(str(note))}", highlight=False)
+    print_notes(result.notes)
     frame = result.to_frame().astype(object)
     for col in frame.columns:
         frame[col] = [
