@@ -489,13 +489,13 @@ def test_store_bootstrap_is_paired_and_reuses_the_engine(
     """One vectorised engine call per (dataset, task, language) for all models and seeds."""
     path, _ = accuracy_store
     calls: list[tuple[tuple[int, ...], int]] = []
-    engine = replicates_module.replicate_scores
+    engine = replicates_module.replicate_and_point_scores
 
-    def spy(stats: np.ndarray, *args: Any, **kwargs: Any) -> np.ndarray:
+    def spy(stats: np.ndarray, *args: Any, **kwargs: Any) -> tuple[np.ndarray, np.ndarray]:
         calls.append((np.shape(stats), kwargs["n_resamples"]))
         return engine(stats, *args, **kwargs)
 
-    monkeypatch.setattr(replicates_module, "replicate_scores", spy)
+    monkeypatch.setattr(replicates_module, "replicate_and_point_scores", spy)
     scores = api.load_replicated(store=path, metric="accuracy", n_replicates=300)
     assert calls == [((6, N_EXAMPLES, 2), 300)] * 4  # 2 models × 3 seeds, 4 languages
     again = api.load_replicated(store=path, metric="accuracy", n_replicates=300)

@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from glotbench.errors import InputError
-from glotbench.resample.engine import point_scores, replicate_scores
+from glotbench.resample.engine import replicate_and_point_scores
 from glotbench.resample.weights import stream_seed
 
 if TYPE_CHECKING:
@@ -431,10 +431,10 @@ def replicates_from_statistics(
         )
         ordered = stats if example_ids is None else stats[:, order]  # None: order is 0..n-1
         metric_of_cell = cell.get_metric()
-        reps = replicate_scores(
+        # (B, runs), paired across all models and seeds of the cell, and (runs,) points
+        reps, full = replicate_and_point_scores(
             ordered, metric_of_cell, n_resamples=n_replicates, seed=stream
-        )  # (B, runs), paired across all models and seeds of the cell
-        full = point_scores(ordered, metric_of_cell)  # (runs,)
+        )
         # run j is the s-th seed of its model (by seed value); (model, seed) pairs are
         # unique within a cell, so one fancy-indexed add places every run's replicates
         m_index, s_index = [], []

