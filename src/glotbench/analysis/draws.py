@@ -193,6 +193,22 @@ class _ReplicatePicker:
         return np.take(self.flat, seed_index * n_reps + rep_index + cell[None])
 
 
+def _nonparametric_source(source: ReplicatedScores | ComponentTable) -> ReplicatedScores:
+    """``source`` if the non-parametric scheme can draw from it, else its DesignError."""
+    if not isinstance(source, ReplicatedScores):
+        raise DesignError(
+            "non-parametric resampling needs seeds and bootstrap replicates; with ready SDs "
+            "use scheme='parametric'"
+        )
+    if source.n_replicates < 2 and (source.seed_counts() < 2).all():
+        raise DesignError(
+            "non-parametric resampling needs several seeds or bootstrap replicates per "
+            "language, but each model-language cell has a single score; import per-example "
+            "statistics or replicated scores, or use ready SDs with scheme='parametric'"
+        )
+    return source
+
+
 def _block_maker(
     source: ReplicatedScores | ComponentTable,
     settings: DrawSettings,
@@ -202,17 +218,7 @@ def _block_maker(
     if settings.n_draws < 2:
         raise InputError("n_draws must be at least 2", field="n_draws")
     if settings.scheme == "nonparametric":
-        if not isinstance(source, ReplicatedScores):
-            raise DesignError(
-                "non-parametric resampling needs seeds and bootstrap replicates; with ready SDs "
-                "use scheme='parametric'"
-            )
-        if source.n_replicates < 2 and (source.seed_counts() < 2).all():
-            raise DesignError(
-                "non-parametric resampling needs several seeds or bootstrap replicates per "
-                "language, but each model-language cell has a single score; import per-example "
-                "statistics or replicated scores, or use ready SDs with scheme='parametric'"
-            )
+        source = _nonparametric_source(source)
         picker = _ReplicatePicker(source, keep)
         kept = [source.units[u] for u in picker.units]
         pick_keys = unit_keys(settings.seed, _NONPARAMETRIC, kept)
@@ -259,7 +265,16 @@ def _block_maker(
 
 
 def check_draws(source: ReplicatedScores | ComponentTable, settings: DrawSettings) -> None:
-    """Raise the error :func:`unit_draws` would raise, without drawing anything."""
+    """Raise the error :func:`unit_draws` would raise, without drawing anything.
+
+    The non-parametric checks read the replicates' shape only: laying the
+    replicates out for drawing (a copy of all of them) waits for the draws.
+    """
+    if settings.scheme == "nonparametric":
+        if settings.n_draws < 2:
+            raise InputError("n_draws must be at least 2", field="n_draws")
+        _nonparametric_source(source)
+        return
     _block_maker(source, settings, None)
 
 

@@ -48,14 +48,26 @@ def sd_standard_error(sd: np.ndarray, n: np.ndarray | float) -> np.ndarray:
 
 
 def nan_sd(values: np.ndarray, axis: int) -> np.ndarray:
-    """SD with ddof = 1 ignoring NaN; NaN (no warning) where fewer than 2 values."""
+    """SD with ddof = 1 ignoring NaN; NaN (no warning) where fewer than 2 values.
+
+    Without any NaN, ``np.std``: the same operations as ``np.nanstd`` (sum, divide
+    by the count, subtract, square, sum, divide by count − 1) on the values
+    themselves, so the same numbers, without ``np.nanstd``'s copy of the values
+    with NaN replaced (80 MB for 20 models × 50 languages × 10 seeds × 1,000
+    replicates).
+    """
     count = (~np.isnan(values)).sum(axis=axis)
+    complete = values.shape[axis] > 0 and bool((count == values.shape[axis]).all())
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        sd = np.nanstd(values, axis=axis, ddof=1)
+        if complete:
+            sd = np.std(values, axis=axis, ddof=1)
+            constant = values.max(axis=axis) == values.min(axis=axis)
+        else:
+            sd = np.nanstd(values, axis=axis, ddof=1)
+            constant = np.nanmax(values, axis=axis) == np.nanmin(values, axis=axis)
         # identical values (a deterministic model's seeds) have SD exactly 0,
         # not the rounding residue of their mean
-        constant = np.nanmax(values, axis=axis) == np.nanmin(values, axis=axis)
     return np.where(count >= 2, np.where(constant, 0.0, sd), np.nan)
 
 
