@@ -163,7 +163,9 @@ class _ReplicatePicker:
         self.seeds = replicates.seed_counts()[:, self.units]  # (M, U')
         self.balanced = bool(n_models) and bool((self.seeds == self.seeds[:1]).all())
         if self.balanced:
-            by_cell = values[:, self.units].transpose(1, 2, 3, 0)  # (U', S, B, M)
+            # every unit kept: the values themselves, not a fancy-indexed copy of them
+            kept = values if len(self.units) == n_units else values[:, self.units]
+            by_cell = kept.transpose(1, 2, 3, 0)  # (U', S, B, M)
             self.rows = np.ascontiguousarray(by_cell).reshape(-1, n_models)
         else:
             self.flat = values.ravel()

@@ -442,7 +442,8 @@ def replicates_from_statistics(
             m_index.append(model_position[model])
             s_index.append(s)
         u = unit_index[unit]
-        totals[m_index, u, s_index] += reps.T
+        for j, (m, s) in enumerate(zip(m_index, s_index, strict=True)):
+            totals[m, u, s] += reps[:, j]  # run by run: no temporary of all the replicates
         points[m_index, u, s_index] += full
         counts[m_index, u, s_index] += 1
     with np.errstate(invalid="ignore"):  # 0 / 0 = NaN where a model lacks a seed

@@ -61,7 +61,7 @@ def nan_sd(values: np.ndarray, axis: int) -> np.ndarray:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         if complete:
-            sd = np.std(values, axis=axis, ddof=1)
+            sd = _complete_sd(values, axis)
             constant = values.max(axis=axis) == values.min(axis=axis)
         else:
             sd = np.nanstd(values, axis=axis, ddof=1)
@@ -69,6 +69,19 @@ def nan_sd(values: np.ndarray, axis: int) -> np.ndarray:
         # identical values (a deterministic model's seeds) have SD exactly 0,
         # not the rounding residue of their mean
     return np.where(count >= 2, np.where(constant, 0.0, sd), np.nan)
+
+
+def _complete_sd(values: np.ndarray, axis: int) -> np.ndarray:
+    """``np.std(values, axis, ddof=1)``, one index of the first axis at a time when that
+    is not the axis reduced: each SD is computed from its own values alone, so the numbers
+    are the same, and the temporaries (values − mean) are a slice's, not all values'."""
+    axis = axis % values.ndim
+    if axis == 0:
+        return np.std(values, axis=axis, ddof=1)
+    out = np.empty(values.shape[:axis] + values.shape[axis + 1 :])
+    for i in range(values.shape[0]):
+        out[i] = np.std(values[i], axis=axis - 1, ddof=1)
+    return out
 
 
 def nan_mean(values: np.ndarray, axis: int) -> np.ndarray:

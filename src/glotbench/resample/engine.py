@@ -43,6 +43,8 @@ FLOAT32_EXACT = 2**24
 #: measured fastest); the random stream and every row's sum are the same whatever this
 #: is, so it does not change results
 GATHER_ELEMENTS = 2**17
+#: values checked at a time by :func:`exact_in_float32`
+CHECK_ELEMENTS = 2**16
 
 
 def resolve_score(score: str | Metric | ScoreFn, n_stats: int | None = None) -> Metric | ScoreFn:
@@ -157,12 +159,21 @@ def exact_in_float32(rows: npt.NDArray[np.float64], n: int) -> bool:
     partial sum of ``w @ s`` is an integer of magnitude at most n · max|S|,
     exactly representable in float32 (24-bit significand; IEEE 754): the float32
     product, in any summation order, equals the float64 product bit for bit.
-    Count statistics (accuracy, F1 counts, n-gram matches) qualify.
+    Count statistics (accuracy, F1 counts, n-gram matches) qualify. The values
+    are checked :data:`CHECK_ELEMENTS` at a time (no temporary as large as them).
     """
     if rows.size == 0:
         return False
-    peak = float(np.abs(rows).max())
-    return n * peak < FLOAT32_EXACT and bool(np.array_equal(rows, np.round(rows)))
+    peak = max(float(rows.max()), -float(rows.min()))  # NaN: not exact
+    if not n * peak < FLOAT32_EXACT:
+        return False
+    flat = rows.reshape(-1)
+    rounded = np.empty(min(flat.size, CHECK_ELEMENTS))
+    for start in range(0, flat.size, CHECK_ELEMENTS):
+        part = flat[start : start + CHECK_ELEMENTS]
+        if not np.array_equal(part, np.rint(part, out=rounded[: part.size])):
+            return False
+    return True
 
 
 def _chunk_blocks(support: Support, width: int, chunk_size: int | None) -> int:
@@ -215,17 +226,18 @@ def _blas_controller() -> Any:
 
 def exact_columns(
     systems: npt.NDArray[np.float64],
-) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]:
-    """:func:`distinct_rows` of :func:`_columns` read from the (m × n × k) systems in place.
+) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]:
+    """:func:`distinct_rows` of :func:`_columns` for exact statistics, read in place.
 
-    The columns are grouped by a random projection computed on the systems as
-    they are (one product per system, no transposed copy of the statistics),
-    and every merge is checked exactly, so the grouping is exact (on a
-    projection collision nothing is merged). Returns the distinct columns as
-    rows (u × n) and, per column j·k + c of system j, the index of its copy.
-    The order of the distinct columns follows the projection, so it can differ
-    from :func:`distinct_rows`'s: for the exact products it is used for
-    (:func:`exact_in_float32`) the order does not change a number.
+    For statistics that :func:`exact_in_float32` accepts (integers of magnitude
+    below 2**24 / n, so float32 holds them exactly). The columns are grouped by
+    a random projection computed on the (m × n × k) systems as they are (one
+    product per system, no transposed copy of the statistics), and every merge
+    is checked exactly, so the grouping is exact (on a projection collision
+    nothing is merged). Returns the distinct columns as float32 rows (u × n),
+    gathered a few at a time, and, per column j·k + c of system j, the index of
+    its copy. The order of the distinct columns follows the projection, so it
+    can differ from :func:`distinct_rows`'s; exact products do not depend on it.
     """
     m, n, k = systems.shape
     width = m * k
@@ -233,13 +245,18 @@ def exact_columns(
     _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
     inverse = inverse.reshape(-1).astype(np.int64)
     copies = np.flatnonzero(first[inverse] != np.arange(width))
-    if copies.size:
-        kept = first[inverse[copies]]
-        if not np.array_equal(
-            systems[kept // k, :, kept % k], systems[copies // k, :, copies % k]
-        ):
+    kept = first[inverse[copies]]
+    step = max(1, CHECK_ELEMENTS // max(n, 1))  # columns compared and gathered at a time
+    for start in range(0, copies.size, step):
+        a, b = kept[start : start + step], copies[start : start + step]
+        if not np.array_equal(systems[a // k, :, a % k], systems[b // k, :, b % k]):
             first, inverse = np.arange(width), np.arange(width, dtype=np.int64)
-    return systems[first // k, :, first % k], inverse
+            break
+    distinct = np.empty((first.size, n), dtype=np.float32)
+    for start in range(0, first.size, step):
+        part = first[start : start + step]
+        distinct[start : start + part.size] = systems[part // k, :, part % k]
+    return distinct, inverse
 
 
 @dataclass(frozen=True)
@@ -252,8 +269,8 @@ class _Plan:
     dtype: type[np.floating[Any]]
     gather: bool
     constant: npt.NDArray[np.bool_]
-    #: the distinct columns as rows (u × n) when the statistics are exact, else None
-    exact_columns: npt.NDArray[np.float64] | None
+    #: the distinct columns as float32 rows (u × n) when the statistics are exact, else None
+    exact_columns: npt.NDArray[np.float32] | None
 
 
 class _Buffers:
@@ -295,9 +312,10 @@ def _plan(
     keep the layout W @ S has always used, (n × u) in C order: BLAS may round a
     transposed operand differently in the last bit.
     """
+    columns: npt.NDArray[Any]
     if exact:
-        distinct, column_of = exact_columns(systems)
-        columns = distinct.T  # (n × u) view, no copy
+        distinct32, column_of = exact_columns(systems)
+        columns = distinct32.T  # (n × u) float32 view, no copy
     else:
         distinct, column_of = distinct_rows(_columns(systems))
         columns = np.ascontiguousarray(distinct.T)
@@ -312,7 +330,7 @@ def _plan(
     dtype = np.float32 if exact and not gather else np.float64
     rows_matrix = support.rows.astype(dtype, copy=False)
     return _Plan(
-        support, column_of, rows_matrix, dtype, gather, constant, distinct if exact else None
+        support, column_of, rows_matrix, dtype, gather, constant, distinct32 if exact else None
     )
 
 
@@ -426,8 +444,8 @@ def replicate_and_point_scores(
     systems, score_fn = _checked(stats, score, n_resamples)
     out, plan = _resample(systems, score_fn, n_resamples, seed, scheme, compress, None, 1)
     m, _, k = systems.shape
-    if plan.exact_columns is not None:
-        sums = plan.exact_columns.sum(axis=1)[plan.column_of].reshape(m, k)
+    if plan.exact_columns is not None:  # integers: exact sums in float64, in any order
+        sums = plan.exact_columns.sum(axis=1, dtype=np.float64)[plan.column_of].reshape(m, k)
     else:
         sums = systems.sum(axis=1)
     return out, np.asarray(score_fn(sums), dtype=np.float64).reshape(-1)

@@ -78,7 +78,7 @@ BLOCK = 256
 #: draws and the counts stay in the CPU cache; the random stream and every count are
 #: the same whatever this is, so it does not change results (2**14 to 2**16 measured
 #: fastest)
-COUNT_ELEMENTS = 2**15
+COUNT_ELEMENTS = 2**14
 #: multiplicity from which a distinct row is kept once in W @ S (partial compression)
 HEAVY_MIN = 32
 #: share of the examples that heavy rows must cover for partial compression
@@ -270,7 +270,9 @@ def make_support(flat_stats: npt.NDArray[np.float64], compress: bool | Literal["
     if compress == "auto":
         # cheap upper-bound check first: distinct rows have distinct random projections
         # (almost surely), so too many distinct keys means compression cannot pay off
-        keys = flat_stats @ np.random.default_rng(0).standard_normal(flat_stats.shape[1])
+        projection = np.random.default_rng(0).standard_normal(flat_stats.shape[1])
+        # in the statistics' own dtype: float32 statistics are not copied to float64
+        keys = flat_stats @ projection.astype(flat_stats.dtype, copy=False)
         if np.unique(keys).size * 4 > n:
             partial = _partial_support(flat_stats, keys)
             if partial is not None:
@@ -321,8 +323,8 @@ def count_per_row(
     # bincount whose counts stay in the CPU cache: one bincount over the whole block was
     # 5x slower, one per row 20 % slower (measured, numpy 2.4); the counts are the same
     step = max(1, min(rows, COUNT_ELEMENTS // max(u, 1)))
-    wide = step * u >= np.iinfo(codes.dtype).max
-    offsets = np.arange(0, step * u, u, dtype=np.int64 if wide else codes.dtype)[:, None]
+    narrow = codes.dtype.itemsize < 8 and step * u < 2**31  # int32 codes and offsets fit
+    offsets = np.arange(0, step * u, u, dtype=codes.dtype if narrow else np.int64)[:, None]
     for first in range(0, rows, step):
         part = codes[first : first + step]
         size = part.shape[0]
