@@ -557,3 +557,38 @@ def test_n_draws_must_be_at_least_two() -> None:
     )
     with pytest.raises(InputError, match="n_draws must be at least 2"):
         compare_models(replicated(values), DrawSettings(n_draws=1))
+
+
+def test_checking_the_draws_lays_out_no_replicates(monkeypatch: pytest.MonkeyPatch) -> None:
+    """prepare_draws checks the non-parametric scheme from the replicates' shape; the copy
+    of every replicate in drawing order is made once, when the draws are made."""
+    import glotbench.analysis.draws as draws_module
+
+    values = simulate(
+        np.random.default_rng(17),
+        [1.0, 1.5],
+        tau=1,
+        sigma_seed=0.2,
+        sigma_boot=0.2,
+        n_languages=3,
+        n_seeds=2,
+        n_reps=20,
+    )
+    made: list[object] = []
+    picker = draws_module._ReplicatePicker
+
+    def counting(*args: object) -> object:
+        made.append(args)
+        return picker(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(draws_module, "_ReplicatePicker", counting)
+    scores = replicated(values)
+    design = draws_module.prepare_draws(scores, DrawSettings(n_draws=300))
+    assert made == []
+    blocks = [block for _, block in design.blocks()]
+    assert len(made) == 1 and sum(b.shape[0] for b in blocks) == 300
+    np.testing.assert_array_equal(np.concatenate(blocks), unit_draws(scores, design.settings))
+    with pytest.raises(InputError, match="n_draws must be at least 2"):
+        draws_module.check_draws(scores, DrawSettings(n_draws=1))
+    with pytest.raises(DesignError, match="with ready SDs use scheme='parametric'"):
+        draws_module.check_draws(components(scores), DrawSettings(n_draws=10))

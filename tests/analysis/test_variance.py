@@ -14,6 +14,8 @@ u ~ N(0, sigma_boot²) (bootstrap). What each estimator targets:
 
 from __future__ import annotations
 
+import statistics
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +32,7 @@ from glotbench.analysis.variance import (
     ComponentTable,
     components,
     components_from_summary,
+    nan_sd,
     sd_standard_error,
     variance_components,
 )
@@ -143,6 +146,31 @@ def test_sd_standard_error_formula() -> None:
     out = sd_standard_error(sd, n)
     np.testing.assert_allclose(out[:2], [1.0 / np.sqrt(2), 2.0 / np.sqrt(8)])
     assert np.isnan(out[2:]).all()  # fewer than two values: no SE
+
+
+@pytest.mark.parametrize("missing", [False, True])
+def test_nan_sd_is_the_sample_sd_and_nanstds_numbers(missing: bool) -> None:
+    """ddof = 1 SD over any axis: against statistics.stdev, and float for float what
+    np.nanstd gives (the complete case takes np.std a slice at a time)."""
+    rng = np.random.default_rng(8)
+    values = rng.normal(0.6, 0.05, size=(3, 4, 5, 300))
+    values[0, 1, 2] = 0.25  # constant: exactly 0
+    if missing:
+        values[1, 2, 3, 10:] = np.nan
+        values[2, 0, :, 7] = np.nan
+        values[2, 3, 4, 1:] = np.nan  # one value left: NaN
+    for axis in (0, 1, 2, 3, -1):
+        got = nan_sd(values, axis)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # ddof ≥ count, all NaN: NaN
+            expected = np.nanstd(values, axis=axis, ddof=1)
+            spread = np.nanmax(values, axis=axis) - np.nanmin(values, axis=axis)
+        count = (~np.isnan(values)).sum(axis=axis)
+        expected = np.where(count >= 2, np.where(spread == 0, 0.0, expected), np.nan)
+        np.testing.assert_array_equal(got.view(np.int64), expected.view(np.int64))
+    cell = values[1, 2, 0]
+    assert nan_sd(values, 3)[1, 2, 0] == pytest.approx(statistics.stdev(cell), rel=1e-12)
+    assert nan_sd(values, 3)[0, 1, 2] == 0.0
 
 
 # -- an independent implementation, side by side ---------------------------------------

@@ -72,9 +72,12 @@ def nan_sd(values: np.ndarray, axis: int) -> np.ndarray:
 
 
 def _complete_sd(values: np.ndarray, axis: int) -> np.ndarray:
-    """``np.std(values, axis, ddof=1)``, one index of the first axis at a time when that
-    is not the axis reduced: each SD is computed from its own values alone, so the numbers
-    are the same, and the temporaries (values − mean) are a slice's, not all values'."""
+    """``np.std(values, axis, ddof=1)``, a slice of the first axis at a time.
+
+    When the first axis is not the one reduced, each SD is computed from its own
+    values alone, so the numbers are the same, and the temporaries (values − mean)
+    are a slice's, not all values'.
+    """
     axis = axis % values.ndim
     if axis == 0:
         return np.std(values, axis=axis, ddof=1)

@@ -419,9 +419,7 @@ def replicate_scores(
     ``chunk_size`` or ``n_jobs``.
     """
     systems, score_fn = _checked(stats, score, n_resamples)
-    out, _ = _resample(
-        systems, score_fn, n_resamples, seed, scheme, compress, chunk_size, n_jobs
-    )
+    out, _ = _resample(systems, score_fn, n_resamples, seed, scheme, compress, chunk_size, n_jobs)
     return out
 
 

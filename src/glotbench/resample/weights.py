@@ -199,7 +199,7 @@ class Support:
     example indices; the support only decides how they are counted.
     """
 
-    rows: npt.NDArray[np.float64]
+    rows: npt.NDArray[np.floating[Any]]  # float32 for exact statistics (engine.exact_columns)
     counts: npt.NDArray[np.int64]
     index: npt.NDArray[np.int64]
     compressed: bool
@@ -220,7 +220,7 @@ class Support:
 
 
 def _partial_support(
-    flat_stats: npt.NDArray[np.float64], keys: npt.NDArray[np.float64]
+    flat_stats: npt.NDArray[np.floating[Any]], keys: npt.NDArray[np.floating[Any]]
 ) -> Support | None:
     """Heavy distinct rows as counts, the other examples one by one, or None.
 
@@ -256,7 +256,9 @@ def _partial_support(
     )
 
 
-def make_support(flat_stats: npt.NDArray[np.float64], compress: bool | Literal["auto"]) -> Support:
+def make_support(
+    flat_stats: npt.NDArray[np.floating[Any]], compress: bool | Literal["auto"]
+) -> Support:
     """Deduplicate the rows of ``flat_stats`` (n × d) when it pays off.
 
     ``compress="auto"`` compresses when there are at most n/4 distinct rows,
@@ -272,7 +274,7 @@ def make_support(flat_stats: npt.NDArray[np.float64], compress: bool | Literal["
         # (almost surely), so too many distinct keys means compression cannot pay off
         projection = np.random.default_rng(0).standard_normal(flat_stats.shape[1])
         # in the statistics' own dtype: float32 statistics are not copied to float64
-        keys = flat_stats @ projection.astype(flat_stats.dtype, copy=False)
+        keys = flat_stats @ np.asarray(projection, dtype=flat_stats.dtype)
         if np.unique(keys).size * 4 > n:
             partial = _partial_support(flat_stats, keys)
             if partial is not None:
