@@ -206,6 +206,47 @@ def previous_run(args: argparse.Namespace, source: str) -> dict[str, Any]:
     return json.loads(child.stdout.strip().splitlines()[-1])
 
 
+def bootstrap_floor(args: argparse.Namespace) -> dict[str, float]:
+    """CPU seconds of the bootstrap's irreducible work, each part measured alone.
+
+    For every language and block of replicates: the n example indices of each
+    replicate (the seeded draws that define the replicates), their counts per
+    example (one bincount per slice), and the float32 product of the counts
+    with the (n × u) distinct statistic columns (u = models × seeds + 1), on one
+    BLAS thread. Random statistics of the same shape stand in for the data.
+    """
+    from threadpoolctl import threadpool_limits
+
+    from glotbench.resample.weights import BLOCK, block_rng, example_draws
+
+    n, u = args.examples, args.models * args.seeds + 1
+    columns = (np.random.default_rng(0).random((u, n)) < 0.6).astype(np.float32).T
+    counts = np.empty((BLOCK, n), dtype=np.float32)
+    product = np.empty((BLOCK, u), dtype=np.float32)
+    offsets = (np.arange(16, dtype=np.int32) * n)[:, None]
+    parts = {"draws": 0.0, "counts": 0.0, "product": 0.0}
+    with threadpool_limits(limits=1, user_api="blas"):
+        for language in range(args.languages):
+            for block in range(-(-args.replicates // BLOCK)):
+                rows = min(BLOCK, args.replicates - block * BLOCK)
+                rng = block_rng(language, block)
+                start = cpu_seconds()
+                draws = [example_draws(rng, n, min(16, rows - r)) for r in range(0, rows, 16)]
+                drawn = cpu_seconds()
+                for r, part in zip(range(0, rows, 16), draws, strict=True):
+                    found = np.bincount(
+                        (part + offsets[: len(part)]).ravel(), minlength=len(part) * n
+                    )
+                    counts[r : r + len(part)] = found.reshape(len(part), n)
+                counted = cpu_seconds()
+                np.matmul(counts[:rows], columns, out=product[:rows])
+                multiplied = cpu_seconds()
+                parts["draws"] += drawn - start
+                parts["counts"] += counted - drawn
+                parts["product"] += multiplied - counted
+    return parts
+
+
 #: the options that set the design (passed on to the previous code's run)
 DESIGN = ("models", "languages", "seeds", "examples", "replicates", "draws")
 
@@ -275,6 +316,11 @@ def main() -> None:
     parser.add_argument(
         "--repeats", type=int, default=1, help="runs of each (alternating); the fastest is shown"
     )
+    parser.add_argument(
+        "--floor",
+        action="store_true",
+        help="also measure the bootstrap's irreducible parts alone (draws, counts, products)",
+    )
     parser.add_argument("--child-json", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child_json:
@@ -294,6 +340,13 @@ def main() -> None:
     fastest = min(runs, key=lambda run: total(run)[1])
     before = min(before_runs, key=lambda run: total(run)[1]) if before_runs else None
     report(fastest, before)
+    if args.floor:
+        parts = bootstrap_floor(args)
+        print(
+            "bootstrap floor (each part alone, one BLAS thread): "
+            + ", ".join(f"{name} {cpu:.2f} s" for name, cpu in parts.items())
+            + f"; together {sum(parts.values()):.2f} s of CPU"
+        )
     if args.naive_languages > 0:
         cells = simulate(args.models, args.naive_languages, args.seeds, args.examples, seed=0)
         naive = naive_bootstrap(cells, args.replicates, seed=1)
