@@ -83,3 +83,42 @@ def test_row_by_row_counting_equals_one_bincount_over_the_block() -> None:
     expected = np.bincount(draws.ravel(), minlength=rows * n).reshape(rows, n)
     np.testing.assert_array_equal(weights, expected)
     assert (weights.sum(axis=1) == n).all()
+
+
+def test_test_set_stream_hashes_every_id_length_prefixed() -> None:
+    """The digest of a test set's ids: each id's length (8 bytes) and text, in order
+    (blake2b fed piece by piece, as the stream was defined)."""
+    import hashlib
+
+    from glotbench.analysis.replicates import test_set_seed
+    from glotbench.resample.weights import stream_seed
+
+    ids = ["a", "bb", 3, "é"]
+    h = hashlib.blake2b(digest_size=16)
+    for example in ids:
+        data = str(example).encode("utf-8")
+        h.update(len(data).to_bytes(8, "little"))
+        h.update(data)
+    expected = stream_seed(4, "test set", "ds", "t", "de", h.hexdigest())
+    assert test_set_seed(4, "ds", "t", "de", ids) == expected
+    assert test_set_seed(4, "ds", "t", "de", ["ab", "b", 3, "é"]) != expected
+
+
+def test_examples_in_any_stored_order_give_the_same_replicates() -> None:
+    """Ids already in canonical order (read in place) and shuffled (reordered first)."""
+    rng = np.random.default_rng(12)
+    n = 400
+    correct = rng.random((4, n)) < 0.7
+    stats = np.stack([correct, np.ones_like(correct)], axis=-1).astype(np.float64)
+    ids = np.array([f"ex-{i:04d}" for i in range(n)], dtype=object)
+    shuffle = rng.permutation(n)
+    results = []
+    for order in (np.arange(n), shuffle):
+        cell = Cell("xnli", "de", ["a", "a", "b", "b"], stats[:, order])
+        cell.example_ids = ids[order]  # type: ignore[attr-defined]
+        cell.dataset = "xnli-de"  # type: ignore[attr-defined]
+        results.append(replicates_from_statistics([cell], "accuracy", n_replicates=300, seed=2))
+    np.testing.assert_array_equal(results[0].values, results[1].values)
+    np.testing.assert_array_equal(results[0].point, results[1].point)
+    assert results[0].point is not None
+    np.testing.assert_array_equal(results[0].point[0, 0], stats[:2, :, 0].mean(axis=1))
