@@ -14,7 +14,16 @@ import scipy.stats as sps
 from glotbench import api
 from glotbench.analysis.compare import compare_models
 from glotbench.analysis.draws import DrawSettings, aggregate, prepare_draws
-from glotbench.analysis.pairs import CrossProducts, difference_sd, pair_indices, pair_quantiles
+from glotbench.analysis.pairs import (
+    CrossProducts,
+    _normal_cuts,
+    _tail_ranks,
+    _threshold,
+    difference_sd,
+    draw_covariance,
+    pair_indices,
+    pair_quantiles,
+)
 
 from .conftest import replicated, simulate
 
@@ -95,6 +104,38 @@ def test_pair_quantiles_selected_from_the_tails_equal_numpy_float_for_float() ->
     assert np.array_equal(low, expected[0], equal_nan=True)
     assert np.array_equal(high, expected[1], equal_nan=True)
     assert np.isnan(low[(a == 8) | (b == 8)]).all()
+
+
+def test_pair_quantiles_cut_by_a_normal_guess_fall_back_where_it_fails() -> None:
+    """The tails are first cut where a normal distribution with each difference's mean and
+    SD would put ~5 % of the draws: right for a normal difference, short for a bimodal one
+    (lighter tails: cut then by a sample of its draws), and never right for a two-valued
+    one (ties: numpy's partition); each gives numpy's floats."""
+    rng = np.random.default_rng(8)
+    n_draws = 10_000
+    draws = np.zeros((n_draws, 4))
+    draws[:, 1] = rng.normal(0, 1, n_draws)  # 0 - 1: normal
+    draws[:, 2] = rng.choice([-1.0, 1.0], n_draws) + rng.normal(0, 0.1, n_draws)  # 0 - 2: bimodal
+    draws[:, 3] = rng.integers(0, 2, n_draws)  # 0 - 3: two values
+    a, b = np.zeros(3, dtype=np.intp), np.arange(1, 4)
+    diff = draws[:, a] - draws[:, b]  # (R, pairs)
+    rows = np.ascontiguousarray(diff.T)
+    level = (0.025, 0.975)
+    need = (250, 251)  # numpy's order statistics 249, 250 and 9748, 9749 of 10,000
+    sd = difference_sd(draws, a, b)
+    cuts = _normal_cuts(rows.mean(axis=1), sd, n_draws, need)
+    assert cuts is not None
+    _, ok, n_low = _tail_ranks(rows, cuts, (249, 250, 9748, 9749), need)
+    assert ok.tolist() == [True, False, False]
+    assert n_low[1] < need[0]  # the bimodal's tail beyond the normal cut is too short
+    sample = rows[:, :2048]
+    by_sample = (_threshold(sample, n_draws, 250, False), _threshold(sample, n_draws, 251, True))
+    _, ok, _ = _tail_ranks(rows, by_sample, (249, 250, 9748, 9749), need)  # type: ignore[arg-type]
+    assert ok.tolist() == [True, True, False]
+    low, high, share = pair_quantiles(draws, a, b, level, cov=draw_covariance(draws))
+    expected = np.quantile(diff, level, axis=0)
+    assert np.array_equal(low, expected[0]) and np.array_equal(high, expected[1])
+    assert np.array_equal(share, (diff > 0).mean(axis=0))
 
 
 def reference_compare(source, settings, aggregators, confidence_level=0.95):  # type: ignore[no-untyped-def]

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterator
+from statistics import NormalDist
 
 import numpy as np
 from threadpoolctl import ThreadpoolController
@@ -42,6 +43,8 @@ CHUNK_ELEMENTS = 1 << 23
 #: elements per chunk of differences whose percentiles are selected (2 MB: the passes
 #: over a chunk then run in the CPU's cache, 2-3x faster than over 64 MB)
 QUANTILE_CHUNK_ELEMENTS = 1 << 18
+#: tails cut at about this many times the share of draws they must hold (normal guess)
+TAIL_FACTOR = 2.2
 
 
 def pair_indices(n_models: int) -> tuple[np.ndarray, np.ndarray]:
@@ -330,15 +333,69 @@ def _threshold(sample: np.ndarray, n: int, need: int, upper: bool) -> np.ndarray
     return np.partition(sample, index, axis=1)[:, index]
 
 
-def _select(values: np.ndarray, counts: np.ndarray, ranks: tuple[int, int]) -> np.ndarray:
-    """Order statistics ``ranks`` of each row's values; rows given back to back
-    (``counts`` values each, every count > ranks[1])."""
-    width = max(int(counts.max(initial=0)), ranks[1] + 1)
-    shift = np.arange(len(counts)) * width - (np.cumsum(counts) - counts)  # row start − offset
-    padded = np.full((len(counts), width), np.inf)
-    padded.ravel()[np.arange(len(values)) + np.repeat(shift, counts)] = values
-    padded.partition(list(ranks), axis=1)
-    return padded[:, list(ranks)]
+def _normal_cuts(
+    center: np.ndarray, sd: np.ndarray, n: int, need: tuple[int, int]
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """Per row, cuts at about :data:`TAIL_FACTOR` times the tail shares needed, placed as
+    if the differences were normal with mean ``center`` and SD ``sd`` (None: tails not short).
+
+    Only a guess: a row whose tail falls short of ``need`` (a lighter tail than
+    the normal's) or holds too many values is recomputed, so the result never
+    depends on the guess being right.
+    """
+    shares = [TAIL_FACTOR * k / n + 16 / n for k in need]
+    if max(shares) >= 0.25:
+        return None
+    normal = NormalDist()
+    low, high = (normal.inv_cdf(share) for share in shares)  # both negative
+    return center + low * sd, center - high * sd
+
+
+def _tail_ranks(
+    diff: np.ndarray,
+    cuts: tuple[np.ndarray, np.ndarray],
+    ranks: tuple[int, int, int, int],
+    need: tuple[int, int],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Order statistics ``ranks`` (two low, two high, each pair k, k + 1 or k, k) of each
+    row of ``diff``, from the values at or beyond the row's cuts; and which rows held
+    enough of them (the others' numbers are meaningless).
+
+    Every value at or below ``cut_low`` and at or above ``cut_high`` of a row is
+    gathered (one pass over a mask of both tails) into a row of equal width,
+    padded with a value between the cuts. When the low tail holds at least
+    ``need[0]`` values and the high tail ``need[1]``, the row's smallest and
+    largest order statistics sought are those of the padded row, at the same
+    ranks from the bottom and from the top; two partitions of the short rows find them.
+    """
+    n_rows, n = diff.shape
+    cut_low, cut_high = cuts
+    low_mask = diff <= cut_low[:, None]
+    high_mask = diff >= cut_high[:, None]
+    n_low, n_high = _row_counts(low_mask), _row_counts(high_mask)
+    cap = 2 * (max(need) + n * 0.01) + 64
+    ok = (n_low >= need[0]) & (n_high >= need[1]) & (n_low <= cap) & (n_high <= cap)
+    ok &= cut_low < cut_high  # disjoint tails
+    either = np.logical_or(low_mask, high_mask, out=low_mask)
+    either[~ok] = False
+    flat = np.flatnonzero(either)
+    counts = np.where(ok, n_low + n_high, 0)
+    width = max(int(counts.max(initial=0)), need[0] + need[1])
+    with np.errstate(invalid="ignore", over="ignore"):
+        middle = np.minimum(np.maximum(cut_low + (cut_high - cut_low) / 2, cut_low), cut_high)
+    padded = np.repeat(middle[:, None], width, axis=1)
+    shift = np.arange(n_rows) * width - (np.cumsum(counts) - counts)  # row start − offset
+    padded.ravel()[np.arange(len(flat)) + np.repeat(shift, counts)] = diff.ravel()[flat]
+    lo_first, lo_second, hi_first, hi_second = ranks
+    padded.partition(lo_second, axis=1)
+    low_above = padded[:, lo_second]
+    low_below = padded[:, :lo_second].max(axis=1) if lo_second > lo_first else low_above
+    upper = padded[:, lo_second + 1 :]  # a view: partitioned in place
+    first = width - n + hi_first - (lo_second + 1)  # rank from the top, in the upper part
+    upper.partition(first, axis=1)
+    high_below = upper[:, first]
+    high_above = upper[:, first + 1 :].min(axis=1) if hi_second > hi_first else high_below
+    return np.stack([low_below, low_above, high_below, high_above]), ok, n_low
 
 
 def _row_counts(mask: np.ndarray) -> np.ndarray:
@@ -347,50 +404,53 @@ def _row_counts(mask: np.ndarray) -> np.ndarray:
     return np.array([np.count_nonzero(row) for row in mask], dtype=np.intp)
 
 
-def _row_quantiles(diff: np.ndarray, quantiles: tuple[float, float]) -> tuple[np.ndarray, ...]:
+def _row_quantiles(
+    diff: np.ndarray,
+    quantiles: tuple[float, float],
+    normal: tuple[np.ndarray, np.ndarray] | None = None,
+) -> tuple[np.ndarray, ...]:
     """``np.quantile(diff, quantiles, axis=1)`` (linear method) for a lower and an upper
     quantile of rows without NaN: the same floats, selected from the rows' tails.
 
     numpy's value is the interpolation between two order statistics of the
-    row. A threshold per row and tail, an order statistic of a sample of
-    up to 2,048 of its draws a little beyond the rank sought (draws are
-    exchangeable, so the sample's quantile estimates the row's), cuts each
-    row's tail short: the values at or beyond it hold the ranks sought
-    whenever there are enough of them, and then their order statistics are the
-    row's (the upper tail's negated, which is exact). Rows where a tail fell
-    short, or let through too many values (ties), and short rows take numpy's
-    own partition.
+    row. Cuts per row and tail a little beyond the ranks sought leave short
+    tails; when a tail holds enough values its order statistics are the row's
+    (:func:`_tail_ranks`). The cuts come from ``normal`` (each row's mean and SD,
+    as if it were normal: no pass over the data), and for rows where those
+    fell short, from a sample of up to 2,048 of the row's draws (draws are
+    exchangeable, so the sample's quantile estimates the row's). Rows where both
+    fell short, or let through too many values (ties), and short rows take
+    numpy's own partition.
     """
     n_rows, n = diff.shape
-    (lo_first, lo_second, lo_gamma), (hi_first, hi_second, hi_gamma) = (
-        _linear_positions(n, q) for q in quantiles
-    )
-    need_low, need_high = lo_second + 1, n - hi_first
-    sample = diff[:, : min(2048, n // 4)]  # the first draws: a sample of all of them
-    cut_low = _threshold(sample, n, need_low, upper=False) if n >= 4096 else None
-    cut_high = _threshold(sample, n, need_high, upper=True) if n >= 4096 else None
-    if cut_low is None or cut_high is None or quantiles[0] > quantiles[1]:
+    positions = [_linear_positions(n, q) for q in quantiles]
+    (lo_first, lo_second, lo_gamma), (hi_first, hi_second, hi_gamma) = positions
+    need = (lo_second + 1, n - hi_first)
+    ranks = (lo_first, lo_second, hi_first, hi_second)
+    if n < 4096 or quantiles[0] > quantiles[1]:
         return tuple(np.quantile(diff, quantiles, axis=1))
-    low_mask = diff <= cut_low[:, None]
-    high_mask = diff >= cut_high[:, None]
-    n_low, n_high = _row_counts(low_mask), _row_counts(high_mask)
-    cap = 2 * (max(need_low, need_high) + n * 0.01) + 64
-    fallback = (n_low < need_low) | (n_high < need_high) | (n_low > cap) | (n_high > cap)
-    fallback |= cut_low >= cut_high  # the tails overlap: no clean split
-    either = np.logical_or(low_mask, high_mask, out=low_mask)
-    either[fallback] = False
-    n_low[fallback], n_high[fallback] = 0, 0
-    tails = np.compress(either.ravel(), diff.ravel())  # row by row, both tails
-    row = np.repeat(np.arange(n_rows), n_low + n_high)
-    is_low = tails <= cut_low[row]
-    low = _select(tails[is_low], n_low, (lo_first, lo_second))
-    high = -_select(-tails[~is_low], n_high, (n - 1 - hi_second, n - 1 - hi_first))
-    with np.errstate(invalid="ignore"):
-        out = (_lerp(low[:, 0], low[:, 1], lo_gamma), _lerp(high[:, 1], high[:, 0], hi_gamma))
-    if fallback.any():
-        for result, q in zip(out, quantiles, strict=True):
-            result[fallback] = np.quantile(diff[fallback], q, axis=1)
-    return out
+    low, high = np.empty(n_rows), np.empty(n_rows)
+    todo = np.arange(n_rows)
+    for attempt in ("normal", "sample"):
+        rows = diff if len(todo) == n_rows else diff[todo]
+        if attempt == "normal":
+            cuts = None if normal is None else _normal_cuts(*normal, n, need)
+        else:
+            sample = rows[:, : min(2048, n // 4)]  # the first draws: a sample of all of them
+            cut_low = _threshold(sample, n, need[0], upper=False)
+            cut_high = _threshold(sample, n, need[1], upper=True)
+            cuts = None if cut_low is None or cut_high is None else (cut_low, cut_high)
+        if cuts is None or not len(todo):
+            continue
+        stats, ok, _ = _tail_ranks(rows, cuts, ranks, need)
+        with np.errstate(invalid="ignore"):
+            low[todo[ok]] = _lerp(stats[0, ok], stats[1, ok], lo_gamma)
+            high[todo[ok]] = _lerp(stats[2, ok], stats[3, ok], hi_gamma)
+        todo = todo[~ok]
+    if len(todo):
+        rest = np.quantile(diff[todo], quantiles, axis=1)
+        low[todo], high[todo] = rest[0], rest[1]
+    return low, high
 
 
 def pair_quantiles(
@@ -399,30 +459,39 @@ def pair_quantiles(
     b: np.ndarray,
     quantiles: tuple[float, float],
     chunk_elements: int = QUANTILE_CHUNK_ELEMENTS,
+    cov: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Percentiles (numpy's linear method) of X_a − X_b and the share of draws with X_a > X_b.
 
-    ``draws`` is (R × M). Pairs are taken in chunks of at most
+    ``draws`` is (R × M); ``cov`` its covariance matrix (:func:`draw_covariance`,
+    computed if not given). Pairs are taken in chunks of at most
     ``chunk_elements`` differences (model by model when they come grouped by
     their first model, as from :func:`pair_indices`), so memory does not grow
     with M². The percentiles equal ``numpy.quantile``'s float for float; they
-    are selected from each difference's tails (:func:`_row_quantiles`), about
-    a quarter of the CPU time of partitioning all R draws.
+    are selected from each difference's tails (:func:`_row_quantiles`), cut where
+    a normal distribution with the difference's mean and SD (from ``cov``)
+    would put a little more than the share of draws sought.
     """
     by_model = np.ascontiguousarray(draws.T)  # (M, R): each difference is a contiguous row
-    n_pairs = len(a)
+    n_pairs, n_draws = len(a), draws.shape[0]
     low, high, share = np.empty(n_pairs), np.empty(n_pairs), np.empty(n_pairs)
     finite = bool(np.isfinite(draws).all())  # then no difference is NaN
-    for chunk in _pair_chunks(a, draws.shape[0], chunk_elements):
+    if finite and n_pairs:
+        means = by_model.mean(axis=1)
+        sd = covariance_sd(draw_covariance(draws) if cov is None else cov, a, b)
+    scratch = np.empty((max(1, min(n_pairs, chunk_elements // max(n_draws, 1))), n_draws))
+    for chunk in _pair_chunks(a, n_draws, chunk_elements):
         first, second = a[chunk], b[chunk]
         rows = by_model[first[0]] if (first == first[0]).all() else by_model[first]
-        if len(second) and (np.diff(second) == 1).all():  # a run of models: no copy
-            diff = rows - by_model[second[0] : second[-1] + 1]  # (pairs, R)
+        diff = scratch[: len(first)]
+        if len(second) and (np.diff(second) == 1).all():  # a run of models: no gather
+            np.subtract(rows, by_model[second[0] : second[-1] + 1], out=diff)  # (pairs, R)
         else:
-            diff = rows - by_model[second]
-        share[chunk] = _row_counts(diff > 0) / draws.shape[0]
+            np.subtract(rows, by_model[second], out=diff)
+        share[chunk] = _row_counts(diff > 0) / n_draws
         if finite:
-            low[chunk], high[chunk] = _row_quantiles(diff, quantiles)
+            normal = (means[first] - means[second], sd[chunk])
+            low[chunk], high[chunk] = _row_quantiles(diff, quantiles, normal)
         else:  # NaN differences: numpy's own handling
             low[chunk], high[chunk] = np.quantile(diff, quantiles, axis=1, overwrite_input=True)
     return low, high, share
