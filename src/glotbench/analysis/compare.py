@@ -212,7 +212,7 @@ def _aggregate_frame(
     diff = observed[a] - observed[b]
     sd = covariance_sd(cov, a, b)
     effect = _effect(diff, sd)
-    low, high, share = pair_quantiles(replicated, a, b, (alpha, 1 - alpha))
+    low, high, share = pair_quantiles(replicated, a, b, (alpha, 1 - alpha), cov=cov)
     return pd.DataFrame(
         {
             "aggregator": aggregator,

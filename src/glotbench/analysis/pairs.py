@@ -167,21 +167,28 @@ class CrossProducts:
         self.cross = np.empty((0, 0, 0))  # (U, M, M), upper triangles
         self.low = np.empty((0, 0))
         self.high = np.empty((0, 0))
+        self.buffer = np.empty((0, 0, 0))  # the block as (U, rows, M), reused
 
     def add(self, block: np.ndarray) -> None:
         from scipy.linalg.blas import dsyrk
 
-        units_first = np.ascontiguousarray(block.transpose(2, 0, 1))  # (U, rows, M)
+        # one buffer for every block of this shape: a fresh 20 MB array per block costs its
+        # page faults again (about as much as the copy itself)
+        shape = (block.shape[2], block.shape[0], block.shape[1])
+        if self.buffer.shape != shape:
+            self.buffer = np.empty(shape)
+        units_first = self.buffer  # (U, rows, M)
+        np.copyto(units_first, block.transpose(2, 0, 1))
+        low, high = block.min(axis=0).T, block.max(axis=0).T  # (U, M), read as laid out
         if self.count == 0:
             self.shift = units_first.mean(axis=1)
             self.sum = np.zeros_like(self.shift)
             self.cross = np.zeros((*self.shift.shape, self.shift.shape[1]))
-            self.low = units_first.min(axis=1)
-            self.high = units_first.max(axis=1)
+            self.low, self.high = low, high
         else:
-            np.minimum(self.low, units_first.min(axis=1), out=self.low)
-            np.maximum(self.high, units_first.max(axis=1), out=self.high)
-        centred = units_first - self.shift[:, None, :]
+            np.minimum(self.low, low, out=self.low)
+            np.maximum(self.high, high, out=self.high)
+        centred = np.subtract(units_first, self.shift[:, None, :], out=units_first)
         self.sum += centred.sum(axis=1)
         # many small products (M × 256 each): BLAS threads do not pay off, and on a shared
         # machine they spin against other processes (observed: 20× slower under load)
