@@ -24,6 +24,8 @@ process, so that its peak RSS is its own):
   read from a file). Run against an older checkout (``PYTHONPATH=old/src``),
   the terminal case prints what that version printed (every pair);
   ``--models`` changes the number of models of the compare cases;
+* ``compare-all-terminal`` / ``compare-all-json``: the same with every pair
+  (``--pairs all``);
 * ``ranks``: ``rank_models`` on the 200 × 50 design, R = 10,000;
 * ``ranks-1000``: 1,000 models × 100 task-language cells (2 tasks × 50
   languages), 200 replicates, R = 10,000, aggregator mean (rank counts and
@@ -38,7 +40,13 @@ process, so that its peak RSS is its own):
 * ``leaderboard-1000``: the same for the 1,000 × 100 design of ``ranks-1000``.
 
 Run: PYTHONPATH=src python benchmarks/bench_scale_analysis.py [--cases compare ranks ...]
-         [--json results.json]
+         [--json results.json] [--before OLD_CHECKOUT]
+
+``--before`` runs every case also against another checkout (its ``src`` first on
+``PYTHONPATH``), before the current tree's run of the same case, and prints both
+side by side with the ratio of CPU times and the load average at each run; for
+the compare cases it also checks that both versions' tables (aggregates,
+summaries, the per-language table) are identical, float for float.
 """
 
 from __future__ import annotations
@@ -54,7 +62,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _common import machine_info, print_header, print_table, write_json
+from _common import load_average, machine_info, print_header, print_table, write_json
 
 #: 50 ISO 639-1 codes, so that the leaderboard has its language-group views
 LANGUAGES = (
@@ -72,6 +80,8 @@ CASES = (
     "compare-terminal",
     "compare-json",
     "ranks-cli",
+    "compare-all-terminal",
+    "compare-all-json",
 )
 
 
@@ -130,7 +140,33 @@ def print_as_the_cli(result: Any, json_output: bool) -> None:
         devnull.close()
 
 
-def run_case(case: str, draws: int, n_models: int = 200) -> dict[str, Any]:
+def dump_tables(result: Any, folder: str) -> None:
+    """Write the comparison's tables to ``folder`` (Parquet keeps every float's bits)."""
+    for name in ("aggregates", "per_language", "language_summary", "pair_summary", "summary"):
+        frame = getattr(result, name, None)
+        if frame is not None:
+            frame.to_parquet(Path(folder) / f"{name}.parquet")
+
+
+def same_tables(before: str, after: str) -> str:
+    """Whether both folders of :func:`dump_tables` hold the same tables, float for float."""
+    import pandas as pd
+
+    names = sorted(p.name for p in Path(after).glob("*.parquet"))
+    if not names or names != sorted(p.name for p in Path(before).glob("*.parquet")):
+        return "tables differ in name"
+    for name in names:
+        old, new = pd.read_parquet(Path(before) / name), pd.read_parquet(Path(after) / name)
+        if name == "summary.parquet":  # the code before had no neighbour counts here
+            new = new[[c for c in new.columns if c in old.columns]]
+        try:
+            pd.testing.assert_frame_equal(old, new, check_exact=True)
+        except AssertionError as exc:
+            return f"{name}: {str(exc).splitlines()[0]}"
+    return f"identical ({len(names)} tables)"
+
+
+def run_case(case: str, draws: int, n_models: int = 200, dump: str | None = None) -> dict[str, Any]:
     """Build the inputs, run one case, return seconds, CPU seconds and peak RSS."""
     from glotbench.analysis.compare import compare_models
     from glotbench.analysis.draws import DrawSettings
@@ -159,11 +195,15 @@ def run_case(case: str, draws: int, n_models: int = 200) -> dict[str, Any]:
                 detail = f"{len(result.per_language)} rows, {path.stat().st_size / 2**20:.0f} MiB"
         else:
             detail = f"{len(result.aggregates)} aggregate rows"
-    elif case in ("compare-terminal", "compare-json"):
+    elif case in ("compare-terminal", "compare-json", "compare-all-terminal", "compare-all-json"):
         from glotbench import api
 
-        result = api.analyze_compare(source, DrawSettings(n_draws=draws, languages="with"))
-        print_as_the_cli(result, json_output=case == "compare-json")
+        settings = DrawSettings(n_draws=draws, languages="with")
+        if "-all-" in case:
+            result = api.analyze_compare(source, settings, pairs="all")
+        else:
+            result = api.analyze_compare(source, settings)
+        print_as_the_cli(result, json_output=case.endswith("json"))
         detail = f"{len(result.aggregates)} aggregate rows, printed as the CLI does"
     elif case == "ranks-cli":
         from glotbench import api
@@ -195,6 +235,8 @@ def run_case(case: str, draws: int, n_models: int = 200) -> dict[str, Any]:
     else:
         raise SystemExit(f"unknown case {case}")
     cpu, peak = time.process_time() - cpu0, peak_rss_mib()
+    if dump and case.startswith("compare"):  # after the measurement
+        dump_tables(result, dump)
     goal = GOALS.get(case.split("-")[0] if case.startswith("compare") else case)
     return {
         "case": case,
@@ -205,7 +247,29 @@ def run_case(case: str, draws: int, n_models: int = 200) -> dict[str, Any]:
         "goal": "" if goal is None else f"≤ {goal[0]:g} s CPU, ≤ {goal[1]:,} MiB",
         "met": "" if goal is None else ("yes" if cpu <= goal[0] and peak <= goal[1] else "no"),
         "detail": detail,
+        "load": load_average(),
     }
+
+
+def run_child(
+    case: str, args: argparse.Namespace, tree: str | None, dump: str | None
+) -> dict[str, Any]:
+    """One case in its own process; ``tree``: a checkout whose ``src`` goes first on the path."""
+    import os
+
+    env = dict(os.environ)
+    if tree is not None:
+        env["PYTHONPATH"] = str(Path(tree).resolve() / "src")
+    child = subprocess.run(
+        [sys.executable, __file__, "--case", case, "--draws", str(args.draws)]
+        + ["--models", str(args.models)]
+        + (["--dump", dump] if dump else []),
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+    )
+    return json.loads(child.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
@@ -216,39 +280,42 @@ def main() -> None:
     parser.add_argument("--draws", type=int, default=10_000)
     parser.add_argument("--models", type=int, default=200, help="models of the compare cases")
     parser.add_argument("--json", default=None, help="write the results to this JSON file")
+    parser.add_argument(
+        "--before", default=None, help="a checkout of the previous code, run side by side"
+    )
     parser.add_argument("--case", default=None, help=argparse.SUPPRESS)  # child process
+    parser.add_argument("--dump", default=None, help=argparse.SUPPRESS)  # child: tables here
     args = parser.parse_args()
     if args.case:
-        print(json.dumps(run_case(args.case, args.draws, args.models)))
+        print(json.dumps(run_case(args.case, args.draws, args.models, args.dump)))
         return
     info = machine_info(["numpy", "scipy", "pandas"])
     print_header("compare, ranks and leaderboard at scale", info)
     rows = []
     for case in args.cases:
-        child = subprocess.run(
-            [sys.executable, __file__, "--case", case, "--draws", str(args.draws)]
-            + ["--models", str(args.models)],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        row = json.loads(child.stdout.strip().splitlines()[-1])
+        with tempfile.TemporaryDirectory() as old, tempfile.TemporaryDirectory() as new:
+            check = args.before is not None and case.startswith("compare")
+            if args.before is not None:
+                before = run_child(case, args, args.before, old if check else None)
+                print(f"{case} (before): {before}", flush=True)
+            row = run_child(case, args, None, new if check else None)
+            if args.before is not None:
+                row = {
+                    **row,
+                    "before_cpu_seconds": before["cpu_seconds"],
+                    "before_peak_rss_mib": before["peak_rss_mib"],
+                    "before_load": before["load"],
+                    "cpu_ratio": before["cpu_seconds"] / row["cpu_seconds"],
+                    "outputs": same_tables(old, new) if check else "",
+                }
         print(f"{case}: {row}", flush=True)
         rows.append(row)
     print()
-    print_table(
-        rows,
-        [
-            "case",
-            "seconds",
-            "cpu_seconds",
-            "peak_rss_mib",
-            "rss_inputs_mib",
-            "goal",
-            "met",
-            "detail",
-        ],
-    )
+    columns = ["case", "seconds", "cpu_seconds", "peak_rss_mib", "rss_inputs_mib", "load"]
+    if args.before is not None:
+        columns[1:1] = ["before_cpu_seconds", "before_peak_rss_mib", "before_load"]
+        columns += ["cpu_ratio", "outputs"]
+    print_table(rows, [*columns, "goal", "met", "detail"])
     info["load_average_after"] = machine_info([])["load_average_1_5_15"]
     print(f"load average after: {info['load_average_after']}")
     write_json(args.json, {"machine": info, "draws": args.draws, "results": rows})
