@@ -251,6 +251,19 @@ def run_case(case: str, draws: int, n_models: int = 200, dump: str | None = None
     }
 
 
+def compare_in_child(before: str, after: str) -> str:
+    """:func:`same_tables` in a process of its own: the tables read (the per-language one is
+    ~300 MB) would otherwise raise this process's peak RSS, which its later children inherit
+    (Linux keeps ``ru_maxrss`` across fork and exec)."""
+    child = subprocess.run(
+        [sys.executable, __file__, "--same", before, after],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return child.stdout.strip().splitlines()[-1]
+
+
 def run_child(
     case: str, args: argparse.Namespace, tree: str | None, dump: str | None
 ) -> dict[str, Any]:
@@ -285,7 +298,11 @@ def main() -> None:
     )
     parser.add_argument("--case", default=None, help=argparse.SUPPRESS)  # child process
     parser.add_argument("--dump", default=None, help=argparse.SUPPRESS)  # child: tables here
+    parser.add_argument("--same", nargs=2, default=None, help=argparse.SUPPRESS)  # child
     args = parser.parse_args()
+    if args.same:
+        print(same_tables(*args.same))
+        return
     if args.case:
         print(json.dumps(run_case(args.case, args.draws, args.models, args.dump)))
         return
@@ -306,7 +323,7 @@ def main() -> None:
                     "before_peak_rss_mib": before["peak_rss_mib"],
                     "before_load": before["load"],
                     "cpu_ratio": before["cpu_seconds"] / row["cpu_seconds"],
-                    "outputs": same_tables(old, new) if check else "",
+                    "outputs": compare_in_child(old, new) if check else "",
                 }
         print(f"{case}: {row}", flush=True)
         rows.append(row)
