@@ -317,3 +317,16 @@ def test_api_writes_the_full_pair_table(tmp_path: Path, suffix: str) -> None:
     assert expected is not None and len(written) == 3 * 4
     pd.testing.assert_frame_equal(written, expected, check_dtype=False)
     assert api.analyze_compare(scores, settings, per_language=True).per_language is not None
+
+
+def test_name_columns_of_the_pair_table_equal_the_names_indexed_one_by_one() -> None:
+    """The per-language table's model and language columns are built in Arrow from codes
+    where pandas would store the names as Arrow strings: the same values and dtype as
+    indexing the names row by row, for any names (Unicode, commas, numbers, mixed)."""
+    from glotbench.analysis.compare import _names_column
+
+    codes = np.array([2, 0, 1, 1, 2, 0])
+    for names in (["xlmr", "mBERT-ü", "m,odel"], ["模型", "b", "c"], [1, 2, 3], ["a", 2, None]):
+        names = np.asarray(names, dtype=object)
+        expected = pd.Series(names[codes])
+        pd.testing.assert_series_equal(pd.Series(_names_column(names, codes)), expected)
