@@ -25,11 +25,11 @@ from glotbench.analysis.settings import (
     SCHEMES,
     AnalysisSettings,
 )
+from glotbench.cli._replay import DEFAULT_STORE, STORE_ENV
 
 #: the analyses' defaults: every command's option defaults are read from here
 DEFAULTS = DEFAULT_SETTINGS
-#: environment variable naming the store when --store is not given
-STORE_ENV = "GLOTBENCH_STORE"
+#: --store; when not given: $GLOTBENCH_STORE (STORE_ENV), else DEFAULT_STORE
 StoreOption = Annotated[
     Path | None,
     typer.Option(
@@ -39,7 +39,6 @@ StoreOption = Annotated[
         envvar=STORE_ENV,
     ),
 ]
-DEFAULT_STORE = Path("glotbench.duckdb")
 
 
 def _set_lock_timeout(value: float | None) -> float | None:

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from glotbench.analysis.settings import DEFAULT_PAIRS, DEFAULT_TOP_K, PAIR_MODES, AnalysisSettings
+from glotbench.cli._answer_cache import answer_cache
 from glotbench.cli._lazy import api
 from glotbench.cli._options import (
     DEFAULT_SIZES,
@@ -120,6 +121,7 @@ def _print_with_settings(payload: dict[str, Any], **settings: Any) -> None:
 
 
 @analyze_app.command("variance")
+@answer_cache("analyze variance")
 def analyze_variance_command(
     input: InputOption = None,
     store: AnalysisStoreOption = None,
@@ -177,6 +179,7 @@ def analyze_variance_command(
 
 
 @analyze_app.command("aggregate")
+@answer_cache("analyze aggregate")
 @with_analysis_settings
 def analyze_aggregate_command(
     input: InputOption = None,
@@ -205,6 +208,7 @@ def analyze_aggregate_command(
 
 
 @analyze_app.command("compare")
+@answer_cache("analyze compare")
 @with_analysis_settings
 def analyze_compare_command(
     input: InputOption = None,
@@ -394,6 +398,7 @@ def _print_task_comparisons(comparisons: dict[str, Any]) -> None:
 
 
 @analyze_app.command("tasks")
+@answer_cache("analyze tasks")
 @with_analysis_settings
 def analyze_tasks_command(
     input: InputOption = None,
@@ -423,6 +428,7 @@ def analyze_tasks_command(
 
 
 @analyze_app.command("ranks")
+@answer_cache("analyze ranks")
 @with_analysis_settings
 def analyze_ranks_command(
     input: InputOption = None,
@@ -487,6 +493,7 @@ def _rank_windows_frame(windows: list[dict[str, Any]]) -> Any:
 
 
 @analyze_app.command("euroeval-rank")
+@answer_cache("analyze euroeval-rank")
 def analyze_euroeval_rank_command(
     input: Annotated[
         Path | None,
@@ -565,6 +572,7 @@ def analyze_euroeval_rank_command(
 
 
 @analyze_app.command("speed")
+@answer_cache("analyze speed")
 def analyze_speed_command(
     store: StoreOption = DEFAULT_STORE,
     model: ModelFilter = None,
@@ -585,6 +593,7 @@ def analyze_speed_command(
 
 
 @analyze_app.command("lmm")
+@answer_cache("analyze lmm")
 def analyze_lmm_command(
     formula: Annotated[
         str,
@@ -749,6 +758,7 @@ def _print_residual_tests(checks: dict[str, Any]) -> None:
 
 
 @analyze_app.command("datasize")
+@answer_cache("analyze datasize")
 def analyze_datasize_command(
     store: AnalysisStoreOption = None,
     dataset: DatasetOption = None,
@@ -857,6 +867,7 @@ def analyze_datasize_command(
 
 
 @analyze_app.command("transfer")
+@answer_cache("analyze transfer")
 def analyze_transfer_command(
     ctx: typer.Context,
     input: Annotated[
@@ -941,6 +952,7 @@ def analyze_transfer_command(
 
 
 @analyze_app.command("buckets")
+@answer_cache("analyze buckets")
 def analyze_buckets_command(
     task: Annotated[
         str | None,
@@ -1023,6 +1035,7 @@ def analyze_buckets_command(
 
 
 @analyze_app.command("lmm-robustness")
+@answer_cache("analyze lmm-robustness")
 def analyze_lmm_robustness_command(
     formula: Annotated[str, typer.Option("--formula", "-f", help="Mixed model in lme4 syntax.")],
     factor: Annotated[str, typer.Option("--factor", help="Fixed factor whose effect to detect.")],
@@ -1082,6 +1095,7 @@ def analyze_lmm_robustness_command(
 
 
 @analyze_app.command("learning-curve")
+@answer_cache("analyze learning-curve")
 def analyze_learning_curve_command(
     store: AnalysisStoreOption = None,
     model: ModelFilter = None,

@@ -1,12 +1,17 @@
 """A cache of computed analyses, keyed by the store's content and the request.
 
-An analysis of a store is a pure function of the runs it reads (their ids and
-statistics digests), the settings (draws, seed, confidence level, …) and the
-glotbench version. :func:`store_fingerprint` digests the first from the
-``runs`` table (``run_id`` and ``stats_sha256`` of every complete run, in
-order), so any new, replaced or removed run changes it; :func:`cache_key`
-adds the rest. :class:`AnalysisCache` keeps results in a folder next to the
-store (``<store>.cache/``), one file per key, written atomically.
+An analysis of a store is a pure function of what the store holds, the
+settings (draws, seed, confidence level, …) and the glotbench code.
+:func:`content_digest` digests the first: every row of every table (runs,
+scores, imports, failures, meta, attributes, kept outputs), so any write —
+a run, an imported score or file, a replaced or deleted row — changes it
+(docs/analysis-cache.md). :func:`cache_key` adds the rest. :class:`AnalysisCache`
+keeps results in a folder next to the store (``<store>.cache/``), one file per
+key, written atomically; :meth:`AnalysisCache.put_answer` keeps the printed
+answers of the command line there, and drops those of an older store content.
+
+This module imports DuckDB but neither numpy nor pandas, so the command line
+can answer a repeated question before it loads them (docs/cli-performance.md).
 
 Entries are Python pickles: load a cache only from a folder you own, as with
 any pickle (a store's cache folder is as trusted as the store). A file that is
@@ -24,6 +29,8 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import duckdb
+
 from glotbench._version import __version__
 
 if TYPE_CHECKING:
@@ -32,27 +39,89 @@ if TYPE_CHECKING:
 _MAGIC = b"glotbench-analysis-cache-1\n"
 
 
-def store_fingerprint(store: Store) -> str:
-    """SHA-256 of the ids and statistics digests of every run in ``store``."""
-    with store.held():
-        rows = store.connection.execute(
-            "SELECT run_id, stats_sha256 FROM runs ORDER BY run_id"
+#: ``example_stats`` is not read row by row: every run's row carries the SHA-256 of its
+#: statistics (``stats_sha256``) and is written with them in one transaction
+_COVERED_BY_RUNS = "example_stats"
+
+
+def content_digest(connection: duckdb.DuckDBPyConnection) -> str:
+    """SHA-256 of what a store's connection holds: every table, every row and column.
+
+    Per table (in name order): its row count and the sum and XOR of DuckDB's
+    64-bit ``hash`` of each row (order-independent; a sum, so a duplicated row
+    counts twice). ``example_stats`` contributes its row count only: a complete
+    run's row in ``runs`` carries the digest of its statistics. One scan of
+    each table, in DuckDB; no rows are fetched into Python.
+    """
+    tables = sorted(
+        row[0]
+        for row in connection.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'"
         ).fetchall()
-    digest = hashlib.sha256()
-    for run_id, stats in rows:
-        digest.update(f"{run_id}:{stats}\n".encode())
+    )
+    digest = hashlib.sha256(b"glotbench-store-content-2\n")
+    for table in tables:
+        quoted = '"' + table.replace('"', '""') + '"'
+        if table == _COVERED_BY_RUNS:
+            query = f"SELECT count(*), 0, 0 FROM {quoted}"
+        else:
+            query = (
+                f"SELECT count(*), coalesce(sum(hash(t)::HUGEINT), 0), "
+                f"coalesce(bit_xor(hash(t)), 0) FROM {quoted} AS t"
+            )
+        count, total, xor = connection.execute(query).fetchone() or (0, 0, 0)
+        digest.update(f"{table}:{count}:{total}:{xor}\n".encode())
     return digest.hexdigest()
 
 
+def store_fingerprint(store: Store) -> str:
+    """:func:`content_digest` of an open ``store``."""
+    with store.held():
+        return content_digest(store.connection)
+
+
+def store_file_fingerprint(path: str | Path, timeout: float | None = None) -> str | None:
+    """:func:`content_digest` of the store file at ``path``, opened read-only and closed again.
+
+    None when there is no file or it is not a glotbench store (no ``meta``
+    table): the command that reads it then says why. Waits for a writing
+    process as opening a store does (:func:`glotbench.store.lock.connect`).
+    """
+    from glotbench.store.lock import connect
+
+    file = Path(path)
+    if not file.is_file():
+        return None
+    try:
+        connection = connect(file, read_only=True, timeout=timeout)
+    except duckdb.Error:
+        return None
+    try:
+        has_meta = connection.execute(
+            "SELECT count(*) FROM information_schema.tables "
+            "WHERE table_schema = 'main' AND table_name = 'meta'"
+        ).fetchone()
+        if not has_meta or not has_meta[0]:
+            return None
+        return content_digest(connection)
+    except duckdb.Error:
+        return None
+    finally:
+        connection.close()
+
+
 def code_fingerprint() -> str:
-    """Digest of the installed glotbench source files (path, size, modification time).
+    """Digest of the installed glotbench files (path, size, modification time).
 
     A development install keeps its version number while its code changes;
-    this makes an edited analysis miss the cache.
+    this makes an edited analysis miss the cache. Every file of the package
+    counts (modules, embedded tables, suites), not its ``__pycache__``.
     """
     root = Path(__file__).resolve().parents[1]
     digest = hashlib.sha256(__version__.encode())
-    for path in sorted(root.rglob("*.py")):
+    for path in sorted(root.rglob("*")):
+        if "__pycache__" in path.parts or not path.is_file():
+            continue
         stat = path.stat()
         digest.update(f"{path.relative_to(root)}:{stat.st_size}:{stat.st_mtime_ns}\n".encode())
     return digest.hexdigest()
@@ -108,3 +177,31 @@ class AnalysisCache:
             os.replace(tmp, self._path(key))
         except (OSError, pickle.PicklingError, TypeError, AttributeError):
             return  # a cache that cannot be written only costs time
+
+    # ------------------------------------------------------------------
+    # the command line's printed answers (glotbench.cli._answer_cache)
+    # ------------------------------------------------------------------
+    def get_answer(self, content: str, key: str) -> bytes | None:
+        """The printed answer of ``key`` for the store content ``content``, or None."""
+        value = AnalysisCache(self.folder / "answers").get(f"{content[:16]}-{key}")
+        return value if isinstance(value, bytes) else None
+
+    def put_answer(self, content: str, key: str, answer: bytes) -> None:
+        """Keep ``answer`` and drop the answers kept for another store content.
+
+        Answers of an older content can never be asked for again (the content
+        digest is part of every key), so the folder holds the answers of one
+        store content at a time.
+        """
+        answers = AnalysisCache(self.folder / "answers")
+        answers.put(f"{content[:16]}-{key}", answer)
+        prefix = content[:16] + "-"
+        try:
+            stale = [p for p in answers.folder.glob("*.pkl") if not p.name.startswith(prefix)]
+        except OSError:
+            return
+        for path in stale:
+            try:
+                path.unlink()
+            except OSError:
+                pass

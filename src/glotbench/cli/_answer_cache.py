@@ -1,0 +1,210 @@
+"""A repeated question answered from the store's cache, before the analysis stack loads.
+
+``glotbench analyze …`` on a store is a pure function of the command, its
+options, what the store holds and the glotbench code. :func:`answer_cache`
+wraps such a command: it digests the store with DuckDB alone
+(:func:`glotbench.store.analysis_cache.store_file_fingerprint`; no numpy or
+pandas), and when the same question was answered before for the same store
+content, prints the kept answer byte for byte and returns. Otherwise the
+command runs as always, its standard output is recorded on the way, and on
+success the bytes are kept in ``<store>.cache/answers/`` for the next call.
+
+The key holds every option's value, the store's content digest (every table:
+any write changes it), the glotbench code and what shapes the printed text
+(``--json``, the terminal's width, colours and encoding). A question that
+reads or writes a file other than the store (``--input``, ``--plot``,
+``--pairs-out``, …) is not cached, nor is a command that fails. ``--no-cache``
+(or ``$GLOTBENCH_NO_CACHE=1``) computes afresh and keeps nothing; see
+docs/analysis-cache.md.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import inspect
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from glotbench.cli._replay import (
+    DEFAULT_STORE,
+    NO_CACHE_ENV,
+    cache_disabled,
+    invocation,
+    invocation_key,
+    store_content,
+)
+
+NoCacheOption = Annotated[
+    bool,
+    typer.Option(
+        "--no-cache",
+        help="Compute afresh: do not answer from the store's cache (<store>.cache/) and keep "
+        f"nothing there. ${NO_CACHE_ENV}=1 does the same.",
+    ),
+]
+
+
+class _Recorder:
+    """``sys.stdout`` while a command runs: everything written goes through, and is kept."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self._encoding = getattr(stream, "encoding", None) or "utf-8"
+        self.chunks: list[bytes] = []
+        raw = getattr(stream, "buffer", None)
+        self.buffer = _BufferRecorder(raw, self.chunks) if raw is not None else None
+
+    def write(self, text: str) -> int:
+        self.chunks.append(text.encode(self._encoding, errors="replace"))
+        return self._stream.write(text)
+
+    def __getattr__(self, name: str) -> Any:  # flush, isatty, fileno, encoding, …
+        return getattr(self._stream, name)
+
+
+class _BufferRecorder:
+    def __init__(self, raw: Any, chunks: list[bytes]) -> None:
+        self._raw = raw
+        self._chunks = chunks
+
+    def write(self, data: bytes) -> int:
+        self._chunks.append(bytes(data))
+        return self._raw.write(data)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._raw, name)
+
+
+def _is_file_parameter(value: Any) -> bool:
+    if isinstance(value, Path):
+        return True
+    return isinstance(value, list | tuple) and any(isinstance(v, Path) for v in value)
+
+
+def _question(command: str, arguments: dict[str, Any]) -> str:
+    """The request and what shapes its printed text, as one JSON string."""
+    from glotbench.cli._output import console
+
+    options = {
+        name: [str(v) for v in value] if isinstance(value, list | tuple) else value
+        for name, value in arguments.items()
+        if not isinstance(value, typer.Context)
+    }
+    output = {
+        "width": console.width,
+        "color_system": console.color_system,
+        "terminal": console.is_terminal,
+        "encoding": console.encoding,
+        "stdout_encoding": getattr(sys.stdout, "encoding", None),
+    }
+    return json.dumps(
+        {"command": command, "options": options, "output": output}, sort_keys=True, default=str
+    )
+
+
+def _write_answer(answer: bytes, json_output: bool) -> None:
+    sys.stdout.flush()
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is not None:
+        buffer.write(answer)
+        buffer.flush()
+    else:
+        sys.stdout.write(answer.decode())
+    if json_output:  # as print_json marks it (glotbench.cli.main)
+        from glotbench.cli._output import _printed_json
+
+        _printed_json.append(True)
+
+
+def announce(command: str, store: Path | str | None) -> None:
+    """A first line on a terminal's stderr, before the analysis stack loads: what is computed."""
+    from glotbench.cli._output import stderr_console
+
+    err = stderr_console()
+    if err.is_terminal:
+        where = f" of {store}" if store is not None else ""
+        err.print(f"[dim]glotbench {command}{where}: computing …[/]", highlight=False)
+
+
+def answer_cache(command: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Give an ``analyze`` command ``--no-cache`` and answer repeated questions from the cache.
+
+    ``command`` names it in the key (``"analyze aggregate"``). The wrapped
+    function takes its options as keyword arguments (as Typer calls it) and has
+    a ``store`` option; ``--json`` output is ``json_output``.
+    """
+
+    def decorate(function: Callable[..., None]) -> Callable[..., None]:
+        signature = inspect.signature(function, eval_str=True)
+        parameters = list(signature.parameters.values())
+        if "store" not in signature.parameters:
+            raise TypeError(f"{function.__name__} has no 'store' option")
+        parameters.append(
+            inspect.Parameter(
+                "no_cache", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=NoCacheOption
+            )
+        )
+
+        @functools.wraps(function)
+        def wrapper(*args: Any, **kwargs: Any) -> None:
+            no_cache = bool(kwargs.pop("no_cache", False))
+            bound = signature.bind_partial(*args, **kwargs).arguments
+            store = bound.get("store")
+            store = store if store is not None else DEFAULT_STORE
+            others = {k: v for k, v in bound.items() if k != "store"}
+            if no_cache or cache_disabled() or any(_is_file_parameter(v) for v in others.values()):
+                announce(command, store)
+                function(*args, **kwargs)
+                return
+            _answer_from_cache_or_run(command, store, bound, lambda: function(*args, **kwargs))
+
+        wrapper.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+        wrapper.__annotations__ = {p.name: p.annotation for p in parameters} | {
+            "return": signature.return_annotation
+        }
+        return wrapper
+
+    return decorate
+
+
+def _answer_from_cache_or_run(
+    command: str, store: Path, arguments: dict[str, Any], run: Callable[[], None]
+) -> None:
+    from glotbench.store.analysis_cache import AnalysisCache, code_fingerprint
+    from glotbench.store.analysis_cache import store_file_fingerprint as fingerprint
+
+    content = store_content(store)
+    if content is None:  # no store there, or not one: the command says why
+        announce(command, store)
+        run()
+        return
+    question = _question(command, arguments)
+    key = hashlib.sha256(f"{content}\n{code_fingerprint()}\n{question}".encode()).hexdigest()
+    cache = AnalysisCache.beside(store)
+    answer = cache.get_answer(content, key)
+    if answer is not None:
+        _write_answer(answer, bool(arguments.get("json_output")))
+    else:
+        announce(command, store)
+        stdout = sys.stdout
+        recorder = _Recorder(stdout)
+        sys.stdout = recorder  # type: ignore[assignment]
+        try:
+            run()
+        finally:
+            sys.stdout = stdout
+        answer = b"".join(recorder.chunks)
+        # kept only if the store did not change meanwhile (another process wrote to it)
+        if fingerprint(store) != content:
+            return
+        cache.put_answer(content, key, answer)
+    # the same words read the same store: kept for glotbench.cli._replay's fast path
+    words = invocation()
+    if words is not None and words[1] == store:
+        cache.put_answer(content, invocation_key(words[0]), answer)

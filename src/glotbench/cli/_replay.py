@@ -1,0 +1,156 @@
+"""The fast path of a repeated ``glotbench analyze …``: the kept answer, before Typer loads.
+
+:mod:`glotbench.cli._answer_cache` keeps each answer of an ``analyze`` command
+on a store under two keys: the parsed question (command and option values) and
+the **invocation** — the command line's words, the working directory, the
+environment, which standard streams are terminals and their size, the
+Python and glotbench installation (:func:`invocation_key`). The same
+invocation parses to the same question, so :func:`replay`, called by
+:func:`glotbench.cli.main` before anything else, can answer it from the words
+alone: it digests the store (DuckDB only), looks the invocation up and prints
+the kept bytes. It imports neither Typer, rich, numpy nor pandas; a repeated
+question costs Python, DuckDB and the digest (docs/cli-performance.md).
+
+The invocation's store is found in its words as the parser finds it (the last
+``--store``, else ``$GLOTBENCH_STORE``, else ``glotbench.duckdb``); the answer
+is kept under the invocation only when that is the store the command read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+#: the store a command reads when neither --store nor $GLOTBENCH_STORE names one
+DEFAULT_STORE = Path("glotbench.duckdb")
+#: environment variable naming the store (the --store option's fallback)
+STORE_ENV = "GLOTBENCH_STORE"
+#: environment variable: a value other than "" or "0" turns the answer cache off
+NO_CACHE_ENV = "GLOTBENCH_NO_CACHE"
+#: variables a shell changes without changing what a command prints
+_VOLATILE_ENV = ("OLDPWD", "_")
+
+#: this process's invocation (set by :func:`replay`) and the store content it digested
+_state: dict[str, Any] = {"argv": None, "store": None, "content": None}
+
+
+def cache_disabled(argv: list[str] | None = None) -> bool:
+    """``--no-cache`` among the words, or ``$GLOTBENCH_NO_CACHE`` set (not to 0)."""
+    if os.environ.get(NO_CACHE_ENV, "").strip() not in ("", "0"):
+        return True
+    return argv is not None and "--no-cache" in _options_part(argv)
+
+
+def _options_part(argv: list[str]) -> list[str]:
+    return argv[: argv.index("--")] if "--" in argv else argv
+
+
+def store_of(argv: list[str]) -> Path:
+    """The store the words name as the parser reads them: the last ``--store``, else the
+    environment's, else :data:`DEFAULT_STORE`."""
+    words = _options_part(argv)
+    value: str | None = None
+    for position, word in enumerate(words):
+        if word == "--store" and position + 1 < len(words):
+            value = words[position + 1]
+        elif word.startswith("--store="):
+            value = word.removeprefix("--store=")
+    if value is None:
+        value = os.environ.get(STORE_ENV) or str(DEFAULT_STORE)
+    return Path(value)
+
+
+def _terminal(fd: int) -> list[int] | None:
+    try:
+        if not os.isatty(fd):
+            return None
+        size = os.get_terminal_size(fd)
+        return [size.columns, size.lines]
+    except OSError:
+        return None
+
+
+def invocation_key(argv: list[str]) -> str:
+    """SHA-256 of what decides a command's printed answer, store content aside.
+
+    The words, the working directory, the environment (but ``OLDPWD`` and
+    ``_``), whether stdin, stdout and stderr are terminals and their sizes,
+    stdout's encoding, the Python executable and version, the modification
+    times of the import path's folders (an installed or removed package
+    changes them) and the glotbench files
+    (:func:`glotbench.store.analysis_cache.code_fingerprint`).
+    """
+    from glotbench.store.analysis_cache import code_fingerprint
+
+    folders = []
+    for entry in sys.path:
+        try:
+            folders.append([entry, os.stat(entry or ".").st_mtime_ns])
+        except OSError:
+            folders.append([entry, None])
+    payload = {
+        "argv": list(argv),
+        "cwd": os.getcwd(),
+        "environment": {k: v for k, v in os.environ.items() if k not in _VOLATILE_ENV},
+        "terminals": [_terminal(fd) for fd in (0, 1, 2)],
+        "stdout_encoding": getattr(sys.stdout, "encoding", None),
+        "python": [sys.executable, sys.version],
+        "path": folders,
+        "code": code_fingerprint(),
+    }
+    text = json.dumps(payload, sort_keys=True, default=str)
+    return "argv-" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def store_content(store: Path) -> str | None:
+    """The content digest of ``store``, reused when :func:`replay` digested it already."""
+    from glotbench.store.analysis_cache import store_file_fingerprint
+
+    if _state["content"] is not None and _state["store"] == store:
+        return str(_state["content"])
+    return store_file_fingerprint(store)
+
+
+def invocation() -> tuple[list[str], Path] | None:
+    """The words and store of this process's command line, when :func:`replay` saw them."""
+    if _state["argv"] is None:
+        return None
+    return list(_state["argv"]), Path(_state["store"])
+
+
+def replay(argv: list[str]) -> bool:
+    """Print the kept answer of ``argv`` (``glotbench analyze …``) and return True, if any.
+
+    False (nothing printed) when the command is not an analysis, the cache is
+    off, there is no store or no answer kept for this invocation and content.
+    """
+    if not argv or argv[0] != "analyze" or cache_disabled(argv):
+        return False
+    words = _options_part(argv)
+    if "--help" in words or "-h" in words:
+        return False
+    try:
+        from glotbench.store.analysis_cache import AnalysisCache, store_file_fingerprint
+
+        store = store_of(argv)
+        content = store_file_fingerprint(store)
+        _state.update(argv=list(argv), store=store, content=content)
+        if content is None:
+            return False
+        answer = AnalysisCache.beside(store).get_answer(content, invocation_key(argv))
+    except Exception:  # a cache that cannot be read only costs time: run the command
+        return False
+    if answer is None:
+        return False
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is not None:
+        buffer.write(answer)
+        buffer.flush()
+    else:
+        sys.stdout.write(answer.decode())
+        sys.stdout.flush()
+    return True
