@@ -80,13 +80,16 @@ def main() -> None:
     code. With ``--json`` they are also a JSON object on stdout, ``{"error":
     {"type", "message", "exit_code", "path", "line", "field"}}`` (where known).
     """
-    from glotbench.cli._replay import replay
+    from glotbench.cli._replay import forget, replay
 
-    if replay(sys.argv[1:]):
-        return
-    from glotbench.cli._app import run_app
+    try:
+        if replay(sys.argv[1:]):
+            return
+        from glotbench.cli._app import run_app
 
-    run_app()
+        run_app()
+    finally:
+        forget()
 
 
 __all__ = [*_APP_NAMES, "main"]

@@ -35,8 +35,9 @@ from glotbench.cli._replay import (
     DEFAULT_STORE,
     NO_CACHE_ENV,
     cache_disabled,
-    invocation,
     invocation_key,
+    output_shape,
+    running_invocation,
     store_content,
 )
 
@@ -97,10 +98,7 @@ def _question(command: str, arguments: dict[str, Any]) -> str:
         if not isinstance(value, typer.Context)
     }
     output = {
-        "width": console.width,
-        "color_system": console.color_system,
-        "terminal": console.is_terminal,
-        "encoding": console.encoding,
+        "console": output_shape(console),
         "stdout_encoding": getattr(sys.stdout, "encoding", None),
     }
     return json.dumps(
@@ -205,6 +203,8 @@ def _answer_from_cache_or_run(
             return
         cache.put_answer(content, key, answer)
     # the same words read the same store: kept for glotbench.cli._replay's fast path
-    words = invocation()
+    words = running_invocation()
     if words is not None and words[1] == store:
-        cache.put_answer(content, invocation_key(words[0]), answer)
+        from glotbench.cli._output import console
+
+        cache.put_answer(content, invocation_key(words[0], output_shape(console)), answer)

@@ -9,7 +9,10 @@ invocation parses to the same question, so :func:`replay`, called by
 :func:`glotbench.cli.main` before anything else, can answer it from the words
 alone: it digests the store (DuckDB only), looks the invocation up and prints
 the kept bytes. It imports neither Typer, rich, numpy nor pandas; a repeated
-question costs Python, DuckDB and the digest (docs/cli-performance.md).
+question costs Python, DuckDB, rich's console and the digest
+(docs/cli-performance.md). An answer printed by a console that is not the one a
+new process would make (a test that changed its width) is kept under that
+console's shape, so it is never replayed to a process that prints otherwise.
 
 The invocation's store is found in its words as the parser finds it (the last
 ``--store``, else ``$GLOTBENCH_STORE``, else ``glotbench.duckdb``); the answer
@@ -35,7 +38,7 @@ NO_CACHE_ENV = "GLOTBENCH_NO_CACHE"
 _VOLATILE_ENV = ("OLDPWD", "_")
 
 #: this process's invocation (set by :func:`replay`) and the store content it digested
-_state: dict[str, Any] = {"argv": None, "store": None, "content": None}
+_state: dict[str, Any] = {"invocation": None, "store": None, "content": None}
 
 
 def cache_disabled(argv: list[str] | None = None) -> bool:
@@ -74,25 +77,51 @@ def _terminal(fd: int) -> list[int] | None:
         return None
 
 
-def invocation_key(argv: list[str]) -> str:
-    """SHA-256 of what decides a command's printed answer, store content aside.
+def output_shape(console: Any) -> list[Any]:
+    """What shapes a rich console's text: width, height, colours, terminal, encoding."""
+    return [
+        console.width,
+        console.height,
+        console.color_system,
+        console.is_terminal,
+        console.is_dumb_terminal,
+        console.encoding,
+        console.legacy_windows,
+        console.no_color,
+        console.is_jupyter,
+    ]
+
+
+def fresh_output_shape() -> list[Any]:
+    """:func:`output_shape` of the console a new process prints with (glotbench.cli._output)."""
+    from rich.console import Console
+
+    return output_shape(Console())
+
+
+def invocation(argv: list[str]) -> dict[str, Any]:
+    """What decides a command's printed answer besides the store and the console.
 
     The words, the working directory, the environment (but ``OLDPWD`` and
     ``_``), whether stdin, stdout and stderr are terminals and their sizes,
-    stdout's encoding, the Python executable and version, the modification
-    times of the import path's folders (an installed or removed package
-    changes them) and the glotbench files
-    (:func:`glotbench.store.analysis_cache.code_fingerprint`).
+    stdout's encoding, the Python executable and version, the import path and
+    the modification times of its ``site-packages`` folders (an installed or
+    removed package changes them) and the glotbench files
+    (:func:`glotbench.store.analysis_cache.code_fingerprint`). Taken when the
+    process starts: an analysis may set environment variables as it runs.
     """
     from glotbench.store.analysis_cache import code_fingerprint
 
-    folders = []
-    for entry in sys.path:
-        try:
-            folders.append([entry, os.stat(entry or ".").st_mtime_ns])
-        except OSError:
-            folders.append([entry, None])
-    payload = {
+    folders: list[list[Any]] = []
+    for entry in sys.path:  # an installed or removed package changes its folder's time
+        stamp = None
+        if Path(entry).name in ("site-packages", "dist-packages"):
+            try:
+                stamp = os.stat(entry).st_mtime_ns
+            except OSError:
+                pass
+        folders.append([entry, stamp])
+    return {
         "argv": list(argv),
         "cwd": os.getcwd(),
         "environment": {k: v for k, v in os.environ.items() if k not in _VOLATILE_ENV},
@@ -102,7 +131,12 @@ def invocation_key(argv: list[str]) -> str:
         "path": folders,
         "code": code_fingerprint(),
     }
-    text = json.dumps(payload, sort_keys=True, default=str)
+
+
+def invocation_key(words: dict[str, Any], shape: list[Any]) -> str:
+    """Key of an answer printed for the invocation ``words`` (:func:`invocation`) by a
+    console of ``shape`` (:func:`output_shape`)."""
+    text = json.dumps({**words, "console": shape}, sort_keys=True, default=str)
     return "argv-" + hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -115,11 +149,17 @@ def store_content(store: Path) -> str | None:
     return store_file_fingerprint(store)
 
 
-def invocation() -> tuple[list[str], Path] | None:
-    """The words and store of this process's command line, when :func:`replay` saw them."""
-    if _state["argv"] is None:
+def running_invocation() -> tuple[dict[str, Any], Path] | None:
+    """The invocation (:func:`invocation`) and store of the command line :func:`replay`
+    was given and :func:`glotbench.cli.main` is running (None outside ``main``)."""
+    if _state["invocation"] is None:
         return None
-    return list(_state["argv"]), Path(_state["store"])
+    return dict(_state["invocation"]), Path(_state["store"])
+
+
+def forget() -> None:
+    """End of ``main``: no invocation is running (an in-process caller may run another)."""
+    _state.update(invocation=None, store=None, content=None)
 
 
 def replay(argv: list[str]) -> bool:
@@ -128,6 +168,7 @@ def replay(argv: list[str]) -> bool:
     False (nothing printed) when the command is not an analysis, the cache is
     off, there is no store or no answer kept for this invocation and content.
     """
+    forget()
     if not argv or argv[0] != "analyze" or cache_disabled(argv):
         return False
     words = _options_part(argv)
@@ -136,12 +177,15 @@ def replay(argv: list[str]) -> bool:
     try:
         from glotbench.store.analysis_cache import AnalysisCache, store_file_fingerprint
 
+        words = invocation(argv)
         store = store_of(argv)
         content = store_file_fingerprint(store)
-        _state.update(argv=list(argv), store=store, content=content)
+        _state.update(invocation=words, store=store, content=content)
         if content is None:
             return False
-        answer = AnalysisCache.beside(store).get_answer(content, invocation_key(argv))
+        answer = AnalysisCache.beside(store).get_answer(
+            content, invocation_key(words, fresh_output_shape())
+        )
     except Exception:  # a cache that cannot be read only costs time: run the command
         return False
     if answer is None:
