@@ -40,8 +40,7 @@ if TYPE_CHECKING:
         transfer_table,
     )
 
-#: the app's names, imported from :mod:`glotbench.cli._app` on first use
-_APP_NAMES = (
+__all__ = [
     "DEFAULT_STORE",
     "ExportTable",
     "JsonOption",
@@ -60,7 +59,10 @@ _APP_NAMES = (
     "print_json",
     "significance_app",
     "transfer_table",
-)
+    "main",
+]
+#: the app's names, imported from :mod:`glotbench.cli._app` on first use
+_APP_NAMES = frozenset(__all__) - {"main"}
 
 
 def __getattr__(name: str) -> Any:
@@ -90,6 +92,3 @@ def main() -> None:
         run_app()
     finally:
         forget()
-
-
-__all__ = [*_APP_NAMES, "main"]

@@ -1,4 +1,4 @@
-"""The ``glotbench`` command line's Typer app (:data:`app`) and its error handling (:func:`run_app`).
+"""The ``glotbench`` command line's Typer app (:data:`app`); :func:`run_app` runs it.
 
 :mod:`glotbench.cli` (the package) is light: its :func:`~glotbench.cli.main` first tries to
 answer a repeated question from the store's cache (:mod:`glotbench.cli._replay`), then

@@ -25,7 +25,8 @@ from glotbench.analysis.settings import (
     SCHEMES,
     AnalysisSettings,
 )
-from glotbench.cli._replay import DEFAULT_STORE, STORE_ENV
+from glotbench.cli._replay import DEFAULT_STORE as DEFAULT_STORE
+from glotbench.cli._replay import STORE_ENV
 
 #: the analyses' defaults: every command's option defaults are read from here
 DEFAULTS = DEFAULT_SETTINGS

@@ -171,8 +171,8 @@ def replay(argv: list[str]) -> bool:
     forget()
     if not argv or argv[0] != "analyze" or cache_disabled(argv):
         return False
-    words = _options_part(argv)
-    if "--help" in words or "-h" in words:
+    options = _options_part(argv)
+    if "--help" in options or "-h" in options:
         return False
     try:
         from glotbench.store.analysis_cache import AnalysisCache, store_file_fingerprint

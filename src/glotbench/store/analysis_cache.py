@@ -69,7 +69,7 @@ def content_digest(connection: duckdb.DuckDBPyConnection) -> str:
                 f"SELECT count(*), coalesce(sum(hash(t)::HUGEINT), 0), "
                 f"coalesce(bit_xor(hash(t)), 0) FROM {quoted} AS t"
             )
-        count, total, xor = connection.execute(query).fetchone() or (0, 0, 0)
+        ((count, total, xor),) = connection.execute(query).fetchall()
         digest.update(f"{table}:{count}:{total}:{xor}\n".encode())
     return digest.hexdigest()
 
@@ -97,11 +97,11 @@ def store_file_fingerprint(path: str | Path, timeout: float | None = None) -> st
     except duckdb.Error:
         return None
     try:
-        has_meta = connection.execute(
+        ((has_meta,),) = connection.execute(
             "SELECT count(*) FROM information_schema.tables "
             "WHERE table_schema = 'main' AND table_name = 'meta'"
-        ).fetchone()
-        if not has_meta or not has_meta[0]:
+        ).fetchall()
+        if not has_meta:
             return None
         return content_digest(connection)
     except duckdb.Error:

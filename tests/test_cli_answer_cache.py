@@ -1,0 +1,167 @@
+"""``glotbench analyze …`` on a store: a repeated question answered from the store's cache.
+
+References: the same command computed afresh (``--no-cache``): a cached answer
+must equal it byte for byte, and after every kind of write the answer must
+equal the fresh answer of the changed store. A cached answer is proved to be
+one by making the analysis unavailable (it would raise) and, in a fresh
+process, by the modules it loaded (no Typer, numpy or pandas).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from glotbench import api
+from glotbench.store import Store
+from glotbench.store.schema import RunRecord
+
+
+def _scores(path: Path, rows: list[tuple[str, str, int, float]]) -> Path:
+    path.write_text(
+        "model,task,language,metric,seed,score\n"
+        + "".join(f"{m},t,{lang},accuracy,{seed},{score}\n" for m, lang, seed, score in rows)
+    )
+    return path
+
+
+ROWS = [
+    (m, lang, seed, 0.5 + 0.1 * i + 0.01 * seed + (0.03 if lang == "en" else 0.0))
+    for i, m in enumerate("ABC")
+    for lang in ("de", "en")
+    for seed in range(3)
+]
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Path:
+    path = tmp_path / "s.duckdb"
+    api.import_scores(_scores(tmp_path / "a.csv", ROWS), store=path)
+    return path
+
+
+def _ask(cli: Callable[..., object], store: Path, *extra: str) -> str:
+    result = cli("analyze", "aggregate", "--store", store, "--draws", "40", "--json", *extra)
+    assert result.exit_code == 0, result.stderr  # type: ignore[attr-defined]
+    return str(result.stdout)  # type: ignore[attr-defined]
+
+
+def _unavailable(*args: object, **kwargs: object) -> None:
+    raise AssertionError("the analysis ran: the answer did not come from the cache")
+
+
+def test_a_cached_answer_equals_a_fresh_one_byte_for_byte(cli, store: Path, monkeypatch):
+    fresh = _ask(cli, store, "--no-cache")
+    assert not (store.parent / "s.duckdb.cache").exists()  # --no-cache keeps nothing
+    first = _ask(cli, store)
+    assert first == fresh
+    assert list((store.parent / "s.duckdb.cache" / "answers").glob("*.pkl"))
+    monkeypatch.setattr(api, "analyze_aggregate", _unavailable)
+    assert _ask(cli, store) == fresh  # from the cache: the analysis was not called
+    json.loads(fresh)  # one JSON document
+
+
+def test_every_write_invalidates_the_answer(cli, store: Path, tmp_path: Path):
+    """Imported scores, another import file, a run, a replaced run, a deleted score row:
+    after each, the answer is the fresh answer of the changed store (never the old one)."""
+    answers = [_ask(cli, store)]
+
+    def check() -> None:
+        cached_or_new = _ask(cli, store)
+        assert cached_or_new == _ask(cli, store, "--no-cache")
+        assert cached_or_new not in answers
+        answers.append(cached_or_new)
+
+    api.import_scores(
+        _scores(tmp_path / "b.csv", [("D", "de", 0, 0.9), ("D", "en", 0, 0.8)]), store=store
+    )
+    check()
+    more = [("D", lang, seed, 0.7 + 0.01 * seed) for lang in ("de", "en") for seed in (1, 2)]
+    api.import_scores(_scores(tmp_path / "c.csv", more), store=store)
+    check()
+    with Store.open(store) as handle, handle.transaction() as con:
+        con.execute("DELETE FROM scores WHERE model = 'D' AND seed = 2")
+    check()
+
+
+def test_runs_written_and_replaced_invalidate_the_answer(cli, tmp_path: Path):
+    path = tmp_path / "runs.duckdb"
+    rng = np.random.default_rng(0)
+
+    def write(model: str, language: str, seed: int, p: float, replace: bool = False) -> None:
+        record = RunRecord(
+            model=model, dataset="d-" + language, task="t", language=language, seed=seed,
+            metric="accuracy", stat_names=("correct", "count"), source="test",
+        )  # fmt: skip
+        correct = (rng.random(30) < p).astype(float)
+        stats = np.column_stack([correct, np.ones(30)])
+        with Store.open(path) as handle:
+            handle.runs.write(record, [f"e{i}" for i in range(30)], stats, replace=replace)
+
+    for model, p in (("A", 0.6), ("B", 0.7)):
+        for language in ("de", "en"):
+            write(model, language, 0, p)
+    first = _ask(cli, path)
+    assert _ask(cli, path) == first
+    write("C", "de", 0, 0.8)
+    write("C", "en", 0, 0.8)
+    second = _ask(cli, path)
+    assert second != first and second == _ask(cli, path, "--no-cache")
+    write("C", "en", 0, 0.2, replace=True)
+    third = _ask(cli, path)
+    assert third not in (first, second) and third == _ask(cli, path, "--no-cache")
+
+
+def test_other_settings_other_answers_and_the_environment_switch(cli, store: Path, monkeypatch):
+    assert _ask(cli, store) != _ask(cli, store, "--seed", "1")
+    assert _ask(cli, store, "--seed", "1") == _ask(cli, store, "--seed", "1", "--no-cache")
+    monkeypatch.setattr(api, "analyze_aggregate", _unavailable)
+    monkeypatch.setenv("GLOTBENCH_NO_CACHE", "1")  # the same question, computed afresh
+    with pytest.raises(AssertionError, match="did not come from the cache"):
+        _ask(cli, store)
+
+
+def test_files_other_than_the_store_and_failures_are_not_cached(cli, store: Path, tmp_path: Path):
+    table = _scores(tmp_path / "in.csv", ROWS)
+    result = cli("analyze", "aggregate", "--input", table, "--store", store, "--draws", "40")
+    assert result.exit_code == 0, result.stderr
+    assert not (store.parent / "s.duckdb.cache").exists()
+    failed = cli("analyze", "aggregate", "--store", store, "--metric", "bleu", "--json")
+    assert failed.exit_code != 0
+    assert not (store.parent / "s.duckdb.cache").exists()
+
+
+def test_a_damaged_cache_entry_is_recomputed(cli, store: Path):
+    fresh = _ask(cli, store)
+    for entry in (store.parent / "s.duckdb.cache" / "answers").glob("*.pkl"):
+        entry.write_bytes(entry.read_bytes()[:20])
+    assert _ask(cli, store) == fresh
+
+
+def test_a_new_process_answers_from_the_cache_without_typer_numpy_or_pandas(store: Path):
+    """The fast path (glotbench.cli._replay): the second process prints the first one's
+    bytes having loaded none of the command line's or the analyses' libraries."""
+    code = (
+        "import sys\nfrom glotbench.cli import main\n"
+        "try:\n    main()\nfinally:\n"
+        "    loaded = [m for m in ('typer', 'numpy', 'pandas') if m in sys.modules]\n"
+        "    sys.stderr.write('LOADED=' + ','.join(loaded))\n"
+    )
+    command = [sys.executable, "-c", code, "analyze", "aggregate", "--store", str(store)]
+    command += ["--draws", "40", "--json"]
+    env = {k: v for k, v in os.environ.items() if k != "GLOTBENCH_NO_CACHE"}
+    runs = [
+        subprocess.run(command, capture_output=True, env=env, cwd=store.parent, timeout=300)
+        for _ in range(2)
+    ]
+    assert all(run.returncode == 0 for run in runs), runs[0].stderr
+    assert runs[0].stdout == runs[1].stdout
+    assert runs[0].stderr.decode().endswith("LOADED=typer,numpy,pandas")
+    assert runs[1].stderr.decode().endswith("LOADED=")
