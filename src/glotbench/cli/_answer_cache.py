@@ -31,6 +31,7 @@ from typing import Annotated, Any
 
 import typer
 
+from glotbench.cli._lazy import announce
 from glotbench.cli._replay import (
     DEFAULT_STORE,
     NO_CACHE_ENV,
@@ -120,16 +121,6 @@ def _write_answer(answer: bytes, json_output: bool) -> None:
         _printed_json.append(True)
 
 
-def announce(command: str, store: Path | str | None) -> None:
-    """A first line on a terminal's stderr, before the analysis stack loads: what is computed."""
-    from glotbench.cli._output import stderr_console
-
-    err = stderr_console()
-    if err.is_terminal:
-        where = f" of {store}" if store is not None else ""
-        err.print(f"[dim]glotbench {command}{where}: computing …[/]", highlight=False)
-
-
 def answer_cache(command: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
     """Give an ``analyze`` command ``--no-cache`` and answer repeated questions from the cache.
 
@@ -157,7 +148,7 @@ def answer_cache(command: str) -> Callable[[Callable[..., None]], Callable[..., 
             store = store if store is not None else DEFAULT_STORE
             others = {k: v for k, v in bound.items() if k != "store"}
             if no_cache or cache_disabled() or any(_is_file_parameter(v) for v in others.values()):
-                announce(command, store)
+                announce()
                 function(*args, **kwargs)
                 return
             _answer_from_cache_or_run(command, store, bound, lambda: function(*args, **kwargs))
@@ -179,7 +170,7 @@ def _answer_from_cache_or_run(
 
     content = store_content(store)
     if content is None:  # no store there, or not one: the command says why
-        announce(command, store)
+        announce()
         run()
         return
     question = _question(command, arguments)
@@ -189,7 +180,7 @@ def _answer_from_cache_or_run(
     if answer is not None:
         _write_answer(answer, bool(arguments.get("json_output")))
     else:
-        announce(command, store)
+        announce()
         stdout = sys.stdout
         recorder = _Recorder(stdout)
         sys.stdout = recorder  # type: ignore[assignment]

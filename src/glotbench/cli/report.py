@@ -89,9 +89,9 @@ def leaderboard_command(
     Its numbers are those of `glotbench analyze aggregate|compare|ranks` with the same
     settings (the defaults are the same); the page's footer records them.
     """
-    from glotbench.report.leaderboard import LANGUAGE_GROUPS
-
     source, _ = _site_source(ctx, store, demo_data, settings, model, task, language, metadata)
+    from glotbench.report.leaderboard import LANGUAGE_GROUPS  # after the API: first line first
+
     groups = {**LANGUAGE_GROUPS, **api.parse_language_groups(group or [])}
     result = api.write_leaderboard_site(
         out,
