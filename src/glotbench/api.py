@@ -190,6 +190,7 @@ __all__ += [
     "open_store",
     "set_lock_timeout",
     "show_store",
+    "store_content_digest",
 ]
 
 
@@ -491,6 +492,55 @@ def show_store(
     """
     with Store.open(store, read_only=True, lock_timeout=lock_timeout) as s:
         return s.summary()
+
+
+def store_content_digest(
+    store: str | Path = DEFAULT_STORE_PATH, *, lock_timeout: float | None = None
+) -> str:
+    """SHA-256 of everything the store holds: the key of its analysis cache.
+
+    Any write — a run written, replaced or deleted, scores imported, a
+    failure, metadata, attributes, kept outputs — changes it; reading does
+    not. The command line keeps each ``analyze`` answer under it
+    (``docs/analysis-cache.md``); a script can key its own results the same
+    way. Computed in DuckDB, one scan per table
+    (:func:`glotbench.store.analysis_cache.content_digest`).
+
+    Parameters
+    ----------
+    store : str or Path, default ``glotbench.duckdb``
+        The store (opened read-only; it must exist).
+    lock_timeout : float, optional
+        As in :func:`open_store`.
+
+    Returns
+    -------
+    str
+        64 hexadecimal digits.
+
+    Raises
+    ------
+    StoreError
+        No store at ``store``, or it is not a glotbench store.
+
+    Examples
+    --------
+    >>> from glotbench import api
+    >>> _ = api.import_scores("scores.csv", store="digest.duckdb")
+    >>> before = api.store_content_digest("digest.duckdb")
+    >>> before == api.store_content_digest("digest.duckdb")
+    True
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"model": ["m"], "task": "t", "language": "de",
+    ...                       "metric": "accuracy", "score": [0.5]})
+    >>> _ = api.add_scores(frame, store="digest.duckdb")
+    >>> api.store_content_digest("digest.duckdb") == before
+    False
+    """
+    from glotbench.store.analysis_cache import store_fingerprint
+
+    with Store.open(store, read_only=True, lock_timeout=lock_timeout) as s:
+        return store_fingerprint(s)
 
 
 def export_store(
