@@ -31,7 +31,7 @@ from glotbench.demo_starter import STARTER_METRIC, StarterDemo
 from glotbench.errors import GlotbenchError
 from glotbench.report.sites import write_leaderboard_site, write_report
 from glotbench.report.sources import LeaderboardSource, leaderboard_source, store_metadata
-from glotbench.store.analysis_cache import cache_key
+from glotbench.store.analysis_cache import AnalysisCache, cache_key
 from glotbench.store.atomic_files import write_text_atomic
 
 
@@ -117,6 +117,7 @@ def demo(
     k: int | None = None,
     *,
     settings: AnalysisSettings | None = None,
+    cache_store: str | Path | None = None,
 ) -> Demo:
     """The demo on the embedded XTREME-R baselines.
 
@@ -137,6 +138,12 @@ def demo(
         resample them with replacement).
     settings : AnalysisSettings, optional
         Replaces ``n_draws``, ``seed`` and ``k``.
+    cache_store : str or Path, optional
+        Keep the result in this store's analysis cache (``<store>.cache/``) and
+        read it from there next time: it is a function of the embedded table
+        and the settings only (the key holds the settings and glotbench's
+        files, the table included), so ``glotbench demo``'s second run does not
+        compute it again (docs/analysis-cache.md).
 
     Returns
     -------
@@ -154,6 +161,20 @@ def demo(
         settings = AnalysisSettings(
             n_draws=n_draws, seed=seed, languages="with" if k is None else "without", k=k
         )
+    cache = key = None
+    if cache_store is not None:
+        cache = AnalysisCache.beside(cache_store)
+        key = cache_key("xtreme-r-baselines", {"analysis": "xtreme-demo", **settings.to_dict()})
+        cached = cache.get(key)
+        if isinstance(cached, Demo):
+            return cached
+    result = _xtreme_demo(settings)
+    if cache is not None and key is not None:
+        cache.put(key, result)
+    return result
+
+
+def _xtreme_demo(settings: AnalysisSettings) -> Demo:
     scores = xtreme_r_baselines()
     analytic = leaderboard(scores, confidence_level=settings.confidence_level)
     replicated = replicates_from_frame(scores)

@@ -121,7 +121,8 @@ def demo(
             n_draws=draws, seed=seed, languages="with" if k is None else "without", k=k
         )
     )
-    result = api.demo(settings=settings)
+    # the XTREME-R part depends on the settings only: kept beside the starter store
+    result = api.demo(settings=settings, cache_store=out / "starter.duckdb")
     written: list[Path] = []
     if pages:
         err = stderr_console()
