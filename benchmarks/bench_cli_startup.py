@@ -179,7 +179,7 @@ def first_line(args: list[str], cwd: Path, env: dict[str, str]) -> dict[str, obj
                 except (ProcessLookupError, FileNotFoundError):
                     found = {"cpu": None, "mapped": []}
                 line = seen[key.fd].split(b"\n", 1)[0].decode(errors="replace")
-                line = re.sub(r"\x1b\[[0-9;]*m", "", line).strip()  # colours
+                line = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", line).strip()  # colours, cursor
                 found |= {"wall": wall, "stream": streams[key.fd], "line": line}
     os.close(master)
     total = _wait(child)
