@@ -21,8 +21,6 @@ is kept under the invocation only when that is the store the command read.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import sys
 from pathlib import Path
@@ -136,6 +134,9 @@ def invocation(argv: list[str]) -> dict[str, Any]:
 def invocation_key(words: dict[str, Any], shape: list[Any]) -> str:
     """Key of an answer printed for the invocation ``words`` (:func:`invocation`) by a
     console of ``shape`` (:func:`output_shape`)."""
+    import hashlib  # here, not at the top: ``glotbench --help`` needs neither
+    import json
+
     text = json.dumps({**words, "console": shape}, sort_keys=True, default=str)
     return "argv-" + hashlib.sha256(text.encode()).hexdigest()
 
