@@ -1,4 +1,4 @@
-"""Linear mixed models: fit time of glotbench vs lme4 (R) and statsmodels MixedLM.
+"""Linear mixed models: fit time of glotbench vs lme4 + lmerTest (R) and statsmodels MixedLM.
 
 Designs (all fitted by REML on the same CSV by the three tools):
 
@@ -8,27 +8,46 @@ Designs (all fitted by REML on the same CSV by the three tools):
 * a simulated 20,000-row crossed design ``score ~ task + (1 | model) +
   (1 | language)``: 50 models × 40 languages × 5 tasks × 2 seeds.
 
-glotbench's time is the fit *and* the Satterthwaite preparation (Hessian and
-Jacobian of the deviance), which lme4's ``lmer`` does not include; the R time
-is ``lmerTest::lmer`` (fit + the same Satterthwaite preparation), measured
-inside R with ``system.time`` (R start-up excluded). statsmodels has no
-Satterthwaite df at all. Minimum of ``--repeats`` runs.
+What is timed, for each tool, is the same job: from the data frame already in
+memory to the fixed-effects table (estimate, SE, and for glotbench and lmerTest
+the Satterthwaite df, t and p of every coefficient), with sum-to-zero contrasts
+and REML:
 
-Run: PYTHONPATH=src python benchmarks/bench_lmm.py [--repeats 3] [--no-r]
+* glotbench: ``lmm(formula, data).fixed_effects()`` — formula, design
+  matrices, REML fit, the Satterthwaite preparation (Hessian of the deviance
+  in the variance parameters and Jacobian of Var(β̂)) and the table;
+* lme4 + lmerTest: ``summary(lmerTest::lmer(formula, data))$coefficients`` —
+  the same steps (lmerTest computes the same Hessian and Jacobian inside
+  ``lmer``), timed inside one R process with ``proc.time`` around each call, so
+  R's start-up, package loading and CSV reading are not timed;
+* statsmodels: ``smf.mixedlm(...).fit(reml=True)`` with its default optimiser
+  and its default Hessian-based SEs (it has no Satterthwaite df); crossed
+  intercepts are variance components within one group spanning all rows, the
+  only way statsmodels expresses crossed random effects.
+
+Every tool runs ``--repeats`` times in this one run, side by side; the minimum
+wall and CPU time (user + system) of each is printed, with the ratios and the
+load average before and after. The estimates are compared too (largest
+difference of the fixed effects, of the Satterthwaite df and of σ² against
+lmerTest), so the times are of the same model.
+
+Run: PYTHONPATH=src python benchmarks/bench_lmm.py [--repeats 5] [--no-r]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import subprocess
 import tempfile
 import warnings
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
-from _common import timed
+from _common import load_average, machine_info, print_header, print_table, timed_cpu, write_json
 
 from glotbench.analysis.mixed import lmm
 
@@ -65,27 +84,75 @@ def simulate_large(path: Path, seed: int = 0) -> None:
     grid.to_csv(path, index=False)
 
 
-def r_time(csv: Path, formula: str, repeats: int) -> float | None:
+R_SCRIPT = r"""
+suppressPackageStartupMessages({ library(lmerTest); library(jsonlite) })
+options(contrasts = c("contr.sum", "contr.poly"))
+args <- commandArgs(trailingOnly = TRUE)
+d <- read.csv(args[1], stringsAsFactors = FALSE)
+f <- as.formula(args[2])
+repeats <- as.integer(args[3])
+wall <- numeric(repeats)
+cpu <- numeric(repeats)
+for (i in seq_len(repeats)) {
+  invisible(gc())
+  t0 <- proc.time()
+  m <- lmerTest::lmer(f, data = d, REML = TRUE)
+  co <- summary(m)$coefficients
+  t1 <- proc.time() - t0
+  wall[i] <- t1[["elapsed"]]
+  cpu[i] <- t1[["user.self"]] + t1[["sys.self"]]
+}
+cat(toJSON(list(wall = wall, cpu = cpu, estimate = unname(co[, "Estimate"]),
+                se = unname(co[, "Std. Error"]), df = unname(co[, "df"]),
+                sigma2 = sigma(m)^2, lme4 = as.character(packageVersion("lme4")),
+                lmerTest = as.character(packageVersion("lmerTest"))),
+           digits = I(15)))
+"""
+
+
+class PeerResult(NamedTuple):
+    wall: float
+    cpu: float
+    estimate: np.ndarray
+    df: np.ndarray | None
+    sigma2: float
+
+
+def r_fit(csv: Path, formula: str, repeats: int) -> PeerResult | None:
+    """Time lmerTest in one Rscript process (start-up and CSV reading not timed)."""
     if shutil.which("Rscript") is None:
         return None
-    script = f"""
-suppressPackageStartupMessages(library(lmerTest))
-options(contrasts = c("contr.sum", "contr.poly"))
-d <- read.csv("{csv}", stringsAsFactors = FALSE)
-best <- Inf
-for (i in 1:{repeats}) {{
-  t <- system.time(m <- lmerTest::lmer({formula}, data = d))[["elapsed"]]
-  best <- min(best, t)
-}}
-cat(best, "\\n")
-"""
-    out = subprocess.run(["Rscript", "-e", script], capture_output=True, text=True, check=False)
+    with tempfile.NamedTemporaryFile("w", suffix=".R", delete=False) as fh:
+        fh.write(R_SCRIPT)
+    try:
+        out = subprocess.run(
+            ["Rscript", fh.name, str(csv), formula, str(repeats)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    finally:
+        Path(fh.name).unlink()
     if out.returncode != 0:
+        print(f"   Rscript failed: {out.stderr.strip()[-300:]}")
         return None
-    return float(out.stdout.strip().split()[-1])
+    res = json.loads(out.stdout.strip().splitlines()[-1])
+    global R_VERSIONS
+    R_VERSIONS = f"lme4 {res['lme4'][0]}, lmerTest {res['lmerTest'][0]}"
+    return PeerResult(
+        min(res["wall"]),
+        min(res["cpu"]),
+        np.asarray(res["estimate"], float),
+        np.asarray(res["df"], float),
+        float(res["sigma2"][0]),
+    )
 
 
-def statsmodels_time(data: pd.DataFrame, formula: str, repeats: int) -> float | None:
+R_VERSIONS = "not run"
+
+
+def statsmodels_fit(data: pd.DataFrame, formula: str, repeats: int) -> PeerResult | None:
+    """Time statsmodels MixedLM (REML, default optimiser); None if it cannot express the model."""
     import statsmodels.formula.api as smf
 
     fixed, *random = [p.strip() for p in formula.split("+ (")]
@@ -109,38 +176,87 @@ def statsmodels_time(data: pd.DataFrame, formula: str, repeats: int) -> float | 
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        best, _, _ = timed(fit, repeats)
-    return best
+        t = timed_cpu(fit, repeats)
+    res = t.result
+    return PeerResult(t.seconds, t.cpu_seconds, np.asarray(res.fe_params, float), None, res.scale)
+
+
+def _max_diff(a: np.ndarray, b: np.ndarray | None) -> float:
+    if b is None or len(a) != len(b):
+        return float("nan")
+    return float(np.max(np.abs(a - b)))
+
+
+def _max_rel(a: np.ndarray, b: np.ndarray | None) -> float:
+    if b is None or len(a) != len(b):
+        return float("nan")
+    return float(np.max(np.abs(a - b) / np.abs(b)))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--no-r", action="store_true")
+    parser.add_argument("--repeats", type=int, default=5, help="runs of each tool on each design")
+    parser.add_argument("--no-r", action="store_true", help="skip lme4 + lmerTest")
+    parser.add_argument("--no-statsmodels", action="store_true")
     parser.add_argument("--no-statsmodels-large", action="store_true")
+    parser.add_argument("--designs", nargs="*", default=None, help="subset of the designs")
+    parser.add_argument("--json", default=None, help="also write the results here")
     args = parser.parse_args()
 
+    info = machine_info(["numpy", "scipy", "statsmodels"])
+    print_header("linear mixed models: glotbench vs lme4 + lmerTest and statsmodels", info)
+    rows = []
     with tempfile.TemporaryDirectory() as tmp:
         large = Path(tmp) / "crossed_20000.csv"
         simulate_large(large)
         designs = {name: (FIXTURES / csv, f) for name, (csv, f) in DESIGNS.items()}
         designs["crossed 20,000 rows"] = (large, "score ~ task + (1 | model) + (1 | language)")
-        print(
-            f"{'design':22s} {'rows':>7s} {'glotbench':>10s} {'lme4+lmerTest':>14s} "
-            f"{'statsmodels':>12s}"
-        )
+        if args.designs:
+            designs = {k: v for k, v in designs.items() if k in args.designs}
         for name, (csv, formula) in designs.items():
             data = pd.read_csv(csv)
-            ours, _, _ = timed(lambda d=data, f=formula: lmm(f, d), args.repeats)
-            theirs = None if args.no_r else r_time(csv, formula, args.repeats)
+            load0 = load_average().split()[0]
+            ours = timed_cpu(lambda d=data, f=formula: lmm(f, d).fixed_effects(), args.repeats)
+            table = ours.result
+            est, df = table["estimate"].to_numpy(), table["df"].to_numpy()
+            sigma2 = lmm(formula, data).residual_variance
+            r = None if args.no_r else r_fit(csv, formula, args.repeats)
             sm = None
-            if not (args.no_statsmodels_large and len(data) > 5000):
-                sm = statsmodels_time(data, formula, 1 if len(data) > 5000 else args.repeats)
-
-            def fmt(x: float | None) -> str:
-                return f"{x:.3f} s" if x is not None else "n/a"
-
-            print(f"{name:22s} {len(data):7d} {fmt(ours):>10s} {fmt(theirs):>14s} {fmt(sm):>12s}")
+            if not (args.no_statsmodels or (args.no_statsmodels_large and len(data) > 5000)):
+                sm = statsmodels_fit(data, formula, args.repeats)
+            row = {
+                "design": name,
+                "rows": len(data),
+                "glotbench CPU s": ours.cpu_seconds,
+                "glotbench wall s": ours.seconds,
+                "lmerTest CPU s": r.cpu if r else float("nan"),
+                "lmerTest wall s": r.wall if r else float("nan"),
+                "statsmodels CPU s": sm.cpu if sm else float("nan"),
+                "statsmodels wall s": sm.wall if sm else float("nan"),
+                "x lmerTest (CPU)": r.cpu / ours.cpu_seconds if r else float("nan"),
+                "x statsmodels (CPU)": sm.cpu / ours.cpu_seconds if sm else float("nan"),
+                "max abs dβ R": _max_diff(est, r.estimate) if r else float("nan"),
+                "max rel d(df) R": _max_rel(df, r.df) if r else float("nan"),
+                "rel dσ² R": abs(sigma2 - r.sigma2) / r.sigma2 if r else float("nan"),
+                "max abs dβ sm": _max_diff(est, sm.estimate) if sm else float("nan"),
+                "load": f"{load0} -> {load_average().split()[0]}",
+            }
+            rows.append(row)
+            print(
+                f"{name}: glotbench {ours.cpu_seconds:.4f} s CPU, lmerTest "
+                f"{row['lmerTest CPU s']:.4f} s, statsmodels {row['statsmodels CPU s']:.4f} s "
+                f"(load {row['load']})",
+                flush=True,
+            )
+    print(f"\nminimum of {args.repeats} runs each; R: {R_VERSIONS}\n")
+    times = ["design", "rows", "glotbench CPU s", "glotbench wall s", "lmerTest CPU s"]
+    times += ["lmerTest wall s", "statsmodels CPU s", "statsmodels wall s", "load"]
+    print_table(rows, times)
+    checks = ["design", "x lmerTest (CPU)", "x statsmodels (CPU)", "max abs dβ R"]
+    checks += ["max rel d(df) R", "rel dσ² R", "max abs dβ sm"]
+    print_table(rows, checks)
+    print(f"load average at end: {load_average()}")
+    write_json(args.json, {"machine": info, "r": R_VERSIONS, "repeats": args.repeats, "rows": rows})
 
 
 if __name__ == "__main__":
