@@ -97,6 +97,13 @@ def main() -> int:
         default=None,
         help="timed runs per lm-eval call (default: --repeats); one run at full size takes ~100 s",
     )
+    parser.add_argument(
+        "--metrics",
+        nargs="+",
+        choices=["f1_binary", "mcc"],
+        default=["f1_binary", "mcc"],
+        help="metrics to run (one per process lets two run at once on a busy machine)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="data seed and glotbench seed")
     parser.add_argument("--agreement", type=float, default=0.7)
     parser.add_argument("--positive-rate", type=float, default=0.5)
@@ -130,6 +137,8 @@ def main() -> int:
 
     rows = []
     for name, lm_fn in (("f1_binary", f1_score), ("mcc", matthews_corrcoef)):
+        if name not in args.metrics:
+            continue
         point_lm = float(lm_fn(items))
         variants = [
             ("glotbench (compressed support)", glotbench_auto),
