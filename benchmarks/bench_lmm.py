@@ -23,7 +23,10 @@ and REML:
 * statsmodels: ``smf.mixedlm(...).fit(reml=True)`` with its default optimiser
   and its default Hessian-based SEs (it has no Satterthwaite df); crossed
   intercepts are variance components within one group spanning all rows, the
-  only way statsmodels expresses crossed random effects.
+  only way statsmodels expresses crossed random effects. Like glotbench's fit
+  (``single_blas_thread``) it runs with one BLAS thread (``--peer-blas-threads``):
+  on the shared 2-core machine a second OpenBLAS thread only spins and inflates
+  CPU time. R uses Debian's reference BLAS (one thread).
 
 Every tool runs ``--repeats`` times in this one run, side by side (statsmodels
 ``--large-peer-repeats`` times on the 20,000-row design, where one fit takes
@@ -153,7 +156,9 @@ def r_fit(csv: Path, formula: str, repeats: int) -> PeerResult | None:
 R_VERSIONS = "not run"
 
 
-def statsmodels_fit(data: pd.DataFrame, formula: str, repeats: int) -> PeerResult | None:
+def statsmodels_fit(
+    data: pd.DataFrame, formula: str, repeats: int, blas_threads: int = 1
+) -> PeerResult | None:
     """Time statsmodels MixedLM (REML, default optimiser); None if it cannot express the model."""
     import statsmodels.formula.api as smf
 
@@ -176,7 +181,10 @@ def statsmodels_fit(data: pd.DataFrame, formula: str, repeats: int) -> PeerResul
         def fit():
             return smf.mixedlm(fixed, data, groups="_all", vc_formula=vc).fit(reml=True)
 
-    with warnings.catch_warnings():
+    from threadpoolctl import threadpool_limits
+
+    limits = blas_threads if blas_threads > 0 else None
+    with warnings.catch_warnings(), threadpool_limits(limits=limits, user_api="blas"):
         warnings.simplefilter("ignore")
         t = timed_cpu(fit, repeats)
     res = t.result
@@ -206,6 +214,12 @@ def main() -> None:
         type=int,
         default=2,
         help="runs of statsmodels on designs over 5,000 rows (one takes minutes of CPU)",
+    )
+    parser.add_argument(
+        "--peer-blas-threads",
+        type=int,
+        default=1,
+        help="BLAS threads for statsmodels (default 1, as glotbench's fit uses; 0: no limit)",
     )
     parser.add_argument("--designs", nargs="*", default=None, help="subset of the designs")
     parser.add_argument("--json", default=None, help="also write the results here")
@@ -238,7 +252,7 @@ def main() -> None:
             sm = None
             if not (args.no_statsmodels or (args.no_statsmodels_large and len(data) > 5000)):
                 sm_repeats = args.large_peer_repeats if len(data) > 5000 else args.repeats
-                sm = statsmodels_fit(data, formula, sm_repeats)
+                sm = statsmodels_fit(data, formula, sm_repeats, args.peer_blas_threads)
             row = {
                 "design": name,
                 "rows": len(data),
