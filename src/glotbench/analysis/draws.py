@@ -151,24 +151,67 @@ class _ReplicatePicker:
     When every model has the same number of seeds on each kept unit (the usual
     case), one (seed, replicate) pick per draw and unit serves every model, and
     the scores are re-laid out as rows (unit, seed, replicate) × models, so a
-    draw reads whole contiguous rows instead of M scattered values.
+    draw reads whole contiguous rows instead of M scattered values
+    (:meth:`block`); or kept as models × (unit, seed, replicate), so that each
+    model's draws are gathered from its own row, contiguous per unit run
+    (:meth:`model_block`: no transpose of the block). Both layouts are built on
+    first use.
     """
 
     def __init__(self, replicates: ReplicatedScores, keep: np.ndarray | None) -> None:
         values = replicates.values
+        self.values = values
         self.shape = values.shape
         n_models, n_units, _, _ = values.shape
         self.keep = keep
         self.units = np.arange(n_units) if keep is None else np.arange(n_units)[keep]
         self.seeds = replicates.seed_counts()[:, self.units]  # (M, U')
         self.balanced = bool(n_models) and bool((self.seeds == self.seeds[:1]).all())
-        if self.balanced:
-            # every unit kept: the values themselves, not a fancy-indexed copy of them
-            kept = values if len(self.units) == n_units else values[:, self.units]
-            by_cell = kept.transpose(1, 2, 3, 0)  # (U', S, B, M)
-            self.rows = np.ascontiguousarray(by_cell).reshape(-1, n_models)
-        else:
+        if not self.balanced:
             self.flat = values.ravel()
+
+    @cached_property
+    def rows(self) -> np.ndarray:
+        """Scores as rows (unit, seed, replicate) × models (balanced designs)."""
+        # every unit kept: the values themselves, not a fancy-indexed copy of them
+        kept = self.values if len(self.units) == self.shape[1] else self.values[:, self.units]
+        by_cell = kept.transpose(1, 2, 3, 0)  # (U', S, B, M)
+        return np.ascontiguousarray(by_cell).reshape(-1, self.shape[0])
+
+    @cached_property
+    def by_model(self) -> np.ndarray:
+        """Scores as models × (unit, seed, replicate) of the kept units (balanced designs)."""
+        kept = self.values if len(self.units) == self.shape[1] else self.values[:, self.units]
+        return np.ascontiguousarray(kept).reshape(self.shape[0], -1)
+
+    @cached_property
+    def log_by_model(self) -> np.ndarray | None:
+        """``log`` of :attr:`by_model` (None when a score is negative): the geometric mean's
+        logarithms taken once per score instead of once per drawn score (the same floats)."""
+        if (self.by_model < 0).any():
+            return None
+        with np.errstate(divide="ignore"):
+            return np.log(self.by_model)
+
+    def _picks(self, keys: np.ndarray, start: int, rows: int) -> tuple[np.ndarray, np.ndarray]:
+        """Seed and replicate index of draws ``start``..``start + rows`` (rows × M or 1 × U')."""
+        n_reps = self.shape[3]
+        counters = 2 * np.arange(start, start + rows, dtype=np.uint64)[:, None, None]
+        uniform = keyed_uniforms(keys[None, None], counters)  # (rows, 1, U'), shared by models
+        rep_index = keyed_integers(keys[None, None], counters + np.uint64(1), n_reps)
+        seeds = self.seeds[:1] if self.balanced else self.seeds
+        seed_index = np.minimum(
+            (uniform * seeds[None]).astype(np.int64), np.maximum(seeds[None] - 1, 0)
+        )
+        return seed_index, rep_index
+
+    def positions(self, keys: np.ndarray, start: int, rows: int) -> np.ndarray:
+        """Balanced designs: the column of :attr:`by_model` (row of :attr:`rows`) that draw
+        r reads for kept unit u, (rows × U')."""
+        _, _, n_seeds, n_reps = self.shape
+        seed_index, rep_index = self._picks(keys, start, rows)
+        unit = np.arange(len(self.units))
+        return (unit * n_seeds + seed_index[:, 0, :]) * n_reps + rep_index[:, 0, :]
 
     def block(self, keys: np.ndarray, start: int, rows: int) -> np.ndarray:
         """Draws ``start``..``start + rows`` (rows × M × units[keep]).
@@ -178,18 +221,10 @@ class _ReplicatePicker:
         shared by all models: a function of the unit and the draw alone.
         """
         n_models, n_units, n_seeds, n_reps = self.shape
-        counters = 2 * np.arange(start, start + rows, dtype=np.uint64)[:, None, None]
-        uniform = keyed_uniforms(keys[None, None], counters)  # (rows, 1, U'), shared by models
-        rep_index = keyed_integers(keys[None, None], counters + np.uint64(1), n_reps)
-        seeds = self.seeds[:1] if self.balanced else self.seeds
-        seed_index = np.minimum(
-            (uniform * seeds[None]).astype(np.int64), np.maximum(seeds[None] - 1, 0)
-        )
         if self.balanced:
-            unit = np.arange(len(self.units))
-            row = (unit * n_seeds + seed_index[:, 0, :]) * n_reps + rep_index[:, 0, :]
-            picked = np.take(self.rows, row, axis=0)  # (rows, U', M)
+            picked = np.take(self.rows, self.positions(keys, start, rows), axis=0)  # (rows, U', M)
             return np.ascontiguousarray(picked.transpose(0, 2, 1))
+        seed_index, rep_index = self._picks(keys, start, rows)
         # flat position of values[m, u, seed, rep]
         cell = (np.arange(n_models)[:, None] * n_units + self.units[None, :]) * (n_seeds * n_reps)
         return np.take(self.flat, seed_index * n_reps + rep_index + cell[None])
@@ -542,6 +577,10 @@ class DrawnDesign:
                 continue
             replicated[aggregator] = np.empty((self.n_draws, n_models))
             out[aggregator] = (observed, replicated[aggregator])
+        picker = self._model_picker() if visit is None else None
+        if picker is not None:
+            self._aggregate_by_model(picker, replicated, out)
+            return out
         for rows, block in self.blocks():
             picked = pick_units(block, self.layout, self.block_languages(rows))
             for name in list(replicated):
@@ -553,6 +592,63 @@ class DrawnDesign:
             if visit is not None:
                 visit(rows, block)
         return out
+
+    def _model_picker(self) -> _ReplicatePicker | None:
+        """The picker of :meth:`_aggregate_by_model`: balanced non-parametric draws not yet
+        built (None otherwise: the blocks of :meth:`blocks` are aggregated)."""
+        if (
+            "draws" in self.__dict__
+            or self.settings.scheme != "nonparametric"
+            or not isinstance(self.source, ReplicatedScores)
+        ):
+            return None
+        picker = _ReplicatePicker(self.source, self.keep)
+        return picker if picker.balanced else None
+
+    def _aggregate_by_model(
+        self,
+        picker: _ReplicatePicker,
+        replicated: dict[Aggregator, np.ndarray],
+        out: dict[str, tuple[np.ndarray, np.ndarray] | DesignError],
+    ) -> None:
+        """The draws of :meth:`aggregate_all` from blocks laid out models × draws × units.
+
+        The same unit draws as :meth:`blocks` (the same picks), gathered from each
+        model's row of scores: every task's scores of a model and draw are one
+        contiguous run, reduced by numpy in the same order as a run of the
+        draws × models × units block, so every aggregate is the same float, and the
+        block is never transposed. The geometric mean reads the logarithms of the
+        scores, taken once per score (:attr:`_ReplicatePicker.log_by_model`).
+        """
+        keys = unit_keys(
+            self.settings.seed, _NONPARAMETRIC, [self.source.units[u] for u in picker.units]
+        )
+        for start in range(0, self.n_draws, BLOCK):
+            rows = slice(start, min(start + BLOCK, self.n_draws))
+            where = picker.positions(keys, start, rows.stop - start)  # (rows, U')
+            languages = self.block_languages(rows)
+            columns = [
+                where[:, idx] if languages is None else np.take_along_axis(where, languages[t], 1)
+                for t, idx in enumerate(self.layout)
+            ]
+            picked: list[np.ndarray] | None = None
+            for name in list(replicated):
+                logs = picker.log_by_model if name == "geometric_mean" else None
+                if logs is not None:
+                    per_task = [np.exp(np.take(logs, c, axis=1).mean(axis=-1)) for c in columns]
+                else:
+                    if picked is None:  # (M, rows, k_t) per task
+                        picked = [np.take(picker.by_model, c, axis=1) for c in columns]
+                    try:
+                        per_task = [aggregate(task, name) for task in picked]
+                    except DesignError as exc:
+                        out[name] = exc
+                        del replicated[name]
+                        continue
+                combined = (
+                    per_task[0] if len(per_task) == 1 else aggregate(np.stack(per_task, -1), name)
+                )
+                replicated[name][rows] = combined.T
 
 
 def prepare_draws(source: ReplicatedScores | ComponentTable, settings: DrawSettings) -> DrawnDesign:
