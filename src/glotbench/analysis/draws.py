@@ -154,8 +154,8 @@ class _ReplicatePicker:
     draw reads whole contiguous rows instead of M scattered values
     (:meth:`block`); or kept as models × (unit, seed, replicate), so that each
     model's draws are gathered from its own row, contiguous per unit run
-    (:meth:`model_block`: no transpose of the block). Both layouts are built on
-    first use.
+    (:attr:`by_model`, :meth:`DrawnDesign.aggregate_all`: no transpose of the
+    block). Both layouts are built on first use.
     """
 
     def __init__(self, replicates: ReplicatedScores, keep: np.ndarray | None) -> None:
@@ -183,15 +183,6 @@ class _ReplicatePicker:
         """Scores as models × (unit, seed, replicate) of the kept units (balanced designs)."""
         kept = self.values if len(self.units) == self.shape[1] else self.values[:, self.units]
         return np.ascontiguousarray(kept).reshape(self.shape[0], -1)
-
-    @cached_property
-    def log_by_model(self) -> np.ndarray | None:
-        """``log`` of :attr:`by_model` (None when a score is negative): the geometric mean's
-        logarithms taken once per score instead of once per drawn score (the same floats)."""
-        if (self.by_model < 0).any():
-            return None
-        with np.errstate(divide="ignore"):
-            return np.log(self.by_model)
 
     def _picks(self, keys: np.ndarray, start: int, rows: int) -> tuple[np.ndarray, np.ndarray]:
         """Seed and replicate index of draws ``start``..``start + rows`` (rows × M or 1 × U')."""
@@ -432,20 +423,23 @@ def median(values: np.ndarray, axis: int = -1) -> np.ndarray:
     return middle
 
 
-def aggregate(scores: np.ndarray, aggregator: Aggregator, axis: int = -1) -> np.ndarray:
+def aggregate(
+    scores: np.ndarray, aggregator: Aggregator, axis: int = -1, *, checked: bool = False
+) -> np.ndarray:
     """Aggregate over languages: arithmetic mean, geometric mean or median.
 
     The geometric mean is exp(mean log x) (as ``scipy.stats.gmean``). A score
     of exactly 0 makes it 0 (log 0 = −∞; the limit of the product), which is
     its value for non-negative numbers; negative scores have no geometric mean
-    and raise :class:`DesignError` (callers then skip the aggregator with a note).
+    and raise :class:`DesignError` (callers then skip the aggregator with a note);
+    ``checked=True``: the caller knows that no score is negative (no count).
     """
     if aggregator == "mean":
         return scores.mean(axis=axis)
     if aggregator == "median":
         return median(scores, axis=axis)
     if aggregator == "geometric_mean":
-        negative = int(np.count_nonzero(scores < 0))
+        negative = 0 if checked else int(np.count_nonzero(scores < 0))
         if negative:
             raise DesignError(
                 "the geometric mean needs positive scores (zeros are allowed and give 0), but "
@@ -614,15 +608,19 @@ class DrawnDesign:
         """The draws of :meth:`aggregate_all` from blocks laid out models × draws × units.
 
         The same unit draws as :meth:`blocks` (the same picks), gathered from each
-        model's row of scores: every task's scores of a model and draw are one
-        contiguous run, reduced by numpy in the same order as a run of the
-        draws × models × units block, so every aggregate is the same float, and the
-        block is never transposed. The geometric mean reads the logarithms of the
-        scores, taken once per score (:attr:`_ReplicatePicker.log_by_model`).
+        model's row of scores a few models at a time (:data:`MODEL_CHUNK_ELEMENTS`,
+        so that a chunk is aggregated while it is in the CPU cache): every task's
+        scores of a model and draw are one contiguous run, reduced by numpy in the
+        same order as a run of the draws × models × units block, so every aggregate
+        is the same float, and no block is transposed or built whole. When a
+        score is negative, chunks hold every model, so that the geometric mean's
+        error counts the negative draws of the block as before.
         """
         keys = unit_keys(
             self.settings.seed, _NONPARAMETRIC, [self.source.units[u] for u in picker.units]
         )
+        n_models = picker.shape[0]
+        negative = "geometric_mean" in replicated and bool((picker.by_model < 0).any())
         for start in range(0, self.n_draws, BLOCK):
             rows = slice(start, min(start + BLOCK, self.n_draws))
             where = picker.positions(keys, start, rows.stop - start)  # (rows, U')
@@ -631,24 +629,28 @@ class DrawnDesign:
                 where[:, idx] if languages is None else np.take_along_axis(where, languages[t], 1)
                 for t, idx in enumerate(self.layout)
             ]
-            picked: list[np.ndarray] | None = None
-            for name in list(replicated):
-                logs = picker.log_by_model if name == "geometric_mean" else None
-                if logs is not None:
-                    per_task = [np.exp(np.take(logs, c, axis=1).mean(axis=-1)) for c in columns]
-                else:
-                    if picked is None:  # (M, rows, k_t) per task
-                        picked = [np.take(picker.by_model, c, axis=1) for c in columns]
+            step = n_models if negative else max(1, MODEL_CHUNK_ELEMENTS // where.size)
+            for first in range(0, n_models, step):
+                models = slice(first, min(first + step, n_models))
+                chunk = picker.by_model[models]
+                picked = [np.take(chunk, c, axis=1) for c in columns]  # (models, rows, k_t)
+                for name in list(replicated):
                     try:
-                        per_task = [aggregate(task, name) for task in picked]
+                        per_task = [aggregate(task, name, checked=not negative) for task in picked]
                     except DesignError as exc:
                         out[name] = exc
                         del replicated[name]
                         continue
-                combined = (
-                    per_task[0] if len(per_task) == 1 else aggregate(np.stack(per_task, -1), name)
-                )
-                replicated[name][rows] = combined.T
+                    combined = (
+                        per_task[0]
+                        if len(per_task) == 1
+                        else aggregate(np.stack(per_task, -1), name, checked=True)
+                    )
+                    replicated[name][rows, models] = combined.T
+
+
+#: elements of the unit draws aggregated at a time by :meth:`DrawnDesign.aggregate_all` (2 MiB)
+MODEL_CHUNK_ELEMENTS = 2**18
 
 
 def prepare_draws(source: ReplicatedScores | ComponentTable, settings: DrawSettings) -> DrawnDesign:
