@@ -196,7 +196,10 @@ def dataset_rank_scores(
     boots = 1 + (best - _resampled_means(iterations, present, n_bootstraps, rng)) / spread
     if len(present):
         # along an axis numpy computes each row's median and percentiles as for that row
-        # alone (the same floats), in one call instead of one per model
+        # alone (the same floats), in one call instead of one per model; both are read
+        # from order statistics that numpy's partition finds, so they are the same floats
+        # for the sorted rows, which one SIMD sort gives faster than two partitions
+        boots.sort(axis=1)
         median[present] = np.median(boots, axis=1)
         low[present], high[present] = np.percentile(boots, [100 * alpha, 100 * (1 - alpha)], axis=1)
     return {
