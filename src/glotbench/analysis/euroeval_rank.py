@@ -433,6 +433,20 @@ DATASET_COLUMNS = [
 ]
 
 
+def _dataset_frame(parts: list[dict[str, Any]]) -> pd.DataFrame:
+    """:attr:`EuroEvalRank.datasets` from each dataset's columns (the rated models' rows)."""
+    if not any(len(part["model"]) for part in parts):
+        return pd.DataFrame([], columns=DATASET_COLUMNS)
+    columns: dict[str, Any] = {}
+    for name in DATASET_COLUMNS:
+        values = [part[name] for part in parts]
+        if isinstance(values[0], list):
+            columns[name] = np.array([v for part in values for v in part], dtype=object)
+        else:
+            columns[name] = np.concatenate(values)
+    return pd.DataFrame(columns, columns=DATASET_COLUMNS)
+
+
 def _one_dataset(
     table: IterationTable,
     d: int,
@@ -497,34 +511,31 @@ def euroeval_rank(
     if not 0 < confidence_level < 1:
         raise InputError("the confidence level must lie between 0 and 1", field="confidence_level")
     z = float(ndtri(1 - (1 - confidence_level) / 2))
-    rows = []
+    parts: list[dict[str, Any]] = []
     occurrence: Counter[tuple[str, str]] = Counter()
+    models = np.array(table.models, dtype=object)
     for d, dataset in enumerate(table.datasets):
         cell = (table.tasks[d], table.languages[d])
         rngs = _model_streams(seed, cell, occurrence[cell], table.models)
         occurrence[cell] += 1
         out = _one_dataset(table, d, chosen, n_bootstraps, rngs, confidence_level)
-        for m, model in enumerate(table.models):
-            if not np.isfinite(table.mean[m, d]):
-                continue
-            rows.append(
-                {
-                    "dataset": dataset,
-                    "task": table.tasks[d],
-                    "language": table.languages[d],
-                    "metric": table.metrics[d] if table.metrics else None,
-                    "model": model,
-                    "n_iterations": int(table.n[m, d]),
-                    "mean": float(table.mean[m, d]),
-                    "best": out["best"],
-                    "pooled_sd": out["pooled_sd"],
-                    "plug_in": float(out["plug_in"][m]),
-                    "score": float(out["score"][m]),
-                    "low": float(out["low"][m]),
-                    "high": float(out["high"][m]),
-                }
-            )
-    datasets = pd.DataFrame(rows, columns=DATASET_COLUMNS)
+        rated = np.isfinite(table.mean[:, d])
+        count = int(rated.sum())
+        parts.append(
+            {
+                "dataset": [dataset] * count,
+                "task": [table.tasks[d]] * count,
+                "language": [table.languages[d]] * count,
+                "metric": [table.metrics[d] if table.metrics else None] * count,
+                "model": models[rated],
+                "n_iterations": table.n[rated, d].astype(np.int64),
+                "mean": table.mean[rated, d].astype(float),
+                "best": np.full(count, out["best"], dtype=float),
+                "pooled_sd": np.full(count, out["pooled_sd"], dtype=float),
+                **{k: np.asarray(out[k], dtype=float)[rated] for k in DATASET_COLUMNS[-4:]},
+            }
+        )
+    datasets = _dataset_frame(parts)
     tasks = _aggregate(datasets, ["language", "task"], z, table.models)
     languages = _aggregate(tasks, ["language"], z, table.models)
     overall = _aggregate(languages.assign(all="overall"), ["all"], z, table.models).drop(
