@@ -48,7 +48,11 @@ def _chunk_rows(n_models: int, chunk_elements: int) -> int:
 def _ranks_of(chunk: np.ndarray) -> np.ndarray:
     """Competition ranks (1 = best) of each row of ``chunk`` (rows × M), via one sort."""
     rows, n_models = chunk.shape
-    order = np.argsort(-chunk, axis=1, kind="stable")  # best first
+    # best first; the order within a run of equal values does not change the ranks, so
+    # numpy's (SIMD) quicksort serves, except with NaNs (unequal to each other: their
+    # order would matter, and the stable sort keeps the models' order)
+    kind = "stable" if np.isnan(chunk).any() else "quicksort"
+    order = np.argsort(-chunk, axis=1, kind=kind)
     ordered = np.take_along_axis(chunk, order, axis=1)
     position = np.broadcast_to(np.arange(n_models), (rows, n_models))
     new_value = np.ones((rows, n_models), dtype=bool)
