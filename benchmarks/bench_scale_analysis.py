@@ -31,9 +31,12 @@ process, so that its peak RSS is its own):
   languages), 200 replicates, R = 10,000, aggregator mean (rank counts and
   rank intervals; run it once, it is the large case);
 * ``ranks-cli``: the 1,000 × 100 design of ``ranks-1000`` with ``analyze ranks``'
-  defaults (three aggregators, EuroEval rank score, R = 10,000) and its JSON
-  printed as the command does (to /dev/null; the distribution in windows, the
-  default above 50 models); the scores are given, not read from a CSV file;
+  defaults (``AnalysisSettings()``: three aggregators, EuroEval rank score,
+  R = 10,000, languages resampled with replacement) and its JSON printed as the
+  command does (to /dev/null; the distribution in windows, the default above 50
+  models); the scores are given, not read from a CSV file;
+* ``ranks-cli-fixed``: the same with the languages fixed (``DrawSettings(n_draws=R)``,
+  what ``ranks-cli`` measured until the third round of 2026-11-27);
 * ``leaderboard``: ``build_leaderboard`` + the HTML page for 200 models × 50
   languages (ISO codes, so language-group views exist), R = 1,000; the detail
   gives the page size and how many top models' pairs the pairwise view holds;
@@ -82,12 +85,13 @@ CASES = (
     "ranks-cli",
     "compare-all-terminal",
     "compare-all-json",
+    "ranks-cli-fixed",
 )
 
 
 #: issue 27's goals: (CPU seconds, peak RSS MiB) — compare 200 × 50 in every output mode,
 #: ranks 1,000 × 100 with the CLI's defaults (see bench_ranks_cli in docs/performance.md)
-GOALS = {"compare": (5.0, 1024), "ranks-cli": (20.0, 4096)}
+GOALS = {"compare": (5.0, 1024), "ranks-cli": (20.0, 4096), "ranks-cli-fixed": (20.0, 4096)}
 
 
 def peak_rss_mib() -> float:
@@ -174,7 +178,7 @@ def run_case(case: str, draws: int, n_models: int = 200, dump: str | None = None
     from glotbench.report.leaderboard import build_leaderboard, write_leaderboard
     from glotbench.report.table_files import write_table
 
-    if case in ("ranks-1000", "leaderboard-1000", "ranks-cli"):
+    if case in ("ranks-1000", "leaderboard-1000", "ranks-cli", "ranks-cli-fixed"):
         source = synthetic(1000, 2, 200)
     else:
         source = synthetic(n_models if case.startswith("compare") else 200, 1, 1000)
@@ -205,11 +209,14 @@ def run_case(case: str, draws: int, n_models: int = 200, dump: str | None = None
             result = api.analyze_compare(source, settings)
         print_as_the_cli(result, json_output=case.endswith("json"))
         detail = f"{len(result.aggregates)} aggregate rows, printed as the CLI does"
-    elif case == "ranks-cli":
+    elif case in ("ranks-cli", "ranks-cli-fixed"):
         from glotbench import api
+        from glotbench.analysis.settings import AnalysisSettings
         from glotbench.cli import _output
 
-        result = api.analyze_ranks(source, DrawSettings(n_draws=draws))
+        fixed = case == "ranks-cli-fixed"
+        settings = DrawSettings(n_draws=draws) if fixed else AnalysisSettings(n_draws=draws)
+        result = api.analyze_ranks(source, settings)
         with open("/dev/null", "w") as devnull:  # noqa: PTH123
             stdout, sys.stdout = sys.stdout, devnull
             try:
@@ -309,6 +316,7 @@ def main() -> None:
     info = machine_info(["numpy", "scipy", "pandas"])
     print_header("compare, ranks and leaderboard at scale", info)
     rows = []
+    versions = [("before", args.before), ("after", None)] if args.before else [("", None)]
     for case in args.cases:
         with tempfile.TemporaryDirectory() as old, tempfile.TemporaryDirectory() as new:
             check = args.before is not None and case.startswith("compare")
