@@ -61,6 +61,7 @@ import pandas as pd
 from glotbench.analysis.euroeval_iterations import IterationTable
 from glotbench.analysis.results import records
 from glotbench.errors import InputError
+from glotbench.resample.seeding import generators
 from glotbench.resample.weights import stream_seeds
 
 Method = Literal["2026-05-28", "2025"]
@@ -481,18 +482,16 @@ def _one_dataset(
 def _model_streams(
     seed: int, cell: tuple[str, str], occurrence: int, models: Sequence[str]
 ) -> Callable[[int], np.random.Generator]:
-    """The generator of model ``models[m]`` on a dataset, made when first asked for.
+    """The generator of model ``models[m]`` on a dataset: ``default_rng(SeedSequence(e))``.
 
     A model with one iteration needs none (see :func:`dataset_rank_scores`). Its
-    entropy is ``stream_seed(seed, "euroeval rank", task, language, occurrence,
-    model)``, computed for all models at once by :func:`stream_seeds`.
+    entropy e is ``stream_seed(seed, "euroeval rank", task, language, occurrence,
+    model)``, computed for all models at once by :func:`stream_seeds`; the
+    generators come from :func:`glotbench.resample.seeding.generators` (the same
+    draws, seeded for all models at once; one generator object is reseeded per
+    model, so each is drawn from before the next is asked for).
     """
-    entropy = stream_seeds(seed, ("euroeval rank", *cell, occurrence), models)
-
-    def stream(m: int) -> np.random.Generator:
-        return np.random.default_rng(np.random.SeedSequence(entropy[m]))
-
-    return stream
+    return generators(stream_seeds(seed, ("euroeval rank", *cell, occurrence), models))
 
 
 def euroeval_rank(
