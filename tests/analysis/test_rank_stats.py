@@ -137,6 +137,26 @@ def test_shares_outside_a_window_are_the_draws_ranked_before_and_after_it() -> N
     np.testing.assert_array_equal(stats.share(stats.counts), stats.shares)
 
 
+def test_ranks_of_many_tied_models_are_scipy_min_ranks() -> None:
+    """Hundreds of models with ties (numpy's quicksort reorders equal values): min ranks;
+    a model with NaN draws keeps the ranks of the stable sort (NaN last, in model order)."""
+    rng = np.random.default_rng(2)
+    draws = np.round(rng.normal(0, 1, (300, 400)), 1)
+    expected = sps.rankdata(-draws, method="min", axis=1)
+    np.testing.assert_array_equal(draw_ranks(draws), expected)
+    draws[::3, 7] = np.nan
+    ranks = draw_ranks(draws)
+    finite = ~np.isnan(draws[:, 7])
+    np.testing.assert_array_equal(ranks[finite], expected[finite])
+    # rows with a NaN: the finite models' min ranks among themselves, the NaN model last
+    nan_rows = np.flatnonzero(~finite)
+    others = np.delete(draws[nan_rows], 7, axis=1)
+    np.testing.assert_array_equal(
+        np.delete(ranks[nan_rows], 7, axis=1), sps.rankdata(-others, method="min", axis=1)
+    )
+    np.testing.assert_array_equal(ranks[nan_rows, 7], 400)
+
+
 def test_known_truth_clusters_of_equal_models() -> None:
     """True means 10, 10 | 5, 5, 5 | 0 with independent noise (SD 0.1): within a cluster
     no model is significantly better, across clusters every one is."""
