@@ -45,8 +45,9 @@ def _chunk_rows(n_models: int, chunk_elements: int) -> int:
     return max(1, chunk_elements // max(n_models, 1))
 
 
-def _ranks_of(chunk: np.ndarray) -> np.ndarray:
-    """Competition ranks (1 = best) of each row of ``chunk`` (rows × M), via one sort."""
+def _sorted_ranks(chunk: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of ``chunk`` (rows × M): the models best first, and their competition ranks
+    minus 1 in that order (the position of the first model of each run of equal values)."""
     rows, n_models = chunk.shape
     # best first; the order within a run of equal values does not change the ranks, so
     # numpy's (SIMD) quicksort serves, except with NaNs (unequal to each other: their
@@ -59,7 +60,13 @@ def _ranks_of(chunk: np.ndarray) -> np.ndarray:
     new_value[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
     # every model in a run of equal values gets the position of the run's first model
     first = np.maximum.accumulate(np.where(new_value, position, 0), axis=1)
-    ranks = np.empty((rows, n_models), dtype=np.int64)
+    return order, first
+
+
+def _ranks_of(chunk: np.ndarray) -> np.ndarray:
+    """Competition ranks (1 = best) of each row of ``chunk`` (rows × M), via one sort."""
+    order, first = _sorted_ranks(chunk)
+    ranks = np.empty(chunk.shape, dtype=np.int64)
     np.put_along_axis(ranks, order, first + 1, axis=1)
     return ranks
 
@@ -77,11 +84,12 @@ def rank_counts(aggregates: np.ndarray, chunk_elements: int = CHUNK_ELEMENTS) ->
     """Counts (M × M) of draws in which model m has rank r + 1."""
     n_models = aggregates.shape[1]
     counts = np.zeros(n_models * n_models, dtype=np.int64)
-    offsets = np.arange(n_models) * n_models
     step = _chunk_rows(n_models, chunk_elements)
     for start in range(0, aggregates.shape[0], step):
-        ranks = _ranks_of(aggregates[start : start + step])
-        counts += np.bincount((offsets + ranks - 1).ravel(), minlength=n_models * n_models)
+        # (model, rank) cells straight from the sorted order: no scatter back to models
+        order, first = _sorted_ranks(aggregates[start : start + step])
+        cells = order * n_models + first
+        counts += np.bincount(cells.ravel(), minlength=n_models * n_models)
     return counts.reshape(n_models, n_models)
 
 
