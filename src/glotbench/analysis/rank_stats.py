@@ -136,20 +136,61 @@ class _OverlappingPairs:
         step = np.arange(counts.sum()) - np.repeat(self.offsets[i0:i1] - self.offsets[i0], counts)
         return self.order[first], self.order[first + 1 + step]
 
-    def sign_counts(self, i0: int, i1: int) -> tuple[np.ndarray, np.ndarray]:
-        """Per pair of positions i0 ≤ i < i1: draws with X_b > X_a, and with X_b < X_a."""
+    def sign_counts(
+        self, i0: int, i1: int, decided: int | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Per pair of positions i0 ≤ i < i1: draws with X_b > X_a, and with X_b < X_a.
+
+        ``decided`` (k + 3 of :func:`pair_decisions`): a count whose first
+        :func:`head_draws` draws already leave at least ``decided`` draws out
+        (head − count ≥ decided) is returned as the head's count: then R − count ≥
+        decided whatever the other draws hold, which is all that the decisions ask
+        of it (not significant in that direction). The other counts are exact.
+        Partners are sorted by their lower bound, so the rows that need the rest
+        of the draws in a direction are mostly a leading run, compared as a slice.
+        """
         size = int(self.offsets[i1] - self.offsets[i0])
         positive = np.empty(size, dtype=np.int64)
         negative = np.empty(size, dtype=np.int64)
+        n_draws = self.rows.shape[1]
+        head = n_draws if decided is None else head_draws(n_draws, decided)
         for i in range(i0, i1):
             count = int(self.counts[i])
             if count:
                 start = int(self.offsets[i] - self.offsets[i0])
                 x_a, x_b = self.rows[i], self.rows[i + 1 : i + 1 + count]
                 # an int32 sum of the comparisons: exact, and faster than count_nonzero(axis=)
-                positive[start : start + count] = (x_b > x_a).sum(axis=1, dtype=np.int32)
-                negative[start : start + count] = (x_b < x_a).sum(axis=1, dtype=np.int32)
+                above = (x_b[:, :head] > x_a[:head]).sum(axis=1, dtype=np.int32)
+                below = (x_b[:, :head] < x_a[:head]).sum(axis=1, dtype=np.int32)
+                if head < n_draws:
+                    _add_rest(above, x_b, x_a, head, decided, np.greater)  # type: ignore[arg-type]
+                    _add_rest(below, x_b, x_a, head, decided, np.less)  # type: ignore[arg-type]
+                positive[start : start + count] = above
+                negative[start : start + count] = below
         return positive, negative
+
+
+def head_draws(n_draws: int, decided: int) -> int:
+    """Draws compared first by :meth:`_OverlappingPairs.sign_counts` (8·decided, ≥ 1,024)."""
+    return min(n_draws, max(1024, 8 * decided))
+
+
+def _add_rest(
+    counts: np.ndarray,
+    x_b: np.ndarray,
+    x_a: np.ndarray,
+    head: int,
+    decided: int,
+    compare: np.ufunc,
+) -> None:
+    """Add the comparisons of draws ``head:`` to the ``counts`` not decided in the head
+    (rows up to the last undecided one: a slice, no copy; decided rows in it are exact)."""
+    open_rows = np.flatnonzero(head - counts < decided)
+    if open_rows.size == 0:
+        return
+    first, last = int(open_rows[0]), int(open_rows[-1]) + 1
+    rest = compare(x_b[first:last, head:], x_a[head:]).sum(axis=1, dtype=np.int32)
+    counts[first:last] += rest
 
 
 def _above_zero(n_not_positive: np.ndarray, k: int) -> np.ndarray:
@@ -197,7 +238,7 @@ def pair_decisions(
     tied: list[np.ndarray] = []
     for i0, i1 in overlapping.blocks(max(1, chunk_elements // (2 * n_draws))):
         pa, pb = overlapping.pairs(i0, i1)
-        positive, negative = overlapping.sign_counts(i0, i1)  # X_b − X_a > 0, < 0
+        positive, negative = overlapping.sign_counts(i0, i1, k_low + 3)  # X_b − X_a > 0, < 0
         # lower percentile of X_b − X_a > 0 (b better than a) and of X_a − X_b > 0 (a better)
         b_better = _above_zero(n_draws - positive, k_low)
         a_better = _above_zero(n_draws - negative, k_low)
