@@ -11,6 +11,7 @@ import scipy.stats as sps
 from glotbench.analysis.draws import DrawSettings
 from glotbench.analysis.rank_stats import (
     draw_ranks,
+    head_draws,
     pair_decisions,
     rank_counts,
     rank_intervals,
@@ -135,6 +136,29 @@ def test_shares_outside_a_window_are_the_draws_ranked_before_and_after_it() -> N
     np.testing.assert_allclose(above, (ranks > last + 1).mean(axis=0) * 100, rtol=1e-12)
     assert stats.share(150) == 50.0 and stats.share(3) == 1.0
     np.testing.assert_array_equal(stats.share(stats.counts), stats.shares)
+
+
+@pytest.mark.parametrize("confidence_level", [0.9, 0.95])
+def test_rank_intervals_with_more_draws_than_the_head_equal_the_brute_force_definition(
+    confidence_level: float,
+) -> None:
+    """R = 3,000 draws: pairs are first compared on the head (1,024 draws) and only the
+    undecided directions on the rest; the intervals and ties still equal the definition."""
+    rng = np.random.default_rng(11)
+    means = np.repeat(np.linspace(0, 1, 8), 2) + rng.normal(0, 0.02, 16)
+    shared = rng.normal(0, 0.3, (3000, 1))
+    draws = np.round(means + shared + rng.normal(0, 0.15, (3000, 16)), 2)  # ties too
+    assert head_draws(3000, int(np.floor(2999 * (1 - confidence_level) / 2)) + 3) < 3000
+    best, worst = rank_intervals(draws, confidence_level)
+    expected_best, expected_worst = brute_force_intervals(draws, confidence_level)
+    np.testing.assert_array_equal(best, expected_best)
+    np.testing.assert_array_equal(worst, expected_worst)
+    alpha = (1 - confidence_level) / 2
+    diff = draws[:, None, :] - draws[:, :, None]  # [r, a, b] = X_b − X_a
+    tied = (np.quantile(diff, alpha, axis=0) <= 0) & (np.quantile(-diff, alpha, axis=0) <= 0)
+    expected_ties = np.argwhere(np.triu(tied, 1))
+    _, _, ties = pair_decisions(draws, confidence_level)
+    np.testing.assert_array_equal(ties[np.lexsort(ties.T[::-1])], expected_ties)
 
 
 def test_ranks_of_many_tied_models_are_scipy_min_ranks() -> None:
