@@ -316,7 +316,6 @@ def main() -> None:
     info = machine_info(["numpy", "scipy", "pandas"])
     print_header("compare, ranks and leaderboard at scale", info)
     rows = []
-    versions = [("before", args.before), ("after", None)] if args.before else [("", None)]
     for case in args.cases:
         with tempfile.TemporaryDirectory() as old, tempfile.TemporaryDirectory() as new:
             check = args.before is not None and case.startswith("compare")

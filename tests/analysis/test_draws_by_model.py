@@ -68,7 +68,13 @@ def test_per_model_aggregates_equal_those_of_the_full_draws(
 def test_negative_scores_give_the_geometric_mean_error_of_the_whole_block() -> None:
     rng = np.random.default_rng(5)
     values = simulate(
-        rng, [0.1, 0.2, 0.3], tau=0.0, sigma_seed=0.0, sigma_boot=0.2, n_languages=4, n_seeds=1,
+        rng,
+        [0.1, 0.2, 0.3],
+        tau=0.0,
+        sigma_seed=0.0,
+        sigma_boot=0.2,
+        n_languages=4,
+        n_seeds=1,
         n_reps=30,
     )
     source = two_tasks(values)
@@ -82,5 +88,6 @@ def test_negative_scores_give_the_geometric_mean_error_of_the_whole_block() -> N
     assert f"{int((first < 0).sum())} (resampled) score(s) are negative" in str(error)
     for aggregator in ("mean", "median"):
         np.testing.assert_array_equal(
-            results[aggregator][1], reference(source, settings, aggregator)  # type: ignore[index]
+            results[aggregator][1],
+            reference(source, settings, aggregator),  # type: ignore[index]
         )

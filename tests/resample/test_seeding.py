@@ -32,7 +32,9 @@ def test_pcg64_states_are_numpy_pcg64_states() -> None:
 
 
 def test_generators_draw_as_default_rng_of_each_seed_sequence() -> None:
-    rows = stream_seeds(0, ("euroeval rank", "sentiment", "sv", 1), [f"model-{i}" for i in range(40)])
+    rows = stream_seeds(
+        0, ("euroeval rank", "sentiment", "sv", 1), [f"model-{i}" for i in range(40)]
+    )
     stream = generators(rows)
     for i in (3, 0, 39, 3):  # any order, and again
         expected = np.random.default_rng(np.random.SeedSequence(rows[i]))
