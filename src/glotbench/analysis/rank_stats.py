@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import overload
+from typing import Literal, overload
 
 import numpy as np
 
@@ -52,7 +52,7 @@ def _sorted_ranks(chunk: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     # best first; the order within a run of equal values does not change the ranks, so
     # numpy's (SIMD) quicksort serves, except with NaNs (unequal to each other: their
     # order would matter, and the stable sort keeps the models' order)
-    kind = "stable" if np.isnan(chunk).any() else "quicksort"
+    kind: Literal["stable", "quicksort"] = "stable" if np.isnan(chunk).any() else "quicksort"
     order = np.argsort(-chunk, axis=1, kind=kind)
     ordered = np.take_along_axis(chunk, order, axis=1)
     position = np.broadcast_to(np.arange(n_models), (rows, n_models))

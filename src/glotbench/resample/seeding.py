@@ -30,6 +30,7 @@ compare every state and draw with numpy's.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any, cast
 
 import numpy as np
 
@@ -58,7 +59,7 @@ class _Hash:
 
 
 def _mix(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    result = np.uint32(_MIX_MULT_L) * x - np.uint32(_MIX_MULT_R) * y
+    result = np.asarray(np.uint32(_MIX_MULT_L) * x - np.uint32(_MIX_MULT_R) * y, dtype=np.uint32)
     return result ^ (result >> np.uint32(_XSHIFT))
 
 
@@ -108,8 +109,7 @@ def generators(entropies: Sequence[Sequence[int]]) -> Callable[[int], np.random.
     different lengths, get numpy's own constructors.
     """
     plain = bool(entropies) and len({len(e) for e in entropies}) == 1
-    words = np.array(entropies, dtype=object) if plain else None
-    if not plain or not all(0 <= int(w) <= _MASK32 for w in np.ravel(words)):
+    if not plain or not all(0 <= int(w) <= _MASK32 for e in entropies for w in e):
 
         def own(i: int) -> np.random.Generator:
             return np.random.default_rng(np.random.SeedSequence(entropies[i]))
@@ -120,7 +120,7 @@ def generators(entropies: Sequence[Sequence[int]]) -> Callable[[int], np.random.
     generator = np.random.Generator(bit_generator)
 
     def shared(i: int) -> np.random.Generator:
-        bit_generator.state = pcg64_state(states[i])
+        bit_generator.state = cast(Any, pcg64_state(states[i]))
         return generator
 
     return shared
