@@ -193,6 +193,41 @@ def test_stats_matrix_aligns_examples_across_models(tmp_path: Path) -> None:
         assert only_seed0.models == ["a", "b"]
 
 
+def test_stats_matrix_streams_shuffled_runs_in_small_batches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The streamed read (batches smaller than a run) places every value by its example id."""
+    import glotbench.store.stats as stats_module
+
+    monkeypatch.setattr(stats_module, "STREAM_ROWS", 7)
+    rng = np.random.default_rng(3)
+    ids = [f"x{i:02d}" for i in range(23)]
+    truth = {}
+    with Store.open(tmp_path / "s.duckdb") as store:
+        for m in range(6):
+            order = rng.permutation(len(ids))
+            values = rng.integers(0, 5, len(ids)).astype(float)  # by example id
+            truth[f"m{m}"] = values
+            store.runs.write(
+                _record(f"m{m}"), [ids[i] for i in order], _stats(values[order].tolist())
+            )
+        matrix = store.stats.matrix("xnli", "xnli", "en", "accuracy")
+    position = [ids.index(e) for e in matrix.example_ids]
+    for row, model in zip(matrix.stats, matrix.models, strict=True):
+        np.testing.assert_array_equal(row[:, 0], truth[model][position])
+        np.testing.assert_array_equal(row[:, 1], np.ones(len(ids)))
+
+
+def test_stats_matrix_errors_for_fewer_or_more_examples(tmp_path: Path) -> None:
+    with Store.open(tmp_path / "s.duckdb") as store:
+        store.runs.write(_record("a"), ["e1", "e2", "e3"], _stats([1, 0, 1]))
+        store.runs.write(_record("b"), ["e1", "e2"], _stats([1, 0]))
+        with pytest.raises(StoreError, match="model 'b'.*lacks 1.*'e3'"):
+            store.stats.matrix("xnli", "xnli", "en", "accuracy")
+        with pytest.raises(StoreError, match="model 'a'.*has 1 it lacks, e.g. \\['e3'\\]"):
+            store.stats.matrix("xnli", "xnli", "en", "accuracy", models=["b", "a"])
+
+
 def test_stats_matrix_errors(tmp_path: Path) -> None:
     with Store.open(tmp_path / "s.duckdb") as store:
         store.runs.write(_record("a"), ["e1", "e2", "e3"], _stats([1, 0, 1]))

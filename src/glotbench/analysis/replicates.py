@@ -403,19 +403,9 @@ def replicates_from_statistics(
     the same (task, language) are pooled by averaging their scores per
     replicate (and their points).
     """
-    cells = list(cells)
-    if not cells:
-        raise InputError(f"no per-example statistics of metric {metric!r} to analyse")
-    model_names = sorted({model for cell in cells for model in cell.models})
-    units = sorted(
-        {Unit(str(c.task), str(c.language)) for c in cells}, key=lambda u: (u.task, u.language)
-    )
-    unit_index = {u: i for i, u in enumerate(units)}
-    model_position = {m: i for i, m in enumerate(model_names)}
-    max_seeds = max(max(Counter(cell.models).values()) for cell in cells)
-    totals = np.zeros((len(model_names), len(units), max_seeds, n_replicates))
-    points = np.zeros((len(model_names), len(units), max_seeds))
-    counts = np.zeros((len(model_names), len(units), max_seeds))
+    # one cell at a time: a cell's statistics (5,000 runs × 10,000 examples: 800 MB) are
+    # freed once its replicates are drawn, so memory is one cell's, not every cell's
+    done: list[tuple[Unit, list[str], list[int], np.ndarray, np.ndarray]] = []
     for cell in cells:
         unit = Unit(str(cell.task), str(cell.language))
         example_ids = getattr(cell, "example_ids", None)
@@ -440,12 +430,22 @@ def replicates_from_statistics(
         reps, full = replicate_and_point_scores(
             ordered, metric_of_cell, n_resamples=n_replicates, seed=stream
         )
+        done.append((unit, list(cell.models), seed_positions(cell), reps, full))
+        del stats, ordered, cell
+    if not done:
+        raise InputError(f"no per-example statistics of metric {metric!r} to analyse")
+    model_names = sorted({model for _, models, _, _, _ in done for model in models})
+    units = sorted({unit for unit, *_ in done}, key=lambda u: (u.task, u.language))
+    unit_index = {u: i for i, u in enumerate(units)}
+    model_position = {m: i for i, m in enumerate(model_names)}
+    max_seeds = max(max(Counter(models).values()) for _, models, _, _, _ in done)
+    totals = np.zeros((len(model_names), len(units), max_seeds, n_replicates))
+    points = np.zeros((len(model_names), len(units), max_seeds))
+    counts = np.zeros((len(model_names), len(units), max_seeds))
+    for unit, models, s_index, reps, full in done:
         # run j is the s-th seed of its model (by seed value); (model, seed) pairs are
         # unique within a cell, so one fancy-indexed add places every run's replicates
-        m_index, s_index = [], []
-        for model, s in zip(cell.models, seed_positions(cell), strict=True):
-            m_index.append(model_position[model])
-            s_index.append(s)
+        m_index = [model_position[model] for model in models]
         u = unit_index[unit]
         for j, (m, s) in enumerate(zip(m_index, s_index, strict=True)):
             totals[m, u, s] += reps[:, j]  # run by run: no temporary of all the replicates

@@ -111,6 +111,65 @@ def _example_rows(con: Any, run_ids: Sequence[str]) -> tuple[pa.Table, np.ndarra
     return table, np.bincount(run_pos, minlength=len(run_ids))
 
 
+#: example rows per Arrow batch of the streamed matrix read (bounds its transient memory)
+STREAM_ROWS = 1 << 20
+
+
+def _streamed_matrix(
+    con: Any, run_ids: Sequence[str], k: int
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The (m × n × k) statistics of ``run_ids`` aligned to the first run's example order.
+
+    One streamed query: DuckDB joins each example row to its run's row number and its
+    example's column (the first run's stored position of its example id), and the
+    batches are scattered into the preallocated matrix, so memory is the matrix plus
+    one batch of :data:`STREAM_ROWS` rows — no per-example Python objects (5,000 runs ×
+    10,000 examples: 800 MB of statistics, not 6 GB of rows). None when some run does
+    not cover exactly the first run's examples (the caller's run-by-run path then
+    names the difference).
+    """
+    import pyarrow as pa
+
+    reference = con.sql(
+        "SELECT example_id FROM example_stats WHERE run_id = ? ORDER BY position",
+        params=[run_ids[0]],
+    ).to_arrow_table()
+    ids = reference.column("example_id").combine_chunks()
+    m, n = len(run_ids), len(ids)
+    runs_table = pa.table(  # noqa: F841 - read by DuckDB's replacement scan
+        {
+            "run_id": pa.array(list(run_ids), pa.string()),
+            "r": pa.array(np.arange(m, dtype=np.int32)),
+        }
+    )
+    ids_table = pa.table({"example_id": ids, "c": pa.array(np.arange(n, dtype=np.int32))})  # noqa: F841
+    out = np.empty((m, n, k), dtype=np.float64)
+    filled = np.zeros(m * n, dtype=bool)
+    rows = 0
+    reader = con.sql(
+        "SELECT l.r, x.c, e.stats FROM example_stats e JOIN runs_table l USING (run_id) "
+        "LEFT JOIN ids_table x USING (example_id)"
+    ).to_arrow_reader(STREAM_ROWS)
+    flat_out = out.reshape(m * n, k)
+    for batch in reader:
+        cols = batch.column(1)
+        if cols.null_count:  # an example the first run lacks
+            return None
+        cell = batch.column(0).to_numpy().astype(np.int64) * n + cols.to_numpy()
+        values = np.asarray(batch.column(2).flatten(), dtype=np.float64)
+        if values.size != batch.num_rows * k:
+            raise StoreError(
+                f"the store is inconsistent: expected {batch.num_rows} × {k} statistics, "
+                f"found {values.size} values"
+            )
+        flat_out[cell] = values.reshape(-1, k)
+        filled[cell] = True
+        rows += batch.num_rows
+    if rows != m * n or not filled.all():  # a run lacks examples (or repeats one)
+        return None
+    return ids.to_numpy(zero_copy_only=False).astype(object), out
+
+
 class Stats(Collaborator):
     """The statistics of the stored examples (``store.stats``)."""
 
@@ -290,7 +349,8 @@ class Stats(Collaborator):
                 f"no runs for {what} in {self.path}; 'glotbench show' lists what the store holds"
             )
         if models is not None:
-            absent = [m for m in models if m not in set(runs["model"])]
+            present = set(runs["model"])  # once, not per model (quadratic at 5,000 models)
+            absent = [m for m in models if m not in present]
             if absent:
                 raise StoreError(f"no runs of model(s) {', '.join(map(repr, absent))} for {what}")
             order = {m: i for i, m in enumerate(models)}
@@ -313,10 +373,28 @@ class Stats(Collaborator):
             )
         stat_names = tuple(layouts[0])
         run_ids = runs["run_id"].tolist()
+        k = len(stat_names)
+        streamed = _streamed_matrix(self._con, run_ids, k)
+        if streamed is not None:  # every run covers the first run's examples exactly
+            reference_ids, stacked = streamed
+            return StatsMatrix(
+                dataset=dataset,
+                task=task,
+                language=language,
+                metric=metric,
+                metric_config=runs["metric_config"].iloc[0],
+                stat_names=stat_names,
+                run_ids=run_ids,
+                models=runs["model"].tolist(),
+                seeds=[None if pd.isna(s) else int(s) for s in runs["seed"]],
+                config_hashes=runs["config_hash"].tolist(),
+                example_ids=reference_ids,
+                stats=stacked,
+            )
+        # some run lacks examples or has others: the run-by-run path names them
         table, sizes = _example_rows(self._con, run_ids)
         starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
         all_ids = table.column("example_id").to_numpy(zero_copy_only=False).astype(object)
-        k = len(stat_names)
         flat = _stats_from_list(table.column("stats"), table.num_rows, k)
         reference_ids: np.ndarray | None = None
         reference_index: pd.Index | None = None

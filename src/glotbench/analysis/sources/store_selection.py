@@ -11,8 +11,8 @@ Task names are matched through the alias table
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -100,8 +100,8 @@ def replicates_from_runs(
             "without replicates cannot be mixed with resampled runs; analyse them alone with "
             "task=TASK"
         )
-    matrices = []
     analysed_on: dict[str, set[str]] = {}
+    cells: list[tuple[str, str, str, str, str, str | None, list[str]]] = []
     for task, name in sorted(metrics.chosen.items()):
         chosen, whole_metric = _runs_of(runs[runs["task"] == task], name)
         analysed_on[task] = {name, *chosen["metric"].astype(str)}
@@ -111,20 +111,37 @@ def replicates_from_runs(
             hashes = [None] if whole_metric else sorted(set(cell["config_hash"]))
             for config_hash in hashes:
                 part = cell if config_hash is None else cell[cell["config_hash"] == config_hash]
-                matrix = store.stats.matrix(
-                    str(dataset),
-                    str(stored_task),
-                    str(language),
-                    str(metric),
-                    models=sorted(set(part["model"].astype(str))),
-                    config_hash=config_hash,
-                    configs=configs,
+                cells.append(
+                    (
+                        str(task),
+                        str(dataset),
+                        str(stored_task),
+                        str(language),
+                        str(metric),
+                        config_hash,
+                        sorted(set(part["model"].astype(str))),
+                    )
                 )
-                matrix = dataclasses.replace(matrix, task=str(task))  # the canonical name
-                matrices.append(systems_by_config(matrix))
+
+    def matrices() -> Iterator[Any]:
+        """Each cell's statistics, read when the bootstrap asks for it (one cell in memory)."""
+        for task, dataset, stored_task, language, metric, config_hash, cell_models in cells:
+            matrix = store.stats.matrix(
+                dataset,
+                stored_task,
+                language,
+                metric,
+                models=cell_models,
+                config_hash=config_hash,
+                configs=configs,
+            )
+            matrix = dataclasses.replace(matrix, task=task)  # the canonical name
+            yield systems_by_config(matrix)
+            del matrix  # before the next cell is read
+
     label = metric_label(metrics)
     replicated = replicates_from_statistics(
-        matrices, label or "per-task metrics", n_replicates=n_replicates, seed=seed
+        matrices(), label or "per-task metrics", n_replicates=n_replicates, seed=seed
     )
     run_cells = set(zip(runs["model"].astype(str), runs["task"].astype(str), strict=True))
     replicated, published = add_published(replicated, scores, analysed_on, run_cells, seed)
