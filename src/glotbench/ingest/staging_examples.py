@@ -57,16 +57,28 @@ class StagedExamples(StagedFile):
         self, indices: Sequence[int] | None = None, batch_rows: int = 100_000
     ) -> Iterator[ValidatedRun]:
         """Whole runs (``indices``: only these) in file order, each as a ValidatedRun."""
-        wanted = None if indices is None else set(indices)
-        if wanted is not None and not wanted:
+        wanted = list(range(len(self.runs))) if indices is None else sorted(set(indices))
+        if not wanted:
             return
-        query = "SELECT run, row, example_id, stats, source_position FROM staging"
-        params: list[Any] = []
-        if wanted is not None and len(wanted) < len(self.runs):
-            query += " WHERE run IN (SELECT unnest(?))"
-            params.append(sorted(wanted))
-        query += " ORDER BY run, row"
-        reader = self._con.sql(query, params=params or None).to_arrow_reader(batch_rows)
+        for block in _run_blocks(wanted, self.runs, READ_ROWS):
+            # runs are numbered in the order of their first records, so a block of
+            # consecutive numbers sits in few row groups: each query reads and sorts a
+            # block (DuckDB's sort of a whole 50M-row staging table within the staging
+            # memory limit failed: "Out of Memory Error")
+            query = (
+                "SELECT run, row, example_id, stats, source_position FROM staging "
+                "WHERE run BETWEEN ? AND ?"
+            )
+            params: list[Any] = [block[0], block[-1]]
+            if len(block) < block[-1] - block[0] + 1:
+                query += " AND run IN (SELECT unnest(?))"
+                params.append(block)
+            query += " ORDER BY run, row"
+            reader = self._con.sql(query, params=params).to_arrow_reader(batch_rows)
+            yield from self._runs_of(reader)
+
+    def _runs_of(self, reader: Any) -> Iterator[ValidatedRun]:
+        """The ValidatedRuns of a reader of staging rows ordered by (run, row)."""
         for index, table in group_runs(reader):
             info = self.runs[index]
             ids, stats = ids_and_stats(table, len(info.record.stat_names))
@@ -80,6 +92,27 @@ class StagedExamples(StagedFile):
                 positions=table.column("row").to_numpy().astype(np.int64),
                 source_positions=source,
             )
+
+
+#: staging rows read back (and sorted) per query: whole runs, at least one
+READ_ROWS = 250_000
+
+
+def _run_blocks(
+    wanted: Sequence[int], runs: Sequence[StagedRun], limit: int
+) -> Iterator[list[int]]:
+    """``wanted`` (sorted run numbers) in blocks of whole runs of at most ``limit`` rows."""
+    block: list[int] = []
+    rows = 0
+    for index in wanted:
+        size = int(runs[index].record.n_examples or 0)
+        if block and rows + size > limit:
+            yield block
+            block, rows = [], 0
+        block.append(index)
+        rows += size
+    if block:
+        yield block
 
 
 def stage_examples(

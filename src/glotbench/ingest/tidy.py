@@ -49,7 +49,7 @@ from glotbench.store.writer_lock import writer_lock
 
 Progress = Callable[[int, int], None]
 #: example rows per write transaction of a streaming import (bounds the batch's memory)
-STREAM_BATCH_ROWS = 100_000
+STREAM_BATCH_ROWS = 500_000
 
 
 @contextmanager
