@@ -194,6 +194,28 @@ def test_staging_yields_whole_runs_in_file_order(tmp_path: Path) -> None:
     assert not work.exists()
 
 
+@pytest.mark.parametrize("read_rows", [1, 7, 12])
+def test_staged_runs_read_back_in_blocks_equal_the_whole_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, read_rows: int
+) -> None:
+    """Blocks of whole runs (smaller than one run, several runs, a skipped run) give the
+    runs, examples and statistics of the whole-file validation, in file order."""
+    import glotbench.ingest.staging_examples as staging_module
+
+    monkeypatch.setattr(staging_module, "READ_ROWS", read_rows)
+    path = _write(tmp_path / "e.csv", _interleaved(n=5))
+    expected = validate_examples(read_tidy(path)).runs
+    with stage_examples(path, chunk_rows=3, work_dir=tmp_path) as staged:
+        runs = list(staged.iter_runs(batch_rows=2))
+        assert [r.record.run_id for r in runs] == [r.record.run_id for r in expected]
+        for got, want in zip(runs, expected, strict=True):
+            assert list(got.example_ids) == list(want.example_ids)
+            np.testing.assert_array_equal(got.stats, want.stats)
+            np.testing.assert_array_equal(got.source_positions, want.source_positions)
+        kept = [r.record.run_id for r in staged.iter_runs([0, 2, 3])]
+        assert kept == [expected[i].record.run_id for i in (0, 2, 3)]
+
+
 CHILD = textwrap.dedent(
     """
     import json, resource, sys
