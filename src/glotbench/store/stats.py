@@ -376,7 +376,7 @@ class Stats(Collaborator):
         k = len(stat_names)
         streamed = _streamed_matrix(self._con, run_ids, k)
         if streamed is not None:  # every run covers the first run's examples exactly
-            reference_ids, stacked = streamed
+            first_ids, stacked = streamed
             return StatsMatrix(
                 dataset=dataset,
                 task=task,
@@ -388,7 +388,7 @@ class Stats(Collaborator):
                 models=runs["model"].tolist(),
                 seeds=[None if pd.isna(s) else int(s) for s in runs["seed"]],
                 config_hashes=runs["config_hash"].tolist(),
-                example_ids=reference_ids,
+                example_ids=first_ids,
                 stats=stacked,
             )
         # some run lacks examples or has others: the run-by-run path names them
