@@ -62,7 +62,7 @@ def test_a_cached_answer_equals_a_fresh_one_byte_for_byte(cli, store: Path, monk
     assert not (store.parent / "s.duckdb.cache").exists()  # --no-cache keeps nothing
     first = _ask(cli, store)
     assert first == fresh
-    assert list((store.parent / "s.duckdb.cache" / "answers").glob("*.pkl"))
+    assert list((store.parent / "s.duckdb.cache" / "answers").glob("*.answer"))
     monkeypatch.setattr(api, "analyze_aggregate", _unavailable)
     assert _ask(cli, store) == fresh  # from the cache: the analysis was not called
     json.loads(fresh)  # one JSON document
@@ -140,7 +140,7 @@ def test_files_other_than_the_store_and_failures_are_not_cached(cli, store: Path
 
 def test_a_damaged_cache_entry_is_recomputed(cli, store: Path):
     fresh = _ask(cli, store)
-    for entry in (store.parent / "s.duckdb.cache" / "answers").glob("*.pkl"):
+    for entry in (store.parent / "s.duckdb.cache" / "answers").glob("*.answer"):
         entry.write_bytes(entry.read_bytes()[:20])
     assert _ask(cli, store) == fresh
 

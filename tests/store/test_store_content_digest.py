@@ -161,7 +161,7 @@ def test_answers_of_an_older_content_are_dropped(tmp_path: Path):
     cache.put_answer("b" * 64, "k1", b"new\n")
     assert cache.get_answer("a" * 64, "k1") is None
     assert cache.get_answer("b" * 64, "k1") == b"new\n"
-    assert len(list((cache.folder / "answers").glob("*.pkl"))) == 1
+    assert len(list((cache.folder / "answers").glob("*.answer"))) == 1
 
 
 def test_the_digest_module_loads_no_numpy_or_pandas():

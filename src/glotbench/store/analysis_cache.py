@@ -13,10 +13,12 @@ answers of the command line there, and drops those of an older store content.
 This module imports DuckDB but neither numpy nor pandas, so the command line
 can answer a repeated question before it loads them (docs/cli-performance.md).
 
-Entries are Python pickles: load a cache only from a folder you own, as with
-any pickle (a store's cache folder is as trusted as the store). A file that is
-truncated, corrupt, from another glotbench version or written for another key
-is ignored (and recomputed), never an error.
+Computed results are Python pickles, loaded only from files the current user
+owns (a pickle can run code when loaded). The printed answers are plain bytes
+with their key and SHA-256 (never unpickled): one whose bytes changed on disk
+is not served. A file that is truncated, corrupt, from another glotbench
+version, of another user or written for another key is ignored (and
+recomputed), never an error. At most :data:`MAX_ANSWERS` answers are kept.
 """
 
 from __future__ import annotations
@@ -25,7 +27,9 @@ import hashlib
 import json
 import os
 import pickle
+import re
 import tempfile
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +41,15 @@ if TYPE_CHECKING:
     from glotbench.store.store import Store
 
 _MAGIC = b"glotbench-analysis-cache-1\n"
+#: first line of a kept answer file; then its key, the SHA-256 of key and answer, the answer
+_ANSWER_MAGIC = b"glotbench-answer-1\n"
+#: name of a kept answer: content prefix, key (``argv-`` for an invocation's); the only
+#: files :meth:`AnalysisCache.put_answer` removes (``.pkl``: answers of older versions)
+_ANSWER_NAME = re.compile(r"[0-9a-f]{16}-[A-Za-z0-9_-]+\.(?:answer|pkl)")
+#: answers kept at most (one per invocation: environment, terminal size, …); the oldest go
+MAX_ANSWERS = 256
+#: seconds after which a temporary file of a killed writer is removed
+_STALE_TEMPORARY = 3600.0
 
 
 #: ``example_stats`` is not read row by row: every run's row carries the SHA-256 of its
@@ -153,9 +166,13 @@ class AnalysisCache:
         return self.folder / f"{key}.pkl"
 
     def get(self, key: str) -> Any | None:
-        """The cached result of ``key``, or None (missing, unreadable or not for this key)."""
+        """The cached result of ``key``, or None (missing, unreadable, not for this key, or
+        a file the current user does not own: a pickle is loaded only from a trusted file)."""
         try:
-            data = self._path(key).read_bytes()
+            with open(self._path(key), "rb") as handle:
+                if not _owned(os.fstat(handle.fileno())):
+                    return None
+                data = handle.read()
         except OSError:
             return None
         if not data.startswith(_MAGIC):
@@ -169,39 +186,100 @@ class AnalysisCache:
     def put(self, key: str, value: Any) -> None:
         """Store ``value`` under ``key`` (atomically: a temporary file, then a rename)."""
         try:
-            self.folder.mkdir(parents=True, exist_ok=True)
             data = _MAGIC + pickle.dumps((key, value), protocol=pickle.HIGHEST_PROTOCOL)
-            fd, tmp = tempfile.mkstemp(dir=self.folder, suffix=".tmp")
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.replace(tmp, self._path(key))
-        except (OSError, pickle.PicklingError, TypeError, AttributeError):
+        except (pickle.PicklingError, TypeError, AttributeError):
             return  # a cache that cannot be written only costs time
+        _write_atomically(self.folder, self._path(key), data)
 
     # ------------------------------------------------------------------
     # the command line's printed answers (glotbench.cli._answer_cache)
     # ------------------------------------------------------------------
     def get_answer(self, content: str, key: str) -> bytes | None:
-        """The printed answer of ``key`` for the store content ``content``, or None."""
-        value = AnalysisCache(self.folder / "answers").get(f"{content[:16]}-{key}")
-        return value if isinstance(value, bytes) else None
+        """The printed answer of ``key`` for the store content ``content``, or None (also
+        when the file's bytes do not match the SHA-256 kept with them)."""
+        name = f"{content[:16]}-{key}"
+        try:
+            data = (self.folder / "answers" / f"{name}.answer").read_bytes()
+        except OSError:
+            return None
+        header = _ANSWER_MAGIC + name.encode() + b"\n"
+        if not data.startswith(header):
+            return None
+        checksum, newline, answer = data[len(header) :].partition(b"\n")
+        if not newline or checksum != _answer_digest(name, answer).encode():
+            return None
+        return answer
 
     def put_answer(self, content: str, key: str, answer: bytes) -> None:
         """Keep ``answer`` and drop the answers kept for another store content.
 
         Answers of an older content can never be asked for again (the content
         digest is part of every key), so the folder holds the answers of one
-        store content at a time.
+        store content at a time, at most :data:`MAX_ANSWERS` of them (the
+        oldest go). Only files named as answers are removed, and temporary
+        files of killed writers after an hour.
         """
-        answers = AnalysisCache(self.folder / "answers")
-        answers.put(f"{content[:16]}-{key}", answer)
-        prefix = content[:16] + "-"
+        name = f"{content[:16]}-{key}"
+        folder = self.folder / "answers"
+        data = _ANSWER_MAGIC + name.encode() + b"\n"
+        data += _answer_digest(name, answer).encode() + b"\n" + answer
+        _write_atomically(folder, folder / f"{name}.answer", data)
+        _prune(folder, content[:16] + "-", f"{name}.answer")
+
+
+def _owned(stat: os.stat_result) -> bool:
+    """Whether a file of this ``stat`` belongs to the current user (always, off POSIX)."""
+    getuid = getattr(os, "getuid", None)
+    return getuid is None or stat.st_uid == getuid()
+
+
+def _answer_digest(name: str, answer: bytes) -> str:
+    return hashlib.sha256(name.encode() + b"\n" + answer).hexdigest()
+
+
+def _write_atomically(folder: Path, path: Path, data: bytes) -> None:
+    """``data`` into ``path``: a temporary file in ``folder``, then a rename; on any
+    failure nothing is left (a cache that cannot be written only costs time)."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except OSError:
         try:
-            stale = [p for p in answers.folder.glob("*.pkl") if not p.name.startswith(prefix)]
+            os.unlink(tmp)
         except OSError:
-            return
-        for path in stale:
-            try:
-                path.unlink()
-            except OSError:
-                pass
+            pass
+
+
+def _prune(folder: Path, keep_prefix: str, newest: str) -> None:
+    """Remove the answers in ``folder`` not of ``keep_prefix`` and the oldest beyond
+    :data:`MAX_ANSWERS` (never ``newest``, the one just written), and temporary files
+    older than an hour; other files stay."""
+    try:
+        entries = [(p, p.stat()) for p in folder.iterdir()]
+    except OSError:
+        return
+    kept: list[tuple[bool, int, Path]] = []
+    drop: list[Path] = []
+    now = time.time()
+    for path, stat in entries:
+        if path.name.endswith(".tmp"):
+            if now - stat.st_mtime > _STALE_TEMPORARY:
+                drop.append(path)
+        elif _ANSWER_NAME.fullmatch(path.name):
+            if path.name.startswith(keep_prefix) and path.name.endswith(".answer"):
+                kept.append((path.name == newest, stat.st_mtime_ns, path))
+            else:
+                drop.append(path)
+    kept.sort(key=lambda item: item[:2], reverse=True)
+    drop.extend(path for _, _, path in kept[MAX_ANSWERS:])
+    for path in drop:
+        try:
+            path.unlink()
+        except OSError:
+            pass
