@@ -165,3 +165,28 @@ def test_a_new_process_answers_from_the_cache_without_typer_numpy_or_pandas(stor
     assert runs[0].stdout == runs[1].stdout
     assert runs[0].stderr.decode().endswith("LOADED=typer,numpy,pandas")
     assert runs[1].stderr.decode().endswith("LOADED=")
+
+
+def test_an_upgraded_library_is_not_answered_from_the_cache(cli, store: Path, tmp_path, monkeypatch):
+    """The answer depends on numpy, scipy, pandas, rich…: installing or removing a package
+    (which changes its ``site-packages`` folder) must recompute, also for the parsed question
+    (a new shell, another working directory or environment: not the same invocation)."""
+    packages = tmp_path / "site-packages"
+    packages.mkdir()
+    monkeypatch.syspath_prepend(str(packages))
+    original = api.analyze_aggregate
+    calls: list[int] = []
+
+    def counted(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(api, "analyze_aggregate", counted)
+    first = _ask(cli, store)
+    _ask(cli, store)
+    assert len(calls) == 1  # the second answer came from the cache
+    stamp = packages.stat().st_mtime_ns + 10**9
+    os.utime(packages, ns=(stamp, stamp))  # a package was installed there
+    monkeypatch.setenv("GLOTBENCH_TEST_NEW_SHELL", "1")  # not the same invocation
+    assert _ask(cli, store) == first
+    assert len(calls) == 2  # computed again with the new installation

@@ -10,7 +10,8 @@ command runs as always, its standard output is recorded on the way, and on
 success the bytes are kept in ``<store>.cache/answers/`` for the next call.
 
 The key holds every option's value, the store's content digest (every table:
-any write changes it), the glotbench code and what shapes the printed text
+any write changes it), the glotbench code, the installed libraries
+(:func:`glotbench.cli._replay.installation`) and what shapes the printed text
 (``--json``, the terminal's width, colours and encoding). A question that
 reads or writes a file other than the store (``--input``, ``--plot``,
 ``--pairs-out``, …) is not cached, nor is a command that fails. ``--no-cache``
@@ -36,6 +37,7 @@ from glotbench.cli._replay import (
     DEFAULT_STORE,
     NO_CACHE_ENV,
     cache_disabled,
+    installation,
     invocation_key,
     output_shape,
     running_invocation,
@@ -102,9 +104,9 @@ def _question(command: str, arguments: dict[str, Any]) -> str:
         "console": output_shape(console),
         "stdout_encoding": getattr(sys.stdout, "encoding", None),
     }
-    return json.dumps(
-        {"command": command, "options": options, "output": output}, sort_keys=True, default=str
-    )
+    # the libraries the answer is computed and printed with (an upgrade can change it)
+    request = {"command": command, "options": options, "output": output, **installation(True)}
+    return json.dumps(request, sort_keys=True, default=str)
 
 
 def _write_answer(answer: bytes, json_output: bool) -> None:

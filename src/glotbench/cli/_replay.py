@@ -97,36 +97,45 @@ def fresh_output_shape() -> list[Any]:
     return output_shape(Console())
 
 
-def invocation(argv: list[str]) -> dict[str, Any]:
-    """What decides a command's printed answer besides the store and the console.
-
-    The words, the working directory, the environment (but ``OLDPWD`` and
-    ``_``), whether stdin, stdout and stderr are terminals and their sizes,
-    stdout's encoding, the Python executable and version, the import path and
-    the modification times of its ``site-packages`` folders (an installed or
-    removed package changes them) and the glotbench files
-    (:func:`glotbench.store.analysis_cache.code_fingerprint`). Taken when the
-    process starts: an analysis may set environment variables as it runs.
-    """
-    from glotbench.store.analysis_cache import code_fingerprint
-
+def installation(packages_only: bool = False) -> dict[str, Any]:
+    """The Python executable and version, the import path and the modification times of
+    its ``site-packages`` folders: installing, upgrading or removing a package (numpy,
+    scipy, pandas, rich, …) renames or adds a folder there, which changes its time.
+    ``packages_only``: of the import path only those folders (``python -m`` puts the
+    working directory first on it)."""
     folders: list[list[Any]] = []
-    for entry in sys.path:  # an installed or removed package changes its folder's time
+    for entry in sys.path:
         stamp = None
         if Path(entry).name in ("site-packages", "dist-packages"):
             try:
                 stamp = os.stat(entry).st_mtime_ns
             except OSError:
                 pass
-        folders.append([entry, stamp])
+        if stamp is not None or not packages_only:
+            folders.append([entry, stamp])
+    return {"python": [sys.executable, sys.version], "path": folders}
+
+
+def invocation(argv: list[str]) -> dict[str, Any]:
+    """What decides a command's printed answer besides the store and the console.
+
+    The words, the working directory, the environment (but ``OLDPWD`` and
+    ``_``), whether stdin, stdout and stderr are terminals and their sizes,
+    stdout's encoding, the Python executable and version, the import path and
+    the modification times of its ``site-packages`` folders (:func:`installation`)
+    and the glotbench files
+    (:func:`glotbench.store.analysis_cache.code_fingerprint`). Taken when the
+    process starts: an analysis may set environment variables as it runs.
+    """
+    from glotbench.store.analysis_cache import code_fingerprint
+
     return {
         "argv": list(argv),
         "cwd": os.getcwd(),
         "environment": {k: v for k, v in os.environ.items() if k not in _VOLATILE_ENV},
         "terminals": [_terminal(fd) for fd in (0, 1, 2)],
         "stdout_encoding": getattr(sys.stdout, "encoding", None),
-        "python": [sys.executable, sys.version],
-        "path": folders,
+        **installation(),
         "code": code_fingerprint(),
     }
 
