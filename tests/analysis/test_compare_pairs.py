@@ -330,3 +330,35 @@ def test_name_columns_of_the_pair_table_equal_the_names_indexed_one_by_one() -> 
         names = np.asarray(names, dtype=object)
         expected = pd.Series(names[codes])
         pd.testing.assert_series_equal(pd.Series(_names_column(names, codes)), expected)
+
+
+def test_pair_quantiles_equal_numpy_on_hostile_draws() -> None:
+    """Seeded cases where a normal guess is wrong: heavy tails (Cauchy), ties at the cut
+    (three values), constant and almost constant differences, far outliers, a covariance
+    off by 10^±4, the extreme quantiles 0 and 1. Reference: numpy.quantile, float for float."""
+    rng = np.random.default_rng(20261127)
+    levels = [0.0, 0.001, 0.025, 0.5, 0.975, 0.999, 1.0]
+    for case in range(36):
+        n_draws, n_models = int(rng.choice([4096, 6000])), int(rng.integers(2, 5))
+        kind = case % 6
+        if kind == 0:
+            draws = rng.standard_cauchy(size=(n_draws, n_models))
+        elif kind == 1:
+            draws = rng.integers(0, 3, size=(n_draws, n_models)).astype(float)
+        elif kind == 2:
+            draws = np.repeat(rng.normal(size=(1, n_models)), n_draws, axis=0)
+        elif kind == 3:
+            draws = rng.normal(size=(n_draws, n_models))
+            draws[rng.integers(n_draws, size=20)] *= 1e6
+        elif kind == 4:
+            draws = rng.normal(size=(n_draws, n_models))
+            draws[:, 1] = draws[:, 0] + rng.choice([0.0, 1e-9], size=n_draws)
+        else:
+            draws = 1e12 + rng.integers(0, 2, size=(n_draws, n_models)).astype(float)
+        low_q, high_q = sorted(rng.choice(levels, 2, replace=False))
+        a, b = pair_indices(n_models)
+        cov = draw_covariance(draws) * rng.choice([1e-4, 1.0, 1e4])
+        low, high, _ = pair_quantiles(draws, a, b, (low_q, high_q), cov=cov)
+        reference = np.quantile(draws[:, a] - draws[:, b], (low_q, high_q), axis=0)
+        np.testing.assert_array_equal(low, reference[0], err_msg=f"case {case}")
+        np.testing.assert_array_equal(high, reference[1], err_msg=f"case {case}")
