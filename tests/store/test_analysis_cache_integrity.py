@@ -106,3 +106,26 @@ def test_a_failed_write_leaves_no_temporary_file(tmp_path: Path, monkeypatch):
     assert cache.get("k") is None
     assert cache.get_answer(CONTENT, KEY) is None
     assert not [p for p in cache.folder.rglob("*") if p.is_file()]  # no .tmp left behind
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_an_answer_that_is_a_pipe_or_a_link_is_not_read(tmp_path: Path):
+    """A kept answer replaced by a named pipe (reading would wait forever) or by a link
+    elsewhere (to /dev/zero: reading would never end) is ignored at once."""
+    import threading
+
+    cache = AnalysisCache(tmp_path / "s.duckdb.cache")
+    cache.put_answer(CONTENT, KEY, b"real answer\n")
+    path = _answer_file(cache)
+    results: list[object] = []
+    for make in (lambda: os.mkfifo(path), lambda: path.symlink_to(tmp_path / "elsewhere")):
+        path.unlink()
+        make()
+        (tmp_path / "elsewhere").write_bytes(path.name.encode())
+        reader = threading.Thread(
+            target=lambda: results.append(cache.get_answer(CONTENT, KEY)), daemon=True
+        )
+        reader.start()
+        reader.join(5)
+        assert not reader.is_alive(), "reading the kept answer did not return"
+    assert results == [None, None]

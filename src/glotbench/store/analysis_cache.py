@@ -17,8 +17,8 @@ Computed results are Python pickles, loaded only from files the current user
 owns (a pickle can run code when loaded). The printed answers are plain bytes
 with their key and SHA-256 (never unpickled): one whose bytes changed on disk
 is not served. A file that is truncated, corrupt, from another glotbench
-version, of another user or written for another key is ignored (and
-recomputed), never an error. At most :data:`MAX_ANSWERS` answers are kept.
+version, of another user, not a regular file (a link, a named pipe) or
+written for another key is ignored (and recomputed), never an error. At most :data:`MAX_ANSWERS` answers are kept.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ import re
 import tempfile
 import time
 from pathlib import Path
+from stat import S_ISREG
 from typing import TYPE_CHECKING, Any
 
 import duckdb
@@ -168,14 +169,8 @@ class AnalysisCache:
     def get(self, key: str) -> Any | None:
         """The cached result of ``key``, or None (missing, unreadable, not for this key, or
         a file the current user does not own: a pickle is loaded only from a trusted file)."""
-        try:
-            with open(self._path(key), "rb") as handle:
-                if not _owned(os.fstat(handle.fileno())):
-                    return None
-                data = handle.read()
-        except OSError:
-            return None
-        if not data.startswith(_MAGIC):
+        data = _read_own_file(self._path(key))
+        if data is None or not data.startswith(_MAGIC):
             return None
         try:
             stored_key, value = pickle.loads(data[len(_MAGIC) :])
@@ -198,12 +193,9 @@ class AnalysisCache:
         """The printed answer of ``key`` for the store content ``content``, or None (also
         when the file's bytes do not match the SHA-256 kept with them)."""
         name = f"{content[:16]}-{key}"
-        try:
-            data = (self.folder / "answers" / f"{name}.answer").read_bytes()
-        except OSError:
-            return None
+        data = _read_own_file(self.folder / "answers" / f"{name}.answer")
         header = _ANSWER_MAGIC + name.encode() + b"\n"
-        if not data.startswith(header):
+        if data is None or not data.startswith(header):
             return None
         checksum, newline, answer = data[len(header) :].partition(b"\n")
         if not newline or checksum != _answer_digest(name, answer).encode():
@@ -225,6 +217,26 @@ class AnalysisCache:
         data += _answer_digest(name, answer).encode() + b"\n" + answer
         _write_atomically(folder, folder / f"{name}.answer", data)
         _prune(folder, content[:16] + "-", f"{name}.answer")
+
+
+def _read_own_file(path: Path) -> bytes | None:
+    """The bytes of ``path`` if it is a regular file (not a link, pipe or device) that the
+    current user owns, else None; opened without waiting (a named pipe would block)."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        stat = os.fstat(fd)
+        if not S_ISREG(stat.st_mode) or not _owned(stat):
+            return None
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            return handle.read()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def _owned(stat: os.stat_result) -> bool:
