@@ -167,7 +167,9 @@ def test_a_new_process_answers_from_the_cache_without_typer_numpy_or_pandas(stor
     assert runs[1].stderr.decode().endswith("LOADED=")
 
 
-def test_an_upgraded_library_is_not_answered_from_the_cache(cli, store: Path, tmp_path, monkeypatch):
+def test_an_upgraded_library_is_not_answered_from_the_cache(
+    cli, store: Path, tmp_path, monkeypatch
+):
     """The answer depends on numpy, scipy, pandas, rich…: installing or removing a package
     (which changes its ``site-packages`` folder) must recompute, also for the parsed question
     (a new shell, another working directory or environment: not the same invocation)."""

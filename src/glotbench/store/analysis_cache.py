@@ -18,7 +18,8 @@ owns (a pickle can run code when loaded). The printed answers are plain bytes
 with their key and SHA-256 (never unpickled): one whose bytes changed on disk
 is not served. A file that is truncated, corrupt, from another glotbench
 version, of another user, not a regular file (a link, a named pipe) or
-written for another key is ignored (and recomputed), never an error. At most :data:`MAX_ANSWERS` answers are kept.
+written for another key is ignored (and recomputed), never an error. At most
+:data:`MAX_ANSWERS` answers are kept.
 """
 
 from __future__ import annotations
