@@ -110,3 +110,36 @@ def test_notices_are_shown_in_command_line_words_while_a_command_runs(
     assert "(change with --lock-timeout SECONDS) ..." in result.stderr
     print_notice(notice)
     assert capsys.readouterr().err == notice + "\n"
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        # glotbench.store.schema.RunRecord.describe: which run, not which option to give
+        "model='A', dataset='d', task='t', language='de', seed=0, metric='accuracy'",
+        # glotbench.importers.common: which score row conflicts
+        "a second, different score for model='A', task='t', language='de', "
+        "metric='accuracy', seed=0 (the first is in a.csv, line 2); give each run its own seed",
+    ],
+)
+def test_a_described_row_is_not_turned_into_options(record: str) -> None:
+    """A row named by its fields (four or more ``key=value`` in a comma-separated run) is
+    data, not advice: ``--model A, --task t, …, seed=0`` would half-translate it."""
+    assert cli_words(record) == record
+
+
+def test_a_short_list_of_hints_is_still_translated() -> None:
+    assert cli_words("give sigma_seed=SD, sigma_boot=SD and correlation=R") == (
+        "give --sigma-seed SD, --sigma-boot SD and --correlation R"
+    )
+
+
+def test_a_duplicate_score_row_is_named_by_its_fields_on_the_command_line(cli, tmp_path: Path):
+    scores = tmp_path / "a.csv"
+    scores.write_text(
+        "model,task,language,metric,seed,score\nA,t,de,accuracy,0,0.5\nA,t,de,accuracy,0,0.6\n"
+    )
+    result = cli("import", "scores", scores, "--store", tmp_path / "s.duckdb")
+    assert result.exit_code != 0
+    assert "model='A', task='t', language='de'" in result.stderr + result.stdout
+    assert "--model A" not in result.stderr + result.stdout

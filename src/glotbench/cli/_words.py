@@ -6,7 +6,8 @@ in keyword form: ``metric='nli=accuracy'``, ``scheme='parametric'``,
 line shows them as its options: ``--metric nli=accuracy``, ``--scheme
 parametric``, ``--metric TASK=METRIC``. Only the keywords below are rewritten,
 and only in that keyword form, so prose that merely mentions a parameter
-("each task's metric") stays as it is.
+("each task's metric") stays as it is; so does a row named by four or more of
+its fields (``model='A', task='t', language='de', seed=0``).
 """
 
 from __future__ import annotations
@@ -75,6 +76,17 @@ def _flag(match: re.Match[str]) -> str:
     return f"{FLAGS[keyword]} {value}"
 
 
+#: a row named by its fields: four or more ``key=value`` in one comma-separated run
+#: (``model='A', task='t', language='de', seed=0``; RunRecord.describe): data, not advice
+_PAIR = r"[a-z_]+=(?:'[^']*'|[^\s,;()']+)"
+_RECORD = re.compile(rf"(?<![\w.-]){_PAIR}(?:, {_PAIR}){{3,}}")
+
+
 def cli_words(text: str) -> str:
-    """``text`` with every ``keyword='value'`` of :data:`FLAGS` as its option."""
-    return _KEYWORD.sub(_flag, text)
+    """``text`` with every ``keyword='value'`` of :data:`FLAGS` as its option, except
+    inside a row described by its fields (:data:`_RECORD`)."""
+    pieces, start = [], 0
+    for record in _RECORD.finditer(text):
+        pieces += [_KEYWORD.sub(_flag, text[start : record.start()]), record.group()]
+        start = record.end()
+    return "".join([*pieces, _KEYWORD.sub(_flag, text[start:])])
