@@ -95,3 +95,23 @@ def test_kills_at_random_times_during_creation_never_leave_a_store_without_table
             with Store.open(path, read_only=True) as store:
                 assert store.summary().counts["runs"] == 0
     assert created < 12  # some kills landed before the store was complete
+
+
+@pytest.mark.parametrize("target_exists", [False, True])
+def test_a_store_path_that_is_a_link_creates_the_store_where_it_points(
+    tmp_path: Path, target_exists: bool
+):
+    """``results.duckdb -> /big/disk/results.duckdb``: the store is made at the link's
+    target (as DuckDB itself does), and the link stays a link (the rename replaced it)."""
+    (tmp_path / "big").mkdir()
+    target = tmp_path / "big" / "results.duckdb"
+    if target_exists:
+        target.touch()  # an empty file: created anew
+    link = tmp_path / "results.duckdb"
+    link.symlink_to(target)
+    Store.open(link).close()
+    assert link.is_symlink()
+    assert target.stat().st_size > 0
+    with Store.open(link, read_only=True) as store:
+        assert "schema_version" in store.meta()
+    assert not [p for p in tmp_path.iterdir() if ".creating-" in p.name]

@@ -599,8 +599,11 @@ def _create(path: Path) -> None:
     :func:`os.replace`, the way SQLite and DuckDB's own docs advise replacing a database
     file. A process killed at any point leaves either no store or a complete empty one;
     the temporary files of earlier killed creations are removed first (only a holder of
-    the writer lock makes them, and it is held now).
+    the writer lock makes them, and it is held now). A ``path`` that is a symbolic link
+    gets the store at its target; the link is kept.
     """
+    if path.is_symlink():  # made where the link points, as DuckDB would; the link stays
+        path = Path(os.path.realpath(path))
     for stale in path.parent.glob(f".{glob.escape(path.name)}{_CREATING}*"):
         with suppress(OSError):
             stale.unlink()
