@@ -192,3 +192,24 @@ def test_an_upgraded_library_is_not_answered_from_the_cache(
     monkeypatch.setenv("GLOTBENCH_TEST_NEW_SHELL", "1")  # not the same invocation
     assert _ask(cli, store) == first
     assert len(calls) == 2  # computed again with the new installation
+
+
+def test_a_kept_answer_is_the_bytes_the_stream_printed(tmp_path: Path):
+    """stdout that writes what its encoding lacks as escapes (``ascii:backslashreplace``):
+    the kept answer holds those escapes, not another replacement, so the cached answer
+    equals the computed one byte for byte."""
+    store = tmp_path / "s.duckdb"
+    rows = [(m, lang, seed, 0.5 + 0.1 * i + 0.01 * seed) for i, m in enumerate(["Modèle", "B"])
+            for lang in ("de", "en") for seed in range(3)]  # fmt: skip
+    api.import_scores(_scores(tmp_path / "a.csv", rows), store=store)
+    command = [sys.executable, "-m", "glotbench", "analyze", "aggregate", "--store", str(store)]
+    command += ["--draws", "40"]
+    env = {k: v for k, v in os.environ.items() if k != "GLOTBENCH_NO_CACHE"}
+    env["PYTHONIOENCODING"] = "ascii:backslashreplace"
+    runs = [
+        subprocess.run(command, capture_output=True, env=env, cwd=tmp_path, timeout=300)
+        for _ in range(2)
+    ]
+    assert all(run.returncode == 0 for run in runs), runs[0].stderr
+    assert b"Mod\\xe8le" in runs[0].stdout
+    assert runs[1].stdout == runs[0].stdout

@@ -60,13 +60,21 @@ class _Recorder:
     def __init__(self, stream: Any) -> None:
         self._stream = stream
         self._encoding = getattr(stream, "encoding", None) or "utf-8"
+        # the stream's own error handler (PYTHONIOENCODING=ascii:backslashreplace), so the
+        # bytes kept are the bytes it printed
+        self._errors = getattr(stream, "errors", None) or "strict"
         self.chunks: list[bytes] = []
+        self.spoiled = False  # some text's bytes could not be told: keep nothing
         raw = getattr(stream, "buffer", None)
         self.buffer = _BufferRecorder(raw, self.chunks) if raw is not None else None
 
     def write(self, text: str) -> int:
-        self.chunks.append(text.encode(self._encoding, errors="replace"))
-        return self._stream.write(text)
+        written = self._stream.write(text)  # raises first if the stream cannot encode it
+        try:
+            self.chunks.append(text.encode(self._encoding, errors=self._errors))
+        except (UnicodeError, LookupError):  # bytes not known: this answer is not kept
+            self.spoiled = True
+        return written
 
     def __getattr__(self, name: str) -> Any:  # flush, isatty, fileno, encoding, …
         return getattr(self._stream, name)
@@ -192,7 +200,7 @@ def _answer_from_cache_or_run(
             sys.stdout = stdout
         answer = b"".join(recorder.chunks)
         # kept only if the store did not change meanwhile (another process wrote to it)
-        if fingerprint(store) != content:
+        if recorder.spoiled or fingerprint(store) != content:
             return
         cache.put_answer(content, key, answer)
     # the same words read the same store: kept for glotbench.cli._replay's fast path
