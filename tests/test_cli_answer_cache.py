@@ -213,3 +213,18 @@ def test_a_kept_answer_is_the_bytes_the_stream_printed(tmp_path: Path):
     assert all(run.returncode == 0 for run in runs), runs[0].stderr
     assert b"Mod\\xe8le" in runs[0].stdout
     assert runs[1].stdout == runs[0].stdout
+
+
+def test_the_question_holds_the_stdout_error_handler(monkeypatch):
+    """Escapes kept for ``ascii:backslashreplace`` are not the answer of a strict ascii
+    stdout (there the command fails): the handler is part of the key."""
+    import io
+
+    from glotbench.cli._answer_cache import _question
+
+    questions = []
+    for errors in ("strict", "backslashreplace"):
+        stream = io.TextIOWrapper(io.BytesIO(), encoding="ascii", errors=errors)
+        monkeypatch.setattr(sys, "stdout", stream)
+        questions.append(_question("analyze aggregate", {"draws": 40}))
+    assert questions[0] != questions[1]

@@ -111,6 +111,7 @@ def _question(command: str, arguments: dict[str, Any]) -> str:
     output = {
         "console": output_shape(console),
         "stdout_encoding": getattr(sys.stdout, "encoding", None),
+        "stdout_errors": getattr(sys.stdout, "errors", None),
     }
     # the libraries the answer is computed and printed with (an upgrade can change it)
     request = {"command": command, "options": options, "output": output, **installation(True)}

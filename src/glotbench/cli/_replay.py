@@ -135,6 +135,7 @@ def invocation(argv: list[str]) -> dict[str, Any]:
         "environment": {k: v for k, v in os.environ.items() if k not in _VOLATILE_ENV},
         "terminals": [_terminal(fd) for fd in (0, 1, 2)],
         "stdout_encoding": getattr(sys.stdout, "encoding", None),
+        "stdout_errors": getattr(sys.stdout, "errors", None),
         **installation(),
         "code": code_fingerprint(),
     }
