@@ -24,7 +24,7 @@ store: ``open_store``, ``import_*``,       :mod:`glotbench.store`, :mod:`glotben
 ``build_scala``, ``benchmark_scores``      :mod:`glotbench.runner.build`, ``runner.protocol``
 ``checklist_*``                            :mod:`glotbench.checklist.commands`
 ``demo``, ``write_demo_pages``,            :mod:`glotbench.demo_xtreme`,
-``starter_demo``                           :mod:`glotbench.demo_starter`
+``XtremeAhead``, ``starter_demo``          :mod:`glotbench.demo_starter`
 ``list_metrics``                           :mod:`glotbench.metrics.catalog`
 =========================================  ==========================================
 """
@@ -95,7 +95,13 @@ from glotbench.checklist.commands import (
     checklist_score,
 )
 from glotbench.demo_starter import StarterDemo, starter_demo
-from glotbench.demo_xtreme import Demo, demo, demo_leaderboard, write_demo_pages
+from glotbench.demo_xtreme import (
+    Demo,
+    XtremeAhead,
+    demo,
+    demo_leaderboard,
+    write_demo_pages,
+)
 from glotbench.errors import InputError
 from glotbench.importers.common import HarnessImportResult
 from glotbench.importers.euroeval import import_euroeval as _import_euroeval
@@ -166,6 +172,7 @@ __all__ += [
     "load_lmm_frame",
     "load_replicated",
     "write_demo_pages",
+    "XtremeAhead",
 ]
 
 # --- analysis commands ---------------------------------------------------------

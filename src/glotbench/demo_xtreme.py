@@ -10,6 +10,7 @@ folders and HTML reports of the demo: the starter suite's
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -198,6 +199,7 @@ def write_demo_pages(
     starter: StarterDemo | None = None,
     settings: AnalysisSettings | None = None,
     xtreme: Demo | None = None,
+    xtreme_pages: WrittenPages | None = None,
 ) -> list[Path]:
     """Write the demo's leaderboard folders and HTML reports into ``out``.
 
@@ -220,6 +222,10 @@ def write_demo_pages(
         and the other defaults).
     xtreme : Demo, optional
         The computed XTREME-R :class:`Demo`, whose analysis its pages render.
+    xtreme_pages : WrittenPages, optional
+        The XTREME-R pages already written (:class:`XtremeAhead`): not written
+        again when they are in the folder and have the settings this call
+        writes.
 
     Returns
     -------
@@ -251,7 +257,7 @@ def write_demo_pages(
         kept = _unchanged_pages(folder, pages_key)
         if kept is not None:
             return kept
-    written = _write_demo_pages(folder, settings, starter, starter_store, xtreme)
+    written = _write_demo_pages(folder, settings, starter, starter_store, xtreme, xtreme_pages)
     if pages_key is not None:
         _stamp_pages(folder, pages_key, written)
     return written
@@ -287,6 +293,7 @@ def _write_demo_pages(
     starter: StarterDemo | None,
     starter_store: str | Path | None,
     xtreme: Demo | None,
+    xtreme_pages: WrittenPages | None = None,
 ) -> list[Path]:
     written: list[Path] = []
     xtreme_folder = folder
@@ -342,6 +349,16 @@ def _write_demo_pages(
         )
         written += [site.path, report.path]
         xtreme_folder = folder / "xtreme-r"
+    if xtreme_pages is not None and xtreme_pages.fits(xtreme_folder, settings):
+        return [*written, *xtreme_pages.paths]
+    return [*written, *_write_xtreme_pages(xtreme_folder, settings, xtreme)]
+
+
+def _write_xtreme_pages(
+    folder: Path, settings: AnalysisSettings, xtreme: Demo | None
+) -> list[Path]:
+    """The XTREME-R baselines' leaderboard (``folder/leaderboard``) and report
+    (``folder/report.html``), rendering ``xtreme``'s analysis when it has ``settings``."""
     source = leaderboard_source(demo=True, seed=settings.seed)
     reused = xtreme.analysis if xtreme is not None else None
     if xtreme is not None and reused is not None and reused.settings == settings:
@@ -349,17 +366,105 @@ def _write_demo_pages(
     else:
         analysis, computed = analyze_headline(source.replicated, settings), None
     site = write_leaderboard_site(
-        xtreme_folder / "leaderboard",
+        folder / "leaderboard",
         source,
         settings=settings,
         analysis=analysis,
         comparisons=computed,
     )
     report = write_report(
-        xtreme_folder / "report.html",
+        folder / "report.html",
         source,
         settings=settings,
         analysis=analysis,
         comparisons=computed,
     )
-    return [*written, site.path, report.path]
+    return [site.path, report.path]
+
+
+@dataclass(frozen=True)
+class WrittenPages:
+    """Pages written ahead of :func:`write_demo_pages` (by :class:`XtremeAhead`).
+
+    Attributes
+    ----------
+    folder : Path
+        The folder they were written in.
+    settings : AnalysisSettings
+        The settings of their numbers.
+    paths : tuple of Path
+        The pages.
+    """
+
+    folder: Path
+    settings: AnalysisSettings
+    paths: tuple[Path, ...]
+
+    def fits(self, folder: Path, settings: AnalysisSettings) -> bool:
+        """Whether these are the pages of ``settings`` in ``folder``, all still there."""
+        return (
+            self.folder.resolve() == Path(folder).resolve()
+            and self.settings == settings
+            and all(p.exists() for p in self.paths)
+        )
+
+
+class XtremeAhead:
+    """The demo's XTREME-R part — :func:`demo` and, given a folder, its pages — in a
+    thread, started while the starter suite's jobs run in worker processes.
+
+    The XTREME-R baselines do not depend on the starter suite. Computed after its jobs,
+    their analysis and pages (about 2.4 s of CPU) were a serial tail on one core;
+    during the jobs, the driver process, which only waits for the workers and stores
+    their results, has the time (docs/performance.md, Demo). The numbers and pages are
+    the same: :meth:`result` returns them only for the settings the caller asks for,
+    else computes them there.
+    """
+
+    def __init__(
+        self,
+        settings: AnalysisSettings,
+        folder: str | Path | None = None,
+        *,
+        cache_store: str | Path | None = None,
+    ) -> None:
+        self.settings = settings
+        self.folder = Path(folder) if folder is not None else None
+        self.cache_store = cache_store  # :func:`demo`'s cache (beside the starter store)
+        self._thread: threading.Thread | None = None
+        self._demo: Demo | None = None
+        self._pages: WrittenPages | None = None
+        self._error: BaseException | None = None
+
+    def start(self) -> None:
+        """Start the thread (once; later calls do nothing)."""
+        if self._thread is None:
+            self._thread = threading.Thread(
+                target=self._work, name="glotbench-xtreme-r", daemon=True
+            )
+            self._thread.start()
+
+    @property
+    def started(self) -> bool:
+        return self._thread is not None
+
+    def _work(self) -> None:
+        try:
+            self._demo = demo(settings=self.settings, cache_store=self.cache_store)
+            if self.folder is not None:
+                paths = _write_xtreme_pages(self.folder, self.settings, self._demo)
+                self._pages = WrittenPages(self.folder, self.settings, tuple(paths))
+        except BaseException as exc:  # re-raised in the caller's thread by result()
+            self._error = exc
+
+    def result(self, settings: AnalysisSettings) -> tuple[Demo, WrittenPages | None]:
+        """The XTREME-R :class:`Demo` of ``settings`` and the pages written ahead (None
+        when none were): the thread's, once it ends, when it ran ``settings``; else
+        computed here (nothing written)."""
+        if self._thread is not None:
+            self._thread.join()
+            if self._error is not None:
+                raise self._error
+            if self._demo is not None and self.settings == settings:
+                return self._demo, self._pages
+        return demo(settings=settings, cache_store=self.cache_store), None

@@ -14,7 +14,7 @@ import pytest
 
 import glotbench.analysis.pair_view as pair_view
 from glotbench.analysis.headline import AnalysisSettings
-from glotbench.demo_xtreme import demo, write_demo_pages
+from glotbench.demo_xtreme import WrittenPages, XtremeAhead, demo, write_demo_pages
 from glotbench.report.sites import write_leaderboard_site, write_report
 from glotbench.report.sources import leaderboard_source
 
@@ -61,3 +61,78 @@ def test_demo_pages_reuse_the_demos_comparisons_and_ranks(
     reused = {p.name: p.read_bytes() for p in written}
     assert reused["index.html"] == site.path.read_bytes()
     assert reused["report.html"] == report.path.read_bytes()
+
+
+@pytest.mark.slow
+def test_xtreme_pages_written_ahead_are_the_pages_written_after(tmp_path: Path) -> None:
+    """The demo writes the XTREME-R part in a thread while the starter's jobs run
+    (``XtremeAhead``): the same numbers and the same bytes as written afterwards."""
+    ahead = XtremeAhead(SETTINGS, tmp_path / "ahead" / "xtreme-r")
+    ahead.start()
+    result, pages = ahead.result(SETTINGS)
+    assert pages is not None and [p.name for p in pages.paths] == ["index.html", "report.html"]
+    after = write_demo_pages(tmp_path / "after", xtreme=demo(settings=SETTINGS), settings=SETTINGS)
+    assert [p.read_bytes() for p in pages.paths] == [p.read_bytes() for p in after]
+    assert result.to_dict() == demo(settings=SETTINGS).to_dict()
+
+
+def test_xtreme_ahead_hands_over_only_what_the_caller_asks_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import glotbench.demo_xtreme as demo_xtreme
+
+    computed: list[AnalysisSettings] = []
+
+    def fake_demo(*, settings: AnalysisSettings) -> str:
+        computed.append(settings)
+        return f"demo of {settings.n_draws}"
+
+    def fake_pages(folder: Path, settings: AnalysisSettings, xtreme: Any) -> list[Path]:
+        folder.mkdir(parents=True, exist_ok=True)
+        page = folder / "report.html"
+        page.write_text(str(xtreme), encoding="utf-8")
+        return [page]
+
+    monkeypatch.setattr(demo_xtreme, "demo", fake_demo)
+    monkeypatch.setattr(demo_xtreme, "_write_xtreme_pages", fake_pages)
+    folder = tmp_path / "xtreme-r"
+    # not started (a second run: every job stored): computed by the caller, nothing written
+    assert XtremeAhead(SETTINGS, folder).result(SETTINGS) == ("demo of 300", None)
+    assert not folder.exists()
+    ahead = XtremeAhead(SETTINGS, folder)
+    ahead.start()
+    ahead.start()  # once
+    result, pages = ahead.result(SETTINGS)
+    assert result == "demo of 300" and pages is not None and pages.fits(folder, SETTINGS)
+    assert len(computed) == 2
+    # pages of other settings or another folder are not handed over
+    other = AnalysisSettings(n_draws=400)
+    assert not pages.fits(folder, other) and not pages.fits(tmp_path / "elsewhere", SETTINGS)
+    assert ahead.result(other) == ("demo of 400", None)
+    # an error in the thread is raised in the caller's
+    monkeypatch.setattr(
+        demo_xtreme, "demo", lambda *, settings: (_ for _ in ()).throw(ValueError("boom"))
+    )
+    failing = XtremeAhead(SETTINGS)
+    failing.start()
+    with pytest.raises(ValueError, match="boom"):
+        failing.result(SETTINGS)
+
+
+def test_demo_pages_skip_the_xtreme_pages_written_ahead(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import glotbench.demo_xtreme as demo_xtreme
+
+    folder = tmp_path / "out"
+    page = folder / "report.html"
+    page.parent.mkdir(parents=True)
+    page.write_text("ahead", encoding="utf-8")
+    written = WrittenPages(folder, SETTINGS, (page,))
+
+    def never(*args: Any, **kwargs: Any) -> list[Path]:
+        raise AssertionError("the pages written ahead were written again")
+
+    monkeypatch.setattr(demo_xtreme, "_write_xtreme_pages", never)
+    assert write_demo_pages(folder, settings=SETTINGS, xtreme_pages=written) == [page]
+    assert page.read_text(encoding="utf-8") == "ahead"

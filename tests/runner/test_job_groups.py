@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -61,3 +62,46 @@ def test_a_process_pool_predicts_a_deterministic_model_once(tmp_path: Path) -> N
     assert len(metas) == 3
     # one worker predicted iteration 0; the others reused its predictions
     assert sorted(m["predictions_of_iteration"] for m in metas) == [0, 0, 0]
+
+
+@pytest.mark.skipif(
+    __import__("importlib").util.find_spec("py3langid") is None,
+    reason="py3langid (the starter extra) is not installed",
+)
+@pytest.mark.slow
+def test_results_that_arrive_together_are_stored_in_one_opening_of_the_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A deterministic model's iterations come back from the pool together: the driver
+    opens the store once for them (each opening and closing is a DuckDB checkpoint), not
+    once per job; each job keeps its own transactions, and the runs are the same."""
+    opened: list[str] = []
+    connect = Store._connect
+
+    def counted(path: Path, read_only: bool, lock_timeout: float | None) -> Any:
+        opened.append(str(path))
+        return connect(path, read_only, lock_timeout)
+
+    monkeypatch.setattr(Store, "_connect", staticmethod(counted))
+    stored: dict[str, list[Any]] = {}
+    for executor in ("local", "processes"):
+        opened.clear()
+        store = tmp_path / f"{executor}.duckdb"
+        api.run_benchmark(
+            "starter",
+            store=store,
+            models=["py3langid"],
+            iterations=3,
+            executor=executor,
+            scores=False,
+            speed=False,
+        )
+        stored[executor] = [len(opened)]
+        with Store.open(store, read_only=True) as handle:
+            runs = handle.runs.frame(metrics=["accuracy"])
+            stored[executor].append(
+                sorted(zip(runs["language"], runs["seed"], runs["stats_sha256"], strict=True))
+            )
+    # local: one opening per job; the pool's three results arrive as one batch
+    assert stored["processes"][0] == stored["local"][0] - 2
+    assert stored["processes"][1] == stored["local"][1]

@@ -144,6 +144,29 @@ def test_identifier_answers_iso_codes(name: str) -> None:
 
 
 @pytest.mark.slow
+def test_lingua_one_text_at_a_time_answers_as_its_preloaded_parallel_detection(
+    cldr_records: list[dict],
+) -> None:
+    """lingua loads its language models as texts need them and detects one text at a
+    time (less CPU: docs/performance.md, Demo); the reference is lingua's preloaded
+    detector with its parallel detection, as the starter suite used before."""
+    _needs("lingua")
+    import lingua as lingua_package
+
+    from glotbench.runner.models.identifiers import lingua
+
+    texts = [r["text"] for r in cldr_records[::12]]  # every language, ~490 texts
+    builder = lingua_package.LanguageDetectorBuilder.from_all_languages()
+    reference = builder.with_preloaded_language_models().build()
+    expected = [
+        normalise_code(found.iso_code_639_1.name) if found is not None else UNDETERMINED
+        for found in reference.detect_languages_in_parallel_of(texts)
+    ]
+    assert lingua()(texts) == expected
+    assert len(set(expected)) > 30
+
+
+@pytest.mark.slow
 def test_langdetect_is_reproducible_per_seed_and_varies_between_seeds(
     cldr_records: list[dict],
 ) -> None:

@@ -91,6 +91,10 @@ def demo(
     missing = missing_starter_packages() if starter else []
     starter_result = None
     notes: list[str] = []
+    fallback = api.AnalysisSettings(
+        n_draws=draws, seed=seed, languages="with" if k is None else "without", k=k
+    )
+    ahead = None
     if starter and missing:
         notes.append(
             f"the starter suite needs {', '.join(missing)}; install them with "
@@ -102,6 +106,11 @@ def demo(
             console.rule("[bold]starter: offline language identification, 39 languages")
         on_event, close = _run_reporter(json_output)
         on_event("step", None, {"description": "loading the runner and the starter suite"})
+        # the XTREME-R part (analysis and pages) in a thread while the starter's jobs run
+        # (it depends on the settings only: kept beside the starter store, in its cache)
+        ahead = api.XtremeAhead(
+            fallback, out / "xtreme-r" if pages else None, cache_store=out / "starter.duckdb"
+        )
         try:
             starter_result = api.starter_demo(
                 out / "starter.duckdb",
@@ -109,20 +118,18 @@ def demo(
                 n_draws=draws,
                 seed=seed,
                 k=k,
-                on_event=on_event,
+                on_event=_starting_ahead(on_event, ahead),
                 all_models=all_models,
             )
         finally:
             close()
-    settings = (
-        starter_result.settings
-        if starter_result is not None
-        else api.AnalysisSettings(
-            n_draws=draws, seed=seed, languages="with" if k is None else "without", k=k
-        )
-    )
+    settings = starter_result.settings if starter_result is not None else fallback
     # the XTREME-R part depends on the settings only: kept beside the starter store
-    result = api.demo(settings=settings, cache_store=out / "starter.duckdb")
+    result, xtreme_pages = (
+        ahead.result(settings)
+        if ahead is not None
+        else (api.demo(settings=settings, cache_store=out / "starter.duckdb"), None)
+    )
     written: list[Path] = []
     if pages:
         err = stderr_console()
@@ -133,7 +140,12 @@ def demo(
         )
         with writing:
             written = api.write_demo_pages(
-                out, seed=seed, starter=starter_result, settings=settings, xtreme=result
+                out,
+                seed=seed,
+                starter=starter_result,
+                settings=settings,
+                xtreme=result,
+                xtreme_pages=xtreme_pages,
             )
     if json_output:
         print_json(
@@ -155,6 +167,18 @@ def demo(
         console.print(
             f"wrote {path.resolve()} (open it in a browser)", highlight=False, soft_wrap=True
         )
+
+
+def _starting_ahead(on_event: Any, ahead: Any) -> Any:
+    """``on_event``, which also starts ``ahead`` (:class:`glotbench.api.XtremeAhead`) when
+    the run has jobs to execute: a second run, with every job stored, starts nothing."""
+
+    def relay(kind: str, job: Any, info: dict[str, Any]) -> None:
+        if kind == "planned" and info.get("pending"):
+            ahead.start()
+        on_event(kind, job, info)
+
+    return relay
 
 
 def _print_starter_demo(result: Any) -> None:

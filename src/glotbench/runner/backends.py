@@ -204,6 +204,17 @@ class LocalExecutor:
                 outcome = _safe_execute(job, datasets[job.dataset_key], base, shards)
             yield outcome
 
+    def batches(
+        self,
+        jobs: list[Job],
+        datasets: dict[str, Dataset],
+        base: str | None,
+        shards: str | None = None,
+    ) -> Iterator[list[JobOutcome | ShardReceipt | JobFailure]]:
+        """The results one at a time (each a list of one, as :meth:`ProcessExecutor.batches`)."""
+        for result in self.map(jobs, datasets, base, shards):
+            yield [result]
+
     def close(self) -> None:
         pass
 
@@ -282,9 +293,23 @@ class ProcessExecutor:
         base: str | None,
         shards: str | None = None,
     ) -> Iterator[JobOutcome | ShardReceipt | JobFailure]:
+        for batch in self.batches(jobs, datasets, base, shards):
+            yield from batch
+
+    def batches(
+        self,
+        jobs: list[Job],
+        datasets: dict[str, Dataset],
+        base: str | None,
+        shards: str | None = None,
+    ) -> Iterator[list[JobOutcome | ShardReceipt | JobFailure]]:
+        """The results as they arrive, those that arrive together as one list (a
+        deterministic model's iterations, tasks ending at once; in the order the jobs were
+        submitted), so that the driver opens the store once for them
+        (:func:`glotbench.runner.executors.run_suite`)."""
         import multiprocessing
         import os
-        from concurrent.futures import ProcessPoolExecutor, as_completed
+        from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
         context = multiprocessing.get_context("spawn")
         workers = min(self.workers, max(len(jobs), 1))
@@ -305,8 +330,11 @@ class ProcessExecutor:
             )
             for group in job_groups(jobs)
         ]
-        for future in as_completed(futures):
-            yield from future.result()
+        order = {future: i for i, future in enumerate(futures)}
+        waiting = set(futures)
+        while waiting:
+            done, waiting = wait(waiting, return_when=FIRST_COMPLETED)
+            yield [r for f in sorted(done, key=order.__getitem__) for r in f.result()]
 
     def close(self) -> None:
         if self._pool is not None:
@@ -368,6 +396,17 @@ class RayExecutor:
         while pending:
             done, pending = ray.wait(pending, num_returns=1)
             yield ray.get(done[0])
+
+    def batches(
+        self,
+        jobs: list[Job],
+        datasets: dict[str, Dataset],
+        base: str | None,
+        shards: str | None = None,
+    ) -> Iterator[list[JobOutcome | ShardReceipt | JobFailure]]:
+        """The results one at a time (each a list of one, as :meth:`ProcessExecutor.batches`)."""
+        for result in self.map(jobs, datasets, base, shards):
+            yield [result]
 
     def close(self) -> None:
         if self._started:

@@ -23,7 +23,7 @@ import json
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -335,21 +335,52 @@ def _execute(
     source = f"glotbench run {suite.name} (executor {executor})"
     previous_sink = set_step_sink(lambda text: emit("step", None, {"description": text}))
     try:
-        for result in runner.map(pending, datasets, suite.base_dir, shard_folder):
-            failure = _store_result(handle, result, datasets, summary, force, merge, emit)
-            if failure is None:
-                continue
-            with _writing(handle):
-                failure.failure_id = _record(handle, failure, source)
-            summary.failures.append(failure)
-            emit(
-                "failed",
-                _job_of(pending, failure),
-                {"error": failure.error, "failure_id": failure.failure_id},
-            )
+        for batch in runner.batches(pending, datasets, suite.base_dir, shard_folder):
+            # one opening of the file for the results that arrived together (each job still
+            # in its own transactions): each opening and closing costs DuckDB a checkpoint,
+            # 35 of them ~2.6 s of the demo's CPU (docs/performance.md, Demo)
+            with _writing(handle) if len(batch) > 1 else nullcontext():
+                for result in batch:
+                    _store_or_record(
+                        handle,
+                        result,
+                        pending,
+                        datasets,
+                        summary,
+                        emit,
+                        source,
+                        force=force,
+                        merge=merge,
+                    )
     finally:
         runner.close()
         set_step_sink(previous_sink)
+
+
+def _store_or_record(
+    handle: Any,
+    result: JobOutcome | ShardReceipt | JobFailure,
+    pending: list[Job],
+    datasets: dict[str, Dataset],
+    summary: RunSummary,
+    emit: Event,
+    source: str,
+    *,
+    force: bool,
+    merge: bool,
+) -> None:
+    """Store one executor result, or record it as the job's failure (:func:`_store_result`)."""
+    failure = _store_result(handle, result, datasets, summary, force, merge, emit)
+    if failure is None:
+        return
+    with _writing(handle):
+        failure.failure_id = _record(handle, failure, source)
+    summary.failures.append(failure)
+    emit(
+        "failed",
+        _job_of(pending, failure),
+        {"error": failure.error, "failure_id": failure.failure_id},
+    )
 
 
 def _plan_pending(

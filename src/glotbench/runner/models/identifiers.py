@@ -116,18 +116,23 @@ def langid_py() -> Predict:
 
 @lru_cache(maxsize=1)
 def _lingua_detector() -> Any:
+    """All 75 languages, their n-gram models loaded as texts need them: the demo's texts
+    reach most of them, yet lazy loading with one text at a time took 11.4 s of CPU against
+    12.6 s for preloading every model (and 13 s with lingua's parallel detection) — the
+    same answers (docs/performance.md, Demo)."""
     lingua = _require("lingua", "lingua-language-detector")
-    return (
-        lingua.LanguageDetectorBuilder.from_all_languages().with_preloaded_language_models().build()
-    )
+    return lingua.LanguageDetectorBuilder.from_all_languages().build()
 
 
 def lingua() -> Predict:
-    """lingua-language-detector (75 languages, n-gram models up to 5-grams, high-accuracy mode)."""
+    """lingua-language-detector (75 languages, n-gram models up to 5-grams, high-accuracy mode).
+
+    One text at a time in this thread: jobs already run one per core (``--executor
+    processes``), and lingua's own thread pool only competed with them."""
     detector = _lingua_detector()
 
     def predict(texts: Sequence[str]) -> list[str]:
-        found = detector.detect_languages_in_parallel_of(list(texts))
+        found = [detector.detect_language_of(text) for text in texts]
         return [
             normalise_code(lang.iso_code_639_1.name) if lang is not None else UNDETERMINED
             for lang in found
