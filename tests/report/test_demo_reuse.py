@@ -83,7 +83,7 @@ def test_xtreme_ahead_hands_over_only_what_the_caller_asks_for(
 
     computed: list[AnalysisSettings] = []
 
-    def fake_demo(*, settings: AnalysisSettings) -> str:
+    def fake_demo(*, settings: AnalysisSettings, cache_store: Any = None) -> str:
         computed.append(settings)
         return f"demo of {settings.n_draws}"
 
@@ -111,7 +111,9 @@ def test_xtreme_ahead_hands_over_only_what_the_caller_asks_for(
     assert ahead.result(other) == ("demo of 400", None)
     # an error in the thread is raised in the caller's
     monkeypatch.setattr(
-        demo_xtreme, "demo", lambda *, settings: (_ for _ in ()).throw(ValueError("boom"))
+        demo_xtreme,
+        "demo",
+        lambda *, settings, cache_store: (_ for _ in ()).throw(ValueError("boom")),
     )
     failing = XtremeAhead(SETTINGS)
     failing.start()
