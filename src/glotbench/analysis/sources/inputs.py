@@ -55,6 +55,28 @@ def filter_frame(frame: pd.DataFrame, filters: dict[str, Sequence[str] | None]) 
     return out
 
 
+def _fast_csv(
+    path: Path, choice: MetricChoice, filters: dict[str, Sequence[str] | None]
+) -> ReplicatedScores | None:
+    """A plain scores CSV read column-wise in blocks (:mod:`.csv_replicates`), or None:
+    other files, filters, per-task metrics and any file with a problem take the
+    per-record path, whose messages name the file, line and field."""
+    from glotbench.ingest.readers import csv_header, detect_format
+
+    if any(filters.values()) or choice.per_task or not path.is_file():
+        return None
+    try:
+        kind, gz = detect_format(path)
+        if kind != "csv":
+            return None
+        names = csv_header(path, gz)
+    except (InputError, UnicodeDecodeError):
+        return None
+    from glotbench.analysis.sources.csv_replicates import replicates_from_csv
+
+    return replicates_from_csv(path, gz, names)
+
+
 def load_replicated(
     *,
     input: str | Path | None = None,
@@ -126,6 +148,9 @@ def load_replicated(
     if input is not None:
         from glotbench.ingest.readers import read_tidy
 
+        fast = _fast_csv(Path(input), choice, filters)
+        if fast is not None:
+            return fast
         table = read_tidy(input)
         frame = filter_frame(table.frame, filters)
         if set(SUMMARY_COLUMNS) & set(frame.columns):

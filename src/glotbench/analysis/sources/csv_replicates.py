@@ -1,0 +1,272 @@
+"""Replicated scores from a plain tidy CSV file, read column-wise in blocks.
+
+:func:`replicates_from_csv` is the fast path of
+:func:`glotbench.analysis.sources.inputs.load_replicated` for the common file:
+a CSV whose header names only ``model``, ``task``, ``language``, ``seed``,
+``replicate`` and ``score`` (any order, no ``metric``), with no quotes and no
+empty cells. It streams the file through ``pyarrow.csv.open_csv`` in blocks
+of ``MAX_FIELD_CHARS`` bytes (a record that does not fit in a block cannot
+satisfy the field limit, so the parser's refusal is the limit check), turns
+each block's names into global integer codes, keeps only those codes and the
+scores (24 bytes a record), and places the scores by dense ranks, as
+:func:`glotbench.analysis.replicates.replicates_from_frame` does with pandas.
+
+Every check the per-record reader (:func:`glotbench.ingest.readers.read_tidy`)
+and ``replicates_from_frame`` make is made here as a condition to go on:
+field count, UTF-8, numbers that parse as integers or floats, finite scores,
+duplicate keys, equal replicate counts. When one fails, or the file uses a
+feature this path does not parse (quotes, blank-looking lines, a lone header,
+filters), it returns None and the caller reads the file with the per-record
+path, which reports the exact error (file, line, field) or reads the feature.
+So the two paths give bit-identical results and identical errors
+(``tests/analysis/test_csv_replicates.py`` checks both on mutated files).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from glotbench.analysis.replicates import ReplicatedScores, Unit
+from glotbench.ingest.limits import MAX_FIELD_CHARS
+
+#: the columns this path reads (others: the per-record path)
+COLUMNS = frozenset({"model", "task", "language", "seed", "replicate", "score"})
+_NAMES = ("model", "task", "language")
+_INTS = ("seed", "replicate")
+#: seeds and replicates beyond this are left to pandas' own number handling
+_EXACT_INT = 2**53
+#: presence tables (models × units × seeds [× replicates]) larger than this many cells
+#: per record, plus a constant, go to the per-record path (sparse designs)
+_CELLS_PER_RECORD = 8
+
+
+class _Fallback(Exception):
+    """The file needs the per-record path."""
+
+
+@dataclass
+class _Codes:
+    """A growing name -> code table (first appearance order)."""
+
+    index: dict[Any, int] = field(default_factory=dict)
+
+    def codes(self, values: list[Any]) -> np.ndarray:
+        out = np.empty(len(values), dtype=np.int64)
+        for i, value in enumerate(values):
+            out[i] = self.index.setdefault(value, len(self.index))
+        return out
+
+    def keys(self) -> list[Any]:
+        return list(self.index)
+
+
+def _header_ok(path: Path, gz: bool, names: list[str]) -> bool:
+    """The first physical line is the header, unquoted, naming ``names`` (BOM allowed)."""
+    import gzip
+
+    opener: Any = gzip.open if gz else open
+    with opener(path, "rb") as fh:
+        first = fh.readline(1 << 16)
+    if first.startswith(b"\xef\xbb\xbf"):
+        first = first[3:]
+    if b'"' in first or b"\r" in first.rstrip(b"\r\n"):
+        return False
+    text = first.rstrip(b"\r\n").decode("utf-8", errors="replace")
+    return [h.strip() for h in text.split(",")] == names
+
+
+def replicates_from_csv(path: Path, gz: bool, names: list[str]) -> ReplicatedScores | None:
+    """The file's ReplicatedScores, or None when the per-record path must read it.
+
+    ``names`` is the checked header (:func:`glotbench.ingest.readers.csv_header`).
+    """
+    if not set(names) <= COLUMNS or not {"model", "language", "score"} <= set(names):
+        return None
+    if not _header_ok(path, gz, names):
+        return None
+    try:
+        return _read(path, names)
+    except _Fallback:
+        return None
+
+
+def _open(path: Path, names: list[str]) -> Any:
+    import pyarrow as pa
+    import pyarrow.csv as pv
+
+    types: dict[str, Any] = {c: pa.dictionary(pa.int32(), pa.string()) for c in _NAMES}
+    types.update({c: pa.int64() for c in _INTS})
+    types["score"] = pa.float64()
+    return pv.open_csv(
+        str(path),
+        read_options=pv.ReadOptions(
+            column_names=names, skip_rows=1, block_size=MAX_FIELD_CHARS, use_threads=False
+        ),
+        parse_options=pv.ParseOptions(
+            quote_char=False, double_quote=False, escape_char=False, ignore_empty_lines=True
+        ),
+        convert_options=pv.ConvertOptions(
+            column_types={c: types[c] for c in names},
+            null_values=[],
+            strings_can_be_null=False,
+            quoted_strings_can_be_null=False,
+            check_utf8=True,
+        ),
+    )
+
+
+@dataclass
+class _Blocks:
+    """Each block's codes: model, unit (task, language pair), seed, replicate; scores."""
+
+    models: _Codes = field(default_factory=_Codes)
+    units: _Codes = field(default_factory=_Codes)
+    seeds: _Codes = field(default_factory=_Codes)
+    replicates: _Codes = field(default_factory=_Codes)
+    columns: list[tuple[np.ndarray, ...]] = field(default_factory=list)
+    n: int = 0
+
+
+def _name_codes(column: Any, table: _Codes) -> np.ndarray:
+    """Global codes of a dictionary column's rows; _Fallback for text pandas reads otherwise."""
+    import pyarrow as pa
+
+    chunk = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    words = chunk.dictionary.to_pylist()
+    for word in words:
+        if len(word) > MAX_FIELD_CHARS or "\x00" in word or not word.strip():
+            raise _Fallback  # limits, NUL bytes, blank cells: the per-record path's messages
+    lookup = table.codes(words)
+    return lookup[chunk.indices.to_numpy(zero_copy_only=False)].astype(np.int32)
+
+
+def _int_codes(values: np.ndarray, table: _Codes) -> np.ndarray:
+    uniq, inverse = np.unique(values, return_inverse=True)
+    if len(uniq) and (uniq[0] <= -_EXACT_INT or uniq[-1] >= _EXACT_INT):
+        raise _Fallback
+    return table.codes(uniq.tolist())[inverse].astype(np.int32)
+
+
+def _read_blocks(path: Path, names: list[str]) -> _Blocks:
+    import pyarrow as pa
+
+    blocks = _Blocks()
+    try:
+        reader = _open(path, names)
+        for batch in reader:
+            if batch.num_rows == 0:
+                continue
+            get = dict(zip(batch.schema.names, batch.columns, strict=True))
+            score = get["score"].to_numpy(zero_copy_only=False)
+            if not np.isfinite(score).all():
+                raise _Fallback
+            model = _name_codes(get["model"], blocks.models)
+            language = _name_codes(get["language"], blocks.units)  # one table for tasks, languages
+            task = (
+                _name_codes(get["task"], blocks.units)
+                if "task" in get
+                else np.full(len(score), blocks.units.codes(["task"])[0], dtype=np.int32)
+            )
+            seed = (
+                _int_codes(get["seed"].to_numpy(), blocks.seeds)
+                if "seed" in get
+                else np.zeros(len(score), dtype=np.int32)
+            )
+            rep = (
+                _int_codes(get["replicate"].to_numpy(), blocks.replicates)
+                if "replicate" in get
+                else np.zeros(len(score), dtype=np.int32)
+            )
+            blocks.columns.append((model, task, language, seed, rep, score))
+            blocks.n += len(score)
+    except (pa.ArrowInvalid, OSError, EOFError, ValueError):
+        raise _Fallback from None
+    if not blocks.seeds.index:
+        blocks.seeds.codes([-1])
+    if not blocks.replicates.index:
+        blocks.replicates.codes([0])
+    return blocks
+
+
+def _ranks(keys: list[Any]) -> np.ndarray:
+    """Rank of each code's key in sorted order (code -> position)."""
+    order = sorted(range(len(keys)), key=lambda i: keys[i])
+    rank = np.empty(len(keys), dtype=np.int64)
+    rank[order] = np.arange(len(keys))
+    return rank
+
+
+def _read(path: Path, names: list[str]) -> ReplicatedScores | None:
+    blocks = _read_blocks(path, names)
+    if blocks.n == 0:
+        raise _Fallback
+    # task and language words share one code table (``units``); pair them into units
+    words = blocks.units.keys()
+    word_rank = _ranks(words)
+    n_words = len(words)
+    pairs = np.zeros(n_words * n_words, dtype=bool)
+    limit = _CELLS_PER_RECORD * blocks.n + (1 << 20)
+    if n_words * n_words > limit:
+        raise _Fallback
+    for _, task, language, _, _, _ in blocks.columns:
+        pairs[word_rank[task] * n_words + word_rank[language]] = True
+    present = np.flatnonzero(pairs)  # sorted by (task, language) word order
+    unit_of_pair = np.full(len(pairs), -1, dtype=np.int64)
+    unit_of_pair[present] = np.arange(len(present))
+    ordered = sorted(words)
+    units = tuple(Unit(ordered[p // n_words], ordered[p % n_words]) for p in present)
+    models = sorted(blocks.models.keys())
+    model_rank = _ranks(blocks.models.keys())
+    seed_rank = _ranks(blocks.seeds.keys())
+    rep_rank = _ranks(blocks.replicates.keys())
+    n_m, n_u, k_s, k_r = len(models), len(units), len(seed_rank), len(rep_rank)
+    if n_m * n_u * k_s > limit:
+        raise _Fallback
+
+    def cells(block: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray]:
+        model, task, language, seed, _, _ = block
+        unit = unit_of_pair[word_rank[task] * n_words + word_rank[language]]
+        mu = model_rank[model] * n_u + unit
+        return mu, mu * k_s + seed_rank[seed]
+
+    seen_seed = np.zeros(n_m * n_u * k_s, dtype=bool)
+    for block in blocks.columns:
+        seen_seed[cells(block)[1]] = True
+    seed_table = seen_seed.reshape(n_m * n_u, k_s)
+    seed_pos = (np.cumsum(seed_table, axis=1, dtype=np.int32) - 1).ravel()
+    n_seeds = int(seed_table.sum(axis=1).max())
+    if n_m * n_u * n_seeds * k_r > limit:
+        raise _Fallback
+    def seed_cells(block: tuple[np.ndarray, ...]) -> np.ndarray:
+        mu, mus = cells(block)
+        return mu * n_seeds + seed_pos[mus]
+
+    seen_rep = np.zeros(n_m * n_u * n_seeds * k_r, dtype=bool)
+    for block in blocks.columns:
+        seen_rep[seed_cells(block) * k_r + rep_rank[block[4]]] = True
+    rep_table = seen_rep.reshape(-1, k_r)
+    if int(rep_table.sum()) != blocks.n:
+        raise _Fallback  # a repeated key: the per-record path names both records
+    counts = rep_table.sum(axis=1)
+    has_replicate = "replicate" in names
+    full = counts[counts > 0]
+    if has_replicate and full.min() != full.max():
+        raise _Fallback  # unequal replicate counts
+    n_reps = int(full.max())
+    dense = bool((full == k_r).all())
+    rep_pos = None if dense else (np.cumsum(rep_table, axis=1, dtype=np.int32) - 1).ravel()
+    del seen_seed, seed_table
+    values = np.full(n_m * n_u * n_seeds * n_reps, np.nan)
+    for block in blocks.columns:
+        mus_pos = seed_cells(block)
+        rank = rep_rank[block[4]]
+        b = rank if rep_pos is None else rep_pos[mus_pos * k_r + rank]
+        values[mus_pos * n_reps + b] = block[5]
+    source = "replicates" if has_replicate else "seeds"
+    return ReplicatedScores(
+        tuple(models), units, values.reshape(n_m, n_u, n_seeds, n_reps), source, None
+    )
