@@ -1,0 +1,128 @@
+"""The column-wise CSV path of load_replicated against the per-record path.
+
+``replicates_from_csv`` either returns what ``read_tidy`` + ``replicates_from_table``
+build (bit for bit) or None (the caller then takes the per-record path). Seeded
+mutations of small files check that whatever it accepts is read identically, and
+that ``load_replicated``'s errors stay the per-record path's (file, line, field).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from glotbench.analysis.selection import MetricChoice, replicates_from_table
+from glotbench.analysis.sources.csv_replicates import replicates_from_csv
+from glotbench.analysis.sources.inputs import load_replicated
+from glotbench.errors import InputError
+from glotbench.ingest.readers import csv_header, read_tidy
+
+pytest.importorskip("pyarrow")
+
+
+def reference(path: Path) -> object:
+    """What the per-record path gives: ReplicatedScores or the InputError's text."""
+    try:
+        table = read_tidy(path)
+        return replicates_from_table(table.frame, MetricChoice.parse(None), error=table.error)
+    except InputError as exc:
+        return f"InputError: {exc}"
+
+
+def same(a: object, b: object) -> bool:
+    if isinstance(a, str) or isinstance(b, str):
+        return a == b
+    for f in dataclasses.fields(a):  # type: ignore[arg-type]
+        x, y = getattr(a, f.name), getattr(b, f.name)
+        if isinstance(x, np.ndarray):
+            if x.dtype != y.dtype or x.shape != y.shape or x.tobytes() != y.tobytes():
+                return False
+        elif x != y:
+            return False
+    return True
+
+
+def base_lines(rng: np.random.Generator) -> list[str]:
+    columns = ["model", "task", "language", "seed", "replicate", "score"]
+    rng.shuffle(columns)
+    keep = [c for c in columns if c in ("model", "language", "score") or rng.random() < 0.7]
+    rows = []
+    for m in rng.permutation(3):
+        for t in range(2 if "task" in keep else 1):
+            for lang in ("sw", "af", "yo")[: 1 + int(rng.integers(3))]:
+                for s in (7, 3)[: 1 + int(rng.integers(2)) if "seed" in keep else 1]:
+                    for r in range(3 if "replicate" in keep else 1):
+                        value = {"model": f"m{m}", "task": f"t{t}", "language": lang,
+                                 "seed": str(s), "replicate": str(r),
+                                 "score": repr(float(rng.normal(0.7, 0.1)))}
+                        rows.append(",".join(value[c] for c in keep))
+    return [",".join(keep), *rows]
+
+
+MUTATIONS = [
+    "", '"', " ", ",", "\r", "\n", "\n\n", "nan", "inf", "-", "+", "1e3", "0.5", "1.0",
+    "\ufeff", "\x00", "\xff", "é", "  \n", "2", "9007199254740993", "", "x",
+]
+
+
+def mutate(lines: list[str], rng: np.random.Generator) -> str:
+    lines = list(lines)
+    for _ in range(int(rng.integers(0, 3))):
+        i = int(rng.integers(len(lines)))
+        line = lines[i]
+        j = int(rng.integers(len(line) + 1))
+        kind = rng.integers(5)
+        piece = MUTATIONS[int(rng.integers(len(MUTATIONS)))]
+        if kind == 0:  # insert
+            line = line[:j] + piece + line[j:]
+        elif kind == 1:  # replace a field
+            fields = line.split(",")
+            fields[int(rng.integers(len(fields)))] = piece
+            line = ",".join(fields)
+        elif kind == 2:  # duplicate a record
+            lines.insert(i, line)
+        elif kind == 3:  # drop a record
+            line = "" if i else line
+        else:  # delete a character
+            line = line[:j] + line[j + 1 :]
+        lines[i] = line
+    ending = ["\n", "\r\n"][int(rng.integers(2))]
+    text = ending.join(lines) + (ending if rng.random() < 0.8 else "")
+    return ("\ufeff" if rng.random() < 0.1 else "") + text
+
+
+@pytest.mark.parametrize("chunk", range(4))
+def test_fast_path_matches_the_per_record_path_on_mutated_files(tmp_path: Path, chunk: int) -> None:
+    rng = np.random.default_rng(1000 + chunk)
+    accepted = 0
+    for case in range(100):
+        path = tmp_path / f"s{case}.csv"
+        path.write_bytes(mutate(base_lines(rng), rng).encode("utf-8", "surrogatepass"))
+        ref = reference(path)
+        try:
+            names = csv_header(path, False)
+        except InputError:
+            names = None
+        fast = replicates_from_csv(path, False, names) if names is not None else None
+        if fast is not None:
+            accepted += 1
+            assert same(fast, ref), (case, path.read_bytes()[:400])
+        try:
+            got: object = load_replicated(input=path)
+        except InputError as exc:
+            got = f"InputError: {exc}"
+        assert same(got, ref), (case, path.read_bytes()[:400])
+    assert accepted >= 20  # the fast path is exercised, not only the fallback
+
+
+def test_unmutated_files_take_the_fast_path(tmp_path: Path) -> None:
+    rng = np.random.default_rng(7)
+    for case in range(20):
+        path = tmp_path / f"s{case}.csv"
+        path.write_text("\n".join(base_lines(rng)) + "\n")
+        fast = replicates_from_csv(path, False, csv_header(path, False))
+        assert fast is not None
+        assert same(fast, reference(path))
