@@ -126,3 +126,17 @@ def test_unmutated_files_take_the_fast_path(tmp_path: Path) -> None:
         fast = replicates_from_csv(path, False, csv_header(path, False))
         assert fast is not None
         assert same(fast, reference(path))
+
+
+def test_gzipped_and_crlf_files_read_alike(tmp_path: Path) -> None:
+    import gzip
+
+    rng = np.random.default_rng(11)
+    text = "\r\n".join(base_lines(rng)) + "\r\n"
+    plain, packed = tmp_path / "s.csv", tmp_path / "s.csv.gz"
+    plain.write_text(text, newline="")
+    packed.write_bytes(gzip.compress(text.encode()))
+    fast = replicates_from_csv(packed, True, csv_header(packed, True))
+    assert fast is not None
+    assert same(fast, reference(plain))
+    assert same(load_replicated(input=packed), reference(packed))
