@@ -145,6 +145,17 @@ def _name_codes(column: Any, table: _Codes) -> np.ndarray:
 
 
 def _int_codes(values: np.ndarray, table: _Codes) -> np.ndarray:
+    """Global codes of integers: by a presence table over their range when it is
+    small (linear time: seeds and replicate indices), else by sorting."""
+    low, high = int(values.min()), int(values.max())
+    if high - low < max(1 << 16, len(values)):
+        offset = values - low
+        seen = np.zeros(high - low + 1, dtype=bool)
+        seen[offset] = True
+        present = np.flatnonzero(seen)
+        lookup = np.zeros(len(seen), dtype=np.int32)
+        lookup[present] = table.codes((present + low).tolist())
+        return lookup[offset]
     uniq, inverse = np.unique(values, return_inverse=True)
     if len(uniq) and (uniq[0] <= -_EXACT_INT or uniq[-1] >= _EXACT_INT):
         raise _Fallback
