@@ -9,8 +9,10 @@ of docs/formats.md (model, task, language, seed, replicate, score), then
 measures, each in a fresh subprocess (CPU user+sys via ``os.wait4``, peak RSS):
 
 * ``read``: ``load_replicated(input=FILE)`` alone;
-* ``floor``: pyarrow's bare parse of the file (``pyarrow.csv.read_csv``, one
-  thread): the CSV parse floor;
+* ``floor``: pyarrow's bare read of the file (``pyarrow.csv.read_csv``, one
+  thread, types inferred): the CSV parse floor;
+* ``parse``: the streaming parse the fast path makes (typed columns, names
+  dictionary-encoded, blocks of 1 MiB), nothing done with the blocks;
 * ``cli``: ``python -m glotbench analyze ranks --input FILE --json`` (stdout to
   /dev/null), whole command.
 
@@ -48,6 +50,14 @@ import sys
 import pyarrow.csv as pv
 t = pv.read_csv(sys.argv[1], read_options=pv.ReadOptions(use_threads=False))
 assert t.num_rows > 0
+"""
+
+PARSE = """
+import sys
+from pathlib import Path
+from glotbench.analysis.sources.csv_replicates import _open
+names = ["model", "task", "language", "seed", "replicate", "score"]
+assert sum(batch.num_rows for batch in _open(Path(sys.argv[1]), names)) > 0
 """
 
 
@@ -93,12 +103,14 @@ def run(code: list[str], src: str) -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", nargs="+", default=["2M"], choices=list(SIZES))
-    parser.add_argument("--cases", nargs="+", default=["read", "floor", "cli"])
+    parser.add_argument("--cases", nargs="+", default=["read", "floor", "parse", "cli"])
     parser.add_argument("--before", default=None)
     parser.add_argument("--dir", default="/tmp/glotbench-bench")
     args = parser.parse_args()
     here = str(Path(__file__).resolve().parents[1] / "src")
-    trees = [("after", here)] + ([("before", str(Path(args.before) / "src"))] if args.before else [])
+    trees = [("after", here)] + (
+        [("before", str(Path(args.before) / "src"))] if args.before else []
+    )
     Path(args.dir).mkdir(parents=True, exist_ok=True)
     print(f"load average at start: {os.getloadavg()}")
     for size in args.rows:
@@ -107,20 +119,33 @@ def main() -> None:
             write_csv(path, SIZES[size])
         print(f"{path}: {path.stat().st_size / 2**20:,.0f} MiB")
         for case in args.cases:
-            if case == "floor":
-                cmd = [sys.executable, "-c", FLOOR, str(path)]
+            if case in ("floor", "parse"):
+                cmd = [sys.executable, "-c", FLOOR if case == "floor" else PARSE, str(path)]
                 cpu, rss = run(cmd, here)
-                print(f"{size} floor: {cpu:.2f} s CPU, {rss:,.0f} MiB, load {os.getloadavg()[0]:.1f}")
+                print(
+                    f"{size} {case}: {cpu:.2f} s CPU, {rss:,.0f} MiB, load {os.getloadavg()[0]:.1f}"
+                )
                 continue
             for name, src in trees:
                 if case == "read":
                     cmd = [sys.executable, "-c", READ, str(path)]
                 else:
-                    cmd = [sys.executable, "-m", "glotbench", "analyze", "ranks", "--input",
-                           str(path), "--json"]
+                    cmd = [
+                        sys.executable,
+                        "-m",
+                        "glotbench",
+                        "analyze",
+                        "ranks",
+                        "--input",
+                        str(path),
+                        "--json",
+                    ]
                 cpu, rss = run(cmd, src)
-                print(f"{size} {case} {name}: {cpu:.2f} s CPU, {rss:,.0f} MiB, "
-                      f"load {os.getloadavg()[0]:.1f}", flush=True)
+                print(
+                    f"{size} {case} {name}: {cpu:.2f} s CPU, {rss:,.0f} MiB, "
+                    f"load {os.getloadavg()[0]:.1f}",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

@@ -55,16 +55,42 @@ def base_lines(rng: np.random.Generator) -> list[str]:
             for lang in ("sw", "af", "yo")[: 1 + int(rng.integers(3))]:
                 for s in (7, 3)[: 1 + int(rng.integers(2)) if "seed" in keep else 1]:
                     for r in range(3 if "replicate" in keep else 1):
-                        value = {"model": f"m{m}", "task": f"t{t}", "language": lang,
-                                 "seed": str(s), "replicate": str(r),
-                                 "score": repr(float(rng.normal(0.7, 0.1)))}
+                        value = {
+                            "model": f"m{m}",
+                            "task": f"t{t}",
+                            "language": lang,
+                            "seed": str(s),
+                            "replicate": str(r),
+                            "score": repr(float(rng.normal(0.7, 0.1))),
+                        }
                         rows.append(",".join(value[c] for c in keep))
     return [",".join(keep), *rows]
 
 
 MUTATIONS = [
-    "", '"', " ", ",", "\r", "\n", "\n\n", "nan", "inf", "-", "+", "1e3", "0.5", "1.0",
-    "\ufeff", "\x00", "\xff", "é", "  \n", "2", "9007199254740993", "", "x",
+    "",
+    '"',
+    " ",
+    ",",
+    "\r",
+    "\n",
+    "\n\n",
+    "nan",
+    "inf",
+    "-",
+    "+",
+    "1e3",
+    "0.5",
+    "1.0",
+    "\ufeff",
+    "\x00",
+    "\xff",
+    "é",
+    "  \n",
+    "2",
+    "9007199254740993",
+    "",
+    "x",
 ]
 
 

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from glotbench.analysis.replicates import ReplicatedScores, Unit
+from glotbench.analysis.replicates import ReplicatedScores, Source, Unit
 from glotbench.ingest.limits import MAX_FIELD_CHARS
 
 #: the columns this path reads (others: the per-record path)
@@ -121,7 +121,7 @@ def _open(path: Path, names: list[str]) -> Any:
 
 @dataclass
 class _Blocks:
-    """Each block's codes: model, unit (task, language pair), seed, replicate; scores."""
+    """Each block's codes (model, unit = (task, language), seed, replicate) and scores."""
 
     models: _Codes = field(default_factory=_Codes)
     units: _Codes = field(default_factory=_Codes)
@@ -131,23 +131,50 @@ class _Blocks:
     n: int = 0
 
 
-def _name_codes(column: Any, table: _Codes) -> np.ndarray:
-    """Global codes of a dictionary column's rows; _Fallback for text pandas reads otherwise."""
+def _dictionary(column: Any) -> tuple[np.ndarray, list[str]]:
+    """(row indices, words) of a dictionary column; _Fallback for words the per-record
+    path has its own message or reading for (over the field limit, NUL, blank)."""
     import pyarrow as pa
 
     chunk = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
     words = chunk.dictionary.to_pylist()
     for word in words:
         if len(word) > MAX_FIELD_CHARS or "\x00" in word or not word.strip():
-            raise _Fallback  # limits, NUL bytes, blank cells: the per-record path's messages
-    lookup = table.codes(words)
-    return lookup[chunk.indices.to_numpy(zero_copy_only=False)].astype(np.int32)
+            raise _Fallback
+    return chunk.indices.to_numpy(zero_copy_only=False), words
+
+
+def _name_codes(column: Any, table: _Codes) -> np.ndarray:
+    """Global codes of a dictionary column's rows."""
+    indices, words = _dictionary(column)
+    return table.codes(words).astype(np.int32)[indices]
+
+
+def _unit_codes(task: Any, language: Any, n: int, table: _Codes) -> np.ndarray:
+    """Global codes of the rows' (task, language) pairs (task "task" when there is no column)."""
+    lang_index, lang_words = _dictionary(language)
+    if task is None:
+        task_index, task_words = np.zeros(n, dtype=np.int32), ["task"]
+    else:
+        task_index, task_words = _dictionary(task)
+    local = task_index.astype(np.int64) * len(lang_words) + lang_index
+    seen = np.zeros(len(task_words) * len(lang_words), dtype=bool)
+    seen[local] = True
+    present = np.flatnonzero(seen)
+    width = len(lang_words)
+    lookup = np.zeros(len(seen), dtype=np.int32)
+    lookup[present] = table.codes(
+        [(task_words[p // width], lang_words[p % width]) for p in present]
+    )
+    return lookup[local]
 
 
 def _int_codes(values: np.ndarray, table: _Codes) -> np.ndarray:
     """Global codes of integers: by a presence table over their range when it is
     small (linear time: seeds and replicate indices), else by sorting."""
     low, high = int(values.min()), int(values.max())
+    if low <= -_EXACT_INT or high >= _EXACT_INT:
+        raise _Fallback
     if high - low < max(1 << 16, len(values)):
         offset = values - low
         seen = np.zeros(high - low + 1, dtype=bool)
@@ -157,8 +184,6 @@ def _int_codes(values: np.ndarray, table: _Codes) -> np.ndarray:
         lookup[present] = table.codes((present + low).tolist())
         return lookup[offset]
     uniq, inverse = np.unique(values, return_inverse=True)
-    if len(uniq) and (uniq[0] <= -_EXACT_INT or uniq[-1] >= _EXACT_INT):
-        raise _Fallback
     return table.codes(uniq.tolist())[inverse].astype(np.int32)
 
 
@@ -176,12 +201,7 @@ def _read_blocks(path: Path, names: list[str]) -> _Blocks:
             if not np.isfinite(score).all():
                 raise _Fallback
             model = _name_codes(get["model"], blocks.models)
-            language = _name_codes(get["language"], blocks.units)  # one table for tasks, languages
-            task = (
-                _name_codes(get["task"], blocks.units)
-                if "task" in get
-                else np.full(len(score), blocks.units.codes(["task"])[0], dtype=np.int32)
-            )
+            unit = _unit_codes(get.get("task"), get["language"], len(score), blocks.units)
             seed = (
                 _int_codes(get["seed"].to_numpy(), blocks.seeds)
                 if "seed" in get
@@ -192,7 +212,7 @@ def _read_blocks(path: Path, names: list[str]) -> _Blocks:
                 if "replicate" in get
                 else np.zeros(len(score), dtype=np.int32)
             )
-            blocks.columns.append((model, task, language, seed, rep, score))
+            blocks.columns.append((model, unit, seed, rep, score))
             blocks.n += len(score)
     except (pa.ArrowInvalid, OSError, EOFError, ValueError):
         raise _Fallback from None
@@ -215,21 +235,9 @@ def _read(path: Path, names: list[str]) -> ReplicatedScores | None:
     blocks = _read_blocks(path, names)
     if blocks.n == 0:
         raise _Fallback
-    # task and language words share one code table (``units``); pair them into units
-    words = blocks.units.keys()
-    word_rank = _ranks(words)
-    n_words = len(words)
-    pairs = np.zeros(n_words * n_words, dtype=bool)
     limit = _CELLS_PER_RECORD * blocks.n + (1 << 20)
-    if n_words * n_words > limit:
-        raise _Fallback
-    for _, task, language, _, _, _ in blocks.columns:
-        pairs[word_rank[task] * n_words + word_rank[language]] = True
-    present = np.flatnonzero(pairs)  # sorted by (task, language) word order
-    unit_of_pair = np.full(len(pairs), -1, dtype=np.int64)
-    unit_of_pair[present] = np.arange(len(present))
-    ordered = sorted(words)
-    units = tuple(Unit(ordered[p // n_words], ordered[p % n_words]) for p in present)
+    unit_rank = _ranks(blocks.units.keys())
+    units = tuple(Unit(task, language) for task, language in sorted(blocks.units.keys()))
     models = sorted(blocks.models.keys())
     model_rank = _ranks(blocks.models.keys())
     seed_rank = _ranks(blocks.seeds.keys())
@@ -239,9 +247,8 @@ def _read(path: Path, names: list[str]) -> ReplicatedScores | None:
         raise _Fallback
 
     def cells(block: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray]:
-        model, task, language, seed, _, _ = block
-        unit = unit_of_pair[word_rank[task] * n_words + word_rank[language]]
-        mu = model_rank[model] * n_u + unit
+        model, unit, seed, _, _ = block
+        mu = model_rank[model] * n_u + unit_rank[unit]
         return mu, mu * k_s + seed_rank[seed]
 
     seen_seed = np.zeros(n_m * n_u * k_s, dtype=bool)
@@ -252,13 +259,14 @@ def _read(path: Path, names: list[str]) -> ReplicatedScores | None:
     n_seeds = int(seed_table.sum(axis=1).max())
     if n_m * n_u * n_seeds * k_r > limit:
         raise _Fallback
+
     def seed_cells(block: tuple[np.ndarray, ...]) -> np.ndarray:
         mu, mus = cells(block)
         return mu * n_seeds + seed_pos[mus]
 
     seen_rep = np.zeros(n_m * n_u * n_seeds * k_r, dtype=bool)
     for block in blocks.columns:
-        seen_rep[seed_cells(block) * k_r + rep_rank[block[4]]] = True
+        seen_rep[seed_cells(block) * k_r + rep_rank[block[3]]] = True
     rep_table = seen_rep.reshape(-1, k_r)
     if int(rep_table.sum()) != blocks.n:
         raise _Fallback  # a repeated key: the per-record path names both records
@@ -274,10 +282,10 @@ def _read(path: Path, names: list[str]) -> ReplicatedScores | None:
     values = np.full(n_m * n_u * n_seeds * n_reps, np.nan)
     for block in blocks.columns:
         mus_pos = seed_cells(block)
-        rank = rep_rank[block[4]]
+        rank = rep_rank[block[3]]
         b = rank if rep_pos is None else rep_pos[mus_pos * k_r + rank]
-        values[mus_pos * n_reps + b] = block[5]
-    source = "replicates" if has_replicate else "seeds"
+        values[mus_pos * n_reps + b] = block[4]
+    source: Source = "replicates" if has_replicate else "seeds"
     return ReplicatedScores(
         tuple(models), units, values.reshape(n_m, n_u, n_seeds, n_reps), source, None
     )
