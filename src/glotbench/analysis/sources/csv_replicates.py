@@ -89,12 +89,12 @@ def replicates_from_csv(path: Path, gz: bool, names: list[str]) -> ReplicatedSco
     if not _header_ok(path, gz, names):
         return None
     try:
-        return _read(path, names)
+        return _read(path, names, gz)
     except _Fallback:
         return None
 
 
-def _open(path: Path, names: list[str]) -> Any:
+def _open(path: Path, names: list[str], gz: bool = False) -> Any:
     import pyarrow as pa
     import pyarrow.csv as pv
 
@@ -102,7 +102,7 @@ def _open(path: Path, names: list[str]) -> Any:
     types.update({c: pa.int64() for c in _INTS})
     types["score"] = pa.float64()
     return pv.open_csv(
-        str(path),
+        pa.input_stream(str(path), compression="gzip" if gz else None),
         read_options=pv.ReadOptions(
             column_names=names, skip_rows=1, block_size=MAX_FIELD_CHARS, use_threads=False
         ),
@@ -187,12 +187,12 @@ def _int_codes(values: np.ndarray, table: _Codes) -> np.ndarray:
     return table.codes(uniq.tolist())[inverse].astype(np.int32)
 
 
-def _read_blocks(path: Path, names: list[str]) -> _Blocks:
+def _read_blocks(path: Path, names: list[str], gz: bool) -> _Blocks:
     import pyarrow as pa
 
     blocks = _Blocks()
     try:
-        reader = _open(path, names)
+        reader = _open(path, names, gz)
         for batch in reader:
             if batch.num_rows == 0:
                 continue
@@ -231,8 +231,8 @@ def _ranks(keys: list[Any]) -> np.ndarray:
     return rank
 
 
-def _read(path: Path, names: list[str]) -> ReplicatedScores | None:
-    blocks = _read_blocks(path, names)
+def _read(path: Path, names: list[str], gz: bool) -> ReplicatedScores:
+    blocks = _read_blocks(path, names, gz)
     if blocks.n == 0:
         raise _Fallback
     limit = _CELLS_PER_RECORD * blocks.n + (1 << 20)
