@@ -168,7 +168,32 @@ def _safe_execute_group(
     return [_safe_execute(job, dataset, base, shards) for job in jobs]
 
 
-class LocalExecutor:
+class _OneResultABatch:
+    """:meth:`batches` for an executor whose results come back one at a time."""
+
+    def map(
+        self,
+        jobs: list[Job],
+        datasets: dict[str, Dataset],
+        base: str | None,
+        shards: str | None = None,
+    ) -> Iterator[JobOutcome | ShardReceipt | JobFailure]:
+        """Each job's result as it comes back (every executor defines it)."""
+        raise NotImplementedError
+
+    def batches(
+        self,
+        jobs: list[Job],
+        datasets: dict[str, Dataset],
+        base: str | None,
+        shards: str | None = None,
+    ) -> Iterator[list[JobOutcome | ShardReceipt | JobFailure]]:
+        """The results one at a time (each a list of one, as :meth:`ProcessExecutor.batches`)."""
+        for result in self.map(jobs, datasets, base, shards):
+            yield [result]
+
+
+class LocalExecutor(_OneResultABatch):
     """Jobs one after another in this process.
 
     BLAS thread pools are limited to ``blas_threads`` (default 1) while a job
@@ -203,17 +228,6 @@ class LocalExecutor:
             with limits:
                 outcome = _safe_execute(job, datasets[job.dataset_key], base, shards)
             yield outcome
-
-    def batches(
-        self,
-        jobs: list[Job],
-        datasets: dict[str, Dataset],
-        base: str | None,
-        shards: str | None = None,
-    ) -> Iterator[list[JobOutcome | ShardReceipt | JobFailure]]:
-        """The results one at a time (each a list of one, as :meth:`ProcessExecutor.batches`)."""
-        for result in self.map(jobs, datasets, base, shards):
-            yield [result]
 
     def close(self) -> None:
         pass
@@ -348,7 +362,7 @@ class ProcessExecutor:
             self._steps, self._relay = None, None
 
 
-class RayExecutor:
+class RayExecutor(_OneResultABatch):
     """Jobs as Ray tasks (one CPU each); results stream back as they finish.
 
     Starts a new local Ray (``num_cpus``) unless this process already has one
@@ -396,17 +410,6 @@ class RayExecutor:
         while pending:
             done, pending = ray.wait(pending, num_returns=1)
             yield ray.get(done[0])
-
-    def batches(
-        self,
-        jobs: list[Job],
-        datasets: dict[str, Dataset],
-        base: str | None,
-        shards: str | None = None,
-    ) -> Iterator[list[JobOutcome | ShardReceipt | JobFailure]]:
-        """The results one at a time (each a list of one, as :meth:`ProcessExecutor.batches`)."""
-        for result in self.map(jobs, datasets, base, shards):
-            yield [result]
 
     def close(self) -> None:
         if self._started:

@@ -374,9 +374,8 @@ class Stats(Collaborator):
         stat_names = tuple(layouts[0])
         run_ids = runs["run_id"].tolist()
         k = len(stat_names)
-        streamed = _streamed_matrix(self._con, run_ids, k)
-        if streamed is not None:  # every run covers the first run's examples exactly
-            first_ids, stacked = streamed
+
+        def matrix_of(example_ids: Any, stats: np.ndarray) -> StatsMatrix:
             return StatsMatrix(
                 dataset=dataset,
                 task=task,
@@ -388,9 +387,13 @@ class Stats(Collaborator):
                 models=runs["model"].tolist(),
                 seeds=[None if pd.isna(s) else int(s) for s in runs["seed"]],
                 config_hashes=runs["config_hash"].tolist(),
-                example_ids=first_ids,
-                stats=stacked,
+                example_ids=example_ids,
+                stats=stats,
             )
+
+        streamed = _streamed_matrix(self._con, run_ids, k)
+        if streamed is not None:  # every run covers the first run's examples exactly
+            return matrix_of(*streamed)
         # some run lacks examples or has others: the run-by-run path names them
         table, sizes = _example_rows(self._con, run_ids)
         starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
@@ -431,20 +434,7 @@ class Stats(Collaborator):
             aligned[idx] = block
             blocks.append(aligned)
         assert reference_ids is not None
-        return StatsMatrix(
-            dataset=dataset,
-            task=task,
-            language=language,
-            metric=metric,
-            metric_config=runs["metric_config"].iloc[0],
-            stat_names=stat_names,
-            run_ids=run_ids,
-            models=runs["model"].tolist(),
-            seeds=[None if pd.isna(s) else int(s) for s in runs["seed"]],
-            config_hashes=runs["config_hash"].tolist(),
-            example_ids=reference_ids,
-            stats=np.stack(blocks),
-        )
+        return matrix_of(reference_ids, np.stack(blocks))
 
 
 def in_configs(runs: pd.DataFrame, configs: Mapping[str, str]) -> pd.Series:
