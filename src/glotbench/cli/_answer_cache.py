@@ -42,6 +42,7 @@ from glotbench.cli._replay import (
     output_shape,
     running_invocation,
     store_content,
+    write_answer,
 )
 
 NoCacheOption = Annotated[
@@ -119,13 +120,7 @@ def _question(command: str, arguments: dict[str, Any]) -> str:
 
 
 def _write_answer(answer: bytes, json_output: bool) -> None:
-    sys.stdout.flush()
-    buffer = getattr(sys.stdout, "buffer", None)
-    if buffer is not None:
-        buffer.write(answer)
-        buffer.flush()
-    else:
-        sys.stdout.write(answer.decode())
+    write_answer(answer)
     if json_output:  # as print_json marks it (glotbench.cli.main)
         from glotbench.cli._output import _printed_json
 

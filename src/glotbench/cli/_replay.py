@@ -173,6 +173,18 @@ def forget() -> None:
     _state.update(invocation=None, store=None, content=None)
 
 
+def write_answer(answer: bytes) -> None:
+    """Print a kept answer's bytes as they were printed (stdout's buffer when it has one)."""
+    sys.stdout.flush()
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is not None:
+        buffer.write(answer)
+        buffer.flush()
+    else:
+        sys.stdout.write(answer.decode())
+        sys.stdout.flush()
+
+
 def replay(argv: list[str]) -> bool:
     """Print the kept answer of ``argv`` (``glotbench analyze …``) and return True, if any.
 
@@ -201,11 +213,5 @@ def replay(argv: list[str]) -> bool:
         return False
     if answer is None:
         return False
-    buffer = getattr(sys.stdout, "buffer", None)
-    if buffer is not None:
-        buffer.write(answer)
-        buffer.flush()
-    else:
-        sys.stdout.write(answer.decode())
-        sys.stdout.flush()
+    write_answer(answer)
     return True

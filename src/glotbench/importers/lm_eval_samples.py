@@ -226,13 +226,7 @@ def _columns_of(
     for i in range(len(names)):  # numbers only; booleans, strings, lists: the strict reader
         if not all_true(f"ok{i}"):
             return None
-    # filters as small integer codes (one "none" per sample was a Python string each)
-    filt = pc.if_else(
-        pc.or_kleene(pc.is_null(table.column("filt")), pc.equal(table.column("filt"), "")),
-        "none",
-        table.column("filt"),
-    )
-    encoded = pc.dictionary_encode(filt).combine_chunks()
+    _, encoded = _filter_codes(table)
     codes = encoded.indices.to_numpy(zero_copy_only=False)
     dictionary = encoded.dictionary.to_pylist()
     ids = doc_ids.to_numpy(zero_copy_only=False)  # the one Python object per sample: its id
@@ -434,3 +428,16 @@ def _labels_for(columns: Iterable[_Column], path: Path) -> dict[str, list[Any]]:
         else:
             labels[key] = sorted(values, key=lambda v: (str(type(v)), v))
     return labels
+
+
+def _filter_codes(table: Any) -> tuple[Any, Any]:
+    """The samples' filter column (null or "" read as lm-eval's "none") and its dictionary
+    encoding: small integer codes, not one Python string per sample."""
+    import pyarrow.compute as pc
+
+    filt = pc.if_else(
+        pc.or_kleene(pc.is_null(table.column("filt")), pc.equal(table.column("filt"), "")),
+        "none",
+        table.column("filt"),
+    )
+    return filt, pc.dictionary_encode(filt).combine_chunks()

@@ -21,7 +21,7 @@ from glotbench.importers.lm_eval_results import (
     _aggregations,
     _record_for,
 )
-from glotbench.importers.lm_eval_samples import _columnar_sql, _line_count
+from glotbench.importers.lm_eval_samples import _columnar_sql, _filter_codes, _line_count
 from glotbench.importers.task_languages import TaskLanguageMap
 from glotbench.ingest.spool import RunSpool, RunSpoolWriter
 from glotbench.store.schema import RunRecord
@@ -128,12 +128,7 @@ def _stream_chunk(
         or pc.any(pc.equal(doc_ids, "")).as_py()
     ):
         return False
-    filt = pc.if_else(
-        pc.or_kleene(pc.is_null(table.column("filt")), pc.equal(table.column("filt"), "")),
-        "none",
-        table.column("filt"),
-    )
-    encoded = pc.dictionary_encode(filt).combine_chunks()
+    filt, encoded = _filter_codes(table)
     codes = encoded.indices.to_numpy(zero_copy_only=False)
     ids_con.register("chunk_ids", pa.table({"f": filt, "d": doc_ids}))
     ids_con.execute("INSERT INTO ids SELECT f, d FROM chunk_ids")

@@ -308,13 +308,7 @@ def _insert_chunk(
             f"{where}: statistics must be an (n × k) = ({m} × {k}) matrix per chunk "
             f"(one row per example id, one column per stat name), got shape {matrix.shape}"
         )
-    finite = np.isfinite(matrix)
-    if not finite.all():
-        bad = int(np.flatnonzero(~finite.all(axis=1))[0])
-        raise InputError(
-            f"{where}: statistics of example {id_list[bad]!r} are not finite: "
-            f"{matrix[bad].tolist()}"
-        )
+    _require_finite(matrix, id_list, where)
     digest.update_stats(matrix)
     table = _example_columns(arr, matrix, pa.nulls(m, type=pa.int64()))
     table = table.set_column(
@@ -541,13 +535,7 @@ class Runs(Collaborator):
             index = pd.Index(id_list)
             dup = index[index.duplicated()][0]
             raise InputError(f"{where}: example id {dup!r} occurs more than once")
-        finite = np.isfinite(matrix)
-        if not finite.all():
-            bad = int(np.flatnonzero(~finite.all(axis=1))[0])
-            raise InputError(
-                f"{where}: statistics of example {id_list[bad]!r} are not finite: "
-                f"{matrix[bad].tolist()}"
-            )
+        _require_finite(matrix, id_list, where)
         source = (
             pa.nulls(n, type=pa.int64())
             if source_positions is None
@@ -735,3 +723,14 @@ class Runs(Collaborator):
             cols = ", ".join(_RUN_COLUMNS)
             con.execute(f"INSERT INTO runs ({cols}) SELECT {cols} FROM {view}")
             self._store.failures.resolve_for_runs(con, view)
+
+
+def _require_finite(matrix: np.ndarray, id_list: Sequence[str], where: str) -> None:
+    """Refuse statistics with a NaN or infinity, naming the first such example."""
+    finite = np.isfinite(matrix)
+    if not finite.all():
+        bad = int(np.flatnonzero(~finite.all(axis=1))[0])
+        raise InputError(
+            f"{where}: statistics of example {id_list[bad]!r} are not finite: "
+            f"{matrix[bad].tolist()}"
+        )
