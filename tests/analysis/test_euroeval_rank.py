@@ -559,17 +559,22 @@ def test_dataset_rank_scores_equal_the_model_by_model_bootstrap() -> None:
 
 def test_dataset_rank_scores_batched_models_equal_model_by_model() -> None:
     """Consecutive models with equal iteration counts are resampled in batches (across
-    a batch boundary here, and in runs split by models with fewer iterations); every
-    float equals the model-by-model bootstrap, also when one generator serves all
-    models in turn."""
+    a batch boundary here, and in runs split by models with fewer iterations), and
+    summed columns first in numpy's order; every float equals the model-by-model
+    bootstrap ``x[idx].mean(axis=1)``, for short rows (one by one), rows of 8 to 128
+    (pairwise) and longer ones, also when one generator serves all models in turn."""
     from glotbench.analysis import euroeval_rank as er
 
     rng = np.random.default_rng(4)
     equal = rng.normal(0.6, 0.05, (er.MODEL_BATCH + 3, 5))
     mixed = equal.copy()
     mixed[[3, 4, 9], 3:] = np.nan  # runs of 3 iterations between runs of 5
-    mixed[20, 2:] = np.nan
-    for iterations in (equal, mixed):
+    mixed[er.MODEL_BATCH + 1, 2:] = np.nan
+    ten = rng.normal(0.6, 0.05, (er.MODEL_BATCH + 3, 10))  # EuroEval's ten iterations
+    ten[[1, 5], 9:] = np.nan
+    longer = rng.normal(0.6, 0.05, (4, er.MAX_ROW + 2))  # summed by numpy itself
+    longer[1, 20:] = np.nan
+    for iterations in (equal, mixed, ten, longer):
         best, spread = float(np.nanmax(np.nanmean(iterations, axis=1))), er.pooled_sd(iterations)
         per_model = er.dataset_rank_scores(iterations, 300, lambda m: np.random.default_rng([7, m]))
         shared = er.dataset_rank_scores(iterations, 300, np.random.default_rng(8))
@@ -583,3 +588,16 @@ def test_dataset_rank_scores_batched_models_equal_model_by_model() -> None:
                 alpha = (1 - 0.95) / 2  # as the function computes its percentiles
                 expected = np.percentile(boot, [100 * alpha, 100 * (1 - alpha)])
                 assert [got["low"][m], got["high"][m]] == list(expected)
+
+
+@pytest.mark.parametrize("n_bootstraps", [1, 2, 301, 1000])
+def test_dataset_rank_scores_median_is_numpys_for_odd_and_even_resamples(n_bootstraps: int) -> None:
+    """The median is read from the sorted resamples: numpy's median, for any B."""
+    from glotbench.analysis import euroeval_rank as er
+
+    iterations = np.random.default_rng(11).normal(0.6, 0.05, (6, 10))
+    got = er.dataset_rank_scores(iterations, n_bootstraps, lambda m: np.random.default_rng([3, m]))
+    best, spread = float(np.nanmax(iterations.mean(axis=1))), er.pooled_sd(iterations)
+    for m, x in enumerate(iterations):
+        idx = np.random.default_rng([3, m]).integers(0, x.size, size=(n_bootstraps, x.size))
+        assert got["score"][m] == np.median(1 + (best - x[idx].mean(axis=1)) / spread)

@@ -10,6 +10,7 @@ import scipy.stats as sps
 
 from glotbench.analysis.draws import DrawSettings
 from glotbench.analysis.rank_stats import (
+    count_true,
     draw_ranks,
     head_draws,
     pair_decisions,
@@ -270,3 +271,13 @@ def test_rank_models_with_zero_scores_keeps_the_geometric_mean() -> None:
     assert summary.loc[("geometric_mean", "m0"), "rank_best"] == 1
     assert summary.loc[("geometric_mean", "m1"), "mean_rank"] == 2.0
     assert not any("geometric" in note for note in result.notes)
+
+
+@pytest.mark.parametrize("width", [0, 1, 63, 64, 65, 1000, 1024, 1031, 8976])
+def test_count_true_counts_the_true_values_of_each_row(width: int) -> None:
+    rng = np.random.default_rng(width)
+    for rows, share in ((0, 0.5), (7, 0.5), (40, 0.01), (5, 1.0)):
+        mask = rng.random((rows, width)) < share
+        got = count_true(mask)
+        assert got.dtype == np.int32 and got.shape == (rows,)
+        assert got.tolist() == [int(np.count_nonzero(row)) for row in mask]

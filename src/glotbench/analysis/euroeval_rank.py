@@ -61,6 +61,7 @@ import pandas as pd
 from glotbench.analysis.euroeval_iterations import IterationTable
 from glotbench.analysis.results import records
 from glotbench.errors import InputError
+from glotbench.resample.row_sums import MAX_ROW, row_sums_columns_first
 from glotbench.resample.seeding import generators
 from glotbench.resample.weights import stream_seeds
 
@@ -107,13 +108,19 @@ def pooled_sd(iterations: np.ndarray) -> float:
     return float(np.std(values))
 
 
-#: at most this many models' resample indices are gathered and summed in one call
-MODEL_BATCH = 32
-#: and at most about this many indices (128 KiB of int64): a larger block leaves the
-#: CPU cache, and at EuroEval's B = 1000 × 10 iterations gathering model by model was
-#: measured 3× faster than 32 at once (equal below ~3,000 indices a model, batching
-#: faster below ~2,000: B = 100 or 200 × 10)
-BATCH_INDICES = 16_384
+#: at most this many models' resamples are gathered before they are summed (EuroEval's
+#: B = 1000 × 10 iterations: 1.25 MiB of float64 for 16 models, within the CPU cache)
+MODEL_BATCH = 16
+
+
+def _generator_of(
+    rng: np.random.Generator | Sequence[np.random.Generator] | Callable[[int], np.random.Generator],
+    m: int,
+) -> np.random.Generator:
+    """Model ``m``'s generator: the shared one, ``rng[m]`` or ``rng(m)``."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    return rng(m) if callable(rng) else rng[m]
 
 
 def _resampled_means(
@@ -125,38 +132,38 @@ def _resampled_means(
     """Bootstrap means (len(present) × B) of the finite iterations of the models ``present``.
 
     Model m's indices are ``rng_m.integers(0, n_m, size=(B, n_m))``, drawn in the order
-    of ``present`` (so a shared generator gives each model the same draws as before).
-    Consecutive models with equal n_m are gathered and summed in one call, up to
-    :data:`MODEL_BATCH` and :data:`BATCH_INDICES` at a time: numpy sums each length-n_m
-    row along the last axis the same way whatever the leading axes, and
-    ``np.add.reduce(...) / n_m`` is what ``ndarray.mean`` computes, so every float
-    equals the model-by-model bootstrap.
+    of ``present`` (so a shared generator gives each model the same draws as before),
+    and its resample b's mean is ``np.add.reduce(values_m[indices[b]]) / n_m``, the
+    way ``ndarray.mean`` computes it. Consecutive models with equal n_m are gathered
+    columns first (iteration j of every resample contiguous), up to
+    :data:`MODEL_BATCH` at a time, and summed by
+    :func:`~glotbench.resample.row_sums.row_sums_columns_first` in numpy's order of
+    additions, so every float equals the model-by-model ``np.add.reduce``, without
+    its per-row overhead (10⁸ rows of ten for 1,000 models × 100 datasets).
     """
     values = [iterations[m][np.isfinite(iterations[m])] for m in present]
     out = np.empty((len(present), n_bootstraps))
     first = 0
     while first < len(present):
         size = values[first].size
-        room = max(1, min(MODEL_BATCH, BATCH_INDICES // (n_bootstraps * size)))
         stop = first + 1
-        while stop < min(len(present), first + room) and values[stop].size == size:
+        while stop < min(len(present), first + MODEL_BATCH) and values[stop].size == size:
             stop += 1
-        indices = []
-        for row in range(first, stop):
-            m = int(present[row])
-            if isinstance(rng, np.random.Generator):
-                generator = rng
-            elif callable(rng):
-                generator = rng(m)
-            else:
-                generator = rng[m]
-            indices.append(generator.integers(0, size, size=(n_bootstraps, size)))
-        if stop - first == 1:
-            out[first] = np.add.reduce(values[first][indices[0]], axis=1) / size
+        if size > MAX_ROW:
+            for row in range(first, stop):
+                indices = _generator_of(rng, int(present[row])).integers(
+                    0, size, size=(n_bootstraps, size)
+                )
+                out[row] = np.add.reduce(values[row][indices], axis=1) / size
         else:
-            offsets = (np.arange(stop - first) * size)[:, None, None]
-            gathered = np.concatenate(values[first:stop])[np.stack(indices) + offsets]
-            out[first:stop] = np.add.reduce(gathered, axis=2) / size
+            gathered = np.empty((stop - first, size, n_bootstraps))
+            for row in range(first, stop):
+                indices = _generator_of(rng, int(present[row])).integers(
+                    0, size, size=(n_bootstraps, size)
+                )
+                # indices are in range, so "clip" changes nothing but lets take write in place
+                values[row].take(indices.T, out=gathered[row - first], mode="clip")
+            out[first:stop] = row_sums_columns_first(np.moveaxis(gathered, 1, 0)) / size
         first = stop
     return out
 
@@ -201,7 +208,12 @@ def dataset_rank_scores(
         # from order statistics that numpy's partition finds, so they are the same floats
         # for the sorted rows, which one SIMD sort gives faster than two partitions
         boots.sort(axis=1)
-        median[present] = np.median(boots, axis=1)
+        # numpy's median of a row is its middle order statistic, or the mean of the middle
+        # two, (a + b) / 2 (finite here): read from the sorted rows, no partition
+        half = n_bootstraps // 2
+        median[present] = (
+            boots[:, half] if n_bootstraps % 2 else (boots[:, half - 1] + boots[:, half]) / 2
+        )
         low[present], high[present] = np.percentile(boots, [100 * alpha, 100 * (1 - alpha)], axis=1)
     return {
         "best": best,
