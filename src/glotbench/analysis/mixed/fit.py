@@ -23,10 +23,11 @@ both with Richardson extrapolation exactly as R's numDeriv does.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -71,14 +72,24 @@ def _tri_solve(chol: np.ndarray, b: np.ndarray, trans: int = 0) -> np.ndarray:
     return x
 
 
+@functools.cache
+def _blas_controller() -> Any:
+    """threadpoolctl's controller of the loaded BLAS libraries, found once: finding them
+    reads the process's libraries (~3 ms, a quarter of a small design's whole fit), after
+    scipy's LAPACK is loaded so that the library of ``dpotrf``/``dtrtrs`` is among them."""
+    import scipy.linalg.lapack  # noqa: F401
+    import scipy.sparse  # noqa: F401
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
+
+
 @contextmanager
 def single_blas_thread() -> Iterator[None]:
     """Run BLAS/LAPACK single-threaded: a mixed-model fit works on q × q and n × p blocks
     small enough that thread start-up and, on a busy machine, waiting for cores cost far
     more than they save (the 20,000-row benchmark: 0.06 s vs 0.3–0.6 s under load)."""
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=1, user_api="blas"):
+    with _blas_controller().limit(limits=1, user_api="blas"):
         yield
 
 
@@ -171,6 +182,8 @@ class ProfiledDeviance:
         self._lam_cols = cat(lam_cols).astype(np.int64)
         self._lam_theta = cat(lam_theta).astype(np.int64)
         self.diagonal = all(b.n_effects == 1 for b in blocks)
+        self._memory: dict[bytes, tuple[float, float, float, np.ndarray]] = {}
+        self._inverse: dict[bytes, np.ndarray] = {}
 
     def theta_start(self) -> np.ndarray:
         return np.where(np.isfinite(self.theta_lower), 1.0, 0.0)
@@ -195,8 +208,8 @@ class ProfiledDeviance:
         lam[self._lam_rows, self._lam_cols] = np.asarray(theta, dtype=float)[self._lam_theta]
         return lam
 
-    def solve(self, theta: np.ndarray) -> _Solution:
-        theta = np.asarray(theta, dtype=float)
+    def _decompose(self, theta: np.ndarray) -> tuple[np.ndarray, ...]:
+        """The factors of one evaluation: ``L``, ``c_u``, ``R_ZX``, ``M``, ``R_X``, ``c_β``."""
         if self.diagonal:
             d = np.empty(self.q)
             d[self._lam_rows] = theta[self._lam_theta]
@@ -214,47 +227,84 @@ class ProfiledDeviance:
         m = self.xtx - rzx.T @ rzx
         chol_x = _cholesky(m)
         cb = _tri_solve(chol_x, self.xty - rzx.T @ cu)
+        return chol_l, cu, rzx, m, chol_x, cb
+
+    def _pwrss(self, cu: np.ndarray, cb: np.ndarray) -> float:
+        return max(self.yty - float(cu @ cu) - float(cb @ cb), 1e-300)
+
+    def solve(self, theta: np.ndarray) -> _Solution:
+        theta = np.asarray(theta, dtype=float)
+        chol_l, cu, rzx, m, chol_x, cb = self._decompose(theta)
         beta = _tri_solve(chol_x, cb, trans=1)
         u = _tri_solve(chol_l, cu - rzx @ beta, trans=1)
-        pwrss = max(self.yty - float(cu @ cu) - float(cb @ cb), 1e-300)
         if self.shift:
             beta = beta.copy()
             beta[0] += self.shift
         return _Solution(
             beta=beta,
             u=u,
-            pwrss=pwrss,
-            ld_l2=2.0 * float(np.log(np.diag(chol_l)).sum()),
-            ld_rx2=2.0 * float(np.log(np.diag(chol_x)).sum()),
+            pwrss=self._pwrss(cu, cb),
+            ld_l2=2.0 * float(np.log(chol_l.diagonal()).sum()),
+            ld_rx2=2.0 * float(np.log(chol_x.diagonal()).sum()),
             m=m,
         )
+
+    def pieces(self, theta: np.ndarray) -> tuple[float, float, float, np.ndarray]:
+        """``(log|L|², log|R_X|², r², M)`` at θ — all a deviance needs, without β̂ and û.
+
+        Remembered per θ (:meth:`forget` empties the memory): the optimiser's passes
+        restart from points already evaluated, and numDeriv's Hessian and Jacobian
+        in ``(θ, σ)`` revisit each θ for every step in σ, which changes no factor.
+        """
+        theta = np.asarray(theta, dtype=float)
+        key = theta.tobytes()
+        hit = self._memory.get(key)
+        if hit is None:
+            chol_l, cu, _, m, chol_x, cb = self._decompose(theta)
+            hit = (
+                2.0 * float(np.log(chol_l.diagonal()).sum()),
+                2.0 * float(np.log(chol_x.diagonal()).sum()),
+                self._pwrss(cu, cb),
+                m,
+            )
+            self._memory[key] = hit
+        return hit
+
+    def forget(self) -> None:
+        """Drop the per-θ memory of :meth:`pieces` (and of :meth:`cov_beta`'s inverses)."""
+        self._memory.clear()
+        self._inverse.clear()
 
     def profiled(self, theta: np.ndarray, reml: bool) -> float:
         """The profiled (RE)ML deviance (−2 log-likelihood) at θ."""
         try:
-            s = self.solve(theta)
+            ld_l2, ld_rx2, pwrss, _ = self.pieces(theta)
         except np.linalg.LinAlgError:
             return np.inf
         n, p = self.n, self.p
         if reml:
             dof = n - p
-            return s.ld_l2 + s.ld_rx2 + dof * (1.0 + LOG_2PI + np.log(s.pwrss / dof))
-        return s.ld_l2 + n * (1.0 + LOG_2PI + np.log(s.pwrss / n))
+            return ld_l2 + ld_rx2 + dof * (1.0 + LOG_2PI + np.log(pwrss / dof))
+        return ld_l2 + n * (1.0 + LOG_2PI + np.log(pwrss / n))
 
     def unprofiled(self, varpar: np.ndarray, reml: bool) -> float:
         """lmerTest's ``devfun_vp``: the deviance at (θ, σ), σ the residual SD."""
         theta, sigma = varpar[:-1], varpar[-1]
-        s = self.solve(theta)
+        ld_l2, ld_rx2, pwrss, _ = self.pieces(theta)
         sigma2 = sigma**2
-        dev = s.ld_l2 + s.pwrss / sigma2 + self.n * np.log(2 * np.pi * sigma2)
+        dev = ld_l2 + pwrss / sigma2 + self.n * np.log(2 * np.pi * sigma2)
         if reml:
-            dev += s.ld_rx2 - self.p * np.log(2 * np.pi * sigma2)
+            dev += ld_rx2 - self.p * np.log(2 * np.pi * sigma2)
         return float(dev)
 
     def cov_beta(self, varpar: np.ndarray) -> np.ndarray:
         """lmerTest's ``get_covbeta``: σ² (R_Xᵀ R_X)⁻¹ at (θ, σ)."""
-        s = self.solve(varpar[:-1])
-        return varpar[-1] ** 2 * np.linalg.inv(s.m)
+        theta = np.asarray(varpar[:-1], dtype=float)
+        key = theta.tobytes()
+        inverse = self._inverse.get(key)
+        if inverse is None:
+            inverse = self._inverse[key] = np.linalg.inv(self.pieces(theta)[3])
+        return varpar[-1] ** 2 * inverse
 
 
 # ---------------------------------------------------------------------------
@@ -508,6 +558,7 @@ def fit_lmm(
         evals = np.array([])
         vcov_varpar = np.zeros((len(varpar), len(varpar)))
         jac_list = [np.zeros((p, p)) for _ in varpar]
+    dev.forget()
     return LmmFit(
         reml=reml,
         theta=theta,
