@@ -34,6 +34,7 @@ import numpy as np
 from glotbench.analysis.mixed.design import RandomBlock
 
 if TYPE_CHECKING:
+    import scipy.optimize
     import scipy.sparse
 
 # scipy's linalg, sparse, optimize and stats are imported where they are used: importing
@@ -485,6 +486,52 @@ def _fstat_ddf(nu: np.ndarray, tol: float = 1e-8) -> float:
     return 2 * e / (e - len(nu))
 
 
+#: a bounded θ element closer than this to its bound (0) gets the derivative-free polish
+#: (lme4's ``isSingular`` tolerance is 1e-4: a boundary fit must land on 0 exactly)
+POLISH_NEAR_BOUND = 1e-3
+
+
+def _minimise(
+    objective: Callable[[np.ndarray], float], start: np.ndarray, lower: np.ndarray
+) -> scipy.optimize.OptimizeResult:
+    """Bounded quasi-Newton from ``start``, a second pass from its optimum, and Powell's
+    derivative-free polish where the quasi-Newton result may be poor.
+
+    The polish runs only near a bound (a diagonal θ element below
+    :data:`POLISH_NEAR_BOUND`, where the bound-adjusted finite-difference gradient is
+    least reliable) or when the quasi-Newton passes did not report convergence: on a
+    converged interior optimum it never improved the deviance by the 1e-12 needed to be
+    taken (checked on every golden design and the 20,000-row benchmark design, REML and
+    ML), while it costs 30–80 deviance evaluations — a fifth to a third of a small fit.
+    """
+    import scipy.optimize
+
+    bounds = [(lo if np.isfinite(lo) else None, None) for lo in lower]
+    quasi_newton = {
+        "method": "L-BFGS-B",
+        "jac": "3-point",
+        "bounds": bounds,
+        "options": {"ftol": 1e-15, "gtol": 1e-10, "maxiter": 2000},
+    }
+    best = scipy.optimize.minimize(objective, start, **quasi_newton)
+    # a second pass from the first optimum (cheap; guards against an early stop)
+    again = scipy.optimize.minimize(objective, best.x, **quasi_newton)
+    if again.fun <= best.fun:
+        best = again
+    near_bound = bool(np.any(np.isfinite(lower) & (best.x - lower < POLISH_NEAR_BOUND)))
+    if near_bound or not best.success:
+        polish = scipy.optimize.minimize(
+            objective,
+            best.x,
+            method="Powell",
+            bounds=bounds,
+            options={"xtol": 1e-10, "ftol": 1e-15, "maxfev": 4000},
+        )
+        if polish.fun < best.fun - 1e-12:
+            best = polish
+    return best
+
+
 def fit_lmm(
     x: np.ndarray,
     z: np.ndarray,
@@ -495,8 +542,6 @@ def fit_lmm(
     hessian_tol: float = 1e-8,
 ) -> LmmFit:
     """Fit by minimising the profiled deviance over θ, then prepare Satterthwaite inference."""
-    import scipy.optimize
-
     dev = ProfiledDeviance(x, z, y, blocks)
     counter = {"n": 0}
 
@@ -504,37 +549,7 @@ def fit_lmm(
         counter["n"] += 1
         return dev.profiled(theta, reml)
 
-    bounds = [(lo if np.isfinite(lo) else None, None) for lo in dev.theta_lower]
-    start = dev.theta_start()
-    best = scipy.optimize.minimize(
-        objective,
-        start,
-        method="L-BFGS-B",
-        jac="3-point",
-        bounds=bounds,
-        options={"ftol": 1e-15, "gtol": 1e-10, "maxiter": 2000},
-    )
-    # a second pass from the first optimum (cheap; guards against an early stop)
-    again = scipy.optimize.minimize(
-        objective,
-        best.x,
-        method="L-BFGS-B",
-        jac="3-point",
-        bounds=bounds,
-        options={"ftol": 1e-15, "gtol": 1e-10, "maxiter": 2000},
-    )
-    if again.fun <= best.fun:
-        best = again
-    # derivative-free polish near the boundary or if the gradient method stalled
-    polish = scipy.optimize.minimize(
-        objective,
-        best.x,
-        method="Powell",
-        bounds=bounds,
-        options={"xtol": 1e-10, "ftol": 1e-15, "maxfev": 4000},
-    )
-    if polish.fun < best.fun - 1e-12:
-        best = polish
+    best = _minimise(objective, dev.theta_start(), dev.theta_lower)
     theta = np.asarray(best.x, dtype=float)
     lower = dev.theta_lower
     theta = np.where(np.isfinite(lower) & (theta < lower + 1e-10) & (theta < 1e-8), 0.0, theta)
