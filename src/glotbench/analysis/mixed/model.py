@@ -77,13 +77,8 @@ class MixedModel:
     # -- fixed effects --------------------------------------------------------
     def fixed_effects(self) -> pd.DataFrame:
         """Estimates, SEs, Satterthwaite df, t and p (lmerTest's ``summary``)."""
-        rows = []
-        for i, name in enumerate(self.coef_names):
-            contrast = np.zeros(self.fit.p)
-            contrast[i] = 1.0
-            res = self.fit.contest1d(contrast)
-            rows.append({"term": name, **res})
-        return pd.DataFrame(rows, columns=["term", "estimate", "se", "df", "t", "p"])
+        columns = {"term": list(self.coef_names), **self.fit.coefficient_tests()}
+        return pd.DataFrame(columns, columns=["term", "estimate", "se", "df", "t", "p"])
 
     # -- random effects -------------------------------------------------------
     def random_effects(self) -> pd.DataFrame:
