@@ -53,11 +53,17 @@ class _Solution:
     m: np.ndarray  # Xᵀ X − R_ZXᵀ R_ZX (= R_Xᵀ R_X)
 
 
+@functools.cache
+def _lapack() -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """LAPACK's ``dpotrf`` and ``dtrtrs``, looked up once (each deviance calls them five times)."""
+    from scipy.linalg.lapack import dpotrf, dtrtrs
+
+    return dpotrf, dtrtrs
+
+
 def _cholesky(a: np.ndarray) -> np.ndarray:
     """Lower Cholesky factor by LAPACK's dpotrf (no argument checks: called hundreds of times)."""
-    from scipy.linalg.lapack import dpotrf
-
-    c, info = dpotrf(a, lower=1, clean=1)
+    c, info = _lapack()[0](a, lower=1, clean=1)
     if info != 0:
         raise np.linalg.LinAlgError("matrix is not positive definite")
     return c
@@ -65,12 +71,15 @@ def _cholesky(a: np.ndarray) -> np.ndarray:
 
 def _tri_solve(chol: np.ndarray, b: np.ndarray, trans: int = 0) -> np.ndarray:
     """Solve ``L x = b`` (trans=0) or ``Lᵀ x = b`` (trans=1) for a lower-triangular L (dtrtrs)."""
-    from scipy.linalg.lapack import dtrtrs
-
-    x, info = dtrtrs(chol, b, lower=1, trans=trans)
+    x, info = _lapack()[1](chol, b, lower=1, trans=trans)
     if info != 0:
         raise np.linalg.LinAlgError("singular triangular factor")
     return x
+
+
+def _log_det2(chol: np.ndarray) -> float:
+    """``log|C|²`` of a triangular factor: twice the sum of the logs of its diagonal."""
+    return 2.0 * float(np.add.reduce(np.log(chol.diagonal())))
 
 
 @functools.cache
@@ -183,6 +192,7 @@ class ProfiledDeviance:
         self._lam_cols = cat(lam_cols).astype(np.int64)
         self._lam_theta = cat(lam_theta).astype(np.int64)
         self.diagonal = all(b.n_effects == 1 for b in blocks)
+        self._lam_flat = self._lam_rows * self.q + self._lam_cols
         self._memory: dict[bytes, tuple[float, float, float, np.ndarray]] = {}
         self._inverse: dict[bytes, np.ndarray] = {}
 
@@ -205,9 +215,9 @@ class ProfiledDeviance:
 
     def lambda_matrix(self, theta: np.ndarray) -> np.ndarray:
         """Λ(θ) = blockdiag(I_m ⊗ T) of all terms, dense q × q."""
-        lam = np.zeros((self.q, self.q))
-        lam[self._lam_rows, self._lam_cols] = np.asarray(theta, dtype=float)[self._lam_theta]
-        return lam
+        lam = np.zeros(self.q * self.q)
+        lam[self._lam_flat] = np.asarray(theta, dtype=float)[self._lam_theta]
+        return lam.reshape(self.q, self.q)
 
     def _decompose(self, theta: np.ndarray) -> tuple[np.ndarray, ...]:
         """The factors of one evaluation: ``L``, ``c_u``, ``R_ZX``, ``M``, ``R_X``, ``c_β``."""
@@ -245,8 +255,8 @@ class ProfiledDeviance:
             beta=beta,
             u=u,
             pwrss=self._pwrss(cu, cb),
-            ld_l2=2.0 * float(np.log(chol_l.diagonal()).sum()),
-            ld_rx2=2.0 * float(np.log(chol_x.diagonal()).sum()),
+            ld_l2=_log_det2(chol_l),
+            ld_rx2=_log_det2(chol_x),
             m=m,
         )
 
@@ -263,8 +273,8 @@ class ProfiledDeviance:
         if hit is None:
             chol_l, cu, _, m, chol_x, cb = self._decompose(theta)
             hit = (
-                2.0 * float(np.log(chol_l.diagonal()).sum()),
-                2.0 * float(np.log(chol_x.diagonal()).sum()),
+                _log_det2(chol_l),
+                _log_det2(chol_x),
                 self._pwrss(cu, cb),
                 m,
             )
