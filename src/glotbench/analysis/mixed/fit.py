@@ -193,7 +193,7 @@ class ProfiledDeviance:
         self._lam_theta = cat(lam_theta).astype(np.int64)
         self.diagonal = all(b.n_effects == 1 for b in blocks)
         self._lam_flat = self._lam_rows * self.q + self._lam_cols
-        self._memory: dict[bytes, tuple[float, float, float, np.ndarray]] = {}
+        self._memory: dict[bytes, tuple[float, float, float]] = {}
         self._inverse: dict[bytes, np.ndarray] = {}
 
     def theta_start(self) -> np.ndarray:
@@ -260,8 +260,8 @@ class ProfiledDeviance:
             m=m,
         )
 
-    def pieces(self, theta: np.ndarray) -> tuple[float, float, float, np.ndarray]:
-        """``(log|L|², log|R_X|², r², M)`` at θ — all a deviance needs, without β̂ and û.
+    def pieces(self, theta: np.ndarray) -> tuple[float, float, float]:
+        """``(log|L|², log|R_X|², r²)`` at θ — all a deviance needs, without β̂ and û.
 
         Remembered per θ (:meth:`forget` empties the memory): the optimiser's passes
         restart from points already evaluated, and numDeriv's Hessian and Jacobian
@@ -271,13 +271,8 @@ class ProfiledDeviance:
         key = theta.tobytes()
         hit = self._memory.get(key)
         if hit is None:
-            chol_l, cu, _, m, chol_x, cb = self._decompose(theta)
-            hit = (
-                _log_det2(chol_l),
-                _log_det2(chol_x),
-                self._pwrss(cu, cb),
-                m,
-            )
+            chol_l, cu, _, _, chol_x, cb = self._decompose(theta)
+            hit = (_log_det2(chol_l), _log_det2(chol_x), self._pwrss(cu, cb))
             self._memory[key] = hit
         return hit
 
@@ -289,7 +284,7 @@ class ProfiledDeviance:
     def profiled(self, theta: np.ndarray, reml: bool) -> float:
         """The profiled (RE)ML deviance (−2 log-likelihood) at θ."""
         try:
-            ld_l2, ld_rx2, pwrss, _ = self.pieces(theta)
+            ld_l2, ld_rx2, pwrss = self.pieces(theta)
         except np.linalg.LinAlgError:
             return np.inf
         n, p = self.n, self.p
@@ -301,7 +296,7 @@ class ProfiledDeviance:
     def unprofiled(self, varpar: np.ndarray, reml: bool) -> float:
         """lmerTest's ``devfun_vp``: the deviance at (θ, σ), σ the residual SD."""
         theta, sigma = varpar[:-1], varpar[-1]
-        ld_l2, ld_rx2, pwrss, _ = self.pieces(theta)
+        ld_l2, ld_rx2, pwrss = self.pieces(theta)
         sigma2 = sigma**2
         dev = ld_l2 + pwrss / sigma2 + self.n * np.log(2 * np.pi * sigma2)
         if reml:
@@ -309,12 +304,12 @@ class ProfiledDeviance:
         return float(dev)
 
     def cov_beta(self, varpar: np.ndarray) -> np.ndarray:
-        """lmerTest's ``get_covbeta``: σ² (R_Xᵀ R_X)⁻¹ at (θ, σ)."""
+        """lmerTest's ``get_covbeta``: σ² (R_Xᵀ R_X)⁻¹ at (θ, σ); (R_Xᵀ R_X)⁻¹ remembered per θ."""
         theta = np.asarray(varpar[:-1], dtype=float)
         key = theta.tobytes()
         inverse = self._inverse.get(key)
         if inverse is None:
-            inverse = self._inverse[key] = np.linalg.inv(self.pieces(theta)[3])
+            inverse = self._inverse[key] = np.linalg.inv(self._decompose(theta)[3])
         return varpar[-1] ** 2 * inverse
 
 
