@@ -90,3 +90,91 @@ def test_20000_row_crossed_design_recovers_the_simulated_components() -> None:
     assert sd["model"] == pytest.approx(0.05, rel=0.3)
     assert sd["language"] == pytest.approx(0.08, rel=0.3)
     assert model.fit.sigma == pytest.approx(0.04, rel=0.03)
+
+
+def test_optimiser_gradient_is_scipys_three_point_difference() -> None:
+    """central_gradient replaces scipy's approx_derivative(method="3-point") inside L-BFGS-B:
+    the same floats on and off the bound 0 (one-sided there), unbounded elements too."""
+    from scipy.optimize._numdiff import approx_derivative
+
+    from glotbench.analysis.mixed.fit import central_gradient
+
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        n = int(rng.integers(1, 5))
+        lower = np.where(rng.random(n) < 0.6, 0.0, -np.inf)
+        x = np.abs(rng.normal(size=n)) * 10.0 ** rng.integers(-9, 2, size=n)
+        x = np.where(rng.random(n) < 0.2, 0.0, x)
+        x = np.where(np.isfinite(lower), x, 2 * rng.normal(size=n))
+        a = rng.normal(size=(n, n))
+
+        def f(t: np.ndarray, a: np.ndarray = a) -> float:
+            return float(np.sum(np.sin(a @ t)) + 3.7 * np.log1p(t @ t) - 100.0)
+
+        theirs = approx_derivative(f, x, method="3-point", bounds=(lower, np.inf), f0=f(x))
+        assert np.array_equal(central_gradient(f, f(x), x, lower), theirs)
+
+
+@pytest.mark.parametrize("name", ["slopes", "nested", "singular"])
+def test_coefficient_table_is_contest1d_of_each_unit_contrast(name: str) -> None:
+    g = golden(name)
+    model = lmm(g["formula"], pd.read_csv(FIXTURES / g["csv"]))
+    table = model.fixed_effects()
+    for i in range(model.fit.p):
+        contrast = np.zeros(model.fit.p)
+        contrast[i] = 1.0
+        row = model.fit.contest1d(contrast)
+        for key in ("estimate", "se", "df", "t", "p"):
+            assert table[key].iloc[i] == row[key]
+
+
+def test_remembered_deviance_pieces_equal_a_fresh_solve() -> None:
+    """The per-θ memory (optimiser restarts, numDeriv's σ steps) returns what solving anew gives."""
+    g = golden("slopes")
+    model = lmm(g["formula"], pd.read_csv(FIXTURES / g["csv"]))
+    dev = model.fit.deviance_object
+    theta = model.fit.theta * 1.1
+    first = dev.unprofiled(np.append(theta, 0.3), True)
+    remembered = dev.unprofiled(np.append(theta, 0.3), True)
+    dev.forget()
+    s = dev.solve(theta)
+    fresh = (
+        s.ld_l2
+        + s.pwrss / 0.09
+        + dev.n * np.log(2 * np.pi * 0.09)
+        + s.ld_rx2
+        - dev.p * np.log(2 * np.pi * 0.09)
+    )
+    assert first == remembered == pytest.approx(fresh, rel=1e-14)
+    np.testing.assert_array_equal(dev.cov_beta(np.append(theta, 0.3)), 0.3**2 * np.linalg.inv(s.m))
+
+
+def test_model_frame_reads_text_columns_as_r_does() -> None:
+    """Padded labels are stripped, "NA"/"" rows dropped, numbers given as text are numeric,
+    a bool column is a factor (levels "False", "True") — each column converted once."""
+    from glotbench.analysis.mixed.design import model_frame
+    from glotbench.analysis.mixed.formula import parse_formula
+
+    data = pd.DataFrame(
+        {
+            "score": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6],
+            "shots": [" 1", "2 ", "4", "NA", "8", "16"],
+            "lang": ["en ", " de", "en", "de", "", "fr"],
+            "flag": [True, False, True, False, True, False],
+            "model": ["a", "b", "a", "b", "a", "b"],
+        }
+    )
+    mf = model_frame(data, parse_formula("score ~ shots + lang + flag + (1 | model)"))
+    np.testing.assert_array_equal(mf.rows, [0, 1, 2, 5])
+    assert mf.kinds == {
+        "score": "numeric",
+        "shots": "numeric",
+        "lang": "factor",
+        "flag": "factor",
+        "model": "factor",
+    }
+    np.testing.assert_array_equal(mf.data["shots"], [1.0, 2.0, 4.0, 16.0])
+    assert mf.data["lang"].tolist() == ["en", "de", "en", "fr"]
+    assert mf.levels["lang"] == ["de", "en", "fr"]
+    assert mf.levels["flag"] == ["False", "True"]
+    assert mf.data["model"].tolist() == ["a", "b", "a", "b"]

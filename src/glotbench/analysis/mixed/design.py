@@ -113,8 +113,7 @@ def _bad_response(column: _Column, rows: np.ndarray, name: str, err: ErrorFactor
     pos = int(rows[np.flatnonzero(bad)[0]]) if bad.any() else None
     value = col.iloc[int(np.flatnonzero(bad)[0])] if bad.any() else None
     raise err(
-        f"the response must be numeric, found {value!r}; choose a numeric score "
-        "column left of '~'",
+        f"the response must be numeric, found {value!r}; choose a numeric score column left of '~'",
         pos,
         name,
     )

@@ -623,9 +623,7 @@ def fit_lmm(
         counter["n"] += 1
         return dev.profiled(theta, reml)
 
-    best = _minimise(
-        objective, lambda t: dev.profiled(t, reml), dev.theta_start(), dev.theta_lower
-    )
+    best = _minimise(objective, lambda t: dev.profiled(t, reml), dev.theta_start(), dev.theta_lower)
     theta = np.asarray(best.x, dtype=float)
     lower = dev.theta_lower
     theta = np.where(np.isfinite(lower) & (theta < lower + 1e-10) & (theta < 1e-8), 0.0, theta)
