@@ -124,6 +124,21 @@ def test_draw_ranks_are_scipy_min_ranks_and_counts_are_their_histogram() -> None
     np.testing.assert_allclose(stats.shares.sum(axis=1), 100.0, rtol=1e-12)
 
 
+def test_draws_with_and_without_ties_in_one_chunk_are_scipy_min_ranks() -> None:
+    """Rows without equal values take their positions as ranks, rows with them the
+    scan of runs; a chunk holding both gets each right."""
+    rng = np.random.default_rng(5)
+    draws = rng.normal(0, 1, (60, 30))
+    draws[::4, 2] = draws[::4, 9]  # a tie in every fourth draw
+    draws[1::7] = np.round(draws[1::7], 0)  # many ties in others
+    expected = sps.rankdata(-draws, method="min", axis=1)
+    for chunk_elements in (30 * 60, 30 * 5, 30):
+        np.testing.assert_array_equal(draw_ranks(draws, chunk_elements=chunk_elements), expected)
+        counts = rank_counts(draws, chunk_elements=chunk_elements)
+        for m in range(30):
+            np.testing.assert_array_equal(counts[m], np.bincount(expected[:, m] - 1, minlength=30))
+
+
 def test_shares_outside_a_window_are_the_draws_ranked_before_and_after_it() -> None:
     """Against the definition on scipy's ranks: the percent of draws in which model m ranks
     better than first[m] + 1, and worse than last[m] + 1."""
