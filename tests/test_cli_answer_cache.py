@@ -228,3 +228,33 @@ def test_the_question_holds_the_stdout_error_handler(monkeypatch):
         monkeypatch.setattr(sys, "stdout", stream)
         questions.append(_question("analyze aggregate", {"draws": 40}))
     assert questions[0] != questions[1]
+
+
+@pytest.mark.parametrize("variable", ["OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"])
+def test_blas_thread_counts_are_part_of_the_question(cli, store: Path, monkeypatch, variable):
+    """A BLAS library's thread count can change a sum's last bits (another order of
+    additions): an answer computed with one count is not the answer of another."""
+    from glotbench.cli._answer_cache import _question
+
+    monkeypatch.setenv(variable, "1")
+    one = _question("analyze aggregate", {"draws": 40})
+    monkeypatch.setenv(variable, "2")
+    assert _question("analyze aggregate", {"draws": 40}) != one
+    monkeypatch.delenv(variable)
+    assert _question("analyze aggregate", {"draws": 40}) != one
+
+    original = api.analyze_aggregate
+    calls: list[int] = []
+
+    def counted(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(api, "analyze_aggregate", counted)
+    monkeypatch.setenv(variable, "1")
+    _ask(cli, store)
+    _ask(cli, store)
+    assert len(calls) == 1  # the same count: from the cache
+    monkeypatch.setenv(variable, "2")
+    _ask(cli, store)
+    assert len(calls) == 2  # another count: computed again

@@ -11,7 +11,8 @@ success the bytes are kept in ``<store>.cache/answers/`` for the next call.
 
 The key holds every option's value, the store's content digest (every table:
 any write changes it), the glotbench code, the installed libraries
-(:func:`glotbench.cli._replay.installation`) and what shapes the printed text
+(:func:`glotbench.cli._replay.installation`), their thread counts
+(``OMP_NUM_THREADS``, … :data:`glotbench.cli._replay.NUMERIC_ENV`) and what shapes the printed text
 (``--json``, the terminal's width, colours and encoding). A question that
 reads or writes a file other than the store (``--input``, ``--plot``,
 ``--pairs-out``, …) is not cached, nor is a command that fails. ``--no-cache``
@@ -39,6 +40,7 @@ from glotbench.cli._replay import (
     cache_disabled,
     installation,
     invocation_key,
+    numeric_environment,
     output_shape,
     running_invocation,
     store_content,
@@ -114,8 +116,15 @@ def _question(command: str, arguments: dict[str, Any]) -> str:
         "stdout_encoding": getattr(sys.stdout, "encoding", None),
         "stdout_errors": getattr(sys.stdout, "errors", None),
     }
-    # the libraries the answer is computed and printed with (an upgrade can change it)
-    request = {"command": command, "options": options, "output": output, **installation(True)}
+    # the libraries the answer is computed and printed with (an upgrade can change it), and
+    # their thread counts (another count can change a sum's last bits)
+    request = {
+        "command": command,
+        "options": options,
+        "output": output,
+        "threads": numeric_environment(),
+        **installation(True),
+    }
     return json.dumps(request, sort_keys=True, default=str)
 
 

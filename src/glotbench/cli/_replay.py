@@ -34,6 +34,17 @@ STORE_ENV = "GLOTBENCH_STORE"
 NO_CACHE_ENV = "GLOTBENCH_NO_CACHE"
 #: variables a shell changes without changing what a command prints
 _VOLATILE_ENV = ("OLDPWD", "_")
+#: the numerical libraries' thread counts (and MKL's reproducibility mode): another count
+#: can add in another order and change a result's last bits, so they are part of every key
+NUMERIC_ENV = (
+    "OMP_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "BLIS_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+    "NUMEXPR_NUM_THREADS",
+    "MKL_CBWR",
+)
 
 #: this process's invocation (set by :func:`replay`) and the store content it digested
 _state: dict[str, Any] = {"invocation": None, "store": None, "content": None}
@@ -114,6 +125,11 @@ def installation(packages_only: bool = False) -> dict[str, Any]:
         if stamp is not None or not packages_only:
             folders.append([entry, stamp])
     return {"python": [sys.executable, sys.version], "path": folders}
+
+
+def numeric_environment() -> dict[str, str | None]:
+    """The values of :data:`NUMERIC_ENV` (None: not set)."""
+    return {name: os.environ.get(name) for name in NUMERIC_ENV}
 
 
 def invocation(argv: list[str]) -> dict[str, Any]:
