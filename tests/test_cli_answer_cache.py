@@ -258,3 +258,62 @@ def test_blas_thread_counts_are_part_of_the_question(cli, store: Path, monkeypat
     monkeypatch.setenv(variable, "2")
     _ask(cli, store)
     assert len(calls) == 2  # another count: computed again
+
+
+def test_a_cached_answer_prints_what_the_command_printed_on_stderr(cli, store: Path, monkeypatch):
+    """Text the analysis wrote on stderr (a caveat, a warning) is part of its answer: the
+    cached answer writes it to stderr again, and stdout stays the same bytes."""
+    original = api.analyze_aggregate
+
+    def noted(*args: object, **kwargs: object) -> object:
+        sys.stderr.write("note: few seeds per model\n")
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(api, "analyze_aggregate", noted)
+    args = ("analyze", "aggregate", "--store", store, "--draws", "40", "--json")
+    first = cli(*args)
+    assert first.exit_code == 0 and first.stderr == "note: few seeds per model\n"
+    monkeypatch.setattr(api, "analyze_aggregate", _unavailable)
+    second = cli(*args)  # from the cache
+    assert (second.stdout, second.stderr) == (first.stdout, first.stderr)
+
+
+def test_a_warning_of_the_first_run_is_replayed_by_the_next_process(store: Path):
+    """A Python warning the computing process printed is printed again by a process that
+    answers from the cache (the fast path, before Typer loads), byte for byte."""
+    code = (
+        "import sys, warnings\nimport glotbench.api as api\n"
+        "original = api.analyze_aggregate\n"
+        "def warned(*args, **kwargs):\n"
+        "    warnings.warn('only 3 seeds per model', UserWarning)\n"
+        "    return original(*args, **kwargs)\n"
+        "api.analyze_aggregate = warned\n"
+        "from glotbench.cli import main\nmain()\n"
+    )
+    command = [sys.executable, "-c", code, "analyze", "aggregate", "--store", str(store)]
+    command += ["--draws", "40", "--json"]
+    env = {k: v for k, v in os.environ.items() if k not in ("GLOTBENCH_NO_CACHE", "PYTHONWARNINGS")}
+    runs = [
+        subprocess.run(command, capture_output=True, env=env, cwd=store.parent, timeout=300)
+        for _ in range(2)
+    ]
+    assert all(run.returncode == 0 for run in runs), runs[0].stderr
+    assert b"UserWarning: only 3 seeds per model" in runs[0].stderr
+    assert (runs[1].stdout, runs[1].stderr) == (runs[0].stdout, runs[0].stderr)
+
+
+def test_a_notice_about_the_moment_is_printed_but_not_kept(capsys):
+    """A notice (waiting for another process's lock) goes to stderr as always, but is not
+    part of the answer kept: a later cached answer does not wait for anyone."""
+    from glotbench.cli._answer_cache import _run_recorded
+    from glotbench.errors import print_notice
+
+    def command() -> None:
+        print_notice("glotbench: waiting for process 12 to finish writing ...")
+        sys.stderr.write("caveat\n")
+        sys.stdout.write("answer\n")
+
+    assert _run_recorded(command) == (b"answer\n", b"caveat\n")
+    captured = capsys.readouterr()
+    assert captured.err == "glotbench: waiting for process 12 to finish writing ...\ncaveat\n"
+    assert captured.out == "answer\n"

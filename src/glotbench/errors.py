@@ -38,9 +38,14 @@ def set_notice_words(words: Callable[[str], str] | None) -> None:
 
 
 def print_notice(message: str) -> None:
-    """Print ``message`` on stderr as one line, worded by :func:`set_notice_words`'s ``words``."""
-    sys.stderr.write((_notice_words or str)(message) + "\n")
-    sys.stderr.flush()
+    """Print ``message`` on stderr as one line, worded by :func:`set_notice_words`'s ``words``.
+
+    A notice is about the moment (waiting for another process), not a command's
+    answer: while the command line records stderr for its answer cache, it is
+    written past the recording (the recorder's ``unrecorded`` stream)."""
+    stream = getattr(sys.stderr, "unrecorded", None) or sys.stderr
+    stream.write((_notice_words or str)(message) + "\n")
+    stream.flush()
 
 
 class GlotbenchError(Exception):

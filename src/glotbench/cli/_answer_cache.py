@@ -6,8 +6,9 @@ wraps such a command: it digests the store with DuckDB alone
 (:func:`glotbench.store.analysis_cache.store_file_fingerprint`; no numpy or
 pandas), and when the same question was answered before for the same store
 content, prints the kept answer byte for byte and returns. Otherwise the
-command runs as always, its standard output is recorded on the way, and on
-success the bytes are kept in ``<store>.cache/answers/`` for the next call.
+command runs as always, its standard output and error (warnings, notes) are
+recorded on the way, and on success the bytes are kept in
+``<store>.cache/answers/`` for the next call, which prints both again.
 
 The key holds every option's value, the store's content digest (every table:
 any write changes it), the glotbench code, the installed libraries
@@ -58,10 +59,14 @@ NoCacheOption = Annotated[
 
 
 class _Recorder:
-    """``sys.stdout`` while a command runs: everything written goes through, and is kept."""
+    """``sys.stdout`` (or ``sys.stderr``) while a command runs: everything written goes
+    through, and is kept. ``unrecorded`` is the stream itself: notices about the moment
+    (waiting for another process's lock, :func:`glotbench.errors.print_notice`) are
+    written there, not kept with the answer."""
 
     def __init__(self, stream: Any) -> None:
         self._stream = stream
+        self.unrecorded = stream
         self._encoding = getattr(stream, "encoding", None) or "utf-8"
         # the stream's own error handler (PYTHONIOENCODING=ascii:backslashreplace), so the
         # bytes kept are the bytes it printed
@@ -104,7 +109,7 @@ def _is_file_parameter(value: Any) -> bool:
 
 def _question(command: str, arguments: dict[str, Any]) -> str:
     """The request and what shapes its printed text, as one JSON string."""
-    from glotbench.cli._output import console
+    from glotbench.cli._output import console, stderr_console
 
     options = {
         name: [str(v) for v in value] if isinstance(value, list | tuple) else value
@@ -113,8 +118,11 @@ def _question(command: str, arguments: dict[str, Any]) -> str:
     }
     output = {
         "console": output_shape(console),
+        "stderr_console": output_shape(stderr_console()),
         "stdout_encoding": getattr(sys.stdout, "encoding", None),
         "stdout_errors": getattr(sys.stdout, "errors", None),
+        "stderr_encoding": getattr(sys.stderr, "encoding", None),
+        "stderr_errors": getattr(sys.stderr, "errors", None),
     }
     # the libraries the answer is computed and printed with (an upgrade can change it), and
     # their thread counts (another count can change a sum's last bits)
@@ -128,8 +136,8 @@ def _question(command: str, arguments: dict[str, Any]) -> str:
     return json.dumps(request, sort_keys=True, default=str)
 
 
-def _write_answer(answer: bytes, json_output: bool) -> None:
-    write_answer(answer)
+def _write_answer(answer: tuple[bytes, bytes], json_output: bool) -> None:
+    write_answer(*answer)
     if json_output:  # as print_json marks it (glotbench.cli.main)
         from glotbench.cli._output import _printed_json
 
@@ -191,26 +199,35 @@ def _answer_from_cache_or_run(
     question = _question(command, arguments)
     key = hashlib.sha256(f"{content}\n{code_fingerprint()}\n{question}".encode()).hexdigest()
     cache = AnalysisCache.beside(store)
-    answer = cache.get_answer(content, key)
+    answer = cache.get_answer_streams(content, key)
     if answer is not None:
         _write_answer(answer, bool(arguments.get("json_output")))
     else:
         announce()
-        stdout = sys.stdout
-        recorder = _Recorder(stdout)
-        sys.stdout = recorder  # type: ignore[assignment]
-        try:
-            run()
-        finally:
-            sys.stdout = stdout
-        answer = b"".join(recorder.chunks)
+        answer = _run_recorded(run)
         # kept only if the store did not change meanwhile (another process wrote to it)
-        if recorder.spoiled or fingerprint(store) != content:
+        if answer is None or fingerprint(store) != content:
             return
-        cache.put_answer(content, key, answer)
+        cache.put_answer(content, key, *answer)
     # the same words read the same store: kept for glotbench.cli._replay's fast path
     words = running_invocation()
     if words is not None and words[1] == store:
-        from glotbench.cli._output import console
+        from glotbench.cli._output import console, stderr_console
 
-        cache.put_answer(content, invocation_key(words[0], output_shape(console)), answer)
+        shape = output_shape(console) + output_shape(stderr_console())
+        cache.put_answer(content, invocation_key(words[0], shape), *answer)
+
+
+def _run_recorded(run: Callable[[], None]) -> tuple[bytes, bytes] | None:
+    """Run the command, recording the bytes it prints on stdout and stderr (None: some
+    text's bytes could not be told, so nothing is kept)."""
+    stdout, stderr = sys.stdout, sys.stderr
+    out, err = _Recorder(stdout), _Recorder(stderr)
+    sys.stdout, sys.stderr = out, err  # type: ignore[assignment]
+    try:
+        run()
+    finally:
+        sys.stdout, sys.stderr = stdout, stderr
+    if out.spoiled or err.spoiled:
+        return None
+    return b"".join(out.chunks), b"".join(err.chunks)

@@ -102,10 +102,11 @@ def output_shape(console: Any) -> list[Any]:
 
 
 def fresh_output_shape() -> list[Any]:
-    """:func:`output_shape` of the console a new process prints with (glotbench.cli._output)."""
+    """:func:`output_shape` of the consoles a new process prints with, on stdout and on
+    stderr (glotbench.cli._output)."""
     from rich.console import Console
 
-    return output_shape(Console())
+    return output_shape(Console()) + output_shape(Console(stderr=True))
 
 
 def installation(packages_only: bool = False) -> dict[str, Any]:
@@ -137,7 +138,7 @@ def invocation(argv: list[str]) -> dict[str, Any]:
 
     The words, the working directory, the environment (but ``OLDPWD`` and
     ``_``), whether stdin, stdout and stderr are terminals and their sizes,
-    stdout's encoding, the Python executable and version, the import path and
+    stdout's and stderr's encodings, the Python executable and version, the import path and
     the modification times of its ``site-packages`` folders (:func:`installation`)
     and the glotbench files
     (:func:`glotbench.store.analysis_cache.code_fingerprint`). Taken when the
@@ -152,6 +153,8 @@ def invocation(argv: list[str]) -> dict[str, Any]:
         "terminals": [_terminal(fd) for fd in (0, 1, 2)],
         "stdout_encoding": getattr(sys.stdout, "encoding", None),
         "stdout_errors": getattr(sys.stdout, "errors", None),
+        "stderr_encoding": getattr(sys.stderr, "encoding", None),
+        "stderr_errors": getattr(sys.stderr, "errors", None),
         **installation(),
         "code": code_fingerprint(),
     }
@@ -189,16 +192,20 @@ def forget() -> None:
     _state.update(invocation=None, store=None, content=None)
 
 
-def write_answer(answer: bytes) -> None:
-    """Print a kept answer's bytes as they were printed (stdout's buffer when it has one)."""
-    sys.stdout.flush()
-    buffer = getattr(sys.stdout, "buffer", None)
-    if buffer is not None:
-        buffer.write(answer)
-        buffer.flush()
-    else:
-        sys.stdout.write(answer.decode())
-        sys.stdout.flush()
+def write_answer(answer: bytes, errors: bytes = b"") -> None:
+    """Print a kept answer's bytes as they were printed (a stream's buffer when it has one):
+    ``errors`` on stderr (warnings and notes come before the result), ``answer`` on stdout."""
+    for data, stream in ((errors, sys.stderr), (answer, sys.stdout)):
+        if not data:
+            continue
+        stream.flush()
+        buffer = getattr(stream, "buffer", None)
+        if buffer is not None:
+            buffer.write(data)
+            buffer.flush()
+        else:
+            stream.write(data.decode(getattr(stream, "encoding", None) or "utf-8"))
+            stream.flush()
 
 
 def replay(argv: list[str]) -> bool:
@@ -222,12 +229,12 @@ def replay(argv: list[str]) -> bool:
         _state.update(invocation=words, store=store, content=content)
         if content is None:
             return False
-        answer = AnalysisCache.beside(store).get_answer(
+        answer = AnalysisCache.beside(store).get_answer_streams(
             content, invocation_key(words, fresh_output_shape())
         )
     except Exception:  # a cache that cannot be read only costs time: run the command
         return False
     if answer is None:
         return False
-    write_answer(answer)
+    write_answer(*answer)
     return True

@@ -15,7 +15,7 @@ can answer a repeated question before it loads them (docs/cli-performance.md).
 
 Computed results are Python pickles, loaded only from files the current user
 owns (a pickle can run code when loaded). The printed answers are plain bytes
-with their key and SHA-256 (never unpickled): one whose bytes changed on disk
+(what stdout and stderr printed) with their key and SHA-256 (never unpickled): one whose bytes changed on disk
 is not served. A file that is truncated, corrupt, from another glotbench
 version, of another user, not a regular file (a link, a named pipe) or
 written for another key is ignored (and recomputed), never an error. At most
@@ -43,8 +43,9 @@ if TYPE_CHECKING:
     from glotbench.store.store import Store
 
 _MAGIC = b"glotbench-analysis-cache-1\n"
-#: first line of a kept answer file; then its key, the SHA-256 of key and answer, the answer
-_ANSWER_MAGIC = b"glotbench-answer-1\n"
+#: first line of a kept answer file; then its key, the SHA-256 of key and body, the body:
+#: the length of stdout's bytes, a newline, stdout's bytes, stderr's bytes
+_ANSWER_MAGIC = b"glotbench-answer-2\n"
 #: name of a kept answer: content prefix, key (``argv-`` for an invocation's); the only
 #: files :meth:`AnalysisCache.put_answer` removes (``.pkl``: answers of older versions)
 _ANSWER_NAME = re.compile(r"[0-9a-f]{16}-[A-Za-z0-9_-]+\.(?:answer|pkl)")
@@ -191,20 +192,30 @@ class AnalysisCache:
     # the command line's printed answers (glotbench.cli._answer_cache)
     # ------------------------------------------------------------------
     def get_answer(self, content: str, key: str) -> bytes | None:
-        """The printed answer of ``key`` for the store content ``content``, or None (also
-        when the file's bytes do not match the SHA-256 kept with them)."""
+        """The printed standard output of ``key`` for the store content ``content``, or
+        None (also when the file's bytes do not match the SHA-256 kept with them)."""
+        streams = self.get_answer_streams(content, key)
+        return None if streams is None else streams[0]
+
+    def get_answer_streams(self, content: str, key: str) -> tuple[bytes, bytes] | None:
+        """The bytes ``key``'s command printed on stdout and on stderr (a warning, a
+        caveat) for the store content ``content``, or None (see :meth:`get_answer`)."""
         name = f"{content[:16]}-{key}"
         data = _read_own_file(self.folder / "answers" / f"{name}.answer")
         header = _ANSWER_MAGIC + name.encode() + b"\n"
         if data is None or not data.startswith(header):
             return None
-        checksum, newline, answer = data[len(header) :].partition(b"\n")
-        if not newline or checksum != _answer_digest(name, answer).encode():
+        checksum, newline, body = data[len(header) :].partition(b"\n")
+        if not newline or checksum != _answer_digest(name, body).encode():
             return None
-        return answer
+        size, newline, streams = body.partition(b"\n")
+        if not newline or not size.isdigit() or int(size) > len(streams):
+            return None
+        return streams[: int(size)], streams[int(size) :]
 
-    def put_answer(self, content: str, key: str, answer: bytes) -> None:
-        """Keep ``answer`` and drop the answers kept for another store content.
+    def put_answer(self, content: str, key: str, answer: bytes, errors: bytes = b"") -> None:
+        """Keep ``answer`` (stdout's bytes; ``errors``: stderr's) and drop the answers kept
+        for another store content.
 
         Answers of an older content can never be asked for again (the content
         digest is part of every key), so the folder holds the answers of one
@@ -214,8 +225,9 @@ class AnalysisCache:
         """
         name = f"{content[:16]}-{key}"
         folder = self.folder / "answers"
+        body = str(len(answer)).encode() + b"\n" + answer + errors
         data = _ANSWER_MAGIC + name.encode() + b"\n"
-        data += _answer_digest(name, answer).encode() + b"\n" + answer
+        data += _answer_digest(name, body).encode() + b"\n" + body
         _write_atomically(folder, folder / f"{name}.answer", data)
         _prune(folder, content[:16] + "-", f"{name}.answer")
 
