@@ -317,3 +317,30 @@ def test_a_notice_about_the_moment_is_printed_but_not_kept(capsys):
     captured = capsys.readouterr()
     assert captured.err == "glotbench: waiting for process 12 to finish writing ...\ncaveat\n"
     assert captured.out == "answer\n"
+
+
+def test_a_write_reverted_during_the_analysis_keeps_no_answer(cli, store: Path, monkeypatch):
+    """Another process adds a row while the analysis reads the store and removes it again
+    before the analysis ends: the rows before and after are the same, but the analysis may
+    have read the row. Its answer must not be kept for the store's content."""
+    original = api.analyze_aggregate
+    calls: list[int] = []
+
+    def raced(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        if len(calls) == 1:  # a write, and its reversal, while this analysis runs
+            with Store.open(store) as handle, handle.transaction() as con:
+                con.execute(
+                    "INSERT INTO scores SELECT * REPLACE ('Z' AS model) FROM scores LIMIT 1"
+                )
+            with Store.open(store) as handle, handle.transaction() as con:
+                con.execute("DELETE FROM scores WHERE model = 'Z'")
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(api, "analyze_aggregate", raced)
+    first = _ask(cli, store)
+    second = _ask(cli, store)
+    assert len(calls) == 2  # the first answer was not kept: computed again
+    assert second == first  # (the rows are the same again, so is the answer)
+    _ask(cli, store)
+    assert len(calls) == 2  # a store left alone: the second answer was kept

@@ -173,3 +173,26 @@ def test_the_digest_module_loads_no_numpy_or_pandas():
         [sys.executable, "-c", code], check=True, capture_output=True, text=True, timeout=120
     )
     assert child.stdout.strip() == ""
+
+
+def test_every_commit_counts_in_the_write_generation(store: Store):
+    """The rows after an insert and the matching delete are the rows before (the same
+    content digest), but a reader between the two saw another store: every committed
+    write transaction adds one to the write generation, a rollback none."""
+    from glotbench.store.analysis_cache import store_file_state, write_generation
+
+    before = store_fingerprint(store), write_generation(store.connection)
+    with store.transaction() as con:
+        con.execute("INSERT INTO meta VALUES ('note', 'x')")
+    with store.transaction() as con:
+        con.execute("DELETE FROM meta WHERE key = 'note'")
+    assert store_fingerprint(store) == before[0]  # the same rows: the same content
+    assert write_generation(store.connection) == before[1] + 2
+    with pytest.raises(RuntimeError):
+        with store.transaction() as con:
+            con.execute("INSERT INTO meta VALUES ('note', 'y')")
+            raise RuntimeError("rolled back")
+    assert write_generation(store.connection) == before[1] + 2
+    path = store.path
+    store.close()
+    assert store_file_state(path) == (before[0], before[1] + 2)

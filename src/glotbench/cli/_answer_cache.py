@@ -3,7 +3,7 @@
 ``glotbench analyze …`` on a store is a pure function of the command, its
 options, what the store holds and the glotbench code. :func:`answer_cache`
 wraps such a command: it digests the store with DuckDB alone
-(:func:`glotbench.store.analysis_cache.store_file_fingerprint`; no numpy or
+(:func:`glotbench.store.analysis_cache.store_file_state`; no numpy or
 pandas), and when the same question was answered before for the same store
 content, prints the kept answer byte for byte and returns. Otherwise the
 command runs as always, its standard output and error (warnings, notes) are
@@ -188,14 +188,14 @@ def answer_cache(command: str) -> Callable[[Callable[..., None]], Callable[..., 
 def _answer_from_cache_or_run(
     command: str, store: Path, arguments: dict[str, Any], run: Callable[[], None]
 ) -> None:
-    from glotbench.store.analysis_cache import AnalysisCache, code_fingerprint
-    from glotbench.store.analysis_cache import store_file_fingerprint as fingerprint
+    from glotbench.store.analysis_cache import AnalysisCache, code_fingerprint, store_file_state
 
-    content = store_content(store)
-    if content is None:  # no store there, or not one: the command says why
+    state = store_content(store)
+    if state is None:  # no store there, or not one: the command says why
         announce()
         run()
         return
+    content = state[0]
     question = _question(command, arguments)
     key = hashlib.sha256(f"{content}\n{code_fingerprint()}\n{question}".encode()).hexdigest()
     cache = AnalysisCache.beside(store)
@@ -205,8 +205,9 @@ def _answer_from_cache_or_run(
     else:
         announce()
         answer = _run_recorded(run)
-        # kept only if the store did not change meanwhile (another process wrote to it)
-        if answer is None or fingerprint(store) != content:
+        # kept only if no write was committed meanwhile (another process wrote to the
+        # store, even if a later write restored its content: the write generation counts)
+        if answer is None or store_file_state(store) != state:
             return
         cache.put_answer(content, key, *answer)
     # the same words read the same store: kept for glotbench.cli._replay's fast path

@@ -46,7 +46,8 @@ NUMERIC_ENV = (
     "MKL_CBWR",
 )
 
-#: this process's invocation (set by :func:`replay`) and the store content it digested
+#: this process's invocation (set by :func:`replay`) and the store content it digested,
+#: with the store's write generation then
 _state: dict[str, Any] = {"invocation": None, "store": None, "content": None}
 
 
@@ -170,13 +171,16 @@ def invocation_key(words: dict[str, Any], shape: list[Any]) -> str:
     return "argv-" + hashlib.sha256(text.encode()).hexdigest()
 
 
-def store_content(store: Path) -> str | None:
-    """The content digest of ``store``, reused when :func:`replay` digested it already."""
-    from glotbench.store.analysis_cache import store_file_fingerprint
+def store_content(store: Path) -> tuple[str, int] | None:
+    """The content digest and write generation of ``store``
+    (:func:`glotbench.store.analysis_cache.store_file_state`), reused when :func:`replay`
+    read them already."""
+    from glotbench.store.analysis_cache import store_file_state
 
     if _state["content"] is not None and _state["store"] == store:
-        return str(_state["content"])
-    return store_file_fingerprint(store)
+        content, generation = _state["content"]
+        return str(content), int(generation)
+    return store_file_state(store)
 
 
 def running_invocation() -> tuple[dict[str, Any], Path] | None:
@@ -221,16 +225,16 @@ def replay(argv: list[str]) -> bool:
     if "--help" in options or "-h" in options:
         return False
     try:
-        from glotbench.store.analysis_cache import AnalysisCache, store_file_fingerprint
+        from glotbench.store.analysis_cache import AnalysisCache, store_file_state
 
         words = invocation(argv)
         store = store_of(argv)
-        content = store_file_fingerprint(store)
-        _state.update(invocation=words, store=store, content=content)
-        if content is None:
+        state = store_file_state(store)
+        _state.update(invocation=words, store=store, content=state)
+        if state is None:
             return False
         answer = AnalysisCache.beside(store).get_answer_streams(
-            content, invocation_key(words, fresh_output_shape())
+            state[0], invocation_key(words, fresh_output_shape())
         )
     except Exception:  # a cache that cannot be read only costs time: run the command
         return False

@@ -15,10 +15,11 @@ can answer a repeated question before it loads them (docs/cli-performance.md).
 
 Computed results are Python pickles, loaded only from files the current user
 owns (a pickle can run code when loaded). The printed answers are plain bytes
-(what stdout and stderr printed) with their key and SHA-256 (never unpickled): one whose bytes changed on disk
-is not served. A file that is truncated, corrupt, from another glotbench
-version, of another user, not a regular file (a link, a named pipe) or
-written for another key is ignored (and recomputed), never an error. At most
+(what stdout and stderr printed) with their key and SHA-256 (never
+unpickled): one whose bytes changed on disk is not served. A file that is
+truncated, corrupt, from another glotbench version, of another user, not a
+regular file (a link, a named pipe) or written for another key is ignored
+(and recomputed), never an error. At most
 :data:`MAX_ANSWERS` answers are kept.
 """
 
@@ -38,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 
 from glotbench._version import __version__
+from glotbench.store.writes import WRITE_GENERATION
 
 if TYPE_CHECKING:
     from glotbench.store.store import Store
@@ -66,8 +68,10 @@ def content_digest(connection: duckdb.DuckDBPyConnection) -> str:
     Per table (in name order): its row count and the sum and XOR of DuckDB's
     64-bit ``hash`` of each row (order-independent; a sum, so a duplicated row
     counts twice). ``example_stats`` contributes its row count only: a complete
-    run's row in ``runs`` carries the digest of its statistics. One scan of
-    each table, in DuckDB; no rows are fetched into Python.
+    run's row in ``runs`` carries the digest of its statistics. The ``meta``
+    row counting the write transactions (:data:`~glotbench.store.writes.WRITE_GENERATION`)
+    is not content: :func:`write_generation` reads it. One scan of each table,
+    in DuckDB; no rows are fetched into Python.
     """
     tables = sorted(
         row[0]
@@ -81,13 +85,27 @@ def content_digest(connection: duckdb.DuckDBPyConnection) -> str:
         if table == _COVERED_BY_RUNS:
             query = f"SELECT count(*), 0, 0 FROM {quoted}"
         else:
+            where = f" WHERE t.key <> '{WRITE_GENERATION}'" if table == "meta" else ""
             query = (
                 f"SELECT count(*), coalesce(sum(hash(t)::HUGEINT), 0), "
-                f"coalesce(bit_xor(hash(t)), 0) FROM {quoted} AS t"
+                f"coalesce(bit_xor(hash(t)), 0) FROM {quoted} AS t{where}"
             )
         ((count, total, xor),) = connection.execute(query).fetchall()
         digest.update(f"{table}:{count}:{total}:{xor}\n".encode())
     return digest.hexdigest()
+
+
+def write_generation(connection: duckdb.DuckDBPyConnection) -> int:
+    """How many write transactions the store has committed (0: none counted yet).
+
+    The analysis cache reads it before and after an analysis: a write between
+    the two, even one undone by a later write (the same content again), means
+    the analysis may have read another content, so its answer is not kept.
+    """
+    rows = connection.execute(
+        "SELECT TRY_CAST(value AS UBIGINT) FROM meta WHERE key = ?", [WRITE_GENERATION]
+    ).fetchall()
+    return int(rows[0][0] or 0) if rows else 0
 
 
 def store_fingerprint(store: Store) -> str:
@@ -97,7 +115,14 @@ def store_fingerprint(store: Store) -> str:
 
 
 def store_file_fingerprint(path: str | Path, timeout: float | None = None) -> str | None:
-    """:func:`content_digest` of the store file at ``path``, opened read-only and closed again.
+    """:func:`content_digest` of the store file at ``path`` (see :func:`store_file_state`)."""
+    state = store_file_state(path, timeout)
+    return None if state is None else state[0]
+
+
+def store_file_state(path: str | Path, timeout: float | None = None) -> tuple[str, int] | None:
+    """:func:`content_digest` and :func:`write_generation` of the store file at ``path``,
+    opened read-only and closed again.
 
     None when there is no file or it is not a glotbench store (no ``meta``
     table): the command that reads it then says why. Waits for a writing
@@ -119,7 +144,7 @@ def store_file_fingerprint(path: str | Path, timeout: float | None = None) -> st
         ).fetchall()
         if not has_meta:
             return None
-        return content_digest(connection)
+        return content_digest(connection), write_generation(connection)
     except duckdb.Error:
         return None
     finally:

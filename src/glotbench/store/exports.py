@@ -23,6 +23,7 @@ from glotbench.store.sql import (
     _sql_ident,
     _sql_string,
 )
+from glotbench.store.writes import WRITE_GENERATION
 
 ExportTable = Literal["runs", "examples", "scores", "imports", "meta", "all"]
 
@@ -115,9 +116,13 @@ class Exports(Collaborator):
         if table == "imports":
             return "SELECT * FROM imports ORDER BY started_at, import_id"
         if table == "meta":
-            # not the marks of interrupted chunked writes (PARTIAL_RUN_PREFIX)
+            # not the marks of interrupted chunked writes (PARTIAL_RUN_PREFIX), nor the
+            # count of write transactions (a property of this file, not of the results)
             skip = _sql_string(PARTIAL_RUN_PREFIX)
-            return f"SELECT * FROM meta WHERE NOT starts_with(key, {skip}) ORDER BY key"
+            return (
+                f"SELECT * FROM meta WHERE NOT starts_with(key, {skip}) "
+                f"AND key <> {_sql_string(WRITE_GENERATION)} ORDER BY key"
+            )
         raise InputError(
             f"unknown table {table!r}; choose one of {', '.join(EXPORT_TABLES)} or all",
             field="table",

@@ -87,6 +87,7 @@ from glotbench.store.scores import Scores
 from glotbench.store.sql import _in_use
 from glotbench.store.stats import Stats
 from glotbench.store.writer_lock import live_owner, writer_lock
+from glotbench.store.writes import WRITE_GENERATION, bump_write_generation
 
 #: ``meta`` keys ``suite:NAME`` hold the JSON title and description of a suite that ran here
 SUITE_META_PREFIX = "suite:"
@@ -420,8 +421,12 @@ class Store:
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """``BEGIN ... COMMIT``; rolls back on any exception (including Ctrl-C).
 
-        With ``hold=False`` and outside a :meth:`held` block, the file is
-        released after the commit (or rollback).
+        Every commit adds one to the store's write generation (``meta``
+        ``write_generation``, :mod:`glotbench.store.writes`): the analysis cache
+        keeps no answer computed while a write happened, even one a later
+        write undid. With
+        ``hold=False`` and outside a :meth:`held` block, the file is released
+        after the commit (or rollback).
         """
         self._require_writable()
         with self.held():
@@ -434,6 +439,7 @@ class Store:
                     con.rollback()
                 raise
             try:
+                bump_write_generation(con)
                 con.commit()
             except duckdb.Error as exc:
                 with suppress(duckdb.Error):
@@ -447,8 +453,8 @@ class Store:
 
     def set_meta(self, key: str, value: str) -> None:
         """Set one ``meta`` key (e.g. ``suite:NAME``); ``schema_version`` is not writable here."""
-        if key == "schema_version":
-            raise StoreError("schema_version is set by the store itself")
+        if key in ("schema_version", WRITE_GENERATION):
+            raise StoreError(f"{key} is set by the store itself")
         with self.transaction() as con:
             con.execute("DELETE FROM meta WHERE key = ?", [key])
             con.execute("INSERT INTO meta VALUES (?, ?)", [key, value])
