@@ -147,3 +147,24 @@ def connect(
                 told = True
             time.sleep(min(pause, max(limit - waited, 0.0)))
             pause = min(2 * pause, _MAX_PAUSE)
+
+
+def open_error_message(path: Path, exc: Exception) -> str:
+    """The StoreError text of a failed ``duckdb.connect`` of the store ``path``."""
+    text = str(exc)
+    lowered = text.lower()
+    if "lock" in lowered:
+        return (
+            f"the store {path} is in use by another process (DuckDB allows one writer at a "
+            f"time); wait for it to finish and try again [{text.splitlines()[0]}]"
+        )
+    if "different configuration" in lowered:
+        return (
+            f"the store {path} is already open in this process in another mode; "
+            "close the other Store first"
+        )
+    if "not a valid duckdb database" in lowered or "not a duckdb" in lowered or "magic" in lowered:
+        return f"{path} is not a DuckDB database; pass a glotbench store as store=PATH"
+    if "version" in lowered and "storage" in lowered:
+        return f"{path} was written by an incompatible DuckDB version: {text.splitlines()[0]}"
+    return f"cannot open the store {path}: {text.splitlines()[0] if text else type(exc).__name__}"

@@ -80,6 +80,7 @@ from glotbench.store.failures import Failures
 from glotbench.store.imports import Imports
 from glotbench.store.layout import _first
 from glotbench.store.lock import connect as connect_waiting
+from glotbench.store.lock import open_error_message
 from glotbench.store.outputs import Outputs
 from glotbench.store.runs import Runs
 from glotbench.store.schema import SCHEMA_VERSION, utc_now
@@ -87,7 +88,12 @@ from glotbench.store.scores import Scores
 from glotbench.store.sql import _in_use
 from glotbench.store.stats import Stats
 from glotbench.store.writer_lock import live_owner, writer_lock
-from glotbench.store.writes import WRITE_GENERATION, bump_write_generation
+from glotbench.store.writes import (
+    WRITE_GENERATION,
+    bump_write_generation,
+    file_identity,
+    replaced_message,
+)
 
 #: ``meta`` keys ``suite:NAME`` hold the JSON title and description of a suite that ran here
 SUITE_META_PREFIX = "suite:"
@@ -173,6 +179,8 @@ class Store:
         self.lock_timeout = lock_timeout
         self._held = 0  # depth of `held()` blocks
         self._closed = False
+        #: device and inode of the file the connection has open (glotbench.store.writes)
+        self._identity = file_identity(path)
         self.runs = Runs(self)
         self.stats = Stats(self)
         self.scores = Scores(self)
@@ -196,7 +204,10 @@ class Store:
                     if _missing_or_empty(self.path):
                         _create(self.path)
             if self._connection is None:
+                before = file_identity(self.path)
                 self._connection = self._connect(self.path, self.read_only, self.lock_timeout)
+                after = file_identity(self.path)
+                self._identity = after if after == before else None  # None: not known
                 if not self.read_only and not _has_meta(self._connection):
                     # the file vanished between the check above and the connection (a
                     # failed import removed the store it had created), and DuckDB made a
@@ -216,7 +227,7 @@ class Store:
         try:
             return connect_waiting(path, read_only=read_only, timeout=lock_timeout)
         except duckdb.Error as exc:
-            raise StoreError(_open_error_message(path, exc)) from None
+            raise StoreError(open_error_message(path, exc)) from None
 
     def release(self) -> None:
         """Close the connection so other processes can open the file; reopened on next use.
@@ -305,8 +316,11 @@ class Store:
             with writer_lock(p, timeout=lock_timeout):
                 if _missing_or_empty(p):
                     _create(p)
+        before = file_identity(p)
         con = cls._connect(p, read_only, lock_timeout)
         store = cls(con, p, read_only, lock_timeout=lock_timeout)
+        if store._identity != before:  # replaced while connecting: which one is open?
+            store._identity = None
         try:
             store._initialise()
         except BaseException:
@@ -424,11 +438,16 @@ class Store:
         Every commit adds one to the store's write generation (``meta``
         ``write_generation``, :mod:`glotbench.store.writes`): the analysis cache
         keeps no answer computed while a write happened, even one a later
-        write undid. With
-        ``hold=False`` and outside a :meth:`held` block, the file is released
-        after the commit (or rollback).
+        write undid. A store file removed and created anew by another process
+        since the connection opened is not written: outside a :meth:`held`
+        block the connection is reopened on the file the path names now;
+        inside one (reads from the old file) the transaction is rolled back
+        and a :class:`StoreError` says so. With ``hold=False`` and outside a
+        :meth:`held` block, the file is released after the commit (or rollback).
         """
         self._require_writable()
+        if not self._held and self._connection is not None and not self._same_file():
+            self.release()  # the path names another file now: reopen on it
         with self.held():
             con = self._con
             con.begin()
@@ -438,6 +457,10 @@ class Store:
                 with suppress(duckdb.Error):
                     con.rollback()
                 raise
+            if not self._same_file():
+                with suppress(duckdb.Error):
+                    con.rollback()
+                raise StoreError(replaced_message(self.path))
             try:
                 bump_write_generation(con)
                 con.commit()
@@ -445,6 +468,10 @@ class Store:
                 with suppress(duckdb.Error):
                     con.rollback()
                 raise StoreError(f"could not commit to {self.path}: {exc}") from None
+
+    def _same_file(self) -> bool:
+        """Whether the path still names the file the connection opened."""
+        return self._identity is not None and file_identity(self.path) == self._identity
 
     @_in_use
     def meta(self) -> dict[str, str]:
@@ -655,23 +682,3 @@ def _running(owner: dict[str, Any] | None, import_id: str) -> dict[str, Any] | N
     if not owner or owner.get("import_id") != import_id:
         return None
     return {k: owner.get(k) for k in ("pid", "command", "locked_at")}
-
-
-def _open_error_message(path: Path, exc: Exception) -> str:
-    text = str(exc)
-    lowered = text.lower()
-    if "lock" in lowered:
-        return (
-            f"the store {path} is in use by another process (DuckDB allows one writer at a "
-            f"time); wait for it to finish and try again [{text.splitlines()[0]}]"
-        )
-    if "different configuration" in lowered:
-        return (
-            f"the store {path} is already open in this process in another mode; "
-            "close the other Store first"
-        )
-    if "not a valid duckdb database" in lowered or "not a duckdb" in lowered or "magic" in lowered:
-        return f"{path} is not a DuckDB database; pass a glotbench store as store=PATH"
-    if "version" in lowered and "storage" in lowered:
-        return f"{path} was written by an incompatible DuckDB version: {text.splitlines()[0]}"
-    return f"cannot open the store {path}: {text.splitlines()[0] if text else type(exc).__name__}"
