@@ -196,3 +196,60 @@ def test_every_commit_counts_in_the_write_generation(store: Store):
     path = store.path
     store.close()
     assert store_file_state(path) == (before[0], before[1] + 2)
+
+
+def _digest_of(tmp_path: Path, name: str, columns: str, rows: list[tuple]) -> str:
+    import duckdb
+
+    con = duckdb.connect(str(tmp_path / name))
+    con.execute(f"CREATE TABLE t ({columns})")
+    con.executemany(f"INSERT INTO t VALUES ({', '.join('?' * len(rows[0]))})", rows)
+    digest = content_digest(con)
+    con.close()
+    return digest
+
+
+@pytest.mark.parametrize("kind", ["DOUBLE", "FLOAT"])
+def test_a_negative_zero_is_not_a_zero(tmp_path: Path, kind: str):
+    """-0.0 == 0.0 as numbers, and DuckDB's ``hash`` gives both one value, but they are
+    other bits (1/x is -inf or inf): a score changed from one to the other changes the
+    digest, and so does a sign moved from one row to another."""
+    columns = f"model VARCHAR, score {kind}"
+    digests = [
+        _digest_of(tmp_path, f"{i}.duckdb", columns, rows)
+        for i, rows in enumerate(
+            [
+                [("a", 0.0), ("b", 0.0)],
+                [("a", -0.0), ("b", 0.0)],
+                [("a", 0.0), ("b", -0.0)],
+                [("a", -0.0), ("b", -0.0)],
+            ]
+        )
+    ]
+    assert len(set(digests)) == 4
+    assert _digest_of(tmp_path, "again.duckdb", columns, [("a", -0.0), ("b", 0.0)]) == digests[1]
+
+
+def test_lists_of_zeros_differ_by_sign_and_length(tmp_path: Path):
+    """DuckDB hashes [0.0], [0.0, 0.0] and [-0.0] alike: the digest tells them apart."""
+    lists = [[0.0], [-0.0], [0.0, 0.0], [0.0, -0.0], [-0.0, 0.0], [], None]
+    digests = [
+        _digest_of(tmp_path, f"{i}.duckdb", "k VARCHAR, stats DOUBLE[]", [("u", value)])
+        for i, value in enumerate(lists)
+    ]
+    assert len(set(digests)) == len(lists)
+
+
+def test_a_score_set_to_negative_zero_changes_a_store_digest(tmp_path: Path):
+    with Store.open(tmp_path / "scores.duckdb") as store:
+        import_scores_file(store, _scores_file(tmp_path, "a.csv", [("m", "de", 0, 0.0)]))
+        before = store_fingerprint(store)
+        with store.transaction() as con:  # (an UPDATE to an equal number keeps the old bits)
+            con.execute("CREATE TEMP TABLE old AS SELECT * FROM scores")
+            con.execute("DELETE FROM scores")
+            con.execute(
+                "INSERT INTO scores SELECT * REPLACE (CAST(? AS DOUBLE) AS score) FROM old", [-0.0]
+            )
+            con.execute("DROP TABLE old")
+        assert store.connection.execute("SELECT signbit(score) FROM scores").fetchall() == [(True,)]
+        assert store_fingerprint(store) != before
