@@ -53,6 +53,19 @@ def _ask(cli: Callable[..., object], store: Path, *extra: str) -> str:
     return str(result.stdout)  # type: ignore[attr-defined]
 
 
+def _count_analyses(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts the analyses that run (one item a computed answer) from now on."""
+    original = api.analyze_aggregate
+    calls: list[int] = []
+
+    def counted(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(api, "analyze_aggregate", counted)
+    return calls
+
+
 def _unavailable(*args: object, **kwargs: object) -> None:
     raise AssertionError("the analysis ran: the answer did not come from the cache")
 
@@ -176,14 +189,7 @@ def test_an_upgraded_library_is_not_answered_from_the_cache(
     packages = tmp_path / "site-packages"
     packages.mkdir()
     monkeypatch.syspath_prepend(str(packages))
-    original = api.analyze_aggregate
-    calls: list[int] = []
-
-    def counted(*args: object, **kwargs: object) -> object:
-        calls.append(1)
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(api, "analyze_aggregate", counted)
+    calls = _count_analyses(monkeypatch)
     first = _ask(cli, store)
     _ask(cli, store)
     assert len(calls) == 1  # the second answer came from the cache
@@ -243,14 +249,7 @@ def test_blas_thread_counts_are_part_of_the_question(cli, store: Path, monkeypat
     monkeypatch.delenv(variable)
     assert _question("analyze aggregate", {"draws": 40}) != one
 
-    original = api.analyze_aggregate
-    calls: list[int] = []
-
-    def counted(*args: object, **kwargs: object) -> object:
-        calls.append(1)
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(api, "analyze_aggregate", counted)
+    calls = _count_analyses(monkeypatch)
     monkeypatch.setenv(variable, "1")
     _ask(cli, store)
     _ask(cli, store)
