@@ -14,22 +14,17 @@ view, and taken from the request's :class:`~glotbench.analysis.headline.Analysis
 when one is given), per-cell means and within-language SDs σ_w from
 :func:`glotbench.analysis.variance.components`, model order and coverage from
 :func:`glotbench.analysis.aggregate.leaderboard`. An overall view's task
-column is the task view's own number. This module only assembles them.
+column is the task view's own number. This module only assembles them; the
+page is filled and written by :mod:`~glotbench.report.leaderboard_page`, and
+the notes are worded by :mod:`~glotbench.report.leaderboard_notes`.
 """
 
 from __future__ import annotations
 
-import base64
 import dataclasses
-import hashlib
-import html
 import json
 import math
-import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from importlib import resources
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -43,16 +38,42 @@ from glotbench.analysis.headline import (
     analyze_view,
     is_replicated,
 )
-from glotbench.analysis.overall import LEFT_OUT
 from glotbench.analysis.pair_view import MAX_PAIR_CELLS, RankedComparisons, pair_comparisons
 from glotbench.analysis.replicates import ReplicatedScores
 from glotbench.analysis.settings import DEFAULT_SETTINGS
 from glotbench.analysis.speed import SpeedTable
 from glotbench.analysis.variance import cell_summary
 from glotbench.errors import GlotbenchError
+from glotbench.report.leaderboard_notes import (
+    interval_notes,
+    partial_tasks,
+    shared_tasks_note,
+    view_row_notes,
+)
+from glotbench.report.leaderboard_page import (
+    LeaderboardData,
+    embed_json,
+    render_html,
+    script_hash,
+    write_leaderboard,
+)
 from glotbench.report.leaderboard_ranks import rank_block
-from glotbench.report.reproduction_link import reproduction_link
-from glotbench.store.atomic_files import atomic_files
+
+# the page's rendering lives in leaderboard_page, its notes in leaderboard_notes; their
+# public names stay importable from here
+__all__ = [
+    "LANGUAGE_GROUPS",
+    "XTREME_R_METADATA",
+    "LeaderboardData",
+    "build_leaderboard",
+    "compare_command",
+    "embed_json",
+    "interval_notes",
+    "render_html",
+    "score_digits",
+    "script_hash",
+    "write_leaderboard",
+]
 
 #: language groups offered as sub-leaderboards when two or more of their
 #: languages are present (ISO 639-1 codes; genealogical groups, Glottolog)
@@ -88,8 +109,6 @@ XTREME_R_METADATA: dict[str, dict[str, Any]] = {
     "XLM-R Large": {"parameters": "550M", "type": "encoder", "training data": "CC-100 (100 langs)"},
     "mT5-XXL": {"parameters": "13B", "type": "encoder-decoder", "training data": "mC4 (101 langs)"},
 }
-
-TEMPLATE = "leaderboard.html"
 
 
 def score_digits(scores: Any) -> int:
@@ -134,16 +153,6 @@ def _speed_payload(speed: SpeedTable | None, models: Sequence[str]) -> dict[str,
                 bool(row.get("trivial", False)),
             ]
     return out
-
-
-@dataclass(frozen=True)
-class LeaderboardData:
-    """Everything the page shows, JSON-ready (``to_dict``)."""
-
-    payload: dict[str, Any]
-
-    def to_dict(self) -> dict[str, Any]:
-        return self.payload
 
 
 def _replicated(source: ReplicatedScores) -> bool:
@@ -273,77 +282,6 @@ def _task_models(scores: pd.DataFrame, task: str) -> list[str]:
     return [str(m) for m in scores.loc[scores["task"] == task, "model"].unique()]
 
 
-#: the analysis' text note on cells left out (``analysis/draws.common_units``): the page
-#: shows it as a numbered note with a table and markers on the rows it concerns instead
-UNBALANCED = "unbalanced design:"
-
-
-def _row_notes(
-    drawn: ViewAnalysis | None,
-    notes: list[str],
-    partial: Mapping[str, Sequence[str]] | None = None,
-    columns: Sequence[str] = (),
-) -> tuple[list[dict[str, Any]], list[str]]:
-    """Notes about particular models (numbered on the page, marked on their rows), other notes.
-
-    ``drawn.missing``: cells left out of the view because not every model has
-    them; ``partial``: per model without every task of the view, the tasks it
-    lacks (of ``columns``). Each note carries a table (model × cell, ✗ = no
-    score) instead of a list of cells.
-    """
-    row_notes: list[dict[str, Any]] = []
-    if partial:  # tables are lists of cells: ✓ has a score, ✗ has none
-        notes = [n for n in notes if not n.startswith(LEFT_OUT)]  # this table says it
-        row_notes.append(
-            {
-                "text": "no score on every task of this view, so no mean of task means, SE or "
-                "rank (✗ = the task is missing)",
-                "models": list(partial),
-                "table": {
-                    "columns": ["model", *columns],
-                    "rows": [
-                        [m, *("✗" if c in lacks else "✓" for c in columns)]
-                        for m, lacks in partial.items()
-                    ],
-                },
-            }
-        )
-    if drawn is not None and drawn.missing:
-        row_notes.append(
-            {
-                "text": f"{len(drawn.left_out)} cell(s) left out of this view's scores, SEs, "
-                "intervals and ranks for every model, because these models lack them "
-                "(✗ = no score)",
-                "models": list(drawn.missing),
-                "table": {
-                    "columns": ["model", *drawn.left_out],
-                    "rows": [
-                        [m, *("✗" if c in lacks else "✓" for c in drawn.left_out)]
-                        for m, lacks in drawn.missing.items()
-                    ],
-                },
-            }
-        )
-        notes = [n for n in notes if not n.startswith(UNBALANCED)]
-    return row_notes, notes
-
-
-def _partial(
-    scores: pd.DataFrame, tasks: Sequence[str], models: Sequence[str]
-) -> dict[str, list[str]]:
-    """Per model of ``models`` lacking a task of ``tasks`` in ``scores``: the tasks it lacks."""
-    have: dict[Any, set[str]] = {}
-    pairs = scores[["model", "task"]].drop_duplicates()
-    tasks_of = pairs["task"].astype(str).tolist()
-    for model, task in zip(pairs["model"].tolist(), tasks_of, strict=True):
-        have.setdefault(model, set()).add(task)
-    return {
-        m: [t for t in tasks if t not in have.get(m, set())]
-        for m in models
-        if any(t not in have.get(m, set()) for t in tasks)
-    }
-
-
 def _multi_task_view(
     kind: str,
     label: str,
@@ -380,8 +318,8 @@ def _multi_task_view(
         rows.append(
             row | {"model": model, "sub": per_task.get(model, {}), "rank": ranks.get(model)}
         )
-    partial = _partial(scores, board.tasks, [m for m in overall if m not in complete])
-    row_notes, notes = _row_notes(drawn, notes, partial, board.tasks)
+    partial = partial_tasks(scores, board.tasks, [m for m in overall if m not in complete])
+    row_notes, notes = view_row_notes(drawn, notes, partial, board.tasks)
     return {
         "kind": kind,
         "label": label,
@@ -405,7 +343,7 @@ def _task_view(
             row["n_languages"] = drawn.n_languages
     ranks = views.ranks(drawn)
     languages = sorted(scores["language"].astype(str).unique())
-    row_notes, notes = _row_notes(drawn, list(notes))
+    row_notes, notes = view_row_notes(drawn, list(notes))
     return {
         "kind": "task",
         "label": task,
@@ -431,8 +369,8 @@ def _language_view(
     complete = [m for m, row in overall.items() if row["score"] is not None]
     drawn, notes = views.get(complete, None, [language], False)
     ranks = views.ranks(drawn)
-    partial = _partial(scores, board.tasks, [m for m in overall if m not in complete])
-    row_notes, notes = _row_notes(drawn, list(notes), partial, board.tasks)
+    partial = partial_tasks(scores, board.tasks, [m for m in overall if m not in complete])
+    row_notes, notes = view_row_notes(drawn, list(notes), partial, board.tasks)
     return {
         "kind": "language",
         "label": language,
@@ -473,30 +411,6 @@ def _cell_rows(source: ReplicatedScores, confidence_level: float) -> list[list[A
     ]
 
 
-def interval_notes(source: ReplicatedScores, settings: AnalysisSettings) -> dict[str, str]:
-    """In words, what each kind of number on the page contains."""
-    level = f"{settings.confidence_level * 100:g}%"
-    cells = (
-        f"a task–language cell: its full-test-set score, mean over seeds; its {level} "
-        "interval is the percentile interval of its seeds × test-set bootstrap replicates, "
-        "σ_w = the within-language SD over seeds and replicates (no language variation: it "
-        "is one language)"
-        if is_replicated(source)
-        else "a task–language cell: the published score (one per model and language: no interval)"
-    )
-    return {
-        "aggregates": settings.interval_text(source)
-        + "; se_languages is the languages-only SE σ_b/√L (√(Σ SE_t²)/T over tasks)",
-        "cells": cells,
-        "ranks": f"ranks: from the same draws as the SEs, so they vary with the same sources; "
-        f"# is the {level} rank interval rank_best–rank_worst, the bar chart the % of draws at "
-        f"each rank, ≈ a {level} percentile interval of the paired difference with the row "
-        "above that contains 0",
-        "language_views": "language views: mean over tasks of one language (no SE: languages "
-        "cannot be resampled within one language)",
-    }
-
-
 def build_leaderboard(
     source: ReplicatedScores,
     *,
@@ -530,8 +444,55 @@ def build_leaderboard(
     :func:`glotbench.analysis.pair_view.pair_comparisons` on the overall view's draws
     (``comparisons``, the request's ranked comparisons, are used when they are those pairs).
     """
+    settings = _page_settings(source, settings, analysis, n_draws, seed, confidence_level)
+    confidence_level = settings.confidence_level
+    scores = _cell_scores(source)
+    tasks = sorted(scores["task"].unique())
+    languages = sorted(scores["language"].unique())
+    views_cache = _Views(source, settings, analysis)
+    groups = dict(language_groups) if language_groups is not None else dict(LANGUAGE_GROUPS)
+    views, present_groups = _all_views(scores, views_cache, groups, confidence_level)
+    default_view = shared_tasks_note(views, scores, tasks)
+    pairwise = _pairwise(
+        source, views["overall"], views_cache, settings, pair_models, max_pair_cells, comparisons
+    )
+    models, keys = _models_payload(source, metadata)
+    payload = {
+        "title": title,
+        "confidence_level": confidence_level,
+        "replicated": _replicated(source),
+        "analysis": settings.to_dict() | {"scheme": settings.resolved_scheme(source)},
+        # the footer: the settings every number on the page was computed with
+        "settings": settings.record(source),
+        "intervals": interval_notes(source, settings),
+        "models": models,
+        "metadata_keys": keys,
+        "speed": _speed_payload(speed, source.models),
+        "score_digits": score_digits(scores["score"]),
+        "tasks": tasks,
+        "languages": languages,
+        "groups": present_groups,
+        "cells": _cell_rows(source, confidence_level),
+        "views": views,
+        "default_view": default_view,
+        "pairwise": pairwise,
+        "notes": list(notes),
+    }
+    return LeaderboardData(payload)
+
+
+def _page_settings(
+    source: ReplicatedScores,
+    settings: AnalysisSettings | None,
+    analysis: Analysis | None,
+    n_draws: int,
+    seed: int,
+    confidence_level: float,
+) -> AnalysisSettings:
+    """The settings of every view: ``settings``, else the analysis', else from the arguments;
+    an analysis computed with other settings than the page's is an error."""
     if settings is None:
-        settings = (
+        return (
             analysis.settings
             if analysis is not None
             else AnalysisSettings(
@@ -541,13 +502,21 @@ def build_leaderboard(
                 n_replicates=source.n_replicates,  # the source's, as shown on the page
             )
         )
-    elif analysis is not None and analysis.settings != settings:
+    if analysis is not None and analysis.settings != settings:
         raise GlotbenchError("the analysis was computed with other settings than the page's")
-    confidence_level = settings.confidence_level
-    scores = _cell_scores(source)
+    return settings
+
+
+def _all_views(
+    scores: pd.DataFrame,
+    views_cache: _Views,
+    groups: Mapping[str, Sequence[str]],
+    confidence_level: float,
+) -> tuple[dict[str, dict[str, Any]], dict[str, list[str]]]:
+    """Every view of the page in its order (overall, tasks, language groups with two or more
+    languages present, languages), and those groups' present languages."""
     tasks = sorted(scores["task"].unique())
     languages = sorted(scores["language"].unique())
-    views_cache = _Views(source, settings, analysis)
     views: dict[str, dict[str, Any]] = {}
     task_views = {
         task: _task_view(task, scores[scores["task"] == task], views_cache, confidence_level)
@@ -558,7 +527,6 @@ def build_leaderboard(
     )
     for task in tasks:
         views[f"task:{task}"] = task_views[task]
-    groups = dict(language_groups) if language_groups is not None else dict(LANGUAGE_GROUPS)
     present_groups = {}
     for name, members in groups.items():
         present = sorted(set(members) & set(languages))
@@ -576,63 +544,20 @@ def build_leaderboard(
         views[f"language:{language}"] = _language_view(
             language, scores[scores["language"] == language], views_cache, confidence_level
         )
-    default_view = _shared_tasks_note(views, scores, tasks)
-    pairwise = _pairwise(
-        source, views["overall"], views_cache, settings, pair_models, max_pair_cells, comparisons
-    )
+    return views, present_groups
+
+
+def _models_payload(
+    source: ReplicatedScores, metadata: Mapping[str, Mapping[str, Any]] | None
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """Each model with its metadata (every key any model has; JSON scalars), and the keys."""
     meta = {str(k): dict(v) for k, v in (metadata or {}).items()}
     keys = sorted({k for m in source.models for k in meta.get(m, {})})
-    payload = {
-        "title": title,
-        "confidence_level": confidence_level,
-        "replicated": _replicated(source),
-        "analysis": settings.to_dict() | {"scheme": settings.resolved_scheme(source)},
-        # the footer: the settings every number on the page was computed with
-        "settings": settings.record(source),
-        "intervals": interval_notes(source, settings),
-        "models": [
-            {"name": m, "metadata": {k: _metadata_value(meta.get(m, {}).get(k)) for k in keys}}
-            for m in source.models
-        ],
-        "metadata_keys": keys,
-        "speed": _speed_payload(speed, source.models),
-        "score_digits": score_digits(scores["score"]),
-        "tasks": tasks,
-        "languages": languages,
-        "groups": present_groups,
-        "cells": _cell_rows(source, confidence_level),
-        "views": views,
-        "default_view": default_view,
-        "pairwise": pairwise,
-        "notes": list(notes),
-    }
-    return LeaderboardData(payload)
-
-
-def _shared_tasks_note(
-    views: dict[str, dict[str, Any]], scores: pd.DataFrame, tasks: Sequence[str]
-) -> str:
-    """With fewer than two models on every task, note on the overall view which task views
-    compare which models, and return the view the page opens on (issue 25 item 6).
-
-    The page then opens on the task view that ranks the most models (first such task);
-    otherwise on ``"overall"``.
-    """
-    covering = {
-        t: sorted(scores.loc[scores["task"] == t, "model"].astype(str).unique()) for t in tasks
-    }
-    complete = set.intersection(*(set(m) for m in covering.values())) if covering else set()
-    shared = {t: m for t, m in covering.items() if len(m) > 1}
-    if len(tasks) < 2 or len(complete) >= 2 or not shared:
-        return "overall"
-    detail = "; ".join(f"{t} ({', '.join(m)})" for t, m in shared.items())
-    views["overall"].setdefault("notes", []).insert(
-        0,
-        "Fewer than two models have a score on every task, so this view compares none; "
-        f"each task view compares the models that cover that task: {detail}.",
-    )
-    best = max(shared, key=lambda t: len(shared[t]))
-    return f"task:{best}"
+    models = [
+        {"name": m, "metadata": {k: _metadata_value(meta.get(m, {}).get(k)) for k in keys}}
+        for m in source.models
+    ]
+    return models, keys
 
 
 def compare_command(settings: AnalysisSettings, source: ReplicatedScores) -> str:
@@ -681,67 +606,3 @@ def _pairwise(
         computed=comparisons,
     )
     return pairs.to_dict() | {"command": compare_command(settings, source)}
-
-
-def embed_json(payload: Any) -> str:
-    """JSON safe inside a ``<script>`` element: ``< > &`` and U+2028/9 escaped as ``\\uXXXX``."""
-    text = json.dumps(payload, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-    for char, escape in (
-        ("&", "\\u0026"),
-        ("<", "\\u003c"),
-        (">", "\\u003e"),
-        ("\u2028", "\\u2028"),
-        ("\u2029", "\\u2029"),
-    ):
-        text = text.replace(char, escape)
-    return text
-
-
-def _template(name: str) -> str:
-    return resources.files("glotbench.report").joinpath("templates", name).read_text("utf-8")
-
-
-def script_hash(script: str) -> str:
-    """CSP source expression allowing exactly this inline script."""
-    digest = hashlib.sha256(script.encode("utf-8")).digest()
-    return "'sha256-" + base64.b64encode(digest).decode("ascii") + "'"
-
-
-def render_html(data: LeaderboardData, data_json: str | None = None) -> str:
-    """The page: template + inline CSS/JS + data; the CSP allows only this page's script.
-
-    ``data_json``: :func:`embed_json` of ``data.to_dict()``, when the caller has it.
-    """
-    script = _template("leaderboard.js")
-    values = {
-        "CSS": _template("leaderboard.css"),
-        "CSP_SCRIPT": script_hash(script),
-        "TITLE": html.escape(str(data.payload.get("title", "leaderboard")), quote=True),
-        "DATA": data_json if data_json is not None else embed_json(data.to_dict()),
-        "SCRIPT": script,
-    }
-    # one pass over the template, so no substituted text is ever searched again
-    return re.sub(r"@@(\w+)@@", lambda m: values[m.group(1)], _template(TEMPLATE))
-
-
-def write_leaderboard(data: LeaderboardData, out: str | Path) -> Path:
-    """Write ``out/index.html`` (and ``out/leaderboard.json``, the same data); return its path.
-
-    The data is serialised once, compactly (the C encoder: an indented dump of a
-    200-model page took 2.8 s and 45 MiB, the compact one 0.5 s and 13 MiB), and
-    that text is both the page's embedded data and ``leaderboard.json``.
-    """
-    folder = Path(out)
-    if folder.exists() and not folder.is_dir():
-        raise GlotbenchError(f"{folder} exists and is not a folder; choose another out=DIR")
-    folder.mkdir(parents=True, exist_ok=True)
-    index = folder / "index.html"
-    # the footer's pointer to the reproductions page (linked when it sits beside)
-    text = embed_json({**data.to_dict(), "reproductions": reproduction_link(folder)})
-    page = render_html(data, text)
-    # both files complete before either replaces its predecessor; a symlink at
-    # either name is replaced, never followed (store/atomic_files.py)
-    with atomic_files(folder / "leaderboard.json", index) as (json_tmp, index_tmp):
-        json_tmp.write_text(text, encoding="utf-8")
-        index_tmp.write_text(page, encoding="utf-8")
-    return index

@@ -3,7 +3,7 @@
 One section per paper: a summary table (cells by status, largest difference per table), then
 per table its method, its notes (errata and findings) and every cell — published,
 recomputed, difference, tolerance, status and reason. Same look as the HTML report
-(:class:`glotbench.report.html.Report`); the numbers come from
+(:class:`glotbench.report.document.Report`); the numbers come from
 :class:`~glotbench.reproduce.base.PaperReproduction` objects.
 """
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from glotbench.report.html import Report, html_table, write_report
+from glotbench.report.document import Report, html_table, write_report
 from glotbench.reproduce.base import PaperReproduction, TableReproduction, summary_frame
 
 TITLE = "glotbench — published tables reproduced"

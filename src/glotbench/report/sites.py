@@ -23,6 +23,9 @@ from glotbench.report.sources import LeaderboardSource
 
 if TYPE_CHECKING:  # the mixed-model module (and scipy.stats) loads only when given one
     from glotbench.analysis.mixed.model import LmmResult
+    from glotbench.analysis.replicates import ReplicatedScores
+    from glotbench.report.analyses import LmmSummary
+    from glotbench.report.document import Report
 
 
 @dataclass(frozen=True)
@@ -283,10 +286,35 @@ def write_report(
     ('report.html', ('Aggregates', 'Variance components', 'Pairwise comparisons',
                      'Rank distributions'))
     """
-    from glotbench.report.analyses import lmm_summary, read_datasize, read_lmm
-    from glotbench.report.html import build_report
     from glotbench.report.html import write_report as write_html
     from glotbench.report.reproduction_link import footer_html, reproduction_link
+
+    # files first: a bad one fails before anything is computed
+    datasize_results, lmm_summaries = _read_analyses(datasize, lmm)
+    replicated = source.replicated
+    settings, analysis = _report_analysis(
+        replicated, settings, analysis, n_draws, seed, confidence_level
+    )
+    report, notes = _build_report(
+        source, title, settings, analysis, comparisons, max_models, datasize_results, lmm_summaries
+    )
+    report.reproductions = footer_html(reproduction_link(Path(out).parent))
+    path = write_html(report, out)
+    return SiteResult(
+        path,
+        "report",
+        replicated.models,
+        tuple(h for h, _ in report.sections),
+        tuple(notes),
+        settings=settings.record(replicated),
+    )
+
+
+def _read_analyses(
+    datasize: Sequence[DataSizeResult | str | Path], lmm: Sequence[LmmResult | str | Path]
+) -> tuple[list[DataSizeResult], list[LmmSummary]]:
+    """The evaluation-size results and mixed-model summaries, their JSON files read."""
+    from glotbench.report.analyses import lmm_summary, read_datasize, read_lmm
 
     datasize_results = [
         item if isinstance(item, DataSizeResult) else read_datasize(item) for item in datasize
@@ -294,8 +322,19 @@ def write_report(
     lmm_summaries = [
         read_lmm(item) if isinstance(item, (str, Path)) else lmm_summary(item) for item in lmm
     ]
-    replicated = source.replicated
-    notes = list(source.notes)
+    return datasize_results, lmm_summaries
+
+
+def _report_analysis(
+    replicated: ReplicatedScores,
+    settings: AnalysisSettings | None,
+    analysis: Analysis | None,
+    n_draws: int,
+    seed: int,
+    confidence_level: float,
+) -> tuple[AnalysisSettings, Analysis]:
+    """The report's settings (given, the analysis', else from the arguments) and its
+    analysis (given, else computed); an analysis with other settings is an error."""
     if settings is None:
         settings = (
             analysis.settings
@@ -311,6 +350,25 @@ def write_report(
         analysis = analyze_headline(replicated, settings)
     elif analysis.settings != settings:
         raise InputError("the analysis was computed with other settings than the report's")
+    return settings, analysis
+
+
+def _build_report(
+    source: LeaderboardSource,
+    title: str | None,
+    settings: AnalysisSettings,
+    analysis: Analysis,
+    comparisons: RankedComparisons | None,
+    max_models: int,
+    datasize_results: Sequence[DataSizeResult],
+    lmm_summaries: Sequence[LmmSummary],
+) -> tuple[Report, list[str]]:
+    """The report's sections of ``analysis`` (comparisons and ranks of the ``max_models``
+    best models, per task when models lack whole tasks) and its notes."""
+    from glotbench.report.html import build_report
+
+    replicated = source.replicated
+    notes = list(source.notes)
     board = analysis.leaderboard(
         leaderboard(replicated.point_frame(), confidence_level=settings.confidence_level)
     )
@@ -354,13 +412,4 @@ def write_report(
         task_views=task_views,
         speed=source.speed,
     )
-    report.reproductions = footer_html(reproduction_link(Path(out).parent))
-    path = write_html(report, out)
-    return SiteResult(
-        path,
-        "report",
-        replicated.models,
-        tuple(h for h, _ in report.sections),
-        tuple(notes),
-        settings=settings.record(replicated),
-    )
+    return report, notes

@@ -194,74 +194,96 @@ def leaderboard_source(
     """
     if settings is not None:
         metric, n_replicates, seed = settings.metric_choice, settings.n_replicates, settings.seed
-    from glotbench.analysis.sources.speed_store import speed_table
-    from glotbench.report.leaderboard import XTREME_R_METADATA
-    from glotbench.report.titles import store_title
-
-    filters = {"model": models, "task": tasks, "language": languages}
-    speed = None
-    metadata: dict[str, dict[str, Any]] = {}
-    notes: list[str] = []
     if demo:
-        frame = filter_frame(xtreme_r_baselines(), filters).reset_index(drop=True)
-        replicated = replicates_from_frame(frame)
-        metadata = {k: dict(v) for k, v in XTREME_R_METADATA.items()}
-        title = "XTREME-R baselines (Ruder et al. 2021)"
-        notes.append(
-            "published per-language test scores: one score per model and language, so intervals "
-            "and ranks reflect the choice of languages only"
-        )
-        notes += XTREME_R_CAVEATS
+        source = _demo_source({"model": models, "task": tasks, "language": languages})
     elif store is not None:
-        # the store's names of each task (--task panx finds wikiann-ner, and back)
-        stored_tasks = with_task_aliases(tasks)
-        with Store.open(store, read_only=True) as handle:
-            title = store_title(
-                handle,
-                f"glotbench leaderboard: {Path(store).name}",
-                models=models,
-                tasks=stored_tasks,
-                languages=languages,
-            )
-            if handle.runs.frame(models=models, tasks=stored_tasks, languages=languages).empty and (
-                handle.scores.frame(models=models, tasks=stored_tasks, languages=languages).empty
-            ):
-                raise InputError(f"the store {store} holds no runs or scores to show")
-            selected = replicates_from_store_selection(
-                handle,
-                metric,
-                models=models,
-                tasks=tasks,
-                languages=languages,
-                n_replicates=n_replicates,
-                seed=seed,
-            )
-            # selection notes go with the leaderboard's notes, not into every view's notes
-            notes += selected.notes
-            replicated = dataclasses.replace(selected, notes=())
-            kept = sorted({str(t) for t, _ in selected.task_metrics}) or None
-            for model in selected.no_uncertainty:  # marked on the page, not silently exact
-                metadata.setdefault(model, {})["uncertainty"] = (
-                    "none known (a published score without SE or replicates)"
-                )
-            if selected.source == "examples":
-                runs = handle.runs.frame(models=models, tasks=stored_tasks, languages=languages)
-                for model, values in zip(runs["model"], runs["model_metadata"], strict=True):
-                    merge_metadata(metadata, str(model), values)
-                notes.append(
-                    f"per-example statistics bootstrapped with {n_replicates} paired replicates "
-                    "per run"
-                )
-            else:
-                scores = handle.scores.frame(
-                    models=models, tasks=with_task_aliases(kept), languages=languages
-                )
-                for model, values in zip(scores["model"], scores["metadata"], strict=True):
-                    merge_metadata(metadata, str(model), values)
-            speed = speed_table(handle, models=models) or None
+        source = _store_source(store, metric, models, tasks, languages, n_replicates, seed)
     else:
         raise InputError("no source given: pass store=PATH or demo=True")
     if metadata_file is not None:
         for model, values in read_model_metadata(metadata_file).items():
-            metadata.setdefault(model, {}).update(values)
+            source.metadata.setdefault(model, {}).update(values)
+    return source
+
+
+def _demo_source(filters: dict[str, Sequence[str] | None]) -> LeaderboardSource:
+    """The embedded XTREME-R baselines (rows kept by ``filters``) with their metadata."""
+    from glotbench.report.leaderboard import XTREME_R_METADATA
+
+    frame = filter_frame(xtreme_r_baselines(), filters).reset_index(drop=True)
+    notes = [
+        "published per-language test scores: one score per model and language, so intervals "
+        "and ranks reflect the choice of languages only",
+        *XTREME_R_CAVEATS,
+    ]
+    return LeaderboardSource(
+        replicates_from_frame(frame),
+        {k: dict(v) for k, v in XTREME_R_METADATA.items()},
+        "XTREME-R baselines (Ruder et al. 2021)",
+        tuple(notes),
+        None,
+    )
+
+
+def _store_source(
+    store: str | Path,
+    metric: str | Sequence[str] | None,
+    models: Sequence[str] | None,
+    tasks: Sequence[str] | None,
+    languages: Sequence[str] | None,
+    n_replicates: int,
+    seed: int,
+) -> LeaderboardSource:
+    """A store's selected runs (bootstrapped) or scores, their models' metadata, its title,
+    the selection's notes and the store's inference speed."""
+    from glotbench.analysis.sources.speed_store import speed_table
+    from glotbench.report.titles import store_title
+
+    metadata: dict[str, dict[str, Any]] = {}
+    notes: list[str] = []
+    # the store's names of each task (--task panx finds wikiann-ner, and back)
+    stored_tasks = with_task_aliases(tasks)
+    with Store.open(store, read_only=True) as handle:
+        title = store_title(
+            handle,
+            f"glotbench leaderboard: {Path(store).name}",
+            models=models,
+            tasks=stored_tasks,
+            languages=languages,
+        )
+        if handle.runs.frame(models=models, tasks=stored_tasks, languages=languages).empty and (
+            handle.scores.frame(models=models, tasks=stored_tasks, languages=languages).empty
+        ):
+            raise InputError(f"the store {store} holds no runs or scores to show")
+        selected = replicates_from_store_selection(
+            handle,
+            metric,
+            models=models,
+            tasks=tasks,
+            languages=languages,
+            n_replicates=n_replicates,
+            seed=seed,
+        )
+        # selection notes go with the leaderboard's notes, not into every view's notes
+        notes += selected.notes
+        replicated = dataclasses.replace(selected, notes=())
+        kept = sorted({str(t) for t, _ in selected.task_metrics}) or None
+        for model in selected.no_uncertainty:  # marked on the page, not silently exact
+            metadata.setdefault(model, {})["uncertainty"] = (
+                "none known (a published score without SE or replicates)"
+            )
+        if selected.source == "examples":
+            runs = handle.runs.frame(models=models, tasks=stored_tasks, languages=languages)
+            for model, values in zip(runs["model"], runs["model_metadata"], strict=True):
+                merge_metadata(metadata, str(model), values)
+            notes.append(
+                f"per-example statistics bootstrapped with {n_replicates} paired replicates per run"
+            )
+        else:
+            scores = handle.scores.frame(
+                models=models, tasks=with_task_aliases(kept), languages=languages
+            )
+            for model, values in zip(scores["model"], scores["metadata"], strict=True):
+                merge_metadata(metadata, str(model), values)
+        speed = speed_table(handle, models=models) or None
     return LeaderboardSource(replicated, metadata, title, tuple(notes), speed)

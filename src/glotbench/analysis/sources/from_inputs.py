@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ from glotbench.analysis.datasize import (
     DEFAULT_SIZES,
     STRATEGIES,
     DataSizeResult,
+    FloatArray,
     conllu_statistics,
     datasize_analysis,
     simulate_tagger_statistics,
@@ -31,6 +32,7 @@ from glotbench.analysis.sources.inputs import filter_frame, read_attributes_file
 from glotbench.analysis.sources.scopes import ScopedResults
 from glotbench.analysis.transfer import TransferGroups, transfer_groups
 from glotbench.errors import InputError
+from glotbench.metrics.base import Metric
 from glotbench.store.layout import DEFAULT_STORE_PATH
 from glotbench.store.store import Store
 
@@ -240,55 +242,76 @@ def analyze_datasize(
         aso_draws=aso_draws,
         aso_bootstrap_iterations=aso_bootstrap_iterations,
     )
-    tokens = None
-    order, notes = "file", tuple[str, ...]()
-    if gold is not None and simulate_models:
+    if gold is not None:
+        stats, labels, tokens, bound = _gold_statistics(
+            gold, predictions, metric, simulate_models, simulate_seeds, seed
+        )
+        return analyse(stats, bound, models=labels, tokens=tokens, order="file", notes=())
+    if store is not None:
+        return _datasize_from_store(
+            analyse, store, dataset=dataset, task=task, language=language, metric=metric,
+            models=models,
+        )  # fmt: skip
+    raise InputError(
+        "no source given: pass store=PATH (dataset, task, language and metric select its "
+        "test sets) or gold=FILE"
+    )
+
+
+def _gold_statistics(
+    gold: str | Path,
+    predictions: Sequence[str | Path],
+    metric: str | None,
+    simulate_models: int,
+    simulate_seeds: int,
+    seed: int,
+) -> tuple[FloatArray, list[str], FloatArray, Metric]:
+    """Per-example statistics of simulated taggers (``simulate_models``) or of CoNLL-U
+    ``predictions`` on ``gold``: (statistics, model labels, tokens, bound metric)."""
+    if simulate_models:
         rates = [0.02 + 0.01 * i for i in range(simulate_models)]
-        stats, labels, tokens, bound = simulate_tagger_statistics(
-            gold, rates, simulate_seeds, seed=seed
+        return simulate_tagger_statistics(gold, rates, simulate_seeds, seed=seed)
+    if not predictions:
+        raise InputError("gold needs prediction files (predictions=FILES) or simulate_models=N")
+    return conllu_statistics(gold, predictions, metric or "las")
+
+
+def _datasize_from_store(
+    analyse: Callable[..., DataSizeResult],
+    store: str | Path,
+    *,
+    dataset: str | None,
+    task: str | None,
+    language: str | None,
+    metric: str | None,
+    models: Sequence[str] | None,
+) -> DataSizeResult | ScopedResults:
+    """``analyse`` each test set of ``store`` that the selection matches (one: its result)."""
+    from glotbench.analysis.sources.scopes import scoped, store_scopes
+
+    with Store.open(store, read_only=True) as handle:
+        scopes, scope_notes = store_scopes(
+            handle, dataset=dataset, task=task, language=language, metric=metric, models=models
         )
-    elif gold is not None:
-        if not predictions:
-            raise InputError("gold needs prediction files (predictions=FILES) or simulate_models=N")
-        stats, labels, tokens, bound = conllu_statistics(gold, predictions, metric or "las")
-    elif store is not None:
-        from glotbench.analysis.sources.scopes import scoped, store_scopes
-
-        with Store.open(store, read_only=True) as handle:
-            scopes, scope_notes = store_scopes(
-                handle, dataset=dataset, task=task, language=language, metric=metric,
-                models=models,
-            )  # fmt: skip
-            loaded = {
-                scope: datasize_inputs_from_store(
-                    handle,
-                    scope.dataset,
-                    scope.task,
-                    scope.language,
-                    scope.metric,
-                    models=models,
-                )  # fmt: skip
-                for scope in scopes
-            }
-
-        def one(scope: Any) -> DataSizeResult:
-            inputs = loaded[scope]
-            return analyse(
-                inputs.stats,
-                inputs.metric,
-                models=inputs.models,
-                tokens=inputs.tokens,
-                order=inputs.order,
-                notes=inputs.notes,
+        loaded = {
+            scope: datasize_inputs_from_store(
+                handle, scope.dataset, scope.task, scope.language, scope.metric, models=models
             )
+            for scope in scopes
+        }
 
-        return scoped(scopes, scope_notes, one)  # type: ignore[no-any-return]
-    else:
-        raise InputError(
-            "no source given: pass store=PATH (dataset, task, language and metric select its "
-            "test sets) or gold=FILE"
+    def one(scope: Any) -> DataSizeResult:
+        inputs = loaded[scope]
+        return analyse(
+            inputs.stats,
+            inputs.metric,
+            models=inputs.models,
+            tokens=inputs.tokens,
+            order=inputs.order,
+            notes=inputs.notes,
         )
-    return analyse(stats, bound, models=labels, tokens=tokens, order=order, notes=notes)
+
+    return scoped(scopes, scope_notes, one)  # type: ignore[no-any-return]
 
 
 def analyze_transfer(
