@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -212,3 +213,12 @@ def run_with_import_progress(call: Any, label: str, json_output: bool) -> Any:
             highlight=False,
         )
         raise typer.Exit(130) from None
+
+
+def print_with_settings(payload: dict[str, Any], **settings: Any) -> None:
+    """Print ``payload`` with the settings the request used, as its JSON ``settings`` object."""
+    plain = {
+        key: str(value) if isinstance(value, Path) else value for key, value in settings.items()
+    }
+    payload["settings"] = {**plain, **payload.get("settings", {})}
+    print_json(payload)

@@ -20,6 +20,34 @@ from glotbench.cli._output import (
     speed_table,
     stderr_console,
 )
+from glotbench.cli._run_options import (
+    BatchSizeOption,
+    DataDirOption,
+    DataOption,
+    DeviceOption,
+    DumpSuiteOption,
+    ExecutorOption,
+    ForceOption,
+    IterationsOption,
+    KeepOutputsOption,
+    LimitOption,
+    ListModelsOption,
+    MergeOption,
+    ModelArgOption,
+    ModelOption,
+    NumCpusOption,
+    QuietOption,
+    RayAddressOption,
+    RunDatasetOption,
+    RunLanguageOption,
+    RunTaskOption,
+    ShardsOption,
+    SpeedOption,
+    SpeedSecondsOption,
+    SplitsOption,
+    SuiteArgument,
+    TrainSizesOption,
+)
 from glotbench.errors import InputError
 
 commands = typer.Typer()
@@ -37,119 +65,132 @@ def _run_reporter(quiet: bool) -> Any:
     bar's label on a terminal; otherwise a line for each model's first step),
     ``planned`` (``pending``, ``total``), ``stored`` / ``failed`` per job, and
     ``phase`` (``description``) for a long step after the jobs, shown as a
-    spinner on a terminal and as a line otherwise.
+    spinner on a terminal and as a line otherwise. Returns ``(on_event, close)``.
     """
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
+    reporter = _RunReporter(quiet)
+    return reporter.on_event, reporter.close
 
-    from glotbench.cli.progress import item_columns, rich_item_sink
-    from glotbench.runner.progress import set_item_sink
 
-    state: dict[str, Any] = {
-        "progress": None,
-        "task": None,
-        "sink": None,
-        "status": None,
-        "told": set(),
-    }
-    err_console = stderr_console()
-    interactive = err_console.is_terminal and not quiet
+class _RunReporter:
+    """The state behind :func:`_run_reporter`: the bar, its task, the item sink it replaced,
+    the spinner, and the models whose first step a log has shown."""
 
-    def on_event(kind: str, job: Any, info: dict[str, Any]) -> None:
+    def __init__(self, quiet: bool) -> None:
+        self.quiet = quiet
+        self.progress: Any = None
+        self.task: Any = None
+        self.sink: Any = None
+        self.status: Any = None
+        self.told: set[str] = set()
+        self.err_console = stderr_console()
+        self.interactive = self.err_console.is_terminal and not quiet
+
+    def on_event(self, kind: str, job: Any, info: dict[str, Any]) -> None:
         if kind == "step":  # what is being loaded, trained or predicted: from the first second
-            _show_step(info["description"])
-            return
-        if kind == "phase":  # a long step after the jobs (analyses): a spinner with its name
-            _stop_bar()
-            if interactive:
-                if state["status"] is None:
-                    status = err_console.status(info["description"])
-                    status.start()
-                    state["status"] = status
-                else:
-                    state["status"].update(info["description"])
-            elif not quiet:
-                err_console.print(f"{info['description']} …", highlight=False)
-            return
-        if kind == "planned":
-            _stop_status()
-            if interactive and info["pending"]:
-                progress = Progress(
-                    TextColumn("[bold]{task.description}"),
-                    BarColumn(),
-                    MofNCompleteColumn(),
-                    TimeElapsedColumn(),
-                    TextColumn("ETA"),
-                    TimeRemainingColumn(),
-                    *item_columns(),
-                    console=err_console,
-                )
-                progress.start()
-                state["progress"] = progress
-                state["task"] = progress.add_task("running", total=info["pending"])
-                # rows with items done and items/s inside long jobs (HF models)
-                state["sink"] = set_item_sink(rich_item_sink(progress))
-            elif not quiet:
-                err_console.print(
-                    f"{info['pending']} of {info['total']} jobs to run "
-                    f"({info['total'] - info['pending']} already stored)",
-                    highlight=False,
-                )
-            return
-        if kind in ("stored", "failed"):
-            if state["progress"] is not None:
-                state["progress"].advance(state["task"])
-            if kind == "failed":
-                err_console.print(
-                    f"[red]failed:[/] {escape(job.label())}: {escape(str(info['error']))}",
-                    highlight=False,
-                )
-            elif not interactive and not quiet:
-                scores = ", ".join(f"{k}={v:.3f}" for k, v in info["scores"].items())
-                err_console.print(f"stored {job.label()}: {scores}", highlight=False)
-                sys.stderr.flush()
+            self._show_step(info["description"])
+        elif kind == "phase":  # a long step after the jobs (analyses): a spinner with its name
+            self._phase(info["description"])
+        elif kind == "planned":
+            self._planned(info["pending"], info["total"])
+        elif kind in ("stored", "failed"):
+            self._job_done(kind, job, info)
 
-    def _show_step(text: str) -> None:
-        if quiet:
+    def _phase(self, description: str) -> None:
+        self._stop_bar()
+        if self.interactive:
+            if self.status is None:
+                status = self.err_console.status(description)
+                status.start()
+                self.status = status
+            else:
+                self.status.update(description)
+        elif not self.quiet:
+            self.err_console.print(f"{description} …", highlight=False)
+
+    def _planned(self, pending: int, total: int) -> None:
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        from glotbench.cli.progress import item_columns, rich_item_sink
+        from glotbench.runner.progress import set_item_sink
+
+        self._stop_status()
+        if self.interactive and pending:
+            progress = Progress(
+                TextColumn("[bold]{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                TextColumn("ETA"),
+                TimeRemainingColumn(),
+                *item_columns(),
+                console=self.err_console,
+            )
+            progress.start()
+            self.progress = progress
+            self.task = progress.add_task("running", total=pending)
+            # rows with items done and items/s inside long jobs (HF models)
+            self.sink = set_item_sink(rich_item_sink(progress))
+        elif not self.quiet:
+            self.err_console.print(
+                f"{pending} of {total} jobs to run ({total - pending} already stored)",
+                highlight=False,
+            )
+
+    def _job_done(self, kind: str, job: Any, info: dict[str, Any]) -> None:
+        if self.progress is not None:
+            self.progress.advance(self.task)
+        if kind == "failed":
+            self.err_console.print(
+                f"[red]failed:[/] {escape(job.label())}: {escape(str(info['error']))}",
+                highlight=False,
+            )
+        elif not self.interactive and not self.quiet:
+            scores = ", ".join(f"{k}={v:.3f}" for k, v in info["scores"].items())
+            self.err_console.print(f"stored {job.label()}: {scores}", highlight=False)
+            sys.stderr.flush()
+
+    def _show_step(self, text: str) -> None:
+        if self.quiet:
             return
-        if not interactive:  # a log: the first step of each model (its loading or training)
+        if not self.interactive:  # a log: the first step of each model (its loading or training)
             who = text.split(" on ", 1)[0]
-            if who not in state["told"]:
-                state["told"].add(who)
-                err_console.print(f"{text} …", highlight=False)
+            if who not in self.told:
+                self.told.add(who)
+                self.err_console.print(f"{text} …", highlight=False)
                 sys.stderr.flush()
-        elif state["progress"] is not None:  # the bar's line says what runs now
+        elif self.progress is not None:  # the bar's line says what runs now
             short = text if len(text) <= STEP_WIDTH else text[: STEP_WIDTH - 1] + "…"
-            state["progress"].update(state["task"], description=f"running · {escape(short)}")
-        elif state["status"] is None:
-            status = err_console.status(escape(text))
+            self.progress.update(self.task, description=f"running · {escape(short)}")
+        elif self.status is None:
+            status = self.err_console.status(escape(text))
             status.start()
-            state["status"] = status
+            self.status = status
         else:
-            state["status"].update(escape(text))
+            self.status.update(escape(text))
 
-    def _stop_status() -> None:
-        if state["status"] is not None:
-            state["status"].stop()
-            state["status"] = None
+    def _stop_status(self) -> None:
+        if self.status is not None:
+            self.status.stop()
+            self.status = None
 
-    def _stop_bar() -> None:
-        if state["progress"] is not None:
-            set_item_sink(state["sink"])
-            state["progress"].stop()
-            state["progress"] = None
+    def _stop_bar(self) -> None:
+        from glotbench.runner.progress import set_item_sink
 
-    def close() -> None:
-        _stop_bar()
-        _stop_status()
+        if self.progress is not None:
+            set_item_sink(self.sink)
+            self.progress.stop()
+            self.progress = None
 
-    return on_event, close
+    def close(self) -> None:
+        self._stop_bar()
+        self._stop_status()
 
 
 def _print_model_kinds(json_output: bool) -> None:
@@ -175,176 +216,34 @@ def _print_model_kinds(json_output: bool) -> None:
 
 @commands.command("run")
 def run_command(
-    suite: Annotated[
-        str | None,
-        typer.Argument(
-            help="Built-in suite name (see 'glotbench suites') or a suite YAML file; "
-            "omitted with --model KIND:ID: the built-in euroeval-hub.",
-        ),
-    ] = None,
+    suite: SuiteArgument = None,
     store: StoreOption = DEFAULT_STORE,
     lock_timeout: LockTimeoutOption = None,
-    data_dir: Annotated[
-        Path | None,
-        typer.Option("--data-dir", help="Folder the suite's data paths are relative to."),
-    ] = None,
-    model: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--model",
-            help="A model of your own as KIND:ID, e.g. hf:gpt2, openai:NAME, hf-encoder:ID, "
-            "majority: (replaces the suite's models), or the name of one of the suite's "
-            "models (repeatable; comma lists accepted).",
-        ),
-    ] = None,
-    model_arg: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--model-arg",
-            help="key=value option of the --model KIND:ID models (repeatable, or a comma "
-            "list as lm-eval's --model_args; values read as YAML: 8, 0.5, true).",
-        ),
-    ] = None,
-    device: Annotated[
-        str | None,
-        typer.Option("--device", help="Device of KIND:ID models: auto, cpu, cuda, cuda:N, mps."),
-    ] = None,
-    batch_size: Annotated[
-        int | None,
-        typer.Option(
-            "--batch-size",
-            min=1,
-            help="Batch size of KIND:ID models (openai: requests in flight).",
-        ),
-    ] = None,
-    limit: Annotated[
-        int | None,
-        typer.Option(
-            "--limit", min=1, help="Keep the first N test examples of every dataset (a quick run)."
-        ),
-    ] = None,
-    data: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--data",
-            help="A local data file (JSONL/CSV/TSV, .conllu, or a saved HF dataset folder) "
-            "for the one --task and --language given: runs without a suite (repeatable).",
-        ),
-    ] = None,
-    dump_suite: Annotated[
-        Path | None,
-        typer.Option(
-            "--dump-suite",
-            help="Write the suite YAML of this run (models, datasets, limits) to this file and "
-            "stop; 'glotbench run FILE' runs it.",
-        ),
-    ] = None,
-    list_models: Annotated[
-        bool,
-        typer.Option(
-            "--list-models",
-            help="List the model kinds of --model KIND:ID and suites (what each needs, "
-            "whether it is installed) and stop.",
-        ),
-    ] = False,
-    language: Annotated[
-        list[str] | None,
-        typer.Option("--language", help="Only this language (repeatable; comma lists accepted)."),
-    ] = None,
-    task: Annotated[
-        list[str] | None,
-        typer.Option("--task", help="Only this task (repeatable; comma lists accepted)."),
-    ] = None,
-    dataset: Annotated[
-        list[str] | None,
-        typer.Option("--dataset", help="Only this dataset (repeatable; comma lists accepted)."),
-    ] = None,
-    iterations: Annotated[
-        int | None,
-        typer.Option("--iterations", min=1, help="Iterations (default: the suite's, 10)."),
-    ] = None,
-    splits: Annotated[
-        str | None,
-        typer.Option(
-            "--splits",
-            help="Override every dataset's split sizes: NAME=SIZE pairs joined by commas, "
-            "e.g. train=128 or test=256 (a smaller run, e.g. for CI).",
-        ),
-    ] = None,
-    train_sizes: Annotated[
-        str | None,
-        typer.Option(
-            "--train-sizes",
-            help="Learning curves: run every model at these training sizes, e.g. "
-            "'64,128,256' (nested training subsets).",
-        ),
-    ] = None,
-    executor: Annotated[
-        str,
-        typer.Option(
-            "--executor",
-            help="local (one job at a time), processes (worker processes on this machine) or ray.",
-        ),
-    ] = "local",
-    num_cpus: Annotated[
-        int | None,
-        typer.Option(
-            "--num-cpus",
-            help="Workers of --executor processes, or CPUs of the local Ray started by "
-            "--executor ray.",
-        ),
-    ] = None,
-    ray_address: Annotated[
-        str | None,
-        typer.Option(
-            "--ray-address",
-            help="Address of a running Ray cluster ('auto': the one 'ray start' runs here); "
-            "default: a new local Ray.",
-        ),
-    ] = None,
-    shards: Annotated[
-        Path | None,
-        typer.Option(
-            "--shards",
-            help="Folder all workers can write to: each job's statistics are written there "
-            "as a Parquet shard (one file per job) and merged into the store by this process.",
-        ),
-    ] = None,
-    merge: Annotated[
-        bool,
-        typer.Option(
-            "--merge/--no-merge",
-            help="With --shards: merge each shard as its job finishes (default), or leave "
-            "them for 'glotbench import shards'.",
-        ),
-    ] = True,
-    speed: Annotated[
-        bool,
-        typer.Option(
-            "--speed/--no-speed",
-            help="Run ScandEval's speed benchmark once per model (default: as the suite says).",
-        ),
-    ] = True,
-    speed_seconds: Annotated[
-        float | None,
-        typer.Option(
-            "--speed-seconds",
-            min=0.0,
-            help="Seconds of calls per speed document (ScandEval: 3; default: the suite's).",
-        ),
-    ] = None,
-    keep_outputs: Annotated[
-        bool | None,
-        typer.Option(
-            "--keep-outputs/--drop-outputs",
-            help="Store every test example's prediction or generated text, compressed "
-            "(default: for generative models and free-text tasks); 'glotbench examples' "
-            "lists them.",
-            show_default=False,
-        ),
-    ] = None,
-    force: Annotated[bool, typer.Option("--force", help="Re-run and replace stored runs.")] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
+    data_dir: DataDirOption = None,
+    model: ModelOption = None,
+    model_arg: ModelArgOption = None,
+    device: DeviceOption = None,
+    batch_size: BatchSizeOption = None,
+    limit: LimitOption = None,
+    data: DataOption = None,
+    dump_suite: DumpSuiteOption = None,
+    list_models: ListModelsOption = False,
+    language: RunLanguageOption = None,
+    task: RunTaskOption = None,
+    dataset: RunDatasetOption = None,
+    iterations: IterationsOption = None,
+    splits: SplitsOption = None,
+    train_sizes: TrainSizesOption = None,
+    executor: ExecutorOption = "local",
+    num_cpus: NumCpusOption = None,
+    ray_address: RayAddressOption = None,
+    shards: ShardsOption = None,
+    merge: MergeOption = True,
+    speed: SpeedOption = True,
+    speed_seconds: SpeedSecondsOption = None,
+    keep_outputs: KeepOutputsOption = None,
+    force: ForceOption = False,
+    quiet: QuietOption = False,
     json_output: JsonOption = False,
 ) -> None:
     """Run a benchmark suite (resumable), then show ScandEval scores and inference speed.
@@ -403,38 +302,48 @@ def run_command(
     if json_output:
         print_json(result.to_dict())
     else:
-        print_notes(result.notes)
-        if result.by_dataset is not None and not result.by_dataset.empty:
-            console.print(
-                frame_table(
-                    _scandeval_display(result.by_dataset),
-                    title=f"{result.suite}: ScandEval scores (mean ± 1.96·SD/√N; a "
-                    "multilingual dataset's per-language runs as their mean and range)",
-                )
-            )
-        if result.speed is not None and len(result.speed):
-            console.print(speed_table(result.speed))
+        _print_run(result)
+    if result.failures:
+        _raise_failures(result, json_output)
+
+
+def _print_run(result: Any) -> None:
+    """The run's notes, its ScandEval scores, the models' speed and what was run and stored."""
+    print_notes(result.notes)
+    if result.by_dataset is not None and not result.by_dataset.empty:
         console.print(
-            f"{result.completed} job(s) run, {result.skipped} already stored, "
-            f"{len(result.failures)} failed; {result.runs_written} run(s) written to "
-            f"{result.store} in {result.seconds:.1f} s",
+            frame_table(
+                _scandeval_display(result.by_dataset),
+                title=f"{result.suite}: ScandEval scores (mean ± 1.96·SD/√N; a "
+                "multilingual dataset's per-language runs as their mean and range)",
+            )
+        )
+    if result.speed is not None and len(result.speed):
+        console.print(speed_table(result.speed))
+    console.print(
+        f"{result.completed} job(s) run, {result.skipped} already stored, "
+        f"{len(result.failures)} failed; {result.runs_written} run(s) written to "
+        f"{result.store} in {result.seconds:.1f} s",
+        highlight=False,
+    )
+
+
+def _raise_failures(result: Any, json_output: bool) -> None:
+    """Say where the failed jobs are recorded and how to resume; end with a JobError."""
+    from glotbench.runner.errors import JobError
+
+    listing = f"glotbench failures --store {shlex.quote(result.store)}"
+    if not json_output:
+        console.print(
+            f"[red]{len(result.failures)} failure(s) recorded[/] in the store's failures "
+            f"table (with tracebacks); list them with: {escape(listing)}",
             highlight=False,
         )
-    if result.failures:
-        from glotbench.runner.errors import JobError
-
-        listing = f"glotbench failures --store {shlex.quote(result.store)}"
-        if not json_output:
-            console.print(
-                f"[red]{len(result.failures)} failure(s) recorded[/] in the store's failures "
-                f"table (with tracebacks); list them with: {escape(listing)}",
-                highlight=False,
-            )
-        raise JobError(
-            f"{len(result.failures)} job(s) failed (listed above and recorded in the store: "
-            f"{listing}); the others are stored. Fix the cause and run the same command "
-            "again to resume: a job that then succeeds marks its failure resolved."
-        )
+    raise JobError(
+        f"{len(result.failures)} job(s) failed (listed above and recorded in the store: "
+        f"{listing}); the others are stored. Fix the cause and run the same command "
+        "again to resume: a job that then succeeds marks its failure resolved."
+    )
 
 
 def _scandeval_display(by_dataset: Any) -> Any:

@@ -193,6 +193,43 @@ def validate_examples(table: TidyTable, *, labels: Sequence[str] | None = None) 
         table, set(EXAMPLE_REQUIRED) | set(EXAMPLE_OPTIONAL) | set(SOURCE_POSITION_COLUMNS)
     )
     require_columns(table, cols, EXAMPLE_REQUIRED)
+    source_label = _source_position_label(table, cols)
+    source_col = cols[source_label] if source_label is not None else None
+    problems = Problems(table)
+    keys = _key_columns(table, cols, problems)
+    source_pos = (
+        int_column(table, source_col, problems, label=source_label, required=False, minimum=0)
+        if source_col is not None and source_label is not None
+        else None
+    )
+    problems.raise_first()
+
+    # normalise each distinct name once (a per-record Python call costs ~1 s per million rows)
+    names = {m: normalise_metric_name(m) for m in pd.unique(keys["metric"].to_numpy(dtype=object))}
+    keys["metric"] = keys["metric"].map(names)
+    used_columns: set[str] = set(cols.values())
+    stats_by_metric = _metric_statistics(
+        table, keys["metric"].to_numpy(dtype=object), cols, label_list, problems, used_columns
+    )
+    problems.raise_first()
+    for plan, idx, matrix in stats_by_metric.values():
+        _check_metric_stats(table, plan, idx, matrix, problems, cols.get("score"))
+    problems.raise_first()
+
+    def describe(p: int) -> str:
+        row = keys.iloc[p]
+        return ", ".join(f"{k}={row[k]!r}" if k != "seed" else f"seed={row[k]}" for k in keys)
+
+    check_duplicates(table, keys, problems, describe, cols["example_id"])
+    problems.raise_first()
+    runs = _group_runs(table, keys, stats_by_metric, source_pos, source_col)
+    ignored = [c for c in table.columns if c not in used_columns]
+    return ExamplesData(table=table, runs=runs, ignored_columns=ignored)
+
+
+def _source_position_label(table: TidyTable, cols: dict[str, str]) -> str | None:
+    """The canonical name of the source-position column the table has (None: none); two
+    such columns are an error."""
     given = [c for c in SOURCE_POSITION_COLUMNS if c in cols]
     if len(given) > 1:
         raise table.error(
@@ -201,10 +238,14 @@ def validate_examples(table: TidyTable, *, labels: Sequence[str] | None = None) 
             None,
             cols[given[1]],
         )
-    source_col = cols[given[0]] if given else None
-    problems = Problems(table)
-    n = len(table)
+    return given[0] if given else None
 
+
+def _key_columns(table: TidyTable, cols: dict[str, str], problems: Problems) -> pd.DataFrame:
+    """The key columns of every record, checked (problems go to ``problems``): model,
+    dataset (default: the task), task, language, seed (empty: none), config_hash (default:
+    empty), metric (as written) and example_id."""
+    n = len(table)
     model = text_column(table, cols["model"], problems, label="model", required=True, name=True)
     task = text_column(table, cols["task"], problems, label="task", required=True, name=True)
     language = text_column(
@@ -229,19 +270,34 @@ def validate_examples(table: TidyTable, *, labels: Sequence[str] | None = None) 
         config_hash = pd.Series([""] * n, dtype=object)
     # the seed column is required; an empty seed means "no seed" (a deterministic run)
     seed = int_column(table, cols["seed"], problems, label="seed", required=False)
-    source_pos = (
-        int_column(table, source_col, problems, label=given[0], required=False, minimum=0)
-        if source_col is not None
-        else None
+    return pd.DataFrame(
+        {
+            "model": model,
+            "dataset": dataset,
+            "task": task,
+            "language": language,
+            "seed": seed,
+            "config_hash": config_hash,
+            "metric": metric,
+            "example_id": example_id,
+        }
     )
-    problems.raise_first()
 
-    # normalise each distinct name once (a per-record Python call costs ~1 s per million rows)
-    names = {m: normalise_metric_name(m) for m in pd.unique(metric.to_numpy(dtype=object))}
-    metric_norm = metric.map(names)
-    metric_arr = metric_norm.to_numpy(dtype=object)
-    used_columns: set[str] = set(cols.values())
-    stats_by_metric: dict[str, tuple[_MetricPlan, np.ndarray, np.ndarray]] = {}
+
+MetricStatistics = dict[str, tuple[_MetricPlan, np.ndarray, np.ndarray]]
+
+
+def _metric_statistics(
+    table: TidyTable,
+    metric_arr: np.ndarray,
+    cols: dict[str, str],
+    label_list: list[str] | None,
+    problems: Problems,
+    used_columns: set[str],
+) -> MetricStatistics:
+    """Per metric: its plan, its rows and their statistics matrix (its statistic columns, or
+    the score and a count of 1); the columns read are added to ``used_columns``."""
+    stats_by_metric: MetricStatistics = {}
     parsed_cache: dict[str, Numbers] = {}
     for name in pd.unique(metric_arr):
         rows = metric_arr == name
@@ -261,40 +317,26 @@ def validate_examples(table: TidyTable, *, labels: Sequence[str] | None = None) 
         else:
             matrix = np.column_stack([v[idx] for v in values])
         stats_by_metric[name] = (plan, idx, matrix)
-    problems.raise_first()
-    for plan, idx, matrix in stats_by_metric.values():
-        _check_metric_stats(table, plan, idx, matrix, problems, cols.get("score"))
-    problems.raise_first()
+    return stats_by_metric
 
-    keys = pd.DataFrame(
-        {
-            "model": model,
-            "dataset": dataset,
-            "task": task,
-            "language": language,
-            "seed": seed,
-            "config_hash": config_hash,
-            "metric": metric_norm,
-            "example_id": example_id,
-        }
-    )
 
-    def describe(p: int) -> str:
-        row = keys.iloc[p]
-        return ", ".join(f"{k}={row[k]!r}" if k != "seed" else f"seed={row[k]}" for k in keys)
-
-    check_duplicates(table, keys, problems, describe, cols["example_id"])
-    problems.raise_first()
-
+def _group_runs(
+    table: TidyTable,
+    keys: pd.DataFrame,
+    stats_by_metric: MetricStatistics,
+    source_pos: pd.Series | None,
+    source_col: str | None,
+) -> list[ValidatedRun]:
+    """The records grouped into runs (one per key but the example id), in file order."""
     # row -> (metric's row index) so each run can take its statistics rows
-    row_in_metric = np.empty(n, dtype=np.int64)
+    row_in_metric = np.empty(len(table), dtype=np.int64)
     for _plan, idx, _matrix in stats_by_metric.values():
         row_in_metric[idx] = np.arange(idx.size)
 
     run_cols = ["model", "dataset", "task", "language", "seed", "config_hash", "metric"]
     groups = keys.groupby(run_cols, sort=False, dropna=False).indices
     source_name = str(table.path)
-    ids = example_id.to_numpy(dtype=object)
+    ids = keys["example_id"].to_numpy(dtype=object)
     runs: list[ValidatedRun] = []
     for key, positions in groups.items():
         positions = np.sort(np.asarray(positions, dtype=np.int64))
@@ -325,8 +367,7 @@ def validate_examples(table: TidyTable, *, labels: Sequence[str] | None = None) 
             )
         )
     runs.sort(key=lambda r: r.first_position)
-    ignored = [c for c in table.columns if c not in used_columns]
-    return ExamplesData(table=table, runs=runs, ignored_columns=ignored)
+    return runs
 
 
 def _run_source_positions(

@@ -226,33 +226,10 @@ def validate_scores(
     else:
         dataset = task.copy()
     score = float_column(table, cols["score"], problems, label="score", required=True)
-    seed = (
-        int_column(table, cols["seed"], problems, label="seed", required=False)
-        if "seed" in cols
-        else pd.Series(pd.array([pd.NA] * n, dtype="Int64"))
-    )
-    replicate = (
-        int_column(table, cols["replicate"], problems, label="replicate", required=False)
-        if "replicate" in cols
-        else pd.Series(pd.array([pd.NA] * n, dtype="Int64"))
-    )
-    if "stderr" in cols:
-        stderr = float_column(table, cols["stderr"], problems, label="stderr", required=False)
-        with np.errstate(invalid="ignore"):
-            problems.add_mask(
-                stderr < 0,
-                cols["stderr"],
-                lambda p: (
-                    f"stderr must not be negative, got {raw_value(table, cols['stderr'], p)!r}"
-                ),
-            )
-    else:
-        stderr = np.full(n, np.nan)
-    n_col = (
-        int_column(table, cols["n"], problems, label="n", required=False, minimum=0)
-        if "n" in cols
-        else pd.Series(pd.array([pd.NA] * n, dtype="Int64"))
-    )
+    seed = _optional_int(table, cols, "seed", problems)
+    replicate = _optional_int(table, cols, "replicate", problems)
+    stderr = _stderr_column(table, cols, problems)
+    n_col = _optional_int(table, cols, "n", problems, minimum=0)
     merged = (
         _parse_metadata_column(table, cols["metadata"], problems) if "metadata" in cols else None
     )
@@ -265,20 +242,7 @@ def validate_scores(
     # metric names must be known (unless allowed), reported at their first record
     metric_norm = metric.map(lambda m: normalise_metric_name(m) if isinstance(m, str) else None)
     if not allow_unknown_metrics:
-        for name in pd.unique(metric_norm.dropna()):
-            try:
-                lookup_metric(name)
-            except UnknownMetricError:
-                pos = first_true((metric_norm == name).to_numpy(dtype=bool))
-                problems.add(
-                    pos,
-                    cols["metric"],
-                    f"unknown metric {name!r}; known metrics: {known_metric_list()} "
-                    "(pass allow_unknown_metrics=True to store scores of other metrics)",
-                    int((metric_norm == name).sum()),
-                )
-            except (TypeError, ValueError):
-                pass  # known but needs configuration: fine for an aggregate score
+        _check_known_metrics(metric_norm, cols["metric"], problems)
     if percent:
         score, stderr, _ = percent_to_store_scale(metric_norm, score, stderr)
     _check_score_ranges(table, cols["score"], metric_norm, score, problems)
@@ -320,3 +284,48 @@ def validate_scores(
     if import_id is not None:
         frame["import_id"] = import_id.astype(object)
     return ScoresData(table=table, frame=frame)
+
+
+def _optional_int(
+    table: TidyTable,
+    cols: dict[str, str],
+    name: str,
+    problems: Problems,
+    minimum: int | None = None,
+) -> pd.Series:
+    """The optional integer column ``name`` (checked), or all missing when the table has none."""
+    if name not in cols:
+        return pd.Series(pd.array([pd.NA] * len(table), dtype="Int64"))
+    return int_column(table, cols[name], problems, label=name, required=False, minimum=minimum)
+
+
+def _stderr_column(table: TidyTable, cols: dict[str, str], problems: Problems) -> np.ndarray:
+    """The optional stderr column (NaN where absent); a negative stderr is a problem."""
+    if "stderr" not in cols:
+        return np.full(len(table), np.nan)
+    stderr = float_column(table, cols["stderr"], problems, label="stderr", required=False)
+    with np.errstate(invalid="ignore"):
+        problems.add_mask(
+            stderr < 0,
+            cols["stderr"],
+            lambda p: f"stderr must not be negative, got {raw_value(table, cols['stderr'], p)!r}",
+        )
+    return stderr
+
+
+def _check_known_metrics(metric_norm: pd.Series, column: str, problems: Problems) -> None:
+    """Report each unknown metric name at its first record (with its count)."""
+    for name in pd.unique(metric_norm.dropna()):
+        try:
+            lookup_metric(name)
+        except UnknownMetricError:
+            pos = first_true((metric_norm == name).to_numpy(dtype=bool))
+            problems.add(
+                pos,
+                column,
+                f"unknown metric {name!r}; known metrics: {known_metric_list()} "
+                "(pass allow_unknown_metrics=True to store scores of other metrics)",
+                int((metric_norm == name).sum()),
+            )
+        except (TypeError, ValueError):
+            pass  # known but needs configuration: fine for an aggregate score
