@@ -22,52 +22,64 @@ from glotbench.cli.run import _run_reporter
 
 commands = typer.Typer()
 
+OutOption = Annotated[
+    Path,
+    typer.Option(
+        "--out",
+        help="Folder for the starter store (OUT/starter.duckdb; a re-run resumes it), the "
+        "interactive leaderboard (index.html in OUT/leaderboard) and the HTML report "
+        "(OUT/report.html); the XTREME-R pages go to OUT/xtreme-r/.",
+    ),
+]
+
+IterationsOption = Annotated[
+    int | None,
+    typer.Option("--iterations", min=1, help="Iterations of the starter suite (default 5)."),
+]
+
+StarterOption = Annotated[
+    bool,
+    typer.Option(
+        "--starter/--no-starter",
+        help="Run the offline starter suite (language identification, 39 languages).",
+    ),
+]
+
+PagesOption = Annotated[
+    bool, typer.Option("--pages/--no-pages", help="Write the leaderboards and reports.")
+]
+
+AllModelsOption = Annotated[
+    bool,
+    typer.Option(
+        "--all-models",
+        help="Also run langdetect (sampled trials, ~8 ms a text: it alone more than "
+        "doubles the first run).",
+    ),
+]
+
+DemoKOption = Annotated[
+    int | None,
+    typer.Option(
+        "--k",
+        min=1,
+        help="Subsample K languages per task without replacement in every draw (default: "
+        "resample all languages with replacement). One setting for every number shown.",
+    ),
+]
+
 
 @commands.command()
 def demo(
     json_output: JsonOption = False,
     draws: DrawsOption = DEFAULTS.n_draws,
     seed: SeedOption = DEFAULTS.seed,
-    out: Annotated[
-        Path,
-        typer.Option(
-            "--out",
-            help="Folder for the starter store (OUT/starter.duckdb; a re-run resumes it), the "
-            "interactive leaderboard (index.html in OUT/leaderboard) and the HTML report "
-            "(OUT/report.html); the XTREME-R pages go to OUT/xtreme-r/.",
-        ),
-    ] = Path("glotbench-demo"),
-    iterations: Annotated[
-        int | None,
-        typer.Option("--iterations", min=1, help="Iterations of the starter suite (default 5)."),
-    ] = None,
-    starter: Annotated[
-        bool,
-        typer.Option(
-            "--starter/--no-starter",
-            help="Run the offline starter suite (language identification, 39 languages).",
-        ),
-    ] = True,
-    pages: Annotated[
-        bool, typer.Option("--pages/--no-pages", help="Write the leaderboards and reports.")
-    ] = True,
-    all_models: Annotated[
-        bool,
-        typer.Option(
-            "--all-models",
-            help="Also run langdetect (sampled trials, ~8 ms a text: it alone more than "
-            "doubles the first run).",
-        ),
-    ] = False,
-    k: Annotated[
-        int | None,
-        typer.Option(
-            "--k",
-            min=1,
-            help="Subsample K languages per task without replacement in every draw (default: "
-            "resample all languages with replacement). One setting for every number shown.",
-        ),
-    ] = None,
+    out: OutOption = Path("glotbench-demo"),
+    iterations: IterationsOption = None,
+    starter: StarterOption = True,
+    pages: PagesOption = True,
+    all_models: AllModelsOption = False,
+    k: DemoKOption = None,
 ) -> None:
     """Run the embedded default: the offline `starter` suite, then the analyses.
 
@@ -130,23 +142,11 @@ def demo(
         if ahead is not None
         else (api.demo(settings=settings, cache_store=out / "starter.duckdb"), None)
     )
-    written: list[Path] = []
-    if pages:
-        err = stderr_console()
-        writing = (
-            err.status("writing the leaderboards and reports")
-            if err.is_terminal and not json_output
-            else contextlib.nullcontext()
-        )
-        with writing:
-            written = api.write_demo_pages(
-                out,
-                seed=seed,
-                starter=starter_result,
-                settings=settings,
-                xtreme=result,
-                xtreme_pages=xtreme_pages,
-            )
+    written = (
+        _write_pages(out, seed, starter_result, settings, result, xtreme_pages, json_output)
+        if pages
+        else []
+    )
     if json_output:
         print_json(
             {
@@ -166,6 +166,33 @@ def demo(
     for path in written:
         console.print(
             f"wrote {path.resolve()} (open it in a browser)", highlight=False, soft_wrap=True
+        )
+
+
+def _write_pages(
+    out: Path,
+    seed: int,
+    starter_result: Any,
+    settings: Any,
+    result: Any,
+    xtreme_pages: Any,
+    json_output: bool,
+) -> list[Path]:
+    """The demo's leaderboards and reports, under a spinner on a terminal."""
+    err = stderr_console()
+    writing = (
+        err.status("writing the leaderboards and reports")
+        if err.is_terminal and not json_output
+        else contextlib.nullcontext()
+    )
+    with writing:
+        return api.write_demo_pages(
+            out,
+            seed=seed,
+            starter=starter_result,
+            settings=settings,
+            xtreme=result,
+            xtreme_pages=xtreme_pages,
         )
 
 

@@ -13,6 +13,91 @@ from glotbench.cli._output import console, frame_table, print_json, print_notes
 
 commands = typer.Typer()
 
+InputOption = Annotated[
+    Path | None,
+    typer.Option("--input", "-i", help="Estimate them from a scores file (as analyze takes)."),
+]
+
+ModelOption = Annotated[
+    list[str] | None,
+    typer.Option("--model", help="Two models: plan for this pair (default: neighbours pooled)."),
+]
+
+PlanTaskOption = Annotated[list[str] | None, typer.Option("--task", help="Only these tasks.")]
+
+PlanLanguageOption = Annotated[
+    list[str] | None, typer.Option("--language", help="Only these languages.")
+]
+
+MetricOption = Annotated[
+    list[str] | None, typer.Option("--metric", help="Metric (or TASK=METRIC).")
+]
+
+SigmaSeedOption = Annotated[float | None, typer.Option("--sigma-seed", help="Seed SD.")]
+
+SigmaBootOption = Annotated[
+    float | None, typer.Option("--sigma-boot", help="Test-set SD at --boot-examples.")
+]
+
+SigmaExampleOption = Annotated[
+    float | None, typer.Option("--sigma-example", help="Per-example SD (σ_boot = it/√n).")
+]
+
+ReferenceExamplesOption = Annotated[
+    int | None,
+    typer.Option("--boot-examples", help="Test-set size at which --sigma-boot holds."),
+]
+
+SigmaBOption = Annotated[
+    float | None, typer.Option("--sigma-b", help="Between-language SD of the difference.")
+]
+
+CorrelationOption = Annotated[
+    float | None, typer.Option("--correlation", help="Correlation of the paired models.")
+]
+
+ExamplesOption = Annotated[
+    str | None, typer.Option("--examples", help="Test-set size n, or one per language.")
+]
+
+SeedsOption = Annotated[int | None, typer.Option("--seeds", help="Seeds per model.")]
+
+SeedsBOption = Annotated[int | None, typer.Option("--seeds-b", help="Seeds of model B.")]
+
+PlanLanguagesOption = Annotated[int | None, typer.Option("--languages", help="Languages L.")]
+
+ResampleLanguagesOption = Annotated[
+    bool,
+    typer.Option("--resample-languages", help="Languages are sampled (default: fixed)."),
+]
+
+DeltaOption = Annotated[float | None, typer.Option("--delta", help="Difference to detect.")]
+
+AlphaOption = Annotated[float, typer.Option("--alpha", help="Two-sided level.")]
+
+PowerOption = Annotated[float, typer.Option("--power", help="Target power.")]
+
+VaryOption = Annotated[
+    str | None,
+    typer.Option(
+        "--vary",
+        help="Smallest design reaching --power at --delta: examples, seeds or languages.",
+    ),
+]
+
+MethodOption = Annotated[
+    str,
+    typer.Option("--method", help="auto (closed form if balanced), closed, simulation, both."),
+]
+
+SimulationsOption = Annotated[int, typer.Option("--simulations", help="Simulated evaluations.")]
+
+PlanReplicatesOption = Annotated[
+    int, typer.Option("--replicates", help="Bootstrap replicates per run.")
+]
+
+PlotOption = Annotated[Path | None, typer.Option("--plot", help="Write the power curve (PNG).")]
+
 PAIR_COLUMNS = {
     "model_a": "A",
     "model_b": "B",
@@ -59,73 +144,30 @@ def _summary(plan: Any) -> Any:
 @commands.command("plan")
 def plan_command(
     store: StoreOption = None,  # estimate the components from this store
-    input: Annotated[
-        Path | None,
-        typer.Option("--input", "-i", help="Estimate them from a scores file (as analyze takes)."),
-    ] = None,
-    model: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--model", help="Two models: plan for this pair (default: neighbours pooled)."
-        ),
-    ] = None,
-    task: Annotated[list[str] | None, typer.Option("--task", help="Only these tasks.")] = None,
-    language: Annotated[
-        list[str] | None, typer.Option("--language", help="Only these languages.")
-    ] = None,
-    metric: Annotated[
-        list[str] | None, typer.Option("--metric", help="Metric (or TASK=METRIC).")
-    ] = None,
-    sigma_seed: Annotated[float | None, typer.Option("--sigma-seed", help="Seed SD.")] = None,
-    sigma_boot: Annotated[
-        float | None, typer.Option("--sigma-boot", help="Test-set SD at --boot-examples.")
-    ] = None,
-    sigma_example: Annotated[
-        float | None, typer.Option("--sigma-example", help="Per-example SD (σ_boot = it/√n).")
-    ] = None,
-    reference_examples: Annotated[
-        int | None,
-        typer.Option("--boot-examples", help="Test-set size at which --sigma-boot holds."),
-    ] = None,
-    sigma_b: Annotated[
-        float | None, typer.Option("--sigma-b", help="Between-language SD of the difference.")
-    ] = None,
-    correlation: Annotated[
-        float | None, typer.Option("--correlation", help="Correlation of the paired models.")
-    ] = None,
-    examples: Annotated[
-        str | None, typer.Option("--examples", help="Test-set size n, or one per language.")
-    ] = None,
-    seeds: Annotated[int | None, typer.Option("--seeds", help="Seeds per model.")] = None,
-    seeds_b: Annotated[int | None, typer.Option("--seeds-b", help="Seeds of model B.")] = None,
-    languages: Annotated[int | None, typer.Option("--languages", help="Languages L.")] = None,
-    resample_languages: Annotated[
-        bool,
-        typer.Option("--resample-languages", help="Languages are sampled (default: fixed)."),
-    ] = False,
-    delta: Annotated[float | None, typer.Option("--delta", help="Difference to detect.")] = None,
-    alpha: Annotated[float, typer.Option("--alpha", help="Two-sided level.")] = 0.05,
-    power: Annotated[float, typer.Option("--power", help="Target power.")] = 0.8,
-    vary: Annotated[
-        str | None,
-        typer.Option(
-            "--vary",
-            help="Smallest design reaching --power at --delta: examples, seeds or languages.",
-        ),
-    ] = None,
-    method: Annotated[
-        str,
-        typer.Option("--method", help="auto (closed form if balanced), closed, simulation, both."),
-    ] = "auto",
-    simulations: Annotated[
-        int, typer.Option("--simulations", help="Simulated evaluations.")
-    ] = 1000,
-    replicates: Annotated[
-        int, typer.Option("--replicates", help="Bootstrap replicates per run.")
-    ] = 200,
-    plot: Annotated[
-        Path | None, typer.Option("--plot", help="Write the power curve (PNG).")
-    ] = None,
+    input: InputOption = None,
+    model: ModelOption = None,
+    task: PlanTaskOption = None,
+    language: PlanLanguageOption = None,
+    metric: MetricOption = None,
+    sigma_seed: SigmaSeedOption = None,
+    sigma_boot: SigmaBootOption = None,
+    sigma_example: SigmaExampleOption = None,
+    reference_examples: ReferenceExamplesOption = None,
+    sigma_b: SigmaBOption = None,
+    correlation: CorrelationOption = None,
+    examples: ExamplesOption = None,
+    seeds: SeedsOption = None,
+    seeds_b: SeedsBOption = None,
+    languages: PlanLanguagesOption = None,
+    resample_languages: ResampleLanguagesOption = False,
+    delta: DeltaOption = None,
+    alpha: AlphaOption = 0.05,
+    power: PowerOption = 0.8,
+    vary: VaryOption = None,
+    method: MethodOption = "auto",
+    simulations: SimulationsOption = 1000,
+    replicates: PlanReplicatesOption = 200,
+    plot: PlotOption = None,
     seed: SeedOption = 0,
     json_output: JsonOption = False,
 ) -> None:
@@ -171,7 +213,12 @@ def plan_command(
         api.write_power_curve(result, plot)
     if json_output:
         print_json(result.to_dict())
-        return
+    else:
+        _print_plan(result, plot)
+
+
+def _print_plan(result: Any, plot: Path | None) -> None:
+    """The plan's methods and answers, its design search, its neighbours and its notes."""
     console.print(frame_table(_summary(result), title=_title(result)))
     if result.search is not None:
         console.print(_search_line(result.search))

@@ -23,6 +23,94 @@ from glotbench.cli._output import console, print_json
 
 commands = typer.Typer()
 
+OutOption = Annotated[Path, typer.Option("--out", "-o", help="Folder to write (index.html).")]
+
+MetadataOption = Annotated[
+    Path | None,
+    typer.Option("--metadata", help="Model metadata file (CSV/JSONL/Parquet, 'model' column)."),
+]
+
+GroupOption = Annotated[
+    list[str] | None,
+    typer.Option("--group", help="Extra language group NAME=lang,lang (repeatable)."),
+]
+
+TitleOption = Annotated[str | None, typer.Option("--title", help="Page title.")]
+
+PairModelsOption = Annotated[
+    int | None,
+    typer.Option(
+        "--pair-models",
+        min=2,
+        help="The pairwise view holds every pair of this many top models. Default: as many "
+        "as keep pairs × task-language cells within 50,000 (about 2 MB).",
+    ),
+]
+
+ReportOutOption = Annotated[Path, typer.Option("--out", "-o", help="HTML file to write.")]
+
+ReportTitleOption = Annotated[str | None, typer.Option("--title", help="Report title.")]
+
+DatasizeOption = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--datasize",
+        help="Add an evaluation-size analysis: JSON of `glotbench analyze datasize --json` "
+        "(repeatable).",
+    ),
+]
+
+DatasizeDatasetOption = Annotated[
+    str | None,
+    typer.Option("--datasize-dataset", help="Run the datasize analysis on the store: dataset."),
+]
+
+DatasizeTaskOption = Annotated[
+    str | None,
+    typer.Option(
+        "--datasize-task",
+        help="Run the datasize analysis on the store's runs of this task (dataset defaults "
+        "to the task).",
+    ),
+]
+
+DatasizeLanguageOption = Annotated[
+    str | None, typer.Option("--datasize-language", help="Language of --datasize-task.")
+]
+
+DatasizeMetricOption = Annotated[
+    str | None,
+    typer.Option("--datasize-metric", help="Metric of --datasize-task (default: --metric)."),
+]
+
+DatasizeSizesOption = Annotated[
+    str,
+    typer.Option(
+        "--datasize-sizes", help="Sizes of --datasize-task, comma-separated; 'all' = full set."
+    ),
+]
+
+DatasizeDrawsOption = Annotated[
+    int, typer.Option("--datasize-draws", help="Draws per size and strategy.")
+]
+
+LmmOption = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--lmm",
+        help="Add a mixed model: JSON of `glotbench analyze lmm --residuals --json` (repeatable).",
+    ),
+]
+
+LmmFormulaOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--lmm-formula",
+        help="Fit this mixed model (lme4 syntax) to the store's scores table, with simulated "
+        "residuals, and add it (repeatable).",
+    ),
+]
+
 DemoOption = Annotated[bool, typer.Option("--demo", help="Use the embedded XTREME-R baselines.")]
 
 
@@ -57,31 +145,17 @@ def _site_source(
 @with_analysis_settings
 def leaderboard_command(
     ctx: typer.Context,
-    out: Annotated[Path, typer.Option("--out", "-o", help="Folder to write (index.html).")],
+    out: OutOption,
     store: StoreOption = None,
     demo_data: DemoOption = False,
     model: ListOption = None,
     task: ListOption = None,
     language: ListOption = None,
-    metadata: Annotated[
-        Path | None,
-        typer.Option("--metadata", help="Model metadata file (CSV/JSONL/Parquet, 'model' column)."),
-    ] = None,
-    group: Annotated[
-        list[str] | None,
-        typer.Option("--group", help="Extra language group NAME=lang,lang (repeatable)."),
-    ] = None,
-    title: Annotated[str | None, typer.Option("--title", help="Page title.")] = None,
+    metadata: MetadataOption = None,
+    group: GroupOption = None,
+    title: TitleOption = None,
     settings: AnalysisSettings = DEFAULTS,
-    pair_models: Annotated[
-        int | None,
-        typer.Option(
-            "--pair-models",
-            min=2,
-            help="The pairwise view holds every pair of this many top models. Default: as many "
-            "as keep pairs × task-language cells within 50,000 (about 2 MB).",
-        ),
-    ] = None,
+    pair_models: PairModelsOption = None,
     json_output: JsonOption = False,
 ) -> None:
     """Write a static interactive leaderboard folder (index.html; works offline, from disk).
@@ -115,66 +189,23 @@ def leaderboard_command(
 @with_analysis_settings
 def report_command(
     ctx: typer.Context,
-    out: Annotated[Path, typer.Option("--out", "-o", help="HTML file to write.")],
+    out: ReportOutOption,
     store: StoreOption = None,
     demo_data: DemoOption = False,
     model: ListOption = None,
     task: ListOption = None,
     language: ListOption = None,
-    title: Annotated[str | None, typer.Option("--title", help="Report title.")] = None,
+    title: ReportTitleOption = None,
     settings: AnalysisSettings = DEFAULTS,
-    datasize: Annotated[
-        list[Path] | None,
-        typer.Option(
-            "--datasize",
-            help="Add an evaluation-size analysis: JSON of `glotbench analyze datasize --json` "
-            "(repeatable).",
-        ),
-    ] = None,
-    datasize_dataset: Annotated[
-        str | None,
-        typer.Option("--datasize-dataset", help="Run the datasize analysis on the store: dataset."),
-    ] = None,
-    datasize_task: Annotated[
-        str | None,
-        typer.Option(
-            "--datasize-task",
-            help="Run the datasize analysis on the store's runs of this task (dataset defaults "
-            "to the task).",
-        ),
-    ] = None,
-    datasize_language: Annotated[
-        str | None, typer.Option("--datasize-language", help="Language of --datasize-task.")
-    ] = None,
-    datasize_metric: Annotated[
-        str | None,
-        typer.Option("--datasize-metric", help="Metric of --datasize-task (default: --metric)."),
-    ] = None,
-    datasize_sizes: Annotated[
-        str,
-        typer.Option(
-            "--datasize-sizes", help="Sizes of --datasize-task, comma-separated; 'all' = full set."
-        ),
-    ] = DEFAULT_SIZES,
-    datasize_draws: Annotated[
-        int, typer.Option("--datasize-draws", help="Draws per size and strategy.")
-    ] = 100,
-    lmm: Annotated[
-        list[Path] | None,
-        typer.Option(
-            "--lmm",
-            help="Add a mixed model: JSON of `glotbench analyze lmm --residuals --json` "
-            "(repeatable).",
-        ),
-    ] = None,
-    lmm_formula: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--lmm-formula",
-            help="Fit this mixed model (lme4 syntax) to the store's scores table, with simulated "
-            "residuals, and add it (repeatable).",
-        ),
-    ] = None,
+    datasize: DatasizeOption = None,
+    datasize_dataset: DatasizeDatasetOption = None,
+    datasize_task: DatasizeTaskOption = None,
+    datasize_language: DatasizeLanguageOption = None,
+    datasize_metric: DatasizeMetricOption = None,
+    datasize_sizes: DatasizeSizesOption = DEFAULT_SIZES,
+    datasize_draws: DatasizeDrawsOption = 100,
+    lmm: LmmOption = None,
+    lmm_formula: LmmFormulaOption = None,
     json_output: JsonOption = False,
 ) -> None:
     """Write a self-contained HTML report (variance, aggregates, comparisons, ranks, plots).

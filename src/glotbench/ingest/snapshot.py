@@ -24,11 +24,13 @@ Only the runs table (one row per run) is read whole.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -139,6 +141,8 @@ def _check_meta(path: Path) -> None:
 def _validate_runs(
     runs_path: Path, examples_path: Path, work_dir: Path | None = None
 ) -> pd.DataFrame:
+    """The snapshot's runs, checked: their columns, keys, ids and JSON fields, and each run's
+    example statistics (count, ids, positions, vector lengths, finiteness, source positions)."""
     _require(runs_path, _parquet_columns(runs_path), _RUN_COLUMNS)
     _require(
         examples_path,
@@ -146,11 +150,22 @@ def _validate_runs(
         ("run_id", "position", "example_id", "stats"),
     )
     runs = pq.read_table(runs_path, columns=list(_RUN_COLUMNS)).to_pandas()
-    where = str(runs_path)
+    err = functools.partial(_row_error, str(runs_path))
+    _check_run_rows(runs, err)
+    has_source = "source_position" in _parquet_columns(examples_path)
+    checks = _example_checks(runs_path, examples_path, work_dir, has_source)
+    _check_examples_of_runs(runs, checks, examples_path, has_source, err)
+    return runs
 
-    def err(msg: str, i: int, fld: str | None) -> RowInputError:
-        return RowInputError(msg, path=where, row=i + 1, field=fld)
 
+def _row_error(where: str, msg: str, i: int, fld: str | None) -> RowInputError:
+    """The error about row ``i`` (0-based) of the runs file ``where``."""
+    return RowInputError(msg, path=where, row=i + 1, field=fld)
+
+
+def _check_run_rows(runs: pd.DataFrame, err: Callable[[str, int, str | None], Exception]) -> None:
+    """Every run's key fields are given, its run id is unique and matches its key, and its
+    metric configuration and model metadata are JSON objects."""
     for col in ("run_id", "model", "dataset", "task", "language", "metric", "stats_sha256"):
         bad = runs[col].isna() | (runs[col].astype(str).str.strip() == "")
         if bad.any():
@@ -177,7 +192,13 @@ def _validate_runs(
             if not ok:
                 raise err(f"{col} must be a JSON object, got {text!r}", i, col)
 
-    has_source = "source_position" in _parquet_columns(examples_path)
+
+def _example_checks(
+    runs_path: Path, examples_path: Path, work_dir: Path | None, has_source: bool
+) -> pd.DataFrame:
+    """Per run: counts, distinct ids and positions, position range, vector lengths,
+    finiteness, empty ids (and source-position counts), from one query over the examples
+    file in bounded memory; example statistics of a run not in the runs file are an error."""
     source_checks = (
         ", count(source_position) AS n_src, count(DISTINCT source_position) AS n_src_distinct, "
         "coalesce(min(source_position), 0) AS src_min"
@@ -222,6 +243,17 @@ def _validate_runs(
     finally:
         con.close()
         shutil.rmtree(spill, ignore_errors=True)
+    return checks
+
+
+def _check_examples_of_runs(
+    runs: pd.DataFrame,
+    checks: pd.DataFrame,
+    examples_path: Path,
+    has_source: bool,
+    err: Callable[[str, int, str | None], Exception],
+) -> None:
+    """Each run's example statistics agree with its record (:func:`_example_checks`)."""
     checks = checks.set_index("run_id")
     for i, row in enumerate(runs.to_dict("records")):
         rid = row["run_id"]
@@ -251,7 +283,6 @@ def _validate_runs(
             problem = "its source positions are not unique integers ≥ 0"
         if problem:
             raise err(f"run {rid}: {problem}", i, "n_examples")
-    return runs
 
 
 #: example rows per record batch read when the runs' digests are recomputed

@@ -34,7 +34,7 @@ from glotbench.ingest.chunked import CHUNK_ROWS
 from glotbench.ingest.readers import TidyTable, detect_format, file_sha256
 from glotbench.ingest.score_validation import validate_scores
 from glotbench.ingest.staging import staging_dir
-from glotbench.ingest.staging_examples import stage_examples
+from glotbench.ingest.staging_examples import StagedExamples, stage_examples
 from glotbench.ingest.staging_scores import (
     StagedScores,
     add_staged_scores,
@@ -304,38 +304,8 @@ def import_examples_file(
         done = store.imports.find(sha, "examples", completed=True)  # by another process meanwhile
         if done is not None:
             return _skipped("examples", p, store, sha, done, t0)
-        # compare with what is stored: same content -> skip (resume); else an error
-        stored = store.runs.stored(run.record.run_id for run in staged.runs)
-        stored_indices = [r.index for r in staged.runs if r.record.run_id in stored]
-        for run in staged.iter_runs(stored_indices):
-            existing = stored[run.record.run_id]
-            digest = stats_digest(run.example_ids, run.stats, run.record.stat_names)
-            if digest != existing["stats_sha256"]:
-                info = next(r for r in staged.runs if r.record.run_id == run.record.run_id)
-                raise staged.error(
-                    f"the run starting here ({run.record.describe()}) is already stored with "
-                    f"different statistics ({existing['n_examples']} examples, from "
-                    f"{existing['source']}); a run's key must identify one result — change its "
-                    "seed or config_hash, or import into another store",
-                    info.first_loc,
-                    None,
-                )
-        to_write = [r.index for r in staged.runs if r.record.run_id not in stored]
-
-        partial = store.imports.find(sha, "examples", completed=False)
-        if partial is not None:
-            import_id, status = partial.import_id, "resumed"
-        else:
-            import_id, status = new_import_id(), "imported"
-            store.imports.start(
-                ImportRecord(
-                    import_id=import_id,
-                    kind="examples",
-                    source=str(p.resolve()),
-                    sha256=sha,
-                    rows=staged.rows,
-                )
-            )
+        to_write = _runs_to_write(store, staged)
+        import_id, status = _open_import(store, p, sha, staged.rows)
         total = len(to_write)
         if progress is not None:
             progress(0, total)
@@ -375,3 +345,45 @@ def import_examples_file(
             message=message,
             seconds=time.perf_counter() - t0,
         )
+
+
+def _runs_to_write(store: Store, staged: StagedExamples) -> list[int]:
+    """Indices of the staged runs the store lacks; a staged run stored with other statistics
+    is an error (a run's key must identify one result)."""
+    # compare with what is stored: same content -> skip (resume); else an error
+    stored = store.runs.stored(run.record.run_id for run in staged.runs)
+    stored_indices = [r.index for r in staged.runs if r.record.run_id in stored]
+    for run in staged.iter_runs(stored_indices):
+        existing = stored[run.record.run_id]
+        digest = stats_digest(run.example_ids, run.stats, run.record.stat_names)
+        if digest != existing["stats_sha256"]:
+            info = next(r for r in staged.runs if r.record.run_id == run.record.run_id)
+            raise staged.error(
+                f"the run starting here ({run.record.describe()}) is already stored with "
+                f"different statistics ({existing['n_examples']} examples, from "
+                f"{existing['source']}); a run's key must identify one result — change its "
+                "seed or config_hash, or import into another store",
+                info.first_loc,
+                None,
+            )
+    return [r.index for r in staged.runs if r.record.run_id not in stored]
+
+
+def _open_import(store: Store, path: Path, sha: str, rows: int) -> tuple[str, str]:
+    """The import's id and status: an interrupted import of the same file is resumed, else a
+    new one is recorded as started."""
+    partial = store.imports.find(sha, "examples", completed=False)
+    if partial is not None:
+        import_id, status = partial.import_id, "resumed"
+    else:
+        import_id, status = new_import_id(), "imported"
+        store.imports.start(
+            ImportRecord(
+                import_id=import_id,
+                kind="examples",
+                source=str(path.resolve()),
+                sha256=sha,
+                rows=rows,
+            )
+        )
+    return import_id, status

@@ -312,61 +312,24 @@ def execute_job(job: Job, dataset: Dataset, *, base: str | Path | None = None) -
     t0 = time.perf_counter()
     model.fit(task, dataset, train, dataset.validation, job.seed)
     fit_seconds = time.perf_counter() - t0
-    reuse_key = (
-        job.session,
-        job.model.config_hash(),
-        job.model.name,
-        dataset.content_hash,
+    predictions, predict_seconds, first_iteration = _predictions(
+        job, model, task, dataset, where, fresh
     )
-    reused = _PREDICTION_CACHE.get(reuse_key) if job.model.deterministic and job.session else None
-    if reused is not None:
-        predictions, predict_seconds, first_iteration = reused
-    else:
-        loading = "loading the model, then " if fresh and not model.trains else ""
-        report_step(f"{where}: {loading}predicting {len(dataset.test):,} test items")
-        t1 = time.perf_counter()
-        predictions = task.predict(model, dataset.test, dataset)
-        predict_seconds = time.perf_counter() - t1
-        first_iteration = job.iteration
-        if job.model.deterministic and job.session:
-            _PREDICTION_CACHE.clear()  # one entry: a suite runs a model's iterations together
-            _PREDICTION_CACHE[reuse_key] = (predictions, predict_seconds, job.iteration)
     speed = measure_speed(model, task, job.protocol.speed_settings()) if job.measure_speed else None
     results = task.statistics(predictions, dataset.test, dataset)
     ids = [str(r["id"]) for r in dataset.test]
     n = len(ids)
     chash = config_hash(job, dataset)
-    metadata = {
-        "kind": job.model.kind,
-        "options": job.model.options,
-        **model.metadata(),
-        **job.model.metadata,
-        "iteration": job.iteration,
-        "trains": model.trains,
-        "bootstrap_train": job.protocol.bootstrap_train and model.trains,
-        "train_examples": len(train),
-        "dataset_sha256": dataset.content_hash,
-        "dataset_sizes": dataset.sizes(),
-        "fit_seconds": fit_seconds,
-        "predict_seconds": predict_seconds,
-        "speed": speed,
-        "primary_metric": task.primary_metric(dataset),
-    }
-    if job.model.metadata.get("transfer_protocol"):  # cross-lingual: source and target
-        metadata["source_languages"] = job.model.metadata.get("source_languages") or [
-            dataset.language
-        ]
-        metadata["target_language"] = dataset.language
-        metadata["trained_on"] = list(job.train_from) or [dataset.name]
-    if job.dataset.train_size is not None:  # a learning curve's training size
-        metadata["train_size"] = job.dataset.train_size
-    if job.model.deterministic:
-        metadata["deterministic"] = True
-        metadata["predictions_of_iteration"] = first_iteration
-    if task.kind == "token":
-        # words per test sentence, in the stored order: the size unit of
-        # `glotbench analyze datasize` for metrics without a token statistic (NER F1)
-        metadata["test_tokens"] = [len(r["tokens"]) for r in dataset.test]
+    metadata = _run_metadata(
+        job,
+        model,
+        task,
+        dataset,
+        len(train),
+        (fit_seconds, predict_seconds),
+        speed,
+        first_iteration,
+    )
     outcome = JobOutcome(job=job)
     for res in results:
         run_ids = ids if res.rows is None else [ids[int(i)] for i in res.rows]
@@ -402,6 +365,81 @@ def execute_job(job: Job, dataset: Dataset, *, base: str | Path | None = None) -
         outcome.outputs = kept_outputs(job, dataset, task, predictions, chash)
     outcome.seconds = time.perf_counter() - start
     return outcome
+
+
+def _predictions(
+    job: Job, model: Any, task: Any, dataset: Dataset, where: str, fresh: bool
+) -> tuple[Any, float, int]:
+    """The model's predictions of the test set, their seconds and the iteration that made
+    them: a deterministic model's first iteration in a session serves its later ones."""
+    reuse_key = (
+        job.session,
+        job.model.config_hash(),
+        job.model.name,
+        dataset.content_hash,
+    )
+    reused = _PREDICTION_CACHE.get(reuse_key) if job.model.deterministic and job.session else None
+    if reused is not None:
+        predictions, predict_seconds, first_iteration = reused
+    else:
+        loading = "loading the model, then " if fresh and not model.trains else ""
+        report_step(f"{where}: {loading}predicting {len(dataset.test):,} test items")
+        t1 = time.perf_counter()
+        predictions = task.predict(model, dataset.test, dataset)
+        predict_seconds = time.perf_counter() - t1
+        first_iteration = job.iteration
+        if job.model.deterministic and job.session:
+            _PREDICTION_CACHE.clear()  # one entry: a suite runs a model's iterations together
+            _PREDICTION_CACHE[reuse_key] = (predictions, predict_seconds, job.iteration)
+    return predictions, predict_seconds, first_iteration
+
+
+def _run_metadata(
+    job: Job,
+    model: Any,
+    task: Any,
+    dataset: Dataset,
+    train_examples: int,
+    seconds: tuple[float, float],
+    speed: Any,
+    first_iteration: int,
+) -> dict[str, Any]:
+    """The ``model_metadata`` of the job's runs: the model's and the suite's metadata, the
+    protocol, the data, the fit and predict ``seconds``, the speed, the transfer setting and
+    (deterministic models) the iteration whose predictions they reuse."""
+    fit_seconds, predict_seconds = seconds
+    metadata = {
+        "kind": job.model.kind,
+        "options": job.model.options,
+        **model.metadata(),
+        **job.model.metadata,
+        "iteration": job.iteration,
+        "trains": model.trains,
+        "bootstrap_train": job.protocol.bootstrap_train and model.trains,
+        "train_examples": train_examples,
+        "dataset_sha256": dataset.content_hash,
+        "dataset_sizes": dataset.sizes(),
+        "fit_seconds": fit_seconds,
+        "predict_seconds": predict_seconds,
+        "speed": speed,
+        "primary_metric": task.primary_metric(dataset),
+    }
+    if job.model.metadata.get("transfer_protocol"):  # cross-lingual: source and target
+        metadata["source_languages"] = job.model.metadata.get("source_languages") or [
+            dataset.language
+        ]
+        metadata["target_language"] = dataset.language
+        metadata["trained_on"] = list(job.train_from) or [dataset.name]
+    if job.dataset.train_size is not None:  # a learning curve's training size
+        metadata["train_size"] = job.dataset.train_size
+    if job.model.deterministic:
+        metadata["deterministic"] = True
+        metadata["predictions_of_iteration"] = first_iteration
+    if task.kind == "token":
+        # words per test sentence, in the stored order: the size unit of
+        # `glotbench analyze datasize` for metrics without a token statistic (NER F1)
+        metadata["test_tokens"] = [len(r["tokens"]) for r in dataset.test]
+    return metadata
 
 
 #: record fields shown as an example's input, first present wins

@@ -331,6 +331,47 @@ class Stats(Collaborator):
         that configuration of the models it names.
         """
         metric = normalise_metric_name(metric)
+        what = f"dataset={dataset!r}, task={task!r}, language={language!r}, metric={metric!r}"
+        runs = self._matrix_runs(
+            what, dataset, task, language, metric, models, seeds, config_hash, configs
+        )
+        stat_names = tuple(runs["stat_names"].iloc[0])
+        run_ids = runs["run_id"].tolist()
+        k = len(stat_names)
+        streamed = _streamed_matrix(self._con, run_ids, k)
+        # None: some run lacks examples or has others; the run-by-run path names them
+        example_ids, stats = (
+            streamed if streamed is not None else _aligned_matrix(self._con, runs, k, what)
+        )
+        return StatsMatrix(
+            dataset=dataset,
+            task=task,
+            language=language,
+            metric=metric,
+            metric_config=runs["metric_config"].iloc[0],
+            stat_names=stat_names,
+            run_ids=run_ids,
+            models=runs["model"].tolist(),
+            seeds=[None if pd.isna(s) else int(s) for s in runs["seed"]],
+            config_hashes=runs["config_hash"].tolist(),
+            example_ids=example_ids,
+            stats=stats,
+        )
+
+    def _matrix_runs(
+        self,
+        what: str,
+        dataset: str,
+        task: str,
+        language: str,
+        metric: str,
+        models: Sequence[str] | None,
+        seeds: Sequence[int] | None,
+        config_hash: str | None,
+        configs: Mapping[str, str] | None,
+    ) -> pd.DataFrame:
+        """The runs of :meth:`matrix`, in its order, checked: some match, every requested
+        model has one, and all share one statistic layout and metric configuration."""
         runs = self._store.runs.frame(
             models=models,
             datasets=[dataset],
@@ -343,7 +384,6 @@ class Stats(Collaborator):
             runs = runs[runs["config_hash"] == config_hash]
         if configs is not None:
             runs = runs[in_configs(runs, configs)]
-        what = f"dataset={dataset!r}, task={task!r}, language={language!r}, metric={metric!r}"
         if runs.empty:
             raise StoreError(
                 f"no runs for {what} in {self.path}; 'glotbench show' lists what the store holds"
@@ -371,70 +411,55 @@ class Stats(Collaborator):
                 f"runs for {what} were scored with different metric configurations "
                 f"({', '.join(sorted(metric_configs))})"
             )
-        stat_names = tuple(layouts[0])
-        run_ids = runs["run_id"].tolist()
-        k = len(stat_names)
+        return runs
 
-        def matrix_of(example_ids: Any, stats: np.ndarray) -> StatsMatrix:
-            return StatsMatrix(
-                dataset=dataset,
-                task=task,
-                language=language,
-                metric=metric,
-                metric_config=runs["metric_config"].iloc[0],
-                stat_names=stat_names,
-                run_ids=run_ids,
-                models=runs["model"].tolist(),
-                seeds=[None if pd.isna(s) else int(s) for s in runs["seed"]],
-                config_hashes=runs["config_hash"].tolist(),
-                example_ids=example_ids,
-                stats=stats,
+
+def _aligned_matrix(
+    con: Any, runs: pd.DataFrame, k: int, what: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """Example ids (the first run's order) and the (m × n × k) statistics, run by run, each
+    run's rows put in the first run's order; runs that cover other examples are an error."""
+    run_ids = runs["run_id"].tolist()
+    table, sizes = _example_rows(con, run_ids)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    all_ids = table.column("example_id").to_numpy(zero_copy_only=False).astype(object)
+    flat = _stats_from_list(table.column("stats"), table.num_rows, k)
+    reference_ids: np.ndarray | None = None
+    reference_index: pd.Index | None = None
+    blocks: list[np.ndarray] = []
+    for i in range(len(run_ids)):
+        lo = int(starts[i])
+        hi = lo + int(sizes[i])
+        ids = all_ids[lo:hi]
+        block = flat[lo:hi]
+        if reference_index is None:
+            reference_ids = ids
+            reference_index = pd.Index(ids)
+            blocks.append(block)
+            continue
+        if ids.size == reference_index.size and np.array_equal(ids, reference_index):
+            blocks.append(block)  # same examples in the same order: nothing to align
+            continue
+        idx = reference_index.get_indexer(pd.Index(ids))
+        if ids.size != reference_index.size or (idx < 0).any():
+            missing = reference_index.difference(pd.Index(ids))
+            extra = pd.Index(ids).difference(reference_index)
+            first = runs.iloc[0]
+            this = runs.iloc[i]
+            raise StoreError(
+                f"runs for {what} cover different examples: model {this['model']!r} "
+                f"(seed {this['seed']}) lacks {len(missing)} example id(s) that model "
+                f"{first['model']!r} (seed {first['seed']}) has"
+                + (f", e.g. {list(missing[:3])}" if len(missing) else "")
+                + f", and has {len(extra)} it lacks"
+                + (f", e.g. {list(extra[:3])}" if len(extra) else "")
+                + "; paired analyses need the same test examples for every model"
             )
-
-        streamed = _streamed_matrix(self._con, run_ids, k)
-        if streamed is not None:  # every run covers the first run's examples exactly
-            return matrix_of(*streamed)
-        # some run lacks examples or has others: the run-by-run path names them
-        table, sizes = _example_rows(self._con, run_ids)
-        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-        all_ids = table.column("example_id").to_numpy(zero_copy_only=False).astype(object)
-        flat = _stats_from_list(table.column("stats"), table.num_rows, k)
-        reference_ids: np.ndarray | None = None
-        reference_index: pd.Index | None = None
-        blocks: list[np.ndarray] = []
-        for i in range(len(run_ids)):
-            lo = int(starts[i])
-            hi = lo + int(sizes[i])
-            ids = all_ids[lo:hi]
-            block = flat[lo:hi]
-            if reference_index is None:
-                reference_ids = ids
-                reference_index = pd.Index(ids)
-                blocks.append(block)
-                continue
-            if ids.size == reference_index.size and np.array_equal(ids, reference_index):
-                blocks.append(block)  # same examples in the same order: nothing to align
-                continue
-            idx = reference_index.get_indexer(pd.Index(ids))
-            if ids.size != reference_index.size or (idx < 0).any():
-                missing = reference_index.difference(pd.Index(ids))
-                extra = pd.Index(ids).difference(reference_index)
-                first = runs.iloc[0]
-                this = runs.iloc[i]
-                raise StoreError(
-                    f"runs for {what} cover different examples: model {this['model']!r} "
-                    f"(seed {this['seed']}) lacks {len(missing)} example id(s) that model "
-                    f"{first['model']!r} (seed {first['seed']}) has"
-                    + (f", e.g. {list(missing[:3])}" if len(missing) else "")
-                    + f", and has {len(extra)} it lacks"
-                    + (f", e.g. {list(extra[:3])}" if len(extra) else "")
-                    + "; paired analyses need the same test examples for every model"
-                )
-            aligned = np.empty_like(block)
-            aligned[idx] = block
-            blocks.append(aligned)
-        assert reference_ids is not None
-        return matrix_of(reference_ids, np.stack(blocks))
+        aligned = np.empty_like(block)
+        aligned[idx] = block
+        blocks.append(aligned)
+    assert reference_ids is not None
+    return reference_ids, np.stack(blocks)
 
 
 def in_configs(runs: pd.DataFrame, configs: Mapping[str, str]) -> pd.Series:
