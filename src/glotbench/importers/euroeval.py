@@ -231,44 +231,8 @@ def _legacy(rec: dict[str, Any], path: Path, line: int) -> EuroEvalRecord:
     langs = _language_list(
         langs, path, line, "dataset_languages" if "dataset_languages" in rec else "languages"
     )
-    total: dict[str, float] = {}
-    half: dict[str, float] = {}
-    for key, value in total_raw.items():
-        if key == "num_failed_instances":
-            continue
-        num = finite_number(value)
-        if num is None:
-            if value is None:
-                continue
-            if isinstance(value, float) and math.isnan(value):
-                if key.endswith("_se"):
-                    continue  # no interval: the score is stored without a standard error
-                num = math.nan  # not stored; write_import notes where it was
-        if num is None:
-            raise InputError(
-                f"expected a number, got {value!r}",
-                path=str(path),
-                line=line,
-                field=f"results.total.{key}",
-            )
-        if key.endswith("_se"):
-            half[key[: -len("_se")]] = num
-        else:
-            total[key] = num
-    # old names carry the mode in the model name: "org/model (few-shot, val)"
-    few_shot = _bool(rec.get("few_shot"))
-    validation = _bool(rec.get("validation_split"))
-    generative = _bool(rec.get("generative"))
-    m = _MODEL_SUFFIX.search(model)
-    if m:
-        inner = m.group("inner")
-        model = model[: m.start()].strip()
-        if validation is None:
-            validation = "val" in inner
-        if few_shot is None and ("few-shot" in inner or "zero-shot" in inner):
-            few_shot = "few-shot" in inner
-        if generative is None:
-            generative = "shot" in inner
+    total, half = _legacy_totals(total_raw, path, line)
+    model, few_shot, validation, generative = _legacy_mode(rec, model)
     meta = {
         k: rec.get(k)
         for k in (
@@ -303,6 +267,60 @@ def _legacy(rec: dict[str, Any], path: Path, line: int) -> EuroEvalRecord:
         validation_split=validation,
         generative=generative,
     )
+
+
+def _legacy_totals(
+    total_raw: Mapping[str, Any], path: Path, line: int
+) -> tuple[dict[str, float], dict[str, float]]:
+    """The mean scores of ``results.total`` and their interval half-widths (``*_se``); a
+    NaN score is kept as NaN, a NaN half-width dropped."""
+    total: dict[str, float] = {}
+    half: dict[str, float] = {}
+    for key, value in total_raw.items():
+        if key == "num_failed_instances":
+            continue
+        num = finite_number(value)
+        if num is None:
+            if value is None:
+                continue
+            if isinstance(value, float) and math.isnan(value):
+                if key.endswith("_se"):
+                    continue  # no interval: the score is stored without a standard error
+                num = math.nan  # not stored; write_import notes where it was
+        if num is None:
+            raise InputError(
+                f"expected a number, got {value!r}",
+                path=str(path),
+                line=line,
+                field=f"results.total.{key}",
+            )
+        if key.endswith("_se"):
+            half[key[: -len("_se")]] = num
+        else:
+            total[key] = num
+    return total, half
+
+
+def _legacy_mode(
+    rec: dict[str, Any], model: str
+) -> tuple[str, bool | None, bool | None, bool | None]:
+    """The model's name and its few-shot, validation-split and generative flags: given as
+    fields, else read from an old name's suffix ("org/model (few-shot, val)")."""
+    # old names carry the mode in the model name: "org/model (few-shot, val)"
+    few_shot = _bool(rec.get("few_shot"))
+    validation = _bool(rec.get("validation_split"))
+    generative = _bool(rec.get("generative"))
+    m = _MODEL_SUFFIX.search(model)
+    if m:
+        inner = m.group("inner")
+        model = model[: m.start()].strip()
+        if validation is None:
+            validation = "val" in inner
+        if few_shot is None and ("few-shot" in inner or "zero-shot" in inner):
+            few_shot = "few-shot" in inner
+        if generative is None:
+            generative = "shot" in inner
+    return model, few_shot, validation, generative
 
 
 def _eee(rec: dict[str, Any], path: Path, line: int) -> EuroEvalRecord:

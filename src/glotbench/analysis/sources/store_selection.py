@@ -100,28 +100,7 @@ def replicates_from_runs(
             "without replicates cannot be mixed with resampled runs; analyse them alone with "
             "task=TASK"
         )
-    analysed_on: dict[str, set[str]] = {}
-    cells: list[tuple[str, str, str, str, str, str | None, list[str]]] = []
-    for task, name in sorted(metrics.chosen.items()):
-        chosen, whole_metric = _runs_of(runs[runs["task"] == task], name)
-        analysed_on[task] = {name, *chosen["metric"].astype(str)}
-        for (dataset, stored_task, language, metric), cell in chosen.groupby(
-            ["dataset", "_stored_task", "language", "metric"], sort=True
-        ):
-            hashes = [None] if whole_metric else sorted(set(cell["config_hash"]))
-            for config_hash in hashes:
-                part = cell if config_hash is None else cell[cell["config_hash"] == config_hash]
-                cells.append(
-                    (
-                        str(task),
-                        str(dataset),
-                        str(stored_task),
-                        str(language),
-                        str(metric),
-                        config_hash,
-                        sorted(set(part["model"].astype(str))),
-                    )
-                )
+    cells, analysed_on = _cells(runs, metrics.chosen)
 
     def matrices() -> Iterator[Any]:
         """Each cell's statistics, read when the bootstrap asks for it (one cell in memory)."""
@@ -147,6 +126,42 @@ def replicates_from_runs(
     replicated, published = add_published(replicated, scores, analysed_on, run_cells, seed)
     notes.extend(published)
     return annotate(dataclasses.replace(replicated, metric=label), metrics, notes)
+
+
+#: a cell's (task, dataset, stored task name, language, metric, config hash, models)
+Cell = tuple[str, str, str, str, str, str | None, list[str]]
+
+
+def _cells(
+    runs: pd.DataFrame, metrics: Mapping[str, str]
+) -> tuple[list[Cell], dict[str, set[str]]]:
+    """The cells to bootstrap, one per dataset, stored task name, language, metric and (for
+    a harness name) config hash of each task's chosen runs; and per task the names of the
+    metrics it is analysed on."""
+    analysed_on: dict[str, set[str]] = {}
+    cells: list[Cell] = []
+    for task, name in sorted(metrics.items()):
+        chosen, whole_metric = _runs_of(runs[runs["task"] == task], name)
+        analysed_on[task] = {name, *chosen["metric"].astype(str)}
+        for (dataset, stored_task, language, metric), cell in chosen.groupby(
+            ["dataset", "_stored_task", "language", "metric"], sort=True
+        ):
+            hashes = [None] if whole_metric else sorted(set(cell["config_hash"]))
+            for config_hash in hashes:
+                part = cell if config_hash is None else cell[cell["config_hash"] == config_hash]
+                cells.append(
+                    (
+                        str(task),
+                        str(dataset),
+                        str(stored_task),
+                        str(language),
+                        str(metric),
+                        config_hash,
+                        sorted(set(part["model"].astype(str))),
+                    )
+                )
+
+    return cells, analysed_on
 
 
 def _canonical(tasks: pd.Series) -> pd.Series:
