@@ -287,6 +287,42 @@ def starter_demo(
             languages="with" if k is None else "without",
             k=k,
         )
+    path = Path(store)
+    run = _run_starter(path, iterations, on_event, models, languages, executor, all_models)
+    configs = run.configs  # the configurations of this installation's runs
+    # every number below is a function of the stored runs and the request: computed
+    # once per store content (docs/performance.md, Demo), then read from the cache
+    cache = AnalysisCache.beside(path)
+    key = _starter_key(path, settings, configs, run.notes)
+    cached = cache.get(key)
+    if isinstance(cached, StarterDemo):
+        run.scores = cached.run.scores
+        return dataclasses.replace(cached, run=run, store=path)
+    if on_event is not None:  # a long step after the jobs: the runner's display names it
+        on_event("phase", None, {"description": _analysing(settings)})
+    result = dataclasses.replace(_analyse_starter(path, run, configs, settings), cache_key=key)
+    cache.put(key, result)
+    return result
+
+
+def _analysing(settings: AnalysisSettings) -> str:
+    return (
+        f"analysing: {settings.n_replicates} bootstrap replicates per run, "
+        f"{settings.n_draws} paired draws"
+    )
+
+
+def _run_starter(
+    path: Path,
+    iterations: int | None,
+    on_event: Any,
+    models: list[str] | None,
+    languages: list[str] | None,
+    executor: str | None,
+    all_models: bool,
+) -> Any:
+    """Run (or resume) the starter suite into ``path``: the demo's models unless
+    ``all_models``; its scores are left to the analysis."""
     from glotbench.runner.benchmark import run_benchmark
 
     missing = missing_starter_packages()
@@ -294,11 +330,10 @@ def starter_demo(
         raise GlotbenchError(
             f"the starter suite needs {', '.join(missing)}: pip install 'glotbench[starter]'"
         )
-    path = Path(store)
     path.parent.mkdir(parents=True, exist_ok=True)
     if models is None and not all_models:
         models = demo_models()
-    run = run_benchmark(
+    return run_benchmark(
         STARTER_SUITE,
         store=path,
         iterations=iterations,
@@ -310,37 +345,21 @@ def starter_demo(
         executor=executor if executor is not None else default_executor(),
         speed_of=store_speed_table,
     )
-    configs = run.configs  # the configurations of this installation's runs
-    # every number below is a function of the stored runs and the request: computed
-    # once per store content (docs/performance.md, Demo), then read from the cache
-    cache = AnalysisCache.beside(path)
+
+
+def _starter_key(path: Path, settings: AnalysisSettings, configs: Any, notes: Any) -> str:
+    """The analysis cache's key of the demo: the store's content and the request."""
     with Store.open(path, read_only=True) as handle:
         fingerprint = store_fingerprint(handle)
-    key = cache_key(
+    return cache_key(
         fingerprint,
         {
             "analysis": "starter-demo",
             "settings": settings.to_dict(),
             "configs": configs,
-            "run_notes": list(run.notes),
+            "run_notes": list(notes),
         },
     )
-    cached = cache.get(key)
-    if isinstance(cached, StarterDemo):
-        run.scores = cached.run.scores
-        return dataclasses.replace(cached, run=run, store=path)
-    if on_event is not None:
-        on_event(
-            "phase",
-            None,
-            {
-                "description": f"analysing: {settings.n_replicates} bootstrap replicates per "
-                f"run, {settings.n_draws} paired draws"
-            },
-        )
-    result = dataclasses.replace(_analyse_starter(path, run, configs, settings), cache_key=key)
-    cache.put(key, result)
-    return result
 
 
 def _analyse_starter(

@@ -553,31 +553,20 @@ def multi_aso(
         corrected_level(confidence_level, m * (m - 1) / 2) if use_bonferroni else confidence_level
     )
     sorted_samples = [np.sort(s) for s in samples]
-    # resampled order statistics of every system at every grid point, shared by its pairs
-    boot_values = [
-        s[
-            bootstrap_quantile_positions(
-                s.size, quantile_positions(s.size, grid), num_bootstrap_iterations, seed, i
-            )
-        ]
-        for i, s in enumerate(sorted_samples)
-    ]
+    boot_values = _resampled_quantiles(sorted_samples, grid, num_bootstrap_iterations, seed)
     eps = np.eye(m)
     ratios = np.full((m, m), np.nan)
     for i in range(m):
         for j in range(i + 1, m):
-            a, b = sorted_samples[i], sorted_samples[j]
-            segs = segments(a.size, b.size, grid)
-            qa = a[quantile_positions(a.size, grid)[segs.first]]
-            qb = b[quantile_positions(b.size, grid)[segs.first]]
-            ratio = float(violation_ratio(qa, qb, segs, dt))
-            samples_ij = violation_ratio(
-                boot_values[i][:, segs.first], boot_values[j][:, segs.first], segs, dt
+            ratio, eps[i, j], eps[j, i] = _pair_eps_min(
+                sorted_samples[i],
+                sorted_samples[j],
+                boot_values[i],
+                boot_values[j],
+                grid,
+                dt,
+                level,
             )
-            const = np.sqrt(a.size * b.size / (a.size + b.size))
-            sigma_hat = np.std(const * (samples_ij - ratio))
-            eps[i, j] = eps_min_from(np.float64(ratio), sigma_hat, np.float64(const), level)
-            eps[j, i] = eps_min_from(np.float64(1.0 - ratio), sigma_hat, np.float64(const), level)
             ratios[i, j], ratios[j, i] = ratio, 1.0 - ratio
     return MultiASOResult(
         names=labels,
@@ -591,6 +580,46 @@ def multi_aso(
         dt=dt,
         threshold=threshold,
     )
+
+
+def _resampled_quantiles(
+    sorted_samples: Sequence[FloatArray], grid: FloatArray, n_iterations: int, seed: int
+) -> list[FloatArray]:
+    """Resampled order statistics of every system at every grid point, shared by its pairs."""
+    return [
+        s[
+            bootstrap_quantile_positions(
+                s.size, quantile_positions(s.size, grid), n_iterations, seed, i
+            )
+        ]
+        for i, s in enumerate(sorted_samples)
+    ]
+
+
+def _pair_eps_min(
+    a: FloatArray,
+    b: FloatArray,
+    boot_a: FloatArray,
+    boot_b: FloatArray,
+    grid: FloatArray,
+    dt: float,
+    level: float,
+) -> tuple[float, FloatArray, FloatArray]:
+    """Violation ratio ε of sorted samples ``a`` over ``b``, and ε_min both ways.
+
+    σ̂ comes from their resampled order statistics at the grid points
+    (``boot_a``, ``boot_b``).
+    """
+    segs = segments(a.size, b.size, grid)
+    qa = a[quantile_positions(a.size, grid)[segs.first]]
+    qb = b[quantile_positions(b.size, grid)[segs.first]]
+    ratio = float(violation_ratio(qa, qb, segs, dt))
+    samples_ij = violation_ratio(boot_a[:, segs.first], boot_b[:, segs.first], segs, dt)
+    const = np.sqrt(a.size * b.size / (a.size + b.size))
+    sigma_hat = np.std(const * (samples_ij - ratio))
+    eps_ab = eps_min_from(np.float64(ratio), sigma_hat, np.float64(const), level)
+    eps_ba = eps_min_from(np.float64(1.0 - ratio), sigma_hat, np.float64(const), level)
+    return ratio, eps_ab, eps_ba
 
 
 def batched_multi_aso(

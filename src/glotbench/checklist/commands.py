@@ -224,6 +224,28 @@ def checklist_score(
     """
     case_list = read_cases(cases) if isinstance(cases, (str, Path)) else list(cases)
     labels = case_list[0].labels if case_list else ()
+    by_model = _predictions_by_model(case_list, labels, predictions, models, predict, model)
+    result, matrices = score_cases(
+        case_list, by_model, n_resamples=n_resamples, confidence_level=confidence_level, seed=seed
+    )
+    if store is not None:
+        source = str(cases) if isinstance(cases, (str, Path)) else None
+        with Store.open(store) as st:
+            stored = store_results(st, matrices, list(by_model), source=source)
+        result = replace(result, stored={**stored, "store": str(store)})
+    return result
+
+
+def _predictions_by_model(
+    case_list: list[Any],
+    labels: Sequence[str],
+    predictions: Sequence[str | Path] | dict[str, Any] | None,
+    models: Sequence[str] | None,
+    predict: Any,
+    model: str | None,
+) -> dict[str, dict[str, Prediction]]:
+    """Each model's predictions by case id: of ``predict`` (named ``model``), of a mapping
+    model -> {id: prediction}, or of prediction files (named ``models``, else by file)."""
     by_model: dict[str, dict[str, Prediction]] = {}
     if predict is not None:
         by_model[str(model or getattr(predict, "__name__", "model"))] = predictions_from_callable(
@@ -246,15 +268,7 @@ def checklist_score(
             if name in by_model:
                 raise InputError(f"model name {name!r} given twice; give each file its own name")
             by_model[name] = read_predictions(path, labels)
-    result, matrices = score_cases(
-        case_list, by_model, n_resamples=n_resamples, confidence_level=confidence_level, seed=seed
-    )
-    if store is not None:
-        source = str(cases) if isinstance(cases, (str, Path)) else None
-        with Store.open(store) as st:
-            stored = store_results(st, matrices, list(by_model), source=source)
-        result = replace(result, stored={**stored, "store": str(store)})
-    return result
+    return by_model
 
 
 @dataclass(frozen=True)

@@ -344,34 +344,13 @@ def plan_design(
     simulate = _uses_simulation(settings, design, components.reference_examples)
     simulated = _simulate(components, design, settings) if simulate else None
     if simulated is not None:
-        power = None if delta is None else float(simulated.power(delta, settings.alpha)[0])
-        answers["simulation"] = {
-            "power": power,
-            "monte_carlo_error": None
-            if power is None
-            else float(simulated.monte_carlo_error(power)),
-            "minimum_detectable_difference": simulated.minimum_detectable(
-                settings.alpha, settings.power
-            ),
-            "sd_of_difference": simulated.empirical_sd,
-            "simulations": simulated.n_simulations,
-        }
+        answers["simulation"] = _simulation_answer(simulated, settings)
     method = (
         "simulation"
         if simulated is not None and (settings.method == "simulation" or not design.balanced)
         else "closed"
     )
-    plan_notes = list(notes)
-    if not design.balanced:
-        plan_notes.append(
-            "unbalanced design (unequal seeds or test-set sizes): "
-            + (
-                "the simulation answers; the closed form sums the per-language variances"
-                if method == "simulation"
-                else "the closed form sums the per-language variances (too large to simulate "
-                "within the budget; method='simulation' forces it)"
-            )
-        )
+    plan_notes = [*notes, _unbalanced_note(method)] if not design.balanced else list(notes)
     return Plan(
         components=components,
         design=design,
@@ -384,6 +363,33 @@ def plan_design(
         pairs=pairs if pairs is not None else pair_table([], settings),
         models=models,
         notes=tuple(plan_notes),
+    )
+
+
+def _simulation_answer(
+    simulated: SimulatedPower, settings: PlanSettings
+) -> dict[str, float | None]:
+    """The simulation's power at δ (with its Monte Carlo error), MDD and SD of the difference."""
+    delta = settings.delta
+    power = None if delta is None else float(simulated.power(delta, settings.alpha)[0])
+    return {
+        "power": power,
+        "monte_carlo_error": None if power is None else float(simulated.monte_carlo_error(power)),
+        "minimum_detectable_difference": simulated.minimum_detectable(
+            settings.alpha, settings.power
+        ),
+        "sd_of_difference": simulated.empirical_sd,
+        "simulations": simulated.n_simulations,
+    }
+
+
+def _unbalanced_note(method: str) -> str:
+    """What answers for an unbalanced design, and why."""
+    return "unbalanced design (unequal seeds or test-set sizes): " + (
+        "the simulation answers; the closed form sums the per-language variances"
+        if method == "simulation"
+        else "the closed form sums the per-language variances (too large to simulate "
+        "within the budget; method='simulation' forces it)"
     )
 
 

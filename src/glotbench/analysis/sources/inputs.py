@@ -146,24 +146,7 @@ def load_replicated(
     choice = MetricChoice.parse(metric)
     filters = {"model": models, "task": tasks, "language": languages}
     if input is not None:
-        from glotbench.ingest.readers import read_tidy
-
-        fast = _fast_csv(Path(input), choice, filters)
-        if fast is not None:
-            return fast
-        table = read_tidy(input)
-        frame = filter_frame(table.frame, filters)
-        if set(SUMMARY_COLUMNS) & set(frame.columns):
-            selected, _ = select_score_rows(frame, choice)
-            positions = selected.index.to_numpy()
-
-            def error(message: str, position: int | None, field: str | None) -> InputError:
-                return table.error(
-                    message, None if position is None else int(positions[position]), field
-                )
-
-            return components_from_summary(selected.reset_index(drop=True), error=error)
-        return replicates_from_table(frame, choice, error=table.error)
+        return _replicated_from_file(input, choice, filters)
     if store is None:
         raise InputError("no scores given: pass input=FILE (a scores file) or store=PATH")
     with Store.open(store, read_only=True) as handle:
@@ -182,6 +165,31 @@ def load_replicated(
             seed=seed,
             configs=configs,
         )
+
+
+def _replicated_from_file(
+    input: str | Path, choice: MetricChoice, filters: dict[str, Sequence[str] | None]
+) -> ReplicatedScores | ComponentTable:
+    """The scores of a tidy file (a plain CSV read fast): its SDs when it has summary columns,
+    else its replicates."""
+    from glotbench.ingest.readers import read_tidy
+
+    fast = _fast_csv(Path(input), choice, filters)
+    if fast is not None:
+        return fast
+    table = read_tidy(input)
+    frame = filter_frame(table.frame, filters)
+    if set(SUMMARY_COLUMNS) & set(frame.columns):
+        selected, _ = select_score_rows(frame, choice)
+        positions = selected.index.to_numpy()
+
+        def error(message: str, position: int | None, field: str | None) -> InputError:
+            return table.error(
+                message, None if position is None else int(positions[position]), field
+            )
+
+        return components_from_summary(selected.reset_index(drop=True), error=error)
+    return replicates_from_table(frame, choice, error=table.error)
 
 
 def summary_components_from_store(
@@ -282,32 +290,55 @@ def load_lmm_frame(
     >>> len(frame), sorted(frame["model"].unique())
     (27, ['glot500', 'mbert', 'xlmr'])
     """
-    from glotbench.ingest.readers import TidyTable, read_tidy
-
     if input is not None:
-        table = read_tidy(input)
-        frame = table.frame
-        if models or tasks or languages or metric:
-            mask = pd.Series(True, index=frame.index)
-            for col, wanted in (
-                ("model", models),
-                ("task", tasks),
-                ("language", languages),
-                ("metric", [metric] if metric else None),
-            ):
-                if wanted and col in frame.columns:
-                    mask &= frame[col].astype(str).isin([str(w) for w in wanted])
-            positions = mask.to_numpy().nonzero()[0]
-            frame = frame.iloc[positions].reset_index(drop=True)
-            base = table
+        return _lmm_frame_from_file(input, metric, models, tasks, languages)
+    return _lmm_frame_from_store(store, metric, models, tasks, languages)
 
-            def located(message: str, position: int | None = None, field: str | None = None):
-                pos = None if position is None else int(positions[position])
-                return base.error(message, pos, field)
 
-            return frame, located
-        return frame, table.error
+def _lmm_frame_from_file(
+    input: str | Path,
+    metric: str | None,
+    models: Sequence[str] | None,
+    tasks: Sequence[str] | None,
+    languages: Sequence[str] | None,
+) -> tuple[pd.DataFrame, Callable[..., InputError]]:
+    """A tidy scores file's rows of the filters, and errors located in the file."""
+    from glotbench.ingest.readers import read_tidy
+
+    table = read_tidy(input)
+    frame = table.frame
+    if models or tasks or languages or metric:
+        mask = pd.Series(True, index=frame.index)
+        for col, wanted in (
+            ("model", models),
+            ("task", tasks),
+            ("language", languages),
+            ("metric", [metric] if metric else None),
+        ):
+            if wanted and col in frame.columns:
+                mask &= frame[col].astype(str).isin([str(w) for w in wanted])
+        positions = mask.to_numpy().nonzero()[0]
+        frame = frame.iloc[positions].reset_index(drop=True)
+        base = table
+
+        def located(message: str, position: int | None = None, field: str | None = None):
+            pos = None if position is None else int(positions[position])
+            return base.error(message, pos, field)
+
+        return frame, located
+    return frame, table.error
+
+
+def _lmm_frame_from_store(
+    store: str | Path | None,
+    metric: str | None,
+    models: Sequence[str] | None,
+    tasks: Sequence[str] | None,
+    languages: Sequence[str] | None,
+) -> tuple[pd.DataFrame, Callable[..., InputError]]:
+    """The store's run scores of ``metric`` (else its scores table), and errors naming it."""
     from glotbench.analysis.sources.run_scores import run_scores_from_store
+    from glotbench.ingest.readers import TidyTable
 
     path = store if store is not None else DEFAULT_STORE_PATH
     with Store.open(path, read_only=True) as handle:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from glotbench.analysis.planning.estimate import PairEstimate, adjacent_pairs, estimate_pair, pooled
 from glotbench.analysis.planning.plan import Plan, PlanSettings, override, pair_table, plan_design
@@ -129,7 +130,8 @@ def plan_from_inputs(
     """
     settings = settings or PlanSettings()
     notes: list[str] = []
-    pairs = None
+    given = _Given(sigma_seed, sigma_boot, sigma_example, reference_examples, sigma_b, correlation)
+    pairs: pd.DataFrame | None = None
     chosen: tuple[str, str] | None = None
     if store is not None or input is not None:
         source = load_replicated(
@@ -142,38 +144,75 @@ def plan_from_inputs(
             n_replicates=bootstrap_replicates,
             seed=settings.seed,
         )
-        sizes, reference_examples = _sizes(store, input, source, reference_examples)
-        estimates, chosen = _estimates(source, sizes, models, notes)
-        pairs = pair_table(estimates, settings)
-        estimated = estimates[0].components if chosen else pooled(estimates)
-        design = estimates[0].design
-        if sigma_example is not None:
-            sigma_boot, reference_examples = sigma_example, 1
-        component_values, changed = override(
-            estimated,
-            sigma_seed_a=sigma_seed,
-            sigma_seed_b=sigma_seed,
-            sigma_boot_a=sigma_boot,
-            sigma_boot_b=sigma_boot,
-            correlation=correlation,
-            sigma_between_difference=sigma_b,
-            reference_examples=reference_examples,
+        component_values, design, pairs, chosen = _from_data(
+            source, store, input, models, given, settings, notes
         )
-        notes.extend(changed)
     else:
-        reference = reference_examples
-        if reference is None and isinstance(examples, int) and sigma_boot is not None:
-            reference = examples
-            notes.append(f"sigma_boot taken to hold at the design's {examples} examples")
-        component_values = replace(
-            _given_components(sigma_seed, sigma_boot, sigma_example, reference),
-            correlation=correlation if correlation is not None else 0.0,
-            sigma_between_difference=sigma_b if sigma_b is not None else float("nan"),
-        )
+        component_values = _from_given(given, examples, notes)
         design = Design(examples=None, seeds=1, languages=1)
     design = _planned_design(design, examples, seeds, seeds_b, n_languages, resample_languages)
     return plan_design(
         component_values, design, settings, pairs=pairs, models=chosen, notes=tuple(notes)
+    )
+
+
+@dataclass(frozen=True)
+class _Given:
+    """The components given as arguments (None: estimate or default)."""
+
+    sigma_seed: float | None
+    sigma_boot: float | None
+    sigma_example: float | None
+    reference_examples: int | None
+    sigma_b: float | None
+    correlation: float | None
+
+
+def _from_data(
+    source: ReplicatedScores | ComponentTable,
+    store: str | Path | None,
+    input: str | Path | None,
+    models: Sequence[str] | None,
+    given: _Given,
+    settings: PlanSettings,
+    notes: list[str],
+) -> tuple[Components, Design, pd.DataFrame, tuple[str, str] | None]:
+    """Components estimated from the data (the two ``models``, else pooled over neighbours),
+    the given values replacing estimates; the data's design, the pairs' table and the pair."""
+    sizes, reference_examples = _sizes(store, input, source, given.reference_examples)
+    estimates, chosen = _estimates(source, sizes, models, notes)
+    pairs = pair_table(estimates, settings)
+    estimated = estimates[0].components if chosen else pooled(estimates)
+    sigma_boot = given.sigma_boot
+    if given.sigma_example is not None:
+        sigma_boot, reference_examples = given.sigma_example, 1
+    component_values, changed = override(
+        estimated,
+        sigma_seed_a=given.sigma_seed,
+        sigma_seed_b=given.sigma_seed,
+        sigma_boot_a=sigma_boot,
+        sigma_boot_b=sigma_boot,
+        correlation=given.correlation,
+        sigma_between_difference=given.sigma_b,
+        reference_examples=reference_examples,
+    )
+    notes.extend(changed)
+    return component_values, estimates[0].design, pairs, chosen
+
+
+def _from_given(
+    given: _Given, examples: int | Sequence[int] | None, notes: list[str]
+) -> Components:
+    """Components from the given values alone (σ_boot at the design's size when no reference
+    size is given); correlation 0 and σ_b unknown unless given."""
+    reference = given.reference_examples
+    if reference is None and isinstance(examples, int) and given.sigma_boot is not None:
+        reference = examples
+        notes.append(f"sigma_boot taken to hold at the design's {examples} examples")
+    return replace(
+        _given_components(given.sigma_seed, given.sigma_boot, given.sigma_example, reference),
+        correlation=given.correlation if given.correlation is not None else 0.0,
+        sigma_between_difference=given.sigma_b if given.sigma_b is not None else float("nan"),
     )
 
 
