@@ -23,7 +23,7 @@ module                    commands
 :mod:`.run`               ``run``, ``failures``, ``suites``
 :mod:`.reproduce`         ``reproduce``
 :mod:`.importing`         ``import …``
-:mod:`.analyze`           ``analyze …``
+:mod:`.analyze`           ``analyze …`` (the design studies in :mod:`.analyze_studies`)
 :mod:`.significance`      ``significance …``
 :mod:`.build`             ``build …``
 :mod:`.checklist`         ``checklist …``
