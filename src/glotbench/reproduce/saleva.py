@@ -19,9 +19,7 @@ summary is checked and stated instead.
 
 from __future__ import annotations
 
-import json
 import math
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import cast
@@ -33,9 +31,15 @@ from glotbench.analysis.compare import compare_models
 from glotbench.analysis.draws import DrawSettings
 from glotbench.analysis.ranks import rank_models
 from glotbench.analysis.variance import ComponentTable, components_from_summary, variance_components
-from glotbench.errors import InputError
 from glotbench.importers.reuben import ReubenConfig, ReubenRows, parse_metric_specs, read_reuben
 from glotbench.reproduce.base import Cell, PaperReproduction, TableReproduction, rounding_tolerance
+from glotbench.reproduce.saleva_inputs import (
+    inputs_folder,
+    printed_value,
+    published_table,
+    read_flores,
+    read_xquad,
+)
 
 PAPER = "saleva"
 CITATION = (
@@ -73,78 +77,6 @@ def mc_share_tolerance(percent: float, n_draws: int = N_DRAWS, z: float = Z_MC) 
     """z binomial SEs (in percentage points) of the difference of two independent shares."""
     p = min(max(percent / 100.0, 0.0), 1.0)
     return z * 100.0 * math.sqrt(2.0 * p * (1.0 - p) / n_draws)
-
-
-# --- inputs -----------------------------------------------------------------------------------
-
-
-def _published(data_dir: Path, number: int) -> pd.DataFrame:
-    path = data_dir / "saleva" / f"table_{number:02d}.csv"
-    if not path.is_file():
-        raise InputError(f"the published table {path.name} is missing", path=str(path))
-    return pd.read_csv(path, dtype={"value": str, "rank": "Int64"}, keep_default_na=False)
-
-
-def _value(token: str) -> float | None:
-    token = token.strip().rstrip("%")
-    return None if token in ("", "-") else float(token.replace("−", "-"))
-
-
-def _inputs(data_dir: Path) -> Path:
-    root = data_dir / "saleva" / "inputs"
-    if not root.is_dir():
-        raise InputError(
-            "the Sälevä inputs are missing; expected reuben's experiments-for-paper files",
-            path=str(root),
-        )
-    return root
-
-
-def read_xquad(data_dir: Path) -> ReubenRows:
-    """XQuAD F1 per model and language, σ_seed and σ_boot as the seed-boot config declares."""
-    root = _inputs(data_dir) / "xquad" / "sd-cols"
-    config = ReubenConfig.from_yaml(root / "config-seed-boot.yaml")
-    return read_reuben(
-        root / "data.jsonl", config, task="xquad", metrics=["F1=squad_f1"], percent=True
-    )
-
-
-def read_flores(data_dir: Path) -> tuple[ReubenRows, list[str]]:
-    """FLORES-200 BLEU, ChrF++ and COMET per model and language pair, and what was corrected.
-
-    The published file gives Clarus 7B's chrF columns 100 times too large (``chrf_mean``
-    5269.19 for de-en); the importer refuses them (a chrF score lies in 0–100), so they are
-    divided by 100 in a temporary copy, and the refusal is returned as evidence.
-    """
-    root = _inputs(data_dir) / "flores"
-    config = ReubenConfig.from_yaml(root / "config-rich-output.yaml")
-    options = {"task": "flores", "metrics": ["chrf=chrf++", "comet=comet:0:100"]}
-    try:
-        return read_reuben(root / "data.jsonl", config, **options), []  # type: ignore[arg-type]
-    except InputError as exc:
-        refusal = str(exc)
-    records = [json.loads(line) for line in (root / "data.jsonl").read_text().splitlines() if line]
-    fixed_lines = []
-    for number, record in enumerate(records, start=1):
-        if record.get("chrf_mean", 0) > 100:
-            for key in ("chrf_mean", "chrf_seed_sd", "chrf_boot_sd"):
-                record[key] = record[key] / 100.0
-            fixed_lines.append(number)
-    with tempfile.TemporaryDirectory() as tmp:
-        copy = Path(tmp) / "data.jsonl"
-        copy.write_text("".join(json.dumps(r) + "\n" for r in records))
-        rows = read_reuben(copy, config, **options)  # type: ignore[arg-type]
-    models = sorted({records[i - 1]["model"] for i in fixed_lines})
-    note = (
-        f"Input erratum: flores/data.jsonl gives chrF 100× too large on lines "
-        f"{fixed_lines[0]}–{fixed_lines[-1]} ({', '.join(models)}, {len(fixed_lines)} rows: "
-        "chrf_mean, "
-        f"chrf_seed_sd, chrf_boot_sd). glotbench's importer refuses the file — “{refusal}” — so "
-        "these three columns were divided by 100 for the recomputation; the paper's ChrF++ "
-        "numbers for Clarus 7B (Tables 7, 8, 11) reproduce from the divided values, so the "
-        "paper used the correct scale and only the published file is wrong."
-    )
-    return rows, [note]
 
 
 def winsorised_count(values: np.ndarray, threshold: float = 3.5) -> int:
@@ -200,7 +132,7 @@ def _variance_summary(
     result = variance_components(table).per_model.set_index("model")
     cells = []
     for _, row in published.iterrows():
-        value = _value(row["value"])
+        value = printed_value(row["value"])
         if value is None:  # '-': σ_b has no SD/min/max over languages
             continue
         summary = result.loc[row["model_key"]]
@@ -242,7 +174,7 @@ def _per_language_components(
                     row["metric"] if row["metric"] != "F1" else "",
                     row["quantity"],
                 ),
-                _value(row["value"]),
+                printed_value(row["value"]),
                 recomputed,
                 rounding_tolerance(row["value"]),
                 reason_if_differs=reason,
@@ -279,14 +211,14 @@ def _pairwise(published: pd.DataFrame, table: ComponentTable, scale: float) -> l
         )
         if row["quantity"] == "mean_diff":
             cells.append(
-                Cell.compare(key, _value(printed), diff * scale, rounding_tolerance(printed))
+                Cell.compare(key, printed_value(printed), diff * scale, rounding_tolerance(printed))
             )
         else:
             tol = rounding_tolerance(printed) + mc_sd_tolerance(sd * scale)
             cells.append(
                 Cell.compare(
                     key,
-                    _value(printed),
+                    printed_value(printed),
                     sd * scale,
                     tol,
                     reason_if_differs="outside the Monte Carlo tolerance of two 10,000-draw SDs",
@@ -300,14 +232,14 @@ def _pairwise(published: pd.DataFrame, table: ComponentTable, scale: float) -> l
 
 def _table_1_and_10(data_dir: Path, xquad: ReubenRows) -> list[TableReproduction]:
     table = _table(xquad)
-    t1, t10 = _published(data_dir, 1), _published(data_dir, 10)
+    t1, t10 = published_table(data_dir, 1), published_table(data_dir, 10)
     # evidence: Table 1's summaries are summaries of Table 10's printed cells
-    printed10 = t10.assign(v=t10["value"].map(_value)).pivot_table(
+    printed10 = t10.assign(v=t10["value"].map(printed_value)).pivot_table(
         index="model_key", columns="quantity", values="v", aggfunc=list
     )
     agree, total = 0, 0
     for _, row in t1[t1["quantity"] != "sigma_b"].iterrows():
-        value = _value(row["value"])
+        value = printed_value(row["value"])
         if value is None:
             continue
         values = pd.Series(printed10.loc[row["model_key"], row["quantity"]])
@@ -380,7 +312,7 @@ def _table_1_and_10(data_dir: Path, xquad: ReubenRows) -> list[TableReproduction
 
 
 def _hypot_agreement(printed: pd.DataFrame) -> int:
-    wide = printed.assign(v=printed["value"].map(_value)).pivot_table(
+    wide = printed.assign(v=printed["value"].map(printed_value)).pivot_table(
         index=["model_key", "task_key"], columns="quantity", values="v"
     )
     return int((np.abs(np.hypot(wide["sigma_seed"], wide["sigma_boot"]) - wide["sigma_w"])
@@ -388,7 +320,7 @@ def _hypot_agreement(printed: pd.DataFrame) -> int:
 
 
 def _table_2(data_dir: Path, xquad: ReubenRows) -> TableReproduction:
-    published = _published(data_dir, 2)
+    published = published_table(data_dir, 2)
     cells = _pairwise(published, _table(xquad), 100.0)
     flags = published[published["quantity"] == "mean_diff"]
     recomputed = {c.key: c.recomputed for c in cells}
@@ -425,8 +357,8 @@ SWAPPED_IN_TABLE_3 = ("Clarus-7B-v0.3", "gemma-2-9b")
 
 def _with_table_10_sds(data_dir: Path, xquad: ReubenRows) -> ComponentTable:
     """The file's F1 means with Table 10's printed σ_seed and σ_boot (the other run's)."""
-    t10 = _published(data_dir, 10)
-    printed = t10.assign(v=t10["value"].map(_value) / 100).pivot_table(
+    t10 = published_table(data_dir, 10)
+    printed = t10.assign(v=t10["value"].map(printed_value) / 100).pivot_table(
         index=["model_key", "task_key"], columns="quantity", values="v"
     )
     printed.index = printed.index.set_names(["model", "language"])
@@ -446,7 +378,7 @@ def _shares(table: ComponentTable, languages: str) -> pd.DataFrame:
 
 
 def _table_3(data_dir: Path, xquad: ReubenRows) -> TableReproduction:
-    published = _published(data_dir, 3)
+    published = published_table(data_dir, 3)
     table = _table(xquad)
     plain = _shares(table, "none")
     resampled = _shares(table, "with")
@@ -456,7 +388,7 @@ def _table_3(data_dir: Path, xquad: ReubenRows) -> TableReproduction:
     cells = []
     agree_swapped = agree_other = 0
     for _, row in published.iterrows():
-        value = _value(row["value"])
+        value = printed_value(row["value"])
         value = 0.0 if value is None else value  # '-' is printed for 0
         aggregator, column = names[row["aggregator"]], f"rank_{row['rank']}"
         share = float(plain.loc[(aggregator, row["model_key"]), column])
@@ -542,7 +474,7 @@ def _flores_tables(data_dir: Path) -> list[TableReproduction]:
     flores, notes = read_flores(data_dir)
     metric_of = {"BLEU": "bleu", "ChrF++": "chrf++", "COMET": "comet"}
     tables = {name: _table(flores, metric) for name, metric in metric_of.items()}
-    t7, t8, t11 = (_published(data_dir, n) for n in (7, 8, 11))
+    t7, t8, t11 = (published_table(data_dir, n) for n in (7, 8, 11))
     cells7: list[Cell] = []
     cells8: list[Cell] = []
     cells11: list[Cell] = []
@@ -603,7 +535,7 @@ def _ner_tables(data_dir: Path) -> list[TableReproduction]:
         9: "NER: variance components summary over 61 datasets",
         12: "NER: var_seed and var_boot per model and dataset",
     }
-    root = _inputs(data_dir) / "ner" / "sd-cols"
+    root = inputs_folder(data_dir) / "ner" / "sd-cols"
     ner = read_reuben(
         root / "data.jsonl", ReubenConfig.from_yaml(root / "config-seed-boot.yaml"),
         task="ner", metrics=parse_metric_specs(["Mean=ner_f1"]), percent=True,
@@ -619,11 +551,11 @@ def _ner_tables(data_dir: Path) -> list[TableReproduction]:
         "split 30 % / 70 %, not two estimated components."
     )
     for number, title in titles.items():
-        published = _published(data_dir, number)
+        published = published_table(data_dir, number)
         notes: list[str] = []
         cells = []
         if number == 12:
-            wide = published.assign(v=published["value"].map(_value)).pivot_table(
+            wide = published.assign(v=published["value"].map(printed_value)).pivot_table(
                 index=["model_key", "task_key"], columns="quantity", values="v"
             )
             joined = wide.join(summary, how="inner")
@@ -645,7 +577,7 @@ def _ner_tables(data_dir: Path) -> list[TableReproduction]:
                 + split_note
             )
         for _, row in published.iterrows():
-            value = _value(row["value"])
+            value = printed_value(row["value"])
             if value is None:
                 continue
             key = _cell_key(row["model"], row["panel"], row["language_or_pair"], row["model2"],

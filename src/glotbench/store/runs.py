@@ -9,7 +9,7 @@ The examples' statistics are read through ``store.stats``
 (:mod:`glotbench.store.stats`). A run too large for one transaction's memory
 is written in several (:meth:`Runs.write_chunks`), its ``runs`` row last: a
 run is complete exactly when its ``runs`` row exists, whichever way it was
-written.
+written. The Arrow tables are built by :mod:`glotbench.store.run_tables`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ import os
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, field
 from typing import Any
 
 import duckdb
@@ -32,6 +31,19 @@ from glotbench.errors import InputError, StoreError
 from glotbench.store.layout import (
     _RUN_COLUMNS,
     _first,
+)
+from glotbench.store.run_tables import (
+    BatchWrite,
+    PreparedRun,
+    check_unique,
+    example_columns,
+    examples_table,
+    has_blank,
+    id_strings,
+    run_row,
+    runs_table,
+    source_position_array,
+    with_positions,
 )
 from glotbench.store.schema import (
     RunKey,
@@ -55,21 +67,6 @@ RunItem = (
     | tuple[RunRecord, Sequence[Any] | np.ndarray, npt.ArrayLike, npt.ArrayLike | None]
 )
 
-_EXAMPLE_COLUMNS = ("run_id", "position", "example_id", "stats", "source_position")
-
-#: Arrow types of the ``runs`` columns as :meth:`Runs._prepare_run` builds them
-#: (JSON columns travel as text; DuckDB casts them on insert)
-_RUN_ARROW_TYPES: dict[str, pa.DataType] = {
-    "seed": pa.int64(),
-    "metric_config": pa.string(),
-    "stat_names": pa.list_(pa.string()),
-    "n_examples": pa.int64(),
-    "model_metadata": pa.string(),
-    "seconds": pa.float64(),
-    "examples_per_second": pa.float64(),
-    "created_at": pa.timestamp("us"),
-}
-
 #: runs in the first transaction of :meth:`Runs.write_batches`; each next
 #: batch doubles, up to ``batch_runs``, so the first runs are committed (and
 #: reported) at once and large imports still pay few commits
@@ -87,181 +84,6 @@ COMMIT_ROWS = 131_072
 #: one, the store's buffers and the final repeated-id check (an aggregate over the
 #: run's ids) grow with the run; with it they spill to ``<store>.tmp``
 CHUNKED_WRITE_MEMORY = "64MB"
-
-
-def _list_array(stats: npt.NDArray[np.float64]) -> pa.ListArray:
-    n, k = stats.shape
-    offsets = pa.array(np.arange(0, n * k + 1, k, dtype=np.int32))
-    return pa.ListArray.from_arrays(offsets, pa.array(stats.reshape(-1), type=pa.float64()))
-
-
-def _source_position_array(
-    positions: npt.ArrayLike | None, ids: np.ndarray, where: str
-) -> pa.Array:
-    """The ``source_position`` column of a run: NULLs, or unique integers ≥ 0 (validated)."""
-    if positions is None:
-        return pa.nulls(ids.size, type=pa.int64())
-    raw = np.asarray(positions)
-    if raw.ndim != 1 or raw.size != ids.size:
-        raise InputError(
-            f"{where}: {raw.size} source positions for {ids.size} examples (one per example)"
-        )
-    values = pd.to_numeric(pd.Series(raw, dtype=object), errors="coerce").to_numpy(np.float64)
-    bad = ~np.isfinite(values) | (values < 0) | (values != np.floor(values))
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise InputError(
-            f"{where}: source position of example {ids[i]!r} must be an integer ≥ 0, got {raw[i]!r}"
-        )
-    ints = values.astype(np.int64)
-    unique, counts = np.unique(ints, return_counts=True)
-    if (counts > 1).any():
-        dup = int(unique[counts > 1][0])
-        raise InputError(f"{where}: source position {dup} is given to more than one example")
-    return pa.array(ints, type=pa.int64())
-
-
-def _run_row(run: RunRecord, n: int, digest: str) -> list[Any]:
-    """A run's ``runs`` columns in :data:`_RUN_COLUMNS` order (``n`` examples, ``digest``)."""
-    return [
-        run.run_id,
-        run.model,
-        run.dataset,
-        run.task,
-        run.language,
-        run.seed,
-        run.config_hash,
-        run.metric,
-        json.dumps(run.metric_config, ensure_ascii=False, default=str),
-        list(run.stat_names),
-        n,
-        json.dumps(run.model_metadata, ensure_ascii=False, default=str),
-        run.seconds,
-        run.examples_per_second,
-        run.source,
-        run.import_id,
-        digest,
-        run.created_at,
-    ]
-
-
-@dataclass
-class _PreparedRun:
-    """A validated run, ready to insert (:meth:`Runs._prepare_run`).
-
-    ``row`` holds the ``runs`` columns in :data:`_RUN_COLUMNS` order;
-    ``examples`` the run's ``example_stats`` columns except ``run_id``.
-    """
-
-    run_id: str
-    description: str
-    row: list[Any]
-    examples: pa.Table
-
-    @property
-    def n_examples(self) -> int:
-        return int(self.examples.num_rows)
-
-
-@dataclass
-class BatchWrite:
-    """What :meth:`Runs.write_batches` wrote."""
-
-    run_ids: list[str] = field(default_factory=list)
-    examples: int = 0
-    skipped: int = 0
-    batches: int = 0
-
-    @property
-    def written(self) -> int:
-        return len(self.run_ids)
-
-    def add(self, runs: Sequence[_PreparedRun], *, skipped: int) -> None:
-        self.run_ids.extend(r.run_id for r in runs)
-        self.examples += sum(r.n_examples for r in runs)
-        self.skipped += skipped
-        self.batches += 1
-
-
-def _id_strings(example_ids: Sequence[Any] | np.ndarray) -> tuple[list[str], pa.Array]:
-    """Example ids as a list of ``str`` (non-strings converted with ``str``) and as Arrow.
-
-    The common case — all ids already strings — converts in C (no Python loop).
-    """
-    raw = example_ids.tolist() if isinstance(example_ids, np.ndarray) else list(example_ids)
-    try:
-        arr = pa.array(raw)
-    except (pa.ArrowInvalid, pa.ArrowTypeError):
-        arr = None
-    if arr is None or arr.type != pa.string() or arr.null_count:
-        raw = [e if isinstance(e, str) else str(e) for e in raw]
-        arr = pa.array(raw, type=pa.string())
-    return raw, arr
-
-
-def _has_blank(ids: list[str]) -> bool:
-    """Whether an id is empty or whitespace only (``not id.strip()``), looping in C."""
-    return not all(map(str.strip, ids))
-
-
-def _example_columns(
-    ids: pa.Array, matrix: npt.NDArray[np.float64], source_position: pa.Array
-) -> pa.Table:
-    """A run's ``example_stats`` columns except ``run_id`` (inserted by name)."""
-    return pa.table(
-        {
-            "position": pa.array(np.arange(len(ids), dtype=np.int32)),
-            "example_id": ids,
-            "stats": _list_array(matrix),
-            "source_position": source_position,
-        }
-    )
-
-
-def _with_positions(
-    runs: Iterable[tuple[Any, ...]], source_positions: Sequence[npt.ArrayLike | None] | None
-) -> list[tuple[Any, ...]]:
-    """Runs as (record, ids, stats, source_positions) tuples.
-
-    A run is given as (record, ids, stats) or with its source positions as a
-    fourth item; ``source_positions`` (one entry per run) fills them in instead.
-    """
-    items = [tuple(item) for item in runs]
-    if source_positions is None:
-        return [item if len(item) == 4 else (*item, None) for item in items]
-    positions = list(source_positions)
-    if len(positions) != len(items):
-        raise InputError(f"{len(positions)} source_positions entries for {len(items)} runs")
-    return [(*item[:3], pos) for item, pos in zip(items, positions, strict=True)]
-
-
-def _batch_examples(runs: Sequence[_PreparedRun]) -> pa.Table:
-    """The ``example_stats`` rows of a batch of runs, in run order, as one Arrow table."""
-    body = pa.concat_tables([r.examples for r in runs]).combine_chunks()  # one chunk: fast scan
-    owner = np.repeat(np.arange(len(runs), dtype=np.int32), [r.n_examples for r in runs])
-    run_ids = pa.DictionaryArray.from_arrays(
-        pa.array(owner), pa.array([r.run_id for r in runs], type=pa.string())
-    )  # DuckDB stores it as VARCHAR; no string per row is built in Python
-    return body.add_column(0, "run_id", run_ids)
-
-
-def _batch_runs(runs: Sequence[_PreparedRun]) -> pa.Table:
-    """The ``runs`` rows of a batch as one Arrow table (columns in table order)."""
-    columns = list(zip(*(r.row for r in runs), strict=True))
-    return pa.table(
-        {
-            name: pa.array(values, type=_RUN_ARROW_TYPES.get(name, pa.string()))
-            for name, values in zip(_RUN_COLUMNS, columns, strict=True)
-        }
-    )
-
-
-def _check_unique(runs: Sequence[_PreparedRun], seen: set[str]) -> None:
-    """Refuse a run given twice (within ``runs`` or already in ``seen``); extends ``seen``."""
-    for item in runs:
-        if item.run_id in seen:
-            raise InputError(f"run ({item.description}) is given more than once")
-        seen.add(item.run_id)
 
 
 @contextmanager
@@ -300,7 +122,7 @@ def _insert_chunk(
     digest: StatsDigest,
 ) -> int:
     """Check one chunk of a run and insert its rows from ``position`` on; its row count."""
-    id_list, arr = _id_strings(ids)
+    id_list, arr = id_strings(ids)
     m = len(id_list)
     matrix = np.asarray(stats, dtype=np.float64)
     if matrix.ndim != 2 or matrix.shape != (m, k):
@@ -310,7 +132,7 @@ def _insert_chunk(
         )
     _require_finite(matrix, id_list, where)
     digest.update_stats(matrix)
-    table = _example_columns(arr, matrix, pa.nulls(m, type=pa.int64()))
+    table = example_columns(arr, matrix, pa.nulls(m, type=pa.int64()))
     table = table.set_column(
         0, "position", pa.array(np.arange(position, position + m, dtype=np.int32))
     )
@@ -444,8 +266,8 @@ class Runs(Collaborator):
         The runs are written as one batch (:meth:`_write_batch`): one Arrow
         insert per table, whatever their number.
         """
-        prepared = [self._prepare_run(*item) for item in _with_positions(runs, source_positions)]
-        _check_unique(prepared, set())
+        prepared = [self._prepare_run(*item) for item in with_positions(runs, source_positions)]
+        check_unique(prepared, set())
         if not prepared:
             return 0
         with self.transaction() as con:
@@ -481,7 +303,7 @@ class Runs(Collaborator):
             raise InputError("batch_runs and batch_rows must be at least 1")
         result = BatchWrite()
         seen: set[str] = set()
-        batch: list[_PreparedRun] = []
+        batch: list[PreparedRun] = []
         rows = 0
         handled = 0
         limit = min(FIRST_BATCH_RUNS, batch_runs)
@@ -498,7 +320,7 @@ class Runs(Collaborator):
 
         for item in runs:
             prepared = self._prepare_run(*item)  # a fourth item: the source positions
-            _check_unique([prepared], seen)
+            check_unique([prepared], seen)
             batch.append(prepared)
             rows += prepared.n_examples
             if len(batch) >= limit or rows >= batch_rows:
@@ -513,9 +335,9 @@ class Runs(Collaborator):
         example_ids: Sequence[Any] | np.ndarray,
         stats: npt.ArrayLike,
         source_positions: npt.ArrayLike | None = None,
-    ) -> _PreparedRun:
+    ) -> PreparedRun:
         """Validate a run and build its rows (nothing is written)."""
-        id_list, ids = _id_strings(example_ids)
+        id_list, ids = id_strings(example_ids)
         n = len(id_list)
         matrix = np.asarray(stats, dtype=np.float64)
         k = len(run.stat_names)
@@ -529,7 +351,7 @@ class Runs(Collaborator):
             raise InputError(f"{where}: a run needs at least one example")
         if run.n_examples is not None and run.n_examples != n:
             raise InputError(f"{where}: n_examples is {run.n_examples} but {n} examples were given")
-        if _has_blank(id_list):
+        if has_blank(id_list):
             raise InputError(f"{where}: example ids must not be empty")
         if len(set(id_list)) != n:
             index = pd.Index(id_list)
@@ -539,15 +361,15 @@ class Runs(Collaborator):
         source = (
             pa.nulls(n, type=pa.int64())
             if source_positions is None
-            else _source_position_array(source_positions, np.asarray(id_list, dtype=object), where)
+            else source_position_array(source_positions, np.asarray(id_list, dtype=object), where)
         )
         digest = stats_digest(id_list, matrix, tuple(run.stat_names))
         run_id = run.run_id
-        return _PreparedRun(
+        return PreparedRun(
             run_id=run_id,
             description=run.describe(),
-            row=_run_row(run, n, digest),
-            examples=_example_columns(ids, matrix, source),
+            row=run_row(run, n, digest),
+            examples=example_columns(ids, matrix, source),
         )
 
     def write_chunks(
@@ -589,8 +411,8 @@ class Runs(Collaborator):
         where = f"run ({run.describe()})"
         digest = StatsDigest(tuple(run.stat_names))
         for ids, _stats in chunks():
-            id_list, _ = _id_strings(ids)
-            if _has_blank(id_list):
+            id_list, _ = id_strings(ids)
+            if has_blank(id_list):
                 raise InputError(f"{where}: example ids must not be empty")
             digest.update_ids(id_list)
         n = digest.n_ids
@@ -659,21 +481,21 @@ class Runs(Collaborator):
         ).fetchall()
         if repeated:
             raise InputError(f"{where}: example id {repeated[0][0]!r} occurs more than once")
-        prepared = _PreparedRun(
+        prepared = PreparedRun(
             run_id=run_id,
             description=run.describe(),
-            row=_run_row(run, n, digest),
+            row=run_row(run, n, digest),
             examples=pa.table({}),
         )
-        with _registered(con, "_incoming_runs", _batch_runs([prepared])) as view:
+        with _registered(con, "_incoming_runs", runs_table([prepared])) as view:
             cols = ", ".join(_RUN_COLUMNS)
             con.execute(f"INSERT INTO runs ({cols}) SELECT {cols} FROM {view}")
             self._store.failures.resolve_for_runs(con, view)
         con.execute("DELETE FROM meta WHERE key = ?", [PARTIAL_RUN_PREFIX + run_id])
 
     def _write_batch(
-        self, con: duckdb.DuckDBPyConnection, runs: Sequence[_PreparedRun], *, replace: bool
-    ) -> list[_PreparedRun]:
+        self, con: duckdb.DuckDBPyConnection, runs: Sequence[PreparedRun], *, replace: bool
+    ) -> list[PreparedRun]:
         """Skip, or (``replace``) delete, the stored runs of a batch, then insert the batch.
 
         The caller holds the transaction. Which runs are stored already is one
@@ -707,19 +529,19 @@ class Runs(Collaborator):
             self._insert_batch(con, todo)
         return todo
 
-    def _insert_batch(self, con: duckdb.DuckDBPyConnection, runs: Sequence[_PreparedRun]) -> None:
+    def _insert_batch(self, con: duckdb.DuckDBPyConnection, runs: Sequence[PreparedRun]) -> None:
         """Insert runs' example statistics and ``runs`` rows: one Arrow insert per table.
 
         The caller holds the transaction. Every column of the examples tables
         is inserted by name, so a new ``example_stats`` column needs only the
-        DDL and :func:`_example_columns`. Open failures of the runs' (model,
+        DDL and :func:`example_columns`. Open failures of the runs' (model,
         dataset, seed, config_hash) are resolved from the same ``runs`` rows.
         """
-        examples = _batch_examples(runs)
+        examples = examples_table(runs)
         names = ", ".join(_sql_ident(c) for c in examples.column_names)
         with _registered(con, "_incoming_stats", examples) as view:
             con.execute(f"INSERT INTO example_stats ({names}) SELECT {names} FROM {view}")
-        with _registered(con, "_incoming_runs", _batch_runs(runs)) as view:
+        with _registered(con, "_incoming_runs", runs_table(runs)) as view:
             cols = ", ".join(_RUN_COLUMNS)
             con.execute(f"INSERT INTO runs ({cols}) SELECT {cols} FROM {view}")
             self._store.failures.resolve_for_runs(con, view)
