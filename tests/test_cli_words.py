@@ -46,6 +46,7 @@ SHOWS_COMMANDS: dict[str, set[str] | None] = {
     "report/leaderboard.py": None,
     "report/analyses.py": None,
     "report/html.py": None,
+    "report/lmm_section.py": None,  # how to get the residual checks: the command
     "report/reproduction_link.py": None,
     "reproduce/scandeval.py": None,
     "runner/command_line.py": {"--dump-suite", "--data-dir"},  # the dumped suite's header
