@@ -1,4 +1,4 @@
-"""The public API: every public name of api.py exported and documented (numpydoc), its
+"""The public API: every public name of api.py (and _api/) exported and documented (numpydoc), its
 Examples run as doctests (in a temporary folder holding the example files), every result
 class with an Attributes section, and docs/api.md in step with ``api.__all__``.
 """
@@ -42,11 +42,15 @@ RESULT_CLASSES = [
 SLOW_EXAMPLES = {"store_pair_statistics", "write_report"}
 
 
+#: the functions api.py defines itself, by subject (imported into api.py)
+API_PARTS = sorted((API_FILE.parent / "_api").glob("*.py"))
+
+
 def _defined_in_api() -> list[str]:
-    tree = ast.parse(API_FILE.read_text(encoding="utf-8"))
     return [
         node.name
-        for node in tree.body
+        for path in (API_FILE, *API_PARTS)
+        for node in ast.parse(path.read_text(encoding="utf-8")).body
         if isinstance(node, ast.FunctionDef | ast.ClassDef) and not node.name.startswith("_")
     ]
 

@@ -54,6 +54,7 @@ TOP_LEVEL: dict[str, str] = {
     "reproduce": "reproduction",
     "report": "rendering",
     "api": "facade",
+    "_api": "facade",  # the functions api.py defines, by subject
     "demo_xtreme": "facade",
     "demo_starter": "facade",
     "cli": "command line",  # cli.py, or the package glotbench/cli/
