@@ -55,9 +55,9 @@ assert t.num_rows > 0
 PARSE = """
 import sys
 from pathlib import Path
-from glotbench.analysis.sources.csv_replicates import _open
+from glotbench.analysis.sources.csv_replicates import _open, _types
 names = ["model", "task", "language", "seed", "replicate", "score"]
-assert sum(batch.num_rows for batch in _open(Path(sys.argv[1]), names)) > 0
+assert sum(b.num_rows for b in _open(sys.argv[1], names, _types(names), skip_rows=1)) > 0
 """
 
 

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from glotbench.analysis.selection import MetricChoice, replicates_from_table
+from glotbench.analysis.sources import csv_chunks
 from glotbench.analysis.sources.csv_replicates import replicates_from_csv
 from glotbench.analysis.sources.inputs import load_replicated
 from glotbench.errors import InputError
@@ -120,10 +121,16 @@ def mutate(lines: list[str], rng: np.random.Generator) -> str:
     return ("\ufeff" if rng.random() < 0.1 else "") + text
 
 
+@pytest.mark.parametrize("chunk_bytes", [None, 64])
 @pytest.mark.parametrize("chunk", range(4))
-def test_fast_path_matches_the_per_record_path_on_mutated_files(tmp_path: Path, chunk: int) -> None:
+def test_fast_path_matches_the_per_record_path_on_mutated_files(
+    tmp_path: Path, chunk: int, chunk_bytes: int | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Also with chunks of 64 bytes: problems in later chunks, after earlier ones."""
+    if chunk_bytes is not None:
+        monkeypatch.setattr(csv_chunks, "CHUNK_BYTES", chunk_bytes)
     rng = np.random.default_rng(1000 + chunk)
-    accepted = 0
+    accepted = refused = 0
     for case in range(100):
         path = tmp_path / f"s{case}.csv"
         path.write_bytes(mutate(base_lines(rng), rng).encode("utf-8", "surrogatepass"))
@@ -132,7 +139,11 @@ def test_fast_path_matches_the_per_record_path_on_mutated_files(tmp_path: Path, 
             names = csv_header(path, False)
         except InputError:
             names = None
-        fast = replicates_from_csv(path, False, names) if names is not None else None
+        try:
+            fast: object = replicates_from_csv(path, False, names) if names is not None else None
+        except InputError as exc:  # found by the fast path: the per-record path's text
+            fast = f"InputError: {exc}"
+            refused += 1
         if fast is not None:
             accepted += 1
             assert same(fast, ref), (case, path.read_bytes()[:400])
@@ -141,7 +152,8 @@ def test_fast_path_matches_the_per_record_path_on_mutated_files(tmp_path: Path, 
         except InputError as exc:
             got = f"InputError: {exc}"
         assert same(got, ref), (case, path.read_bytes()[:400])
-    assert accepted >= 20  # the fast path is exercised, not only the fallback
+    assert accepted - refused >= 20  # the fast path is exercised, not only the fallback
+    assert refused >= 5  # and so are its errors
 
 
 def test_unmutated_files_take_the_fast_path(tmp_path: Path) -> None:
@@ -166,3 +178,67 @@ def test_gzipped_and_crlf_files_read_alike(tmp_path: Path) -> None:
     assert fast is not None
     assert same(fast, reference(plain))
     assert same(load_replicated(input=packed), reference(packed))
+
+
+def large_lines(n_models: int = 20, n_reps: int = 200) -> list[str]:
+    """A well-formed file: n_models × 3 tasks × 10 languages × 1 seed × n_reps records."""
+    rng = np.random.default_rng(5)
+    rows = ["model,task,language,seed,replicate,score"]
+    for m in range(n_models):
+        for t in range(3):
+            for lang in range(10):
+                scores = rng.uniform(0.2, 0.9, n_reps)
+                rows += [f"m{m:02d},t{t},l{lang},7,{r},{scores[r]!r}" for r in range(n_reps)]
+    return rows
+
+
+def _break_score(lines: list[str], at: int) -> None:
+    lines[at] = lines[at].rsplit(",", 1)[0] + ",nan"
+
+
+LARGE_CASES = {
+    "score": lambda lines: _break_score(lines, -3),
+    "extra field": lambda lines: lines.__setitem__(-3, lines[-3] + ",x"),
+    "repeated key": lambda lines: lines.append(lines[10]),
+    "seed after score": lambda lines: (
+        _break_score(lines, 1000),
+        lines.__setitem__(-3, lines[-3].replace(",7,", ",seven,")),
+    ),
+    "fewer replicates": lambda lines: lines.pop(-3),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LARGE_CASES))
+def test_a_bad_line_near_the_end_of_a_large_file_is_named_without_a_per_record_pass(
+    tmp_path: Path, case: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """120,000 records in chunks of 1 MiB: the problem near the end (or, seeds before
+    scores, the earlier stage) is the per-record path's error, found by checking only
+    the chunk that holds it per record."""
+    import glotbench.analysis.replicates as replicates_module
+    import glotbench.ingest.readers as readers_module
+
+    lines = large_lines()
+    LARGE_CASES[case](lines)
+    path = tmp_path / "large.csv"
+    path.write_text("\n".join(lines) + "\n")
+    ref = reference(path)
+    assert isinstance(ref, str) and "InputError" in ref
+    monkeypatch.setattr(csv_chunks, "CHUNK_BYTES", 1 << 20)
+    checked: list[int] = []
+    check_numbers = replicates_module.check_numbers
+
+    def counted(frame: object, error: object) -> object:
+        checked.append(len(frame))  # type: ignore[arg-type]
+        return check_numbers(frame, error)  # type: ignore[arg-type]
+
+    def no_whole_file(path: object) -> object:
+        raise AssertionError("the whole file was read per record")
+
+    monkeypatch.setattr(replicates_module, "check_numbers", counted)
+    monkeypatch.setattr(readers_module, "read_tidy", no_whole_file)
+    with pytest.raises(InputError) as caught:
+        load_replicated(input=path)
+    assert f"InputError: {caught.value}" == ref
+    # at most two 1 MiB chunks (~30,000 records each) were checked per record
+    assert sum(checked) <= 2 * (1 << 20) // 30

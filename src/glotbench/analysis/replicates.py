@@ -233,6 +233,53 @@ def _unit_order(frame: pd.DataFrame) -> list[Unit]:
     return [Unit(str(t), str(lang)) for t, lang in pairs.itertuples(index=False)]
 
 
+#: the message of a record whose (model, task, language, seed, replicate) came before
+DUPLICATE_RECORD = (
+    "this record repeats the model, task, language, seed and replicate of an earlier one; "
+    "give each replicate its own 'replicate' index"
+)
+
+
+def unequal_replicates(model: str, unit: Unit, low: object, high: object) -> str:
+    """The message of a seed with fewer bootstrap replicates than others."""
+    return (
+        f"model {model!r} on {unit.task}/{unit.language} has {low} replicates for one seed but "
+        f"others have {high}; every seed needs the same number of bootstrap replicates (they "
+        "are paired draws)"
+    )
+
+
+def check_numbers(frame: pd.DataFrame, error: ErrorAt = row_error) -> pd.DataFrame:
+    """A copy of a tidy scores table with numeric ``seed`` / ``replicate`` (empty: missing)
+    and ``score``, and a ``task`` column; the first value that is not an integer (seeds
+    first, then replicates) or not a finite score is an error naming its row."""
+    data = frame.copy()
+    if "task" not in data.columns:
+        data["task"] = "task"
+    for column in ("seed", "replicate"):
+        if column in data.columns:
+            raw = data[column].replace("", None)
+            numeric = pd.to_numeric(raw, errors="coerce")
+            bad = numeric.isna() & raw.notna()
+            bad |= numeric.notna() & (numeric != numeric.round())
+            if bad.any():
+                row = int(np.flatnonzero(bad.to_numpy())[0])
+                raise error(f"{column} {raw.iloc[row]!r} is not an integer", row, column)
+            data[column] = numeric
+    score = pd.to_numeric(data["score"], errors="coerce").to_numpy(dtype=np.float64)
+    bad = ~np.isfinite(score)
+    if bad.any():
+        row = int(np.argmax(bad))
+        raise error(
+            f"score {data['score'].iloc[row]!r} is not a finite number; remove the row or fix "
+            "the value (NaN scores are never averaged silently)",
+            row,
+            "score",
+        )
+    data["score"] = score
+    return data
+
+
 def replicates_from_frame(
     frame: pd.DataFrame, metric: str | None = None, error: ErrorAt = row_error
 ) -> ReplicatedScores:
@@ -253,44 +300,16 @@ def replicates_from_frame(
             None,
             missing[0],
         )
-    data = frame.copy()
-    if "task" not in data.columns:
-        data["task"] = "task"
-    for column in ("seed", "replicate"):
-        if column in data.columns:
-            raw = data[column].replace("", None)
-            numeric = pd.to_numeric(raw, errors="coerce")
-            bad = numeric.isna() & raw.notna()
-            bad |= numeric.notna() & (numeric != numeric.round())
-            if bad.any():
-                row = int(np.flatnonzero(bad.to_numpy())[0])
-                raise error(f"{column} {raw.iloc[row]!r} is not an integer", row, column)
-            data[column] = numeric
+    data = check_numbers(frame, error)
     has_seed = "seed" in data.columns and data["seed"].notna().any()
     has_replicate = "replicate" in data.columns and data["replicate"].notna().any()
     data["seed"] = data["seed"].fillna(-1) if has_seed else -1
     data["replicate"] = data["replicate"].fillna(0) if has_replicate else 0
-    score = pd.to_numeric(data["score"], errors="coerce").to_numpy(dtype=np.float64)
-    bad = ~np.isfinite(score)
-    if bad.any():
-        row = int(np.argmax(bad))
-        raise error(
-            f"score {data['score'].iloc[row]!r} is not a finite number; remove the row or fix "
-            "the value (NaN scores are never averaged silently)",
-            row,
-            "score",
-        )
-    data["score"] = score
     key = ["model", "task", "language", "seed", "replicate"]
     duplicated = data.duplicated(key, keep=False)
     if duplicated.any():
         rows = np.flatnonzero(duplicated.to_numpy())[:2]
-        raise error(
-            "this record repeats the model, task, language, seed and replicate of an earlier "
-            "one; give each replicate its own 'replicate' index",
-            int(rows[1]),
-            "replicate",
-        )
+        raise error(DUPLICATE_RECORD, int(rows[1]), "replicate")
     models = sorted(data["model"].astype(str).unique())
     units = _unit_order(data)
     model_index = {m: i for i, m in enumerate(models)}
@@ -307,13 +326,7 @@ def replicates_from_frame(
     counts = data.groupby(["m", "u", "s"])["b"].count()
     if has_replicate and counts.nunique() > 1:
         (m, u, _), low = counts.idxmin(), counts.min()
-        raise error(
-            f"model {models[m]!r} on {units[u].task}/{units[u].language} has {low} replicates "
-            f"for one seed but others have {counts.max()}; every seed needs the same number of "
-            "bootstrap replicates (they are paired draws)",
-            None,
-            "replicate",
-        )
+        raise error(unequal_replicates(models[m], units[u], low, counts.max()), None, "replicate")
     values = np.full((len(models), len(units), n_seeds, n_reps), np.nan)
     values[data["m"], data["u"], data["s"], data["b"]] = data["score"].to_numpy()
     source: Source = "replicates" if has_replicate else "seeds"

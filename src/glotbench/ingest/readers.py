@@ -241,15 +241,22 @@ def _check_utf8(path: Path, gz: bool) -> None:
     opener = gzip.open if gz else open
     with opener(path, "rb") as fh:
         for lineno, raw in bounded_lines(fh, str(path)):  # type: ignore[arg-type]
-            try:
-                raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise InputError(
-                    f"not valid UTF-8 text (byte {exc.start + 1} of the line); "
-                    "save the file as UTF-8",
-                    path=str(path),
-                    line=lineno,
-                ) from None
+            error = utf8_line_error(str(path), lineno, raw)
+            if error is not None:
+                raise error
+
+
+def utf8_line_error(path: str, lineno: int, raw: bytes) -> InputError | None:
+    """The error of a line (split at ``\\n``) that is not valid UTF-8, else None."""
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return InputError(
+            f"not valid UTF-8 text (byte {exc.start + 1} of the line); save the file as UTF-8",
+            path=path,
+            line=lineno,
+        )
+    return None
 
 
 def csv_read_options(gz: bool, names: list[str]) -> dict[str, Any]:
@@ -361,51 +368,59 @@ def _check_record_lengths(
 def _check_records(path: Path, gz: bool, n_columns: int, names: Sequence[str] | None) -> None:
     with _open_text(path, gz) as fh:
         reader = csv.reader(text_lines(fh, str(path)))
-        start = 1
         try:
             next(reader, None)
         except csv.Error as exc:
             raise InputError(f"malformed CSV: {exc}", path=str(path), line=1) from None
-        start = reader.line_num + 1
-        rows = iter(reader)
-        while True:
-            try:
-                row = next(rows, None)
-            except csv.Error as exc:  # a quoted field longer than one line's limit
-                raise InputError(
-                    f"malformed CSV: {exc} (fields may have at most {MAX_FIELD_CHARS:,} "
-                    "characters)",
-                    path=str(path),
-                    line=start,
-                ) from None
-            if row is None:
-                break
-            if row and max(map(len, row)) > MAX_FIELD_CHARS:
-                i = max(range(len(row)), key=lambda j: len(row[j]))
-                raise InputError(
-                    f"the field has {len(row[i]):,} characters; fields may have at most "
-                    f"{MAX_FIELD_CHARS:,} (see docs/formats.md, 'Limits')",
-                    path=str(path),
-                    line=start,
-                    field=names[i] if names is not None and i < len(names) else f"column {i + 1}",
-                )
-            if row and len(row) != n_columns:
-                if len(row) == 1 and not row[0].strip():
-                    start = reader.line_num + 1
-                    continue  # a blank line (spaces only)
-                more = len(row) > n_columns
-                raise InputError(
-                    f"the record has {len(row)} field{'s' if len(row) != 1 else ''} but the "
-                    f"header has {n_columns}; "
-                    + (
-                        "quote fields that contain commas"
-                        if more
-                        else "every record needs a (possibly empty) field for each column"
-                    ),
-                    path=str(path),
-                    line=start,
-                )
-            start = reader.line_num + 1
+        check_csv_records(reader, str(path), n_columns, names)
+
+
+def check_csv_records(
+    reader: Any, path: str, n_columns: int, names: Sequence[str] | None, first_line: int = 1
+) -> None:
+    """The record checks of :func:`_check_record_lengths` on the rows of a ``csv.reader``
+    (lines numbered from ``first_line`` for the reader's line 1, e.g. a block of a file)."""
+    offset = first_line - 1
+    start = offset + reader.line_num + 1
+    rows = iter(reader)
+    while True:
+        try:
+            row = next(rows, None)
+        except csv.Error as exc:  # a quoted field longer than one line's limit
+            raise InputError(
+                f"malformed CSV: {exc} (fields may have at most {MAX_FIELD_CHARS:,} "
+                "characters)",
+                path=path,
+                line=start,
+            ) from None
+        if row is None:
+            break
+        if row and max(map(len, row)) > MAX_FIELD_CHARS:
+            i = max(range(len(row)), key=lambda j: len(row[j]))
+            raise InputError(
+                f"the field has {len(row[i]):,} characters; fields may have at most "
+                f"{MAX_FIELD_CHARS:,} (see docs/formats.md, 'Limits')",
+                path=path,
+                line=start,
+                field=names[i] if names is not None and i < len(names) else f"column {i + 1}",
+            )
+        if row and len(row) != n_columns:
+            if len(row) == 1 and not row[0].strip():
+                start = offset + reader.line_num + 1
+                continue  # a blank line (spaces only)
+            more = len(row) > n_columns
+            raise InputError(
+                f"the record has {len(row)} field{'s' if len(row) != 1 else ''} but the "
+                f"header has {n_columns}; "
+                + (
+                    "quote fields that contain commas"
+                    if more
+                    else "every record needs a (possibly empty) field for each column"
+                ),
+                path=path,
+                line=start,
+            )
+        start = offset + reader.line_num + 1
 
 
 def _csv_shape_error(path: Path, gz: bool, n_columns: int, fallback: str) -> InputError:

@@ -30,7 +30,25 @@ from typing import Any
 
 import numpy as np
 
-from glotbench.analysis.replicates import ReplicatedScores, Source, Unit
+from glotbench.analysis.replicates import (
+    DUPLICATE_RECORD,
+    ReplicatedScores,
+    Source,
+    Unit,
+    unequal_replicates,
+)
+from glotbench.analysis.sources.csv_chunks import (
+    SCORE,
+    SHAPE,
+    UTF8_LOOKAHEAD,
+    Chunk,
+    Found,
+    NeedsPerRecord,
+    chunk_error,
+    chunks,
+    valid_utf8_start,
+)
+from glotbench.errors import InputError
 from glotbench.ingest.limits import MAX_FIELD_CHARS
 
 #: the columns this path reads (others: the per-record path)
@@ -44,8 +62,8 @@ _EXACT_INT = 2**53
 _CELLS_PER_RECORD = 8
 
 
-class _Fallback(Exception):
-    """The file needs the per-record path."""
+class _Problem(Exception):
+    """A chunk the fast path does not take: a problem, or a feature it does not parse."""
 
 
 @dataclass
@@ -83,6 +101,7 @@ def replicates_from_csv(path: Path, gz: bool, names: list[str]) -> ReplicatedSco
     """The file's ReplicatedScores, or None when the per-record path must read it.
 
     ``names`` is the checked header (:func:`glotbench.ingest.readers.csv_header`).
+    A file with a problem raises the per-record path's InputError (file, line, field).
     """
     if not set(names) <= COLUMNS or not {"model", "language", "score"} <= set(names):
         return None
@@ -90,27 +109,44 @@ def replicates_from_csv(path: Path, gz: bool, names: list[str]) -> ReplicatedSco
         return None
     try:
         return _read(path, names, gz)
-    except _Fallback:
+    except NeedsPerRecord:
         return None
 
 
-def _open(path: Path, names: list[str], gz: bool = False) -> Any:
+def _types(names: list[str], typed: frozenset[str] = COLUMNS) -> dict[str, Any]:
+    """pyarrow column types: names dictionary-encoded, the ``typed`` numbers as numbers,
+    others as text."""
     import pyarrow as pa
+
+    types: dict[str, Any] = {}
+    for c in names:
+        if c not in typed:
+            types[c] = pa.string()
+        elif c in _NAMES:
+            types[c] = pa.dictionary(pa.int32(), pa.string())
+        else:
+            types[c] = pa.float64() if c == "score" else pa.int64()
+    return types
+
+
+def _open(data: Any, names: list[str], types: dict[str, Any], skip_rows: int = 0) -> Any:
+    """A pyarrow CSV reader of ``data`` (a path or a buffer) in blocks of
+    ``MAX_FIELD_CHARS`` bytes (longer records are refused: the field limit)."""
     import pyarrow.csv as pv
 
-    types: dict[str, Any] = {c: pa.dictionary(pa.int32(), pa.string()) for c in _NAMES}
-    types.update({c: pa.int64() for c in _INTS})
-    types["score"] = pa.float64()
     return pv.open_csv(
-        pa.input_stream(str(path), compression="gzip" if gz else None),
+        data,
         read_options=pv.ReadOptions(
-            column_names=names, skip_rows=1, block_size=MAX_FIELD_CHARS, use_threads=False
+            column_names=names,
+            skip_rows=skip_rows,
+            block_size=MAX_FIELD_CHARS,
+            use_threads=False,
         ),
         parse_options=pv.ParseOptions(
             quote_char=False, double_quote=False, escape_char=False, ignore_empty_lines=True
         ),
         convert_options=pv.ConvertOptions(
-            column_types={c: types[c] for c in names},
+            column_types=types,
             null_values=[],
             strings_can_be_null=False,
             quoted_strings_can_be_null=False,
@@ -119,20 +155,75 @@ def _open(path: Path, names: list[str], gz: bool = False) -> Any:
     )
 
 
+def _batches(chunk: Chunk, names: list[str], typed: frozenset[str] = COLUMNS) -> list[Any]:
+    """The chunk's record batches; _Problem when it does not parse with these types."""
+    import pyarrow as pa
+
+    if b'"' in chunk.data or b"\x00" in chunk.data:
+        raise _Problem
+    try:
+        reader = _open(pa.BufferReader(chunk.data), names, _types(names, typed))
+        return [batch for batch in reader if batch.num_rows]
+    except (pa.ArrowInvalid, ValueError):
+        raise _Problem from None
+
+
 @dataclass
 class _Blocks:
-    """Each block's codes (model, unit = (task, language), seed, replicate) and scores."""
+    """Each block's codes (model, unit = (task, language), seed, replicate) and scores,
+    and its records' lines (the first line, or each line when blank lines were skipped)."""
 
     models: _Codes = field(default_factory=_Codes)
     units: _Codes = field(default_factory=_Codes)
     seeds: _Codes = field(default_factory=_Codes)
     replicates: _Codes = field(default_factory=_Codes)
     columns: list[tuple[np.ndarray, ...]] = field(default_factory=list)
+    lines: list[int | np.ndarray] = field(default_factory=list)
     n: int = 0
+
+    def add(self, chunk: Chunk, names: list[str]) -> None:
+        """Code the chunk's records; _Problem when the fast path does not take the chunk."""
+        batches = _batches(chunk, names)
+        rows = sum(batch.num_rows for batch in batches)
+        lines: np.ndarray | None = None
+        if rows != chunk.n_lines:  # blank lines, which pyarrow skips
+            present = [i for i, text in enumerate(chunk.data.splitlines()) if text]
+            lines = chunk.first_line + np.asarray(present, dtype=np.int64)
+        done = 0
+        for batch in batches:
+            self.columns.append(self._codes(batch))
+            self.lines.append(
+                chunk.first_line + done if lines is None else lines[done : done + batch.num_rows]
+            )
+            done += batch.num_rows
+            self.n += batch.num_rows
+
+    def _codes(self, batch: Any) -> tuple[np.ndarray, ...]:
+        get = dict(zip(batch.schema.names, batch.columns, strict=True))
+        score = get["score"].to_numpy(zero_copy_only=False)
+        if not np.isfinite(score).all():
+            raise _Problem
+        model = _name_codes(get["model"], self.models)
+        unit = _unit_codes(get.get("task"), get["language"], len(score), self.units)
+        seed = (
+            _int_codes(get["seed"].to_numpy(), self.seeds)
+            if "seed" in get
+            else np.zeros(len(score), dtype=np.int32)
+        )
+        rep = (
+            _int_codes(get["replicate"].to_numpy(), self.replicates)
+            if "replicate" in get
+            else np.zeros(len(score), dtype=np.int32)
+        )
+        return model, unit, seed, rep, score
+
+    def line(self, block: int, row: int) -> int:
+        lines = self.lines[block]
+        return lines + row if isinstance(lines, int) else int(lines[row])
 
 
 def _dictionary(column: Any) -> tuple[np.ndarray, list[str]]:
-    """(row indices, words) of a dictionary column; _Fallback for words the per-record
+    """(row indices, words) of a dictionary column; _Problem for words the per-record
     path has its own message or reading for (over the field limit, NUL, blank)."""
     import pyarrow as pa
 
@@ -140,7 +231,7 @@ def _dictionary(column: Any) -> tuple[np.ndarray, list[str]]:
     words = chunk.dictionary.to_pylist()
     for word in words:
         if len(word) > MAX_FIELD_CHARS or "\x00" in word or not word.strip():
-            raise _Fallback
+            raise _Problem
     return chunk.indices.to_numpy(zero_copy_only=False), words
 
 
@@ -174,7 +265,7 @@ def _int_codes(values: np.ndarray, table: _Codes) -> np.ndarray:
     small (linear time: seeds and replicate indices), else by sorting."""
     low, high = int(values.min()), int(values.max())
     if low <= -_EXACT_INT or high >= _EXACT_INT:
-        raise _Fallback
+        raise _Problem
     if high - low < max(1 << 16, len(values)):
         offset = values - low
         seen = np.zeros(high - low + 1, dtype=bool)
@@ -188,39 +279,70 @@ def _int_codes(values: np.ndarray, table: _Codes) -> np.ndarray:
 
 
 def _read_blocks(path: Path, names: list[str], gz: bool) -> _Blocks:
-    import pyarrow as pa
+    """Every chunk coded, or the per-record path's first problem raised (InputError).
 
+    A chunk the fast path does not take is checked per record (:func:`chunk_error`);
+    from the first problem on, chunks are no longer kept, only checked for an
+    earlier-stage problem, and a record-shape problem ends the pass (the
+    per-record path meets those first). A chunk with no problem that the fast
+    path does not take (a feature) sends a file with no earlier problem to the
+    per-record path (NeedsPerRecord).
+    """
     blocks = _Blocks()
-    try:
-        reader = _open(path, names, gz)
-        for batch in reader:
-            if batch.num_rows == 0:
+    best: Found | None = None
+    parts = chunks(path, gz)
+    for chunk in parts:
+        if best is None:
+            try:
+                blocks.add(chunk, names)
                 continue
-            get = dict(zip(batch.schema.names, batch.columns, strict=True))
-            score = get["score"].to_numpy(zero_copy_only=False)
-            if not np.isfinite(score).all():
-                raise _Fallback
-            model = _name_codes(get["model"], blocks.models)
-            unit = _unit_codes(get.get("task"), get["language"], len(score), blocks.units)
-            seed = (
-                _int_codes(get["seed"].to_numpy(), blocks.seeds)
-                if "seed" in get
-                else np.zeros(len(score), dtype=np.int32)
-            )
-            rep = (
-                _int_codes(get["replicate"].to_numpy(), blocks.replicates)
-                if "replicate" in get
-                else np.zeros(len(score), dtype=np.int32)
-            )
-            blocks.columns.append((model, unit, seed, rep, score))
-            blocks.n += len(score)
-    except (pa.ArrowInvalid, OSError, EOFError, ValueError):
-        raise _Fallback from None
+            except _Problem:
+                blocks.columns.clear()
+        elif _clean(chunk, names, best.stage):
+            continue
+        found = chunk_error(chunk, str(path), names)
+        if found is None:
+            if best is None:
+                raise NeedsPerRecord
+            continue
+        if found.stage == SHAPE:
+            if found.end is not None:
+                _check_lookahead(chunk, found.end, parts)
+            raise found.error
+        if best is None or found.stage < best.stage:
+            best = found
+    if best is not None:
+        raise best.error
     if not blocks.seeds.index:
         blocks.seeds.codes([-1])
     if not blocks.replicates.index:
         blocks.replicates.codes([0])
     return blocks
+
+
+def _clean(chunk: Chunk, names: list[str], stage: int) -> bool:
+    """The chunk surely holds no problem of a stage before ``stage``: it parses with
+    the numbers of those stages typed (records, UTF-8 and field lengths checked too)."""
+    typed = frozenset(c for c, s in (("seed", 2), ("replicate", 3)) if c in names and s < stage)
+    assert stage <= SCORE
+    try:
+        _batches(chunk, names, typed)
+    except _Problem:
+        return False
+    return True
+
+
+def _check_lookahead(chunk: Chunk, end: int, parts: Any) -> None:
+    """NeedsPerRecord when invalid UTF-8 follows a malformed record closely (the
+    per-record reader decodes ahead and may report it instead)."""
+    window = chunk.data[end : end + UTF8_LOOKAHEAD]
+    while len(window) < UTF8_LOOKAHEAD:
+        following = next(parts, None)
+        if following is None:
+            break
+        window += following.data[: UTF8_LOOKAHEAD - len(window)]
+    if not valid_utf8_start(window):
+        raise NeedsPerRecord
 
 
 def _ranks(keys: list[Any]) -> np.ndarray:
@@ -231,10 +353,31 @@ def _ranks(keys: list[Any]) -> np.ndarray:
     return rank
 
 
+def _repeated(blocks: _Blocks, keys: Any, n_keys: int, path: str) -> InputError:
+    """The per-record path's error of repeated keys: at the second record (in file
+    order) whose key is repeated (pandas' ``duplicated(keep=False)``, then ``[1]``)."""
+    seen = np.zeros(n_keys, dtype=bool)
+    twice = np.zeros(n_keys, dtype=bool)
+    for block in blocks.columns:
+        key = keys(block)
+        twice[key[seen[key]]] = True
+        unique, count = np.unique(key, return_counts=True)
+        twice[unique[count > 1]] = True
+        seen[key] = True
+    before = 0
+    for b, block in enumerate(blocks.columns):
+        rows = np.flatnonzero(twice[keys(block)])
+        if before + len(rows) >= 2:
+            line = blocks.line(b, int(rows[1 - before]))
+            return InputError(DUPLICATE_RECORD, path=path, line=line, field="replicate")
+        before += len(rows)
+    raise AssertionError("no repeated key")  # pragma: no cover
+
+
 def _read(path: Path, names: list[str], gz: bool) -> ReplicatedScores:
     blocks = _read_blocks(path, names, gz)
     if blocks.n == 0:
-        raise _Fallback
+        raise NeedsPerRecord
     limit = _CELLS_PER_RECORD * blocks.n + (1 << 20)
     unit_rank = _ranks(blocks.units.keys())
     units = tuple(Unit(task, language) for task, language in sorted(blocks.units.keys()))
@@ -244,7 +387,7 @@ def _read(path: Path, names: list[str], gz: bool) -> ReplicatedScores:
     rep_rank = _ranks(blocks.replicates.keys())
     n_m, n_u, k_s, k_r = len(models), len(units), len(seed_rank), len(rep_rank)
     if n_m * n_u * k_s > limit:
-        raise _Fallback
+        raise NeedsPerRecord
 
     def cells(block: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray]:
         model, unit, seed, _, _ = block
@@ -258,23 +401,29 @@ def _read(path: Path, names: list[str], gz: bool) -> ReplicatedScores:
     seed_pos = (np.cumsum(seed_table, axis=1, dtype=np.int32) - 1).ravel()
     n_seeds = int(seed_table.sum(axis=1).max())
     if n_m * n_u * n_seeds * k_r > limit:
-        raise _Fallback
+        raise NeedsPerRecord
 
     def seed_cells(block: tuple[np.ndarray, ...]) -> np.ndarray:
         mu, mus = cells(block)
         return mu * n_seeds + seed_pos[mus]
 
+    def rep_cells(block: tuple[np.ndarray, ...]) -> np.ndarray:
+        return seed_cells(block) * k_r + rep_rank[block[3]]
+
     seen_rep = np.zeros(n_m * n_u * n_seeds * k_r, dtype=bool)
     for block in blocks.columns:
-        seen_rep[seed_cells(block) * k_r + rep_rank[block[3]]] = True
+        seen_rep[rep_cells(block)] = True
     rep_table = seen_rep.reshape(-1, k_r)
     if int(rep_table.sum()) != blocks.n:
-        raise _Fallback  # a repeated key: the per-record path names both records
+        raise _repeated(blocks, rep_cells, len(seen_rep), str(path))
     counts = rep_table.sum(axis=1)
     has_replicate = "replicate" in names
     full = counts[counts > 0]
     if has_replicate and full.min() != full.max():
-        raise _Fallback  # unequal replicate counts
+        # the first (model, unit, seed) in sorted order with the fewest, as groupby's idxmin
+        m, u = divmod(int(np.flatnonzero(counts == full.min())[0]) // n_seeds, n_u)
+        message = unequal_replicates(models[m], units[u], int(full.min()), int(full.max()))
+        raise InputError(message, path=str(path), line=1, field="replicate")
     n_reps = int(full.max())
     dense = bool((full == k_r).all())
     rep_pos = None if dense else (np.cumsum(rep_table, axis=1, dtype=np.int32) - 1).ravel()

@@ -1,0 +1,218 @@
+"""Line-aligned chunks of a CSV file, and the per-record reader's checks of one chunk.
+
+The column-wise reader (:mod:`.csv_replicates`) parses a scores CSV in chunks
+of about :data:`CHUNK_BYTES` that end at a line end, so it knows each chunk's
+first line. When a chunk does not parse or holds a value the fast path does
+not take, :func:`chunk_error` runs the per-record reader's own checks (the
+record checks of :func:`glotbench.ingest.readers.check_csv_records`, the UTF-8
+check, pandas' reading of the values and
+:func:`glotbench.analysis.replicates.check_numbers`) on that chunk alone and
+returns the first problem with its file line, so a bad line near the end of a
+20-million-record file is named after one fast pass, in bounded memory, with
+the message the per-record reader gives for the whole file.
+
+That reader checks in stages over the whole file: record shapes and UTF-8
+first, then every seed, then every replicate, then every score; so the caller
+keeps the earliest problem of the earliest stage (:class:`Found` ``.stage``)
+and only a record-shape problem ends the pass at once. Where this module cannot
+tell what the per-record reader would say from one chunk (quotes, which may
+join lines; NUL; invalid UTF-8 just after a malformed record, which that
+reader may meet first because it decodes ahead), it raises
+:class:`NeedsPerRecord` and the caller reads the whole file per record.
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import io
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from glotbench.errors import InputError
+from glotbench.ingest.limits import MiB
+
+#: bytes read per chunk (a chunk is cut after its last line end)
+CHUNK_BYTES = 4 * MiB
+#: invalid UTF-8 this close after a malformed record may be met first by the per-record
+#: reader (it decodes 8 KiB ahead of the records it checks): such files take that reader
+UTF8_LOOKAHEAD = 1 * MiB
+
+#: the per-record reader's stages, in the order it checks the whole file
+SHAPE, SEED, REPLICATE, SCORE = 1, 2, 3, 4
+_STAGE = {"seed": SEED, "replicate": REPLICATE, "score": SCORE}
+
+
+class NeedsPerRecord(Exception):
+    """The file needs the per-record reader."""
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """Whole lines of a file's data (after the header)."""
+
+    data: bytes
+    #: line number of the first line (``\\r``, ``\\n`` and ``\\r\\n`` end lines, as for
+    #: the csv module and pandas)
+    first_line: int
+    #: the same counting ``\\n`` only (how the UTF-8 check numbers lines)
+    first_nl_line: int
+
+    @property
+    def n_lines(self) -> int:
+        """Lines in the chunk (a last line without an end included)."""
+        return line_count(self.data)
+
+
+@dataclass(frozen=True)
+class Found:
+    """A problem of a chunk: its stage, the error, and (record shapes) the byte after the
+    record, from where the per-record reader may have decoded invalid UTF-8 first."""
+
+    stage: int
+    error: InputError
+    end: int | None = None
+
+
+def line_count(data: bytes) -> int:
+    """Lines in ``data``: ``\\n``, ``\\r`` and ``\\r\\n`` end one, and a last line without an end."""
+    n = data.count(b"\n")
+    if b"\r" in data:
+        n += data.count(b"\r") - data.count(b"\r\n")
+    if data and data[-1:] not in (b"\n", b"\r"):
+        n += 1
+    return n
+
+
+def chunks(path: Path, gz: bool) -> Iterator[Chunk]:
+    """The data lines of a CSV file (the header line skipped) in chunks of whole lines.
+
+    A line longer than ``2 * CHUNK_BYTES`` (far over the field limit) or a file
+    that cannot be read raises :class:`NeedsPerRecord`.
+    """
+    import pyarrow as pa
+
+    try:
+        stream = pa.input_stream(str(path), compression="gzip" if gz else None)
+        with stream:
+            tail = stream.read(CHUNK_BYTES)
+            cut = tail.find(b"\n")
+            if cut < 0:
+                raise NeedsPerRecord
+            tail, line, nl_line = tail[cut + 1 :], 2, 2
+            while True:
+                block = stream.read(CHUNK_BYTES)
+                data = tail + block if tail else block
+                if not block:
+                    if data:
+                        yield Chunk(data, line, nl_line)
+                    return
+                end = data.rfind(b"\n") + 1
+                if end == 0:
+                    if len(data) > 2 * CHUNK_BYTES:
+                        raise NeedsPerRecord
+                    tail = data
+                    continue
+                chunk = Chunk(data[:end], line, nl_line)
+                yield chunk
+                line += chunk.n_lines
+                nl_line += chunk.data.count(b"\n")
+                tail = data[end:]
+    except (pa.ArrowInvalid, OSError, EOFError):
+        raise NeedsPerRecord from None
+
+
+def chunk_error(chunk: Chunk, path: str, names: Sequence[str]) -> Found | None:
+    """The per-record reader's first problem in the chunk (earliest stage, then line), or None."""
+    data = chunk.data
+    if b'"' in data or b"\x00" in data:
+        raise NeedsPerRecord
+    try:
+        text, bad = data.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        bad = exc.start
+        start = data.rfind(b"\n", 0, bad) + 1
+        text = data[:start].decode("utf-8")
+    found = _shape_error(text, chunk, path, names)
+    if bad is None:
+        return found if found is not None else _value_error(text, chunk, path, names)
+    if found is not None:
+        assert found.end is not None
+        if bad - found.end < UTF8_LOOKAHEAD:
+            raise NeedsPerRecord
+        return found
+    from glotbench.ingest.readers import utf8_line_error
+
+    stop = data.find(b"\n", bad)
+    raw = data[start : len(data) if stop < 0 else stop + 1]
+    error = utf8_line_error(path, chunk.first_nl_line + data.count(b"\n", 0, start), raw)
+    if error is None:  # pragma: no cover - the chunk failed to decode in this line
+        raise NeedsPerRecord
+    return Found(SHAPE, error)
+
+
+def valid_utf8_start(data: bytes) -> bool:
+    """``data`` is valid UTF-8 but perhaps for a character cut at its end."""
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(data, final=False)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+class _Lines:
+    """The lines of a text as a file opened with ``newline=""`` gives them, counting the
+    characters handed out (where a record the csv module refuses ends)."""
+
+    def __init__(self, text: str) -> None:
+        self._lines = iter(io.StringIO(text, newline=""))
+        self.chars = 0
+
+    def __iter__(self) -> _Lines:
+        return self
+
+    def __next__(self) -> str:
+        line = next(self._lines)
+        self.chars += len(line)
+        return line
+
+
+def _shape_error(text: str, chunk: Chunk, path: str, names: Sequence[str]) -> Found | None:
+    from glotbench.ingest.readers import check_csv_records
+
+    lines = _Lines(text)
+    try:
+        check_csv_records(csv.reader(lines), path, len(names), names, chunk.first_line)
+    except InputError as exc:
+        return Found(SHAPE, exc, len(text[: lines.chars].encode("utf-8")))
+    return None
+
+
+def _value_error(text: str, chunk: Chunk, path: str, names: Sequence[str]) -> Found | None:
+    """The first seed, replicate or score of the chunk the per-record reader refuses."""
+    import pandas as pd
+
+    from glotbench.analysis.replicates import check_numbers
+    from glotbench.ingest.readers import csv_chunk_table, csv_read_options
+
+    options = csv_read_options(False, list(names))
+    options.update(header=None, encoding=None, compression=None)
+    try:
+        frame = pd.read_csv(io.StringIO(text, newline=""), **options)
+    except (ValueError, pd.errors.ParserError):
+        raise NeedsPerRecord from None
+    same_shape = isinstance(frame.index, pd.RangeIndex) and list(frame.columns) == list(names)
+    if not same_shape or len(frame) != chunk.n_lines:
+        raise NeedsPerRecord  # lines and records do not pair up as the line numbers assume
+    table = csv_chunk_table(Path(path), False, frame, list(names), first_record=0)
+
+    def error(message: str, position: int | None, field: str | None) -> InputError:
+        line = None if position is None else chunk.first_line + int(table.record_index[position])
+        return InputError(message, path=path, line=line, field=field)
+
+    try:
+        check_numbers(table.frame, error)
+    except InputError as exc:
+        return Found(_STAGE[str(exc.field)], exc)
+    return None
