@@ -188,7 +188,7 @@ def large_lines(n_models: int = 20, n_reps: int = 200) -> list[str]:
         for t in range(3):
             for lang in range(10):
                 scores = rng.uniform(0.2, 0.9, n_reps)
-                rows += [f"m{m:02d},t{t},l{lang},7,{r},{scores[r]!r}" for r in range(n_reps)]
+                rows += [f"m{m:02d},t{t},l{lang},7,{r},{float(s)!r}" for r, s in enumerate(scores)]
     return rows
 
 
@@ -205,6 +205,12 @@ LARGE_CASES = {
         lines.__setitem__(-3, lines[-3].replace(",7,", ",seven,")),
     ),
     "fewer replicates": lambda lines: lines.pop(-3),
+    "invalid UTF-8": lambda lines: lines.__setitem__(-3, lines[-3].replace("t2", "t\udcff2")),
+    "blank lines, repeated key": lambda lines: (
+        lines.insert(50_000, ""),
+        lines.insert(90_000, ""),
+        lines.insert(100_000, lines[95_000]),
+    ),
 }
 
 
@@ -212,7 +218,7 @@ LARGE_CASES = {
 def test_a_bad_line_near_the_end_of_a_large_file_is_named_without_a_per_record_pass(
     tmp_path: Path, case: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """120,000 records in chunks of 1 MiB: the problem near the end (or, seeds before
+    """120,000 records in chunks of 256 KiB: the problem near the end (or, seeds before
     scores, the earlier stage) is the per-record path's error, found by checking only
     the chunk that holds it per record."""
     import glotbench.analysis.replicates as replicates_module
@@ -221,10 +227,10 @@ def test_a_bad_line_near_the_end_of_a_large_file_is_named_without_a_per_record_p
     lines = large_lines()
     LARGE_CASES[case](lines)
     path = tmp_path / "large.csv"
-    path.write_text("\n".join(lines) + "\n")
+    path.write_bytes(("\n".join(lines) + "\n").encode("utf-8", "surrogateescape"))
     ref = reference(path)
     assert isinstance(ref, str) and "InputError" in ref
-    monkeypatch.setattr(csv_chunks, "CHUNK_BYTES", 1 << 20)
+    monkeypatch.setattr(csv_chunks, "CHUNK_BYTES", 1 << 18)
     checked: list[int] = []
     check_numbers = replicates_module.check_numbers
 
@@ -240,5 +246,23 @@ def test_a_bad_line_near_the_end_of_a_large_file_is_named_without_a_per_record_p
     with pytest.raises(InputError) as caught:
         load_replicated(input=path)
     assert f"InputError: {caught.value}" == ref
-    # at most two 1 MiB chunks (~30,000 records each) were checked per record
-    assert sum(checked) <= 2 * (1 << 20) // 30
+    # at most two chunks of about 256 KiB (~8,000 records each) were checked per record
+    assert sum(checked) < len(lines) // 5
+
+
+@pytest.mark.parametrize(
+    ("shape_line", "utf8_line"), [(3, 5), (5, 3), (3, 60_000), (60_000, 3)]
+)
+def test_a_malformed_record_and_invalid_utf8_are_reported_as_the_per_record_path_does(
+    tmp_path: Path, shape_line: int, utf8_line: int
+) -> None:
+    """The per-record reader decodes ahead of the record it checks, so invalid UTF-8
+    shortly after a malformed record is what it reports; far after, the record."""
+    lines = large_lines(n_models=10, n_reps=200)
+    lines[shape_line - 1] += ",x"
+    lines[utf8_line - 1] = lines[utf8_line - 1].replace("m0", "m\udcff")
+    path = tmp_path / "both.csv"
+    path.write_bytes(("\n".join(lines) + "\n").encode("utf-8", "surrogateescape"))
+    with pytest.raises(InputError) as caught:
+        load_replicated(input=path)
+    assert f"InputError: {caught.value}" == reference(path)

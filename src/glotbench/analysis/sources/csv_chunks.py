@@ -35,6 +35,7 @@ from glotbench.ingest.limits import MiB
 
 #: bytes read per chunk (a chunk is cut after its last line end)
 CHUNK_BYTES = 4 * MiB
+_HEADER_BYTES = 1 << 16
 #: invalid UTF-8 this close after a malformed record may be met first by the per-record
 #: reader (it decodes 8 KiB ahead of the records it checks): such files take that reader
 UTF8_LOOKAHEAD = 1 * MiB
@@ -96,9 +97,9 @@ def chunks(path: Path, gz: bool) -> Iterator[Chunk]:
     try:
         stream = pa.input_stream(str(path), compression="gzip" if gz else None)
         with stream:
-            tail = stream.read(CHUNK_BYTES)
+            tail = stream.read(_HEADER_BYTES)
             cut = tail.find(b"\n")
-            if cut < 0:
+            if cut < 0:  # no data, or a header longer than the fast path reads
                 raise NeedsPerRecord
             tail, line, nl_line = tail[cut + 1 :], 2, 2
             while True:
