@@ -14,12 +14,15 @@ measures, each in a fresh subprocess (CPU user+sys via ``os.wait4``, peak RSS):
 * ``parse``: the streaming parse the fast path makes (typed columns, names
   dictionary-encoded, blocks of 1 MiB), nothing done with the blocks;
 * ``cli``: ``python -m glotbench analyze ranks --input FILE --json`` (stdout to
-  /dev/null), whole command.
+  /dev/null), whole command;
+* ``bad``: ``load_replicated`` of a copy of the file whose last line's score is
+  ``nan`` (``scores-SIZE-bad.csv``): the time and memory to the error (file,
+  line, field), which the script checks is the same before and after.
 
 ``--before CHECKOUT`` runs ``read`` / ``cli`` also with that checkout's ``src``.
 
 Run: PYTHONPATH=src python benchmarks/bench_csv_read.py [--rows 2M 20M]
-         [--cases read floor cli] [--before /work/wt/before3] [--dir /tmp/glotbench-bench]
+         [--cases read floor parse cli bad] [--before /work/wt/before4] [--dir /tmp/glotbench-bench]
 """
 
 from __future__ import annotations
@@ -60,6 +63,37 @@ names = ["model", "task", "language", "seed", "replicate", "score"]
 assert sum(b.num_rows for b in _open(sys.argv[1], names, _types(names), skip_rows=1)) > 0
 """
 
+BAD = """
+import sys
+from glotbench.analysis.sources.inputs import load_replicated
+from glotbench.errors import InputError
+try:
+    load_replicated(input=sys.argv[1])
+except InputError as exc:
+    print(exc)
+else:
+    raise SystemExit("no error")
+"""
+
+
+def write_bad_copy(path: Path, bad: Path) -> None:
+    """``path`` with its last line's score replaced by ``nan``."""
+    tmp = bad.with_suffix(".part")
+    size = path.stat().st_size
+    with open(path, "rb") as src, open(tmp, "wb") as out:
+        src.seek(max(0, size - 4096))
+        tail = src.read()
+        keep = size - len(tail) + tail.rstrip(b"\n").rfind(b"\n") + 1
+        src.seek(0)
+        left = keep
+        while left:
+            block = src.read(min(left, 1 << 24))
+            out.write(block)
+            left -= len(block)
+        last = src.read().rstrip(b"\n")
+        out.write(last[: last.rfind(b",") + 1] + b"nan\n")
+    tmp.rename(bad)
+
 
 def write_csv(path: Path, n_models: int) -> None:
     """The tidy CSV of ``synthetic(n_models, 2, 200)``, written model by model."""
@@ -89,15 +123,37 @@ def write_csv(path: Path, n_models: int) -> None:
     tmp.rename(path)
 
 
-def run(code: list[str], src: str) -> tuple[float, float]:
-    """(CPU user+sys s, peak RSS MiB) of a subprocess with ``src`` first on PYTHONPATH."""
+def run(code: list[str], src: str, output: Path | None = None) -> tuple[float, float]:
+    """(CPU user+sys s, peak RSS MiB) of a subprocess with ``src`` first on PYTHONPATH
+    (its standard output to ``output``, else discarded)."""
     env = dict(os.environ, PYTHONPATH=src)
-    with open(os.devnull, "wb") as devnull:
-        proc = subprocess.Popen(["nice", *code], env=env, stdout=devnull)
+    with open(output or os.devnull, "wb") as out:
+        proc = subprocess.Popen(["nice", *code], env=env, stdout=out)
         _, status, usage = os.wait4(proc.pid, 0)
     if status != 0:
         raise SystemExit(f"{code} failed with status {status}")
     return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+def bad_case(size: str, path: Path, trees: list[tuple[str, str]]) -> None:
+    """The ``bad`` case: time and memory to the error, the same error in every tree."""
+    bad = path.with_name(f"scores-{size}-bad.csv")
+    if not bad.exists():
+        write_bad_copy(path, bad)
+    messages = set()
+    for name, src in trees:
+        out = bad.with_suffix(f".{name}.txt")
+        cpu, rss = run([sys.executable, "-c", BAD, str(bad)], src, out)
+        message = out.read_text().strip()
+        out.unlink()
+        messages.add(message)
+        print(
+            f"{size} bad {name}: {cpu:.2f} s CPU, {rss:,.0f} MiB, load {os.getloadavg()[0]:.1f}"
+            f"\n  {message}",
+            flush=True,
+        )
+    if len(messages) != 1:
+        raise SystemExit(f"the errors differ: {sorted(messages)}")
 
 
 def main() -> None:
@@ -119,6 +175,9 @@ def main() -> None:
             write_csv(path, SIZES[size])
         print(f"{path}: {path.stat().st_size / 2**20:,.0f} MiB")
         for case in args.cases:
+            if case == "bad":
+                bad_case(size, path, trees)
+                continue
             if case in ("floor", "parse"):
                 cmd = [sys.executable, "-c", FLOOR if case == "floor" else PARSE, str(path)]
                 cpu, rss = run(cmd, here)
