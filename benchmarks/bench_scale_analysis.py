@@ -18,6 +18,8 @@ process, so that its peak RSS is its own):
 * ``compare-all``: the same with every pair (``--pairs all``);
 * ``compare-pairs``: every pair, plus the full per-language table of all
   19,900 pairs × 50 languages written to Parquet (``--pairs-out``);
+* ``compare-pairs-csv``: the same written to CSV (``--pairs-out pairs.csv``); the
+  detail gives the CPU time of the write alone;
 * ``compare-terminal`` / ``compare-json``: the same comparison as
   ``glotbench analyze compare`` prints it, without and with ``--json``
   (printed to /dev/null, a 200-column terminal; the scores are given, not
@@ -76,6 +78,7 @@ CASES = (
     "compare",
     "compare-all",
     "compare-pairs",
+    "compare-pairs-csv",
     "ranks",
     "leaderboard",
     "ranks-1000",
@@ -185,18 +188,23 @@ def run_case(case: str, draws: int, n_models: int = 200, dump: str | None = None
     rss_inputs = peak_rss_mib()
     detail = ""
     cpu0, start = time.process_time(), time.perf_counter()
-    if case in ("compare", "compare-all", "compare-pairs"):
+    if case in ("compare", "compare-all", "compare-pairs", "compare-pairs-csv"):
         settings = DrawSettings(n_draws=draws, languages="with")
         result = compare_models(
             source,
             settings,
-            per_language=case == "compare-pairs",
+            per_language=case.startswith("compare-pairs"),
             pairs="adjacent" if case == "compare" else "all",
         )
-        if case == "compare-pairs":
+        if case.startswith("compare-pairs"):
+            name = "pairs.csv" if case.endswith("csv") else "pairs.parquet"
             with tempfile.TemporaryDirectory() as folder:
-                path = write_table(result.per_language, Path(folder) / "pairs.parquet")
+                write0 = time.process_time()
+                path = write_table(result.per_language, Path(folder) / name)
+                write = time.process_time() - write0
                 detail = f"{len(result.per_language)} rows, {path.stat().st_size / 2**20:.0f} MiB"
+                if case.endswith("csv"):
+                    detail += f", written in {write:.2f} s CPU"
         else:
             detail = f"{len(result.aggregates)} aggregate rows"
     elif case in ("compare-terminal", "compare-json", "compare-all-terminal", "compare-all-json"):

@@ -59,11 +59,19 @@ class Chunk:
     first_line: int
     #: the same counting ``\\n`` only (how the UTF-8 check numbers lines)
     first_nl_line: int
+    #: lines in the chunk (a last line without an end included), and ``\\n`` in it
+    n_lines: int
+    n_nl: int
 
-    @property
-    def n_lines(self) -> int:
-        """Lines in the chunk (a last line without an end included)."""
-        return line_count(self.data)
+    @classmethod
+    def of(cls, data: bytes, first_line: int, first_nl_line: int) -> Chunk:
+        n_nl = data.count(b"\n")
+        n = n_nl
+        if b"\r" in data:
+            n += data.count(b"\r") - data.count(b"\r\n")
+        if data and data[-1:] not in (b"\n", b"\r"):
+            n += 1
+        return cls(data, first_line, first_nl_line, n, n_nl)
 
 
 @dataclass(frozen=True)
@@ -74,16 +82,6 @@ class Found:
     stage: int
     error: InputError
     end: int | None = None
-
-
-def line_count(data: bytes) -> int:
-    """Lines in ``data``: ``\\n``, ``\\r`` and ``\\r\\n`` end one, and a last line without an end."""
-    n = data.count(b"\n")
-    if b"\r" in data:
-        n += data.count(b"\r") - data.count(b"\r\n")
-    if data and data[-1:] not in (b"\n", b"\r"):
-        n += 1
-    return n
 
 
 def chunks(path: Path, gz: bool) -> Iterator[Chunk]:
@@ -107,7 +105,7 @@ def chunks(path: Path, gz: bool) -> Iterator[Chunk]:
                 data = tail + block if tail else block
                 if not block:
                     if data:
-                        yield Chunk(data, line, nl_line)
+                        yield Chunk.of(data, line, nl_line)
                     return
                 end = data.rfind(b"\n") + 1
                 if end == 0:
@@ -115,10 +113,10 @@ def chunks(path: Path, gz: bool) -> Iterator[Chunk]:
                         raise NeedsPerRecord
                     tail = data
                     continue
-                chunk = Chunk(data[:end], line, nl_line)
+                chunk = Chunk.of(data[:end], line, nl_line)
                 yield chunk
                 line += chunk.n_lines
-                nl_line += chunk.data.count(b"\n")
+                nl_line += chunk.n_nl
                 tail = data[end:]
     except (pa.ArrowInvalid, OSError, EOFError):
         raise NeedsPerRecord from None
