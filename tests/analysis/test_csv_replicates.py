@@ -266,3 +266,50 @@ def test_a_malformed_record_and_invalid_utf8_are_reported_as_the_per_record_path
     with pytest.raises(InputError) as caught:
         load_replicated(input=path)
     assert f"InputError: {caught.value}" == reference(path)
+
+
+FEATURES = {
+    "a seed written 7.0": lambda lines: lines.__setitem__(500, lines[500].replace(",7,", ",7.0,")),
+    "one model without seeds": lambda lines: [
+        lines.__setitem__(i, lines[i].replace(",7,", ",,"))
+        for i in range(len(lines))
+        if lines[i].startswith("m19,")
+    ],
+    "a blank language": lambda lines: [
+        lines.__setitem__(i, lines[i].replace(",l3,", ", ,"))
+        for i in range(len(lines))
+        if lines[i].startswith("m05,t1,")
+    ],
+}
+
+
+@pytest.mark.parametrize("case", sorted(FEATURES))
+def test_values_the_fast_path_does_not_parse_are_read_per_chunk(
+    tmp_path: Path, case: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Empty seeds, ``7.0``, blank names: the chunks holding them are read as the
+    per-record path reads them (bit for bit), the others column-wise."""
+    import glotbench.analysis.replicates as replicates_module
+    import glotbench.ingest.readers as readers_module
+
+    lines = large_lines()
+    FEATURES[case](lines)
+    path = tmp_path / "features.csv"
+    path.write_text("\n".join(lines) + "\n")
+    ref = reference(path)
+    assert not isinstance(ref, str)
+    monkeypatch.setattr(csv_chunks, "CHUNK_BYTES", 1 << 18)
+    checked: list[int] = []
+    check_numbers = replicates_module.check_numbers
+
+    def counted(frame: object, error: object) -> object:
+        checked.append(len(frame))  # type: ignore[arg-type]
+        return check_numbers(frame, error)  # type: ignore[arg-type]
+
+    def no_whole_file(path: object) -> object:
+        raise AssertionError("the whole file was read per record")
+
+    monkeypatch.setattr(replicates_module, "check_numbers", counted)
+    monkeypatch.setattr(readers_module, "read_tidy", no_whole_file)
+    assert same(load_replicated(input=path), ref)
+    assert 0 < sum(checked) < len(lines) // 5

@@ -1,24 +1,26 @@
 """Line-aligned chunks of a CSV file, and the per-record reader's checks of one chunk.
 
-The column-wise reader (:mod:`.csv_replicates`) parses a scores CSV in chunks
+The column-wise reader (:mod:`.csv_replicates`) reads a scores CSV in chunks
 of about :data:`CHUNK_BYTES` that end at a line end, so it knows each chunk's
-first line. When a chunk does not parse or holds a value the fast path does
-not take, :func:`chunk_error` runs the per-record reader's own checks (the
-record checks of :func:`glotbench.ingest.readers.check_csv_records`, the UTF-8
-check, pandas' reading of the values and
-:func:`glotbench.analysis.replicates.check_numbers`) on that chunk alone and
-returns the first problem with its file line, so a bad line near the end of a
-20-million-record file is named after one fast pass, in bounded memory, with
-the message the per-record reader gives for the whole file.
+first line. When pyarrow does not take a chunk, :func:`chunk_error` runs the
+per-record reader's own checks (the record checks of
+:func:`glotbench.ingest.readers.check_csv_records`, the UTF-8 check, pandas'
+reading of the values and :func:`glotbench.analysis.replicates.check_numbers`)
+on that chunk alone and returns its first problem with the file line — so a
+bad line near the end of a 20-million-record file is named after one fast
+pass, in bounded memory, with the message the per-record reader gives for the
+whole file — or, without a problem, the chunk's records as that reader reads
+them (:class:`Checked`).
 
 That reader checks in stages over the whole file: record shapes and UTF-8
 first, then every seed, then every replicate, then every score; so the caller
 keeps the earliest problem of the earliest stage (:class:`Found` ``.stage``)
 and only a record-shape problem ends the pass at once. Where this module cannot
 tell what the per-record reader would say from one chunk (quotes, which may
-join lines; NUL; invalid UTF-8 just after a malformed record, which that
-reader may meet first because it decodes ahead), it raises
-:class:`NeedsPerRecord` and the caller reads the whole file per record.
+join lines; NUL; a chunk starting with a byte-order mark; invalid UTF-8 just
+after a malformed record, which that reader may meet first because it decodes
+ahead), it raises :class:`NeedsPerRecord` and the caller reads the whole file
+per record.
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ import io
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 from glotbench.errors import InputError
 from glotbench.ingest.limits import MiB
@@ -72,6 +77,17 @@ class Chunk:
         if data and data[-1:] not in (b"\n", b"\r"):
             n += 1
         return cls(data, first_line, first_nl_line, n, n_nl)
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A chunk's records as the per-record reader reads and checks them
+    (:func:`glotbench.analysis.replicates.check_numbers`: numeric seeds and replicates,
+    NaN where empty; float scores; a task column), blank records left out, and the
+    line of each."""
+
+    frame: Any
+    lines: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -122,11 +138,12 @@ def chunks(path: Path, gz: bool) -> Iterator[Chunk]:
         raise NeedsPerRecord from None
 
 
-def chunk_error(chunk: Chunk, path: str, names: Sequence[str]) -> Found | None:
-    """The per-record reader's first problem in the chunk (earliest stage, then line), or None."""
+def chunk_error(chunk: Chunk, path: str, names: Sequence[str]) -> Found | Checked:
+    """The per-record reader's first problem in the chunk (earliest stage, then line), or
+    the chunk's records as that reader reads them."""
     data = chunk.data
-    if b'"' in data or b"\x00" in data:
-        raise NeedsPerRecord
+    if b'"' in data or b"\x00" in data or data.startswith(b"\xef\xbb\xbf"):
+        raise NeedsPerRecord  # quotes may join lines; pandas reads NUL and a leading BOM its way
     try:
         text, bad = data.decode("utf-8"), None
     except UnicodeDecodeError as exc:
@@ -188,8 +205,9 @@ def _shape_error(text: str, chunk: Chunk, path: str, names: Sequence[str]) -> Fo
     return None
 
 
-def _value_error(text: str, chunk: Chunk, path: str, names: Sequence[str]) -> Found | None:
-    """The first seed, replicate or score of the chunk the per-record reader refuses."""
+def _value_error(text: str, chunk: Chunk, path: str, names: Sequence[str]) -> Found | Checked:
+    """The first seed, replicate or score of the chunk the per-record reader refuses,
+    or its records as that reader reads them."""
     import pandas as pd
 
     from glotbench.analysis.replicates import check_numbers
@@ -211,7 +229,7 @@ def _value_error(text: str, chunk: Chunk, path: str, names: Sequence[str]) -> Fo
         return InputError(message, path=path, line=line, field=field)
 
     try:
-        check_numbers(table.frame, error)
+        data = check_numbers(table.frame, error)
     except InputError as exc:
         return Found(_STAGE[str(exc.field)], exc)
-    return None
+    return Checked(data, chunk.first_line + np.asarray(table.record_index, dtype=np.int64))

@@ -1,25 +1,32 @@
-"""Replicated scores from a plain tidy CSV file, read column-wise in blocks.
+"""Replicated scores from a plain tidy CSV file, read column-wise in chunks.
 
 :func:`replicates_from_csv` is the fast path of
 :func:`glotbench.analysis.sources.inputs.load_replicated` for the common file:
 a CSV whose header names only ``model``, ``task``, ``language``, ``seed``,
-``replicate`` and ``score`` (any order, no ``metric``), with no quotes and no
-empty cells. It streams the file through ``pyarrow.csv.open_csv`` in blocks
-of ``MAX_FIELD_CHARS`` bytes (a record that does not fit in a block cannot
-satisfy the field limit, so the parser's refusal is the limit check), turns
-each block's names into global integer codes, keeps only those codes and the
-scores (24 bytes a record), and places the scores by dense ranks, as
-:func:`glotbench.analysis.replicates.replicates_from_frame` does with pandas.
+``replicate`` and ``score`` (any order, no ``metric``) and whose data has no
+quotes. It reads the file in chunks of whole lines (:mod:`.csv_chunks`), parses
+each with ``pyarrow.csv`` in blocks of ``MAX_FIELD_CHARS`` bytes (a record that
+does not fit in a block cannot satisfy the field limit, so the parser's refusal
+is the limit check), turns each block's names into global integer codes, keeps
+only those codes and the scores (24 bytes a record), and places the scores by
+dense ranks, as :func:`glotbench.analysis.replicates.replicates_from_frame`
+does with pandas.
 
 Every check the per-record reader (:func:`glotbench.ingest.readers.read_tidy`)
 and ``replicates_from_frame`` make is made here as a condition to go on:
 field count, UTF-8, numbers that parse as integers or floats, finite scores,
-duplicate keys, equal replicate counts. When one fails, or the file uses a
-feature this path does not parse (quotes, blank-looking lines, a lone header,
-filters), it returns None and the caller reads the file with the per-record
-path, which reports the exact error (file, line, field) or reads the feature.
-So the two paths give bit-identical results and identical errors
-(``tests/analysis/test_csv_replicates.py`` checks both on mutated files).
+duplicate keys, equal replicate counts. A chunk that fails one, or holds
+values pyarrow reads otherwise than pandas (empty cells, ``7.0``, blank
+names, blank-looking lines), is read with the per-record reader's own code
+(:func:`.csv_chunks.chunk_error`): its records are coded from pandas' values,
+or its first problem is the error, with the file line; the other chunks are
+still only checked, so an error costs one column-wise pass in bounded memory.
+Repeated keys and unequal replicate counts are named here as that reader names
+them. Files this path cannot split into chunks (quotes, NUL, a header that is
+not one plain line), filters, or keys too sparse for the presence tables
+return None: the caller reads them with the per-record path. So the paths give
+bit-identical results and identical errors (``tests/analysis/test_csv_replicates.py``
+checks both on mutated files, in chunks of 64 bytes too).
 """
 
 from __future__ import annotations
@@ -41,6 +48,7 @@ from glotbench.analysis.sources.csv_chunks import (
     SCORE,
     SHAPE,
     UTF8_LOOKAHEAD,
+    Checked,
     Chunk,
     Found,
     NeedsPerRecord,
@@ -55,6 +63,7 @@ from glotbench.ingest.limits import MAX_FIELD_CHARS
 COLUMNS = frozenset({"model", "task", "language", "seed", "replicate", "score"})
 _NAMES = ("model", "task", "language")
 _INTS = ("seed", "replicate")
+_BOM = b"\xef\xbb\xbf"
 #: seeds and replicates beyond this are left to pandas' own number handling
 _EXACT_INT = 2**53
 #: presence tables (models × units × seeds [× replicates]) larger than this many cells
@@ -80,6 +89,11 @@ class _Codes:
 
     def keys(self) -> list[Any]:
         return list(self.index)
+
+    def truncate(self, size: int) -> None:
+        """Forget the codes given after the first ``size``."""
+        for key in list(self.index)[size:]:
+            del self.index[key]
 
 
 def _header_ok(path: Path, gz: bool, names: list[str]) -> bool:
@@ -159,8 +173,8 @@ def _batches(chunk: Chunk, names: list[str], typed: frozenset[str] = COLUMNS) ->
     """The chunk's record batches; _Problem when it does not parse with these types."""
     import pyarrow as pa
 
-    if b'"' in chunk.data or b"\x00" in chunk.data:
-        raise _Problem
+    if b'"' in chunk.data or b"\x00" in chunk.data or chunk.data.startswith(_BOM):
+        raise _Problem  # (pyarrow drops a byte-order mark that starts its input)
     try:
         reader = _open(pa.BufferReader(chunk.data), names, _types(names, typed))
         return [batch for batch in reader if batch.num_rows]
@@ -181,22 +195,61 @@ class _Blocks:
     lines: list[int | np.ndarray] = field(default_factory=list)
     n: int = 0
 
+    #: some record gives a replicate (the per-record path's ``has_replicate``)
+    replicate_given: bool = False
+
     def add(self, chunk: Chunk, names: list[str]) -> None:
-        """Code the chunk's records; _Problem when the fast path does not take the chunk."""
-        batches = _batches(chunk, names)
+        """Code the chunk's records; _Problem (nothing kept) when the fast path does not
+        take the chunk."""
+        tables = (self.models, self.units, self.seeds, self.replicates)
+        sizes = [len(table.index) for table in tables]
+        try:
+            batches = _batches(chunk, names)
+            columns = [self._codes(batch) for batch in batches]
+        except _Problem:
+            for table, size in zip(tables, sizes, strict=True):
+                table.truncate(size)
+            raise
         rows = sum(batch.num_rows for batch in batches)
         lines: np.ndarray | None = None
         if rows != chunk.n_lines:  # blank lines, which pyarrow skips
             present = [i for i, text in enumerate(chunk.data.splitlines()) if text]
             lines = chunk.first_line + np.asarray(present, dtype=np.int64)
         done = 0
-        for batch in batches:
-            self.columns.append(self._codes(batch))
+        for batch, codes in zip(batches, columns, strict=True):
+            self.columns.append(codes)
             self.lines.append(
                 chunk.first_line + done if lines is None else lines[done : done + batch.num_rows]
             )
             done += batch.num_rows
-            self.n += batch.num_rows
+        self.n += rows
+        self.replicate_given |= rows > 0 and "replicate" in names
+
+    def add_checked(self, checked: Checked) -> None:
+        """Code records the per-record checks read (:class:`Checked`: pandas' values)."""
+        import pandas as pd
+
+        data = checked.frame
+        if len(data) == 0:
+            return
+
+        def factors(column: str) -> tuple[np.ndarray, list[str]]:
+            codes, words = pd.factorize(data[column])
+            return codes, [str(word) for word in words]
+
+        model_index, model_words = factors("model")
+        model = self.models.codes(model_words).astype(np.int32)[model_index]
+        unit = _unit_codes(factors("task"), factors("language"), self.units)
+        zeros = np.zeros(len(data), dtype=np.int32)
+        seed = _int_codes(_integers(data["seed"], -1), self.seeds) if "seed" in data else zeros
+        rep = zeros
+        if "replicate" in data:
+            rep = _int_codes(_integers(data["replicate"], 0), self.replicates)
+            self.replicate_given |= bool(data["replicate"].notna().any())
+        score = data["score"].to_numpy(dtype=np.float64)
+        self.columns.append((model, unit, seed, rep, score))
+        self.lines.append(checked.lines)
+        self.n += len(data)
 
     def _codes(self, batch: Any) -> tuple[np.ndarray, ...]:
         get = dict(zip(batch.schema.names, batch.columns, strict=True))
@@ -204,7 +257,8 @@ class _Blocks:
         if not np.isfinite(score).all():
             raise _Problem
         model = _name_codes(get["model"], self.models)
-        unit = _unit_codes(get.get("task"), get["language"], len(score), self.units)
+        task = _dictionary(get["task"]) if "task" in get else None
+        unit = _unit_codes(task, _dictionary(get["language"]), self.units)
         seed = (
             _int_codes(get["seed"].to_numpy(), self.seeds)
             if "seed" in get
@@ -241,13 +295,18 @@ def _name_codes(column: Any, table: _Codes) -> np.ndarray:
     return table.codes(words).astype(np.int32)[indices]
 
 
-def _unit_codes(task: Any, language: Any, n: int, table: _Codes) -> np.ndarray:
-    """Global codes of the rows' (task, language) pairs (task "task" when there is no column)."""
-    lang_index, lang_words = _dictionary(language)
+def _unit_codes(
+    task: tuple[np.ndarray, list[str]] | None,
+    language: tuple[np.ndarray, list[str]],
+    table: _Codes,
+) -> np.ndarray:
+    """Global codes of the rows' (task, language) pairs, each given as (row indices,
+    words) (task "task" when there is no column)."""
+    lang_index, lang_words = language
     if task is None:
-        task_index, task_words = np.zeros(n, dtype=np.int32), ["task"]
+        task_index, task_words = np.zeros(len(lang_index), dtype=np.int32), ["task"]
     else:
-        task_index, task_words = _dictionary(task)
+        task_index, task_words = task
     local = task_index.astype(np.int64) * len(lang_words) + lang_index
     seen = np.zeros(len(task_words) * len(lang_words), dtype=bool)
     seen[local] = True
@@ -258,6 +317,15 @@ def _unit_codes(task: Any, language: Any, n: int, table: _Codes) -> np.ndarray:
         [(task_words[p // width], lang_words[p % width]) for p in present]
     )
     return lookup[local]
+
+
+def _integers(values: Any, missing: int) -> np.ndarray:
+    """Checked seeds or replicates (pandas numbers, NaN where empty) as int64, missing ones
+    ``missing``; NeedsPerRecord for values the codes do not hold exactly (±inf, ≥ 2**53)."""
+    filled = values.fillna(missing).to_numpy()
+    if filled.dtype.kind not in "if" or not (np.abs(filled) < _EXACT_INT).all():
+        raise NeedsPerRecord
+    return filled.astype(np.int64)
 
 
 def _int_codes(values: np.ndarray, table: _Codes) -> np.ndarray:
@@ -281,12 +349,12 @@ def _int_codes(values: np.ndarray, table: _Codes) -> np.ndarray:
 def _read_blocks(path: Path, names: list[str], gz: bool) -> _Blocks:
     """Every chunk coded, or the per-record path's first problem raised (InputError).
 
-    A chunk the fast path does not take is checked per record (:func:`chunk_error`);
-    from the first problem on, chunks are no longer kept, only checked for an
+    A chunk the fast path does not take is checked per record (:func:`chunk_error`):
+    without a problem (a feature such as empty seeds, ``3.0``, blank names), its
+    records are coded from pandas' values as the per-record path reads them; from
+    the first problem on, chunks are no longer kept, only checked for an
     earlier-stage problem, and a record-shape problem ends the pass (the
-    per-record path meets those first). A chunk with no problem that the fast
-    path does not take (a feature) sends a file with no earlier problem to the
-    per-record path (NeedsPerRecord).
+    per-record path meets those first).
     """
     blocks = _Blocks()
     best: Found | None = None
@@ -297,18 +365,21 @@ def _read_blocks(path: Path, names: list[str], gz: bool) -> _Blocks:
                 blocks.add(chunk, names)
                 continue
             except _Problem:
-                blocks.columns.clear()
+                pass
         elif _clean(chunk, names, best.stage):
             continue
         found = chunk_error(chunk, str(path), names)
-        if found is None:
+        if isinstance(found, Checked):
             if best is None:
-                raise NeedsPerRecord
+                blocks.add_checked(found)
             continue
         if found.stage == SHAPE:
             if found.end is not None:
                 _check_lookahead(chunk, found.end, parts)
             raise found.error
+        if best is None:
+            blocks.columns.clear()
+            blocks.lines.clear()
         if best is None or found.stage < best.stage:
             best = found
     if best is not None:
@@ -417,7 +488,7 @@ def _read(path: Path, names: list[str], gz: bool) -> ReplicatedScores:
     if int(rep_table.sum()) != blocks.n:
         raise _repeated(blocks, rep_cells, len(seen_rep), str(path))
     counts = rep_table.sum(axis=1)
-    has_replicate = "replicate" in names
+    has_replicate = blocks.replicate_given
     full = counts[counts > 0]
     if has_replicate and full.min() != full.max():
         # the first (model, unit, seed) in sorted order with the fewest, as groupby's idxmin
