@@ -250,9 +250,7 @@ def test_a_bad_line_near_the_end_of_a_large_file_is_named_without_a_per_record_p
     assert sum(checked) < len(lines) // 5
 
 
-@pytest.mark.parametrize(
-    ("shape_line", "utf8_line"), [(3, 5), (5, 3), (3, 60_000), (60_000, 3)]
-)
+@pytest.mark.parametrize(("shape_line", "utf8_line"), [(3, 5), (5, 3), (3, 60_000), (60_000, 3)])
 def test_a_malformed_record_and_invalid_utf8_are_reported_as_the_per_record_path_does(
     tmp_path: Path, shape_line: int, utf8_line: int
 ) -> None:

@@ -388,8 +388,7 @@ def check_csv_records(
             row = next(rows, None)
         except csv.Error as exc:  # a quoted field longer than one line's limit
             raise InputError(
-                f"malformed CSV: {exc} (fields may have at most {MAX_FIELD_CHARS:,} "
-                "characters)",
+                f"malformed CSV: {exc} (fields may have at most {MAX_FIELD_CHARS:,} characters)",
                 path=path,
                 line=start,
             ) from None
