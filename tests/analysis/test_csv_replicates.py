@@ -121,14 +121,16 @@ def mutate(lines: list[str], rng: np.random.Generator) -> str:
     return ("\ufeff" if rng.random() < 0.1 else "") + text
 
 
-@pytest.mark.parametrize("chunk_bytes", [None, 64])
+@pytest.mark.parametrize("sizes", [None, (64, 64), (256, 48)])
 @pytest.mark.parametrize("chunk", range(4))
 def test_fast_path_matches_the_per_record_path_on_mutated_files(
-    tmp_path: Path, chunk: int, chunk_bytes: int | None, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, chunk: int, sizes: tuple[int, int] | None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Also with chunks of 64 bytes: problems in later chunks, after earlier ones."""
-    if chunk_bytes is not None:
-        monkeypatch.setattr(csv_chunks, "CHUNK_BYTES", chunk_bytes)
+    """Also with chunks of 64 bytes (problems in later chunks, after earlier ones) and
+    chunks of 256 bytes split into parts of 48 (only the failing parts checked)."""
+    if sizes is not None:
+        monkeypatch.setattr(csv_chunks, "CHUNK_BYTES", sizes[0])
+        monkeypatch.setattr(csv_chunks, "PART_BYTES", sizes[1])
     rng = np.random.default_rng(1000 + chunk)
     accepted = refused = 0
     for case in range(100):

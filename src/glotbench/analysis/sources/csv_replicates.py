@@ -44,6 +44,7 @@ from glotbench.analysis.replicates import (
     Unit,
     unequal_replicates,
 )
+from glotbench.analysis.sources import csv_chunks
 from glotbench.analysis.sources.csv_chunks import (
     SCORE,
     SHAPE,
@@ -143,9 +144,15 @@ def _types(names: list[str], typed: frozenset[str] = COLUMNS) -> dict[str, Any]:
     return types
 
 
-def _open(data: Any, names: list[str], types: dict[str, Any], skip_rows: int = 0) -> Any:
-    """A pyarrow CSV reader of ``data`` (a path or a buffer) in blocks of
-    ``MAX_FIELD_CHARS`` bytes (longer records are refused: the field limit)."""
+def _open(
+    data: Any,
+    names: list[str],
+    types: dict[str, Any],
+    skip_rows: int = 0,
+    block_size: int = MAX_FIELD_CHARS,
+) -> Any:
+    """A pyarrow CSV reader of ``data`` (a path or a buffer) in blocks of ``block_size``
+    bytes (longer records are refused)."""
     import pyarrow.csv as pv
 
     return pv.open_csv(
@@ -153,7 +160,7 @@ def _open(data: Any, names: list[str], types: dict[str, Any], skip_rows: int = 0
         read_options=pv.ReadOptions(
             column_names=names,
             skip_rows=skip_rows,
-            block_size=MAX_FIELD_CHARS,
+            block_size=block_size,
             use_threads=False,
         ),
         parse_options=pv.ParseOptions(
@@ -170,13 +177,18 @@ def _open(data: Any, names: list[str], types: dict[str, Any], skip_rows: int = 0
 
 
 def _batches(chunk: Chunk, names: list[str], typed: frozenset[str] = COLUMNS) -> list[Any]:
-    """The chunk's record batches; _Problem when it does not parse with these types."""
+    """The chunk's record batches (one block); _Problem when it does not parse with these
+    types or has a line over the field limit (the per-record path names it)."""
     import pyarrow as pa
 
-    if b'"' in chunk.data or b"\x00" in chunk.data or chunk.data.startswith(_BOM):
-        raise _Problem  # (pyarrow drops a byte-order mark that starts its input)
+    data = chunk.data
+    if chunk.longest_line > MAX_FIELD_CHARS or b'"' in data or b"\x00" in data:
+        raise _Problem
+    if data.startswith(_BOM):
+        raise _Problem  # pyarrow drops a byte-order mark that starts its input
     try:
-        reader = _open(pa.BufferReader(chunk.data), names, _types(names, typed))
+        size = len(data) + 1
+        reader = _open(pa.py_buffer(data), names, _types(names, typed), block_size=size)
         return [batch for batch in reader if batch.num_rows]
     except (pa.ArrowInvalid, ValueError):
         raise _Problem from None
@@ -360,28 +372,25 @@ def _read_blocks(path: Path, names: list[str], gz: bool) -> _Blocks:
     best: Found | None = None
     parts = chunks(path, gz)
     for chunk in parts:
-        if best is None:
-            try:
-                blocks.add(chunk, names)
+        if _taken(chunk, blocks, best, names):
+            continue
+        for offset, part in chunk.split(csv_chunks.PART_BYTES):  # the problem's part, checked alone
+            if part is not chunk and _taken(part, blocks, best, names):
                 continue
-            except _Problem:
-                pass
-        elif _clean(chunk, names, best.stage):
-            continue
-        found = chunk_error(chunk, str(path), names)
-        if isinstance(found, Checked):
+            found = chunk_error(part, str(path), names)
+            if isinstance(found, Checked):
+                if best is None:
+                    blocks.add_checked(found)
+                continue
+            if found.stage == SHAPE:
+                if found.end is not None:
+                    _check_lookahead(chunk, offset + found.end, parts)
+                raise found.error
             if best is None:
-                blocks.add_checked(found)
-            continue
-        if found.stage == SHAPE:
-            if found.end is not None:
-                _check_lookahead(chunk, found.end, parts)
-            raise found.error
-        if best is None:
-            blocks.columns.clear()
-            blocks.lines.clear()
-        if best is None or found.stage < best.stage:
-            best = found
+                blocks.columns.clear()
+                blocks.lines.clear()
+            if best is None or found.stage < best.stage:
+                best = found
     if best is not None:
         raise best.error
     if not blocks.seeds.index:
@@ -389,6 +398,18 @@ def _read_blocks(path: Path, names: list[str], gz: bool) -> _Blocks:
     if not blocks.replicates.index:
         blocks.replicates.codes([0])
     return blocks
+
+
+def _taken(chunk: Chunk, blocks: _Blocks, best: Found | None, names: list[str]) -> bool:
+    """The chunk coded column-wise (no problem so far) or seen to hold no problem that
+    comes before ``best``; else False: it needs the per-record checks."""
+    if best is not None:
+        return _clean(chunk, names, best.stage)
+    try:
+        blocks.add(chunk, names)
+    except _Problem:
+        return False
+    return True
 
 
 def _clean(chunk: Chunk, names: list[str], stage: int) -> bool:
@@ -406,7 +427,7 @@ def _clean(chunk: Chunk, names: list[str], stage: int) -> bool:
 def _check_lookahead(chunk: Chunk, end: int, parts: Any) -> None:
     """NeedsPerRecord when invalid UTF-8 follows a malformed record closely (the
     per-record reader decodes ahead and may report it instead)."""
-    window = chunk.data[end : end + UTF8_LOOKAHEAD]
+    window = bytes(chunk.data[end : end + UTF8_LOOKAHEAD])
     while len(window) < UTF8_LOOKAHEAD:
         following = next(parts, None)
         if following is None:
