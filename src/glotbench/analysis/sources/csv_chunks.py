@@ -193,7 +193,7 @@ def chunk_error(chunk: Chunk, path: str, names: Sequence[str]) -> Found | Checke
 
     stop = data.find(b"\n", bad)
     raw = data[start : len(data) if stop < 0 else stop + 1]
-    error = utf8_line_error(path, chunk.first_nl_line + data.count(b"\n", 0, start), raw)
+    error = utf8_line_error(path, chunk.first_nl_line + data.count(b"\n", 0, start), bytes(raw))
     if error is None:  # pragma: no cover - the chunk failed to decode in this line
         raise NeedsPerRecord
     return Found(SHAPE, error)
