@@ -58,9 +58,9 @@ def filter_frame(frame: pd.DataFrame, filters: dict[str, Sequence[str] | None]) 
 def _fast_csv(
     path: Path, choice: MetricChoice, filters: dict[str, Sequence[str] | None]
 ) -> ReplicatedScores | None:
-    """A plain scores CSV read column-wise in blocks (:mod:`.csv_replicates`), or None:
-    other files, filters, per-task metrics and any file with a problem take the
-    per-record path, whose messages name the file, line and field."""
+    """A plain scores CSV read column-wise in chunks (:mod:`.csv_replicates`), or None:
+    other files, filters and per-task metrics take the per-record path. A problem
+    in a plain file is raised with the per-record path's message (file, line, field)."""
     from glotbench.ingest.readers import csv_header, detect_format
 
     if any(filters.values()) or choice.per_task or not path.is_file():
