@@ -14,7 +14,11 @@ only process that writes. A Ray cluster of ``--nodes`` raylets with
 machines would have, but the same cores and memory).
 
 Reported, for the single process and for each cluster size: the analyses' wall
-time, the page's wall time, and whether the page's data (``leaderboard.json``)
+and CPU time (the driver's, plus the Ray workers' user + system time read from
+/proc through psutil just before the cluster stops), the page's wall time, the
+driver's peak RSS and the Ray workers' peak RSS (the largest worker and the sum
+over workers, sampled every 0.5 s; RSS counts the pages of the object store a
+worker has mapped), and whether the page's data (``leaderboard.json``)
 is byte for byte the single-process page's and every view's arrays equal (asserted).
 Task views come back without their draws (R × M; only the overall view's feed the
 pairwise view), which keeps the object store small.
@@ -25,6 +29,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -33,6 +38,74 @@ import numpy as np
 from _common import load_average, machine_info, print_header, print_table
 
 HERE = Path(__file__).resolve().parent
+
+
+class Sampler:
+    """Samples the RSS of this process and of its Ray worker processes every ``interval`` s.
+
+    Ray workers are the descendants of this process (``ray.cluster_utils.Cluster``
+    starts the raylets as its children) whose process title starts with ``ray::``.
+    """
+
+    def __init__(self, interval: float = 0.5) -> None:
+        import psutil
+
+        self.me = psutil.Process()
+        self.interval = interval
+        self.driver = self.worker_max = self.workers_sum = 0
+        self.cpu: dict[int, float] = {}  # worker pid -> user + sys seconds, last seen
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def workers(self) -> list[Any]:
+        import psutil
+
+        found = []
+        for p in self.me.children(recursive=True):
+            try:
+                if " ".join(p.cmdline()).startswith("ray::"):
+                    found.append(p)
+            except psutil.Error:
+                continue
+        return found
+
+    def sample(self) -> None:
+        import psutil
+
+        self.driver = max(self.driver, self.me.memory_info().rss)
+        total = 0
+        for p in self.workers():
+            try:
+                rss = p.memory_info().rss
+                t = p.cpu_times()
+            except psutil.Error:
+                continue
+            total += rss
+            self.worker_max = max(self.worker_max, rss)
+            self.cpu[p.pid] = t.user + t.system
+        self.workers_sum = max(self.workers_sum, total)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            self.sample()
+
+    def __enter__(self) -> Sampler:
+        self.sample()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.sample()
+
+    def figures(self) -> dict[str, Any]:
+        mib = 2**20
+        return {
+            "driver peak MiB": round(self.driver / mib),
+            "worker peak MiB": round(self.worker_max / mib),
+            "workers sum peak MiB": round(self.workers_sum / mib),
+        }
 
 
 def _view(source: Any, settings: Any, request: dict[str, Any], keep_draws: bool) -> Any:
@@ -61,10 +134,10 @@ def build(source: Any, settings: Any, out: Path, runner: Any = None) -> dict[str
     from glotbench.analysis.headline import analyze
     from glotbench.report.leaderboard import build_leaderboard, write_leaderboard
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     kwargs = {} if runner is None else {"runner": runner}
     analysis = analyze(source.replicated, settings, **kwargs)
-    t1 = time.perf_counter()
+    t1, c1 = time.perf_counter(), time.process_time()
     data = build_leaderboard(
         source.replicated,
         title=source.title,
@@ -74,10 +147,12 @@ def build(source: Any, settings: Any, out: Path, runner: Any = None) -> dict[str
         analysis=analysis,
     )
     index = write_leaderboard(data, out)
-    t2 = time.perf_counter()
+    t2, c2 = time.perf_counter(), time.process_time()
     return {
         "analyses s": round(t1 - t0, 2),
+        "analyses driver CPU s": round(c1 - c0, 2),
         "page s": round(t2 - t1, 2),
+        "page CPU s": round(c2 - c1, 2),
         "total s": round(t2 - t0, 2),
         "page MiB": round(index.stat().st_size / 2**20, 1),
         "analysis": analysis,
@@ -149,31 +224,37 @@ def main() -> None:
     source = leaderboard_source(store=args.store, settings=settings)
     print(f"store read by the driver: {time.perf_counter() - t0:.1f} s", flush=True)
     out = Path(args.out)
-    reference = build(source, settings, out / "single")
-    rows = [{"mode": "single process"} | _figures(reference)]
-    rows[0]["load"] = load_average()
+    load = load_average()
+    with Sampler() as sampler:
+        reference = build(source, settings, out / "single")
+    rows = [{"mode": "single process"} | _figures(reference) | sampler.figures()]
+    rows[0]["load"] = f"{load} -> {load_average()}"
     print(rows[0], flush=True)
     remote = ray.remote(num_cpus=1)(_view)
     for nodes in [int(n) for n in args.nodes.split(",")]:
+        load = load_average()
         t0 = time.perf_counter()
         cluster = start_cluster(nodes, args.cpus_per_node)
         try:
             started = time.perf_counter() - t0
-            t0 = time.perf_counter()
-            source_ref = ray.put(source.replicated)
-            put = time.perf_counter() - t0
-            got = build(source, settings, out / f"ray{nodes}", ray_runner(ray, remote, source_ref))
+            with Sampler() as sampler:
+                t0 = time.perf_counter()
+                source_ref = ray.put(source.replicated)
+                put = time.perf_counter() - t0
+                runner = ray_runner(ray, remote, source_ref)
+                got = build(source, settings, out / f"ray{nodes}", runner)
         finally:
             ray.shutdown()
             cluster.shutdown()
         row = {"mode": f"Ray, {nodes} node(s) x {args.cpus_per_node} CPU"}
-        row |= _figures(got)
+        row |= _figures(got) | sampler.figures()
         row |= {
+            "workers CPU s": round(sum(sampler.cpu.values()), 2),
             "cluster start s": round(started, 1),
             "put s": round(put, 2),
             "same page": got["json"] == reference["json"],
             "same views": same_views(got["analysis"], reference["analysis"]),
-            "load": load_average(),
+            "load": f"{load} -> {load_average()}",
         }
         print(row, flush=True)
         rows.append(row)
