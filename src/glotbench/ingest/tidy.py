@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pandas as pd
 
@@ -210,20 +210,7 @@ def _write_staged_scores(
     and an unfinished import of this file belongs to a process that died.
     """
     check = check_staged_scores(store, staged, batch_rows)
-    partial = store.imports.find(sha, "scores", completed=False)
-    if partial is not None:
-        import_id, status = partial.import_id, "resumed"
-    else:
-        import_id, status = new_import_id(), "imported"
-        store.imports.start(
-            ImportRecord(
-                import_id=import_id,
-                kind="scores",
-                source=str(Path(staged.path).resolve()),
-                sha256=sha,
-                rows=staged.rows,
-            )
-        )
+    import_id, status = _open_import(store, Path(staged.path), sha, staged.rows, "scores")
     added = add_staged_scores(store, staged, import_id, check=check, batch_rows=batch_rows)
     store.imports.complete(import_id, added)
     return added, staged.rows - added, status, import_id
@@ -305,7 +292,7 @@ def import_examples_file(
         if done is not None:
             return _skipped("examples", p, store, sha, done, t0)
         to_write = _runs_to_write(store, staged)
-        import_id, status = _open_import(store, p, sha, staged.rows)
+        import_id, status = _open_import(store, p, sha, staged.rows, "examples")
         total = len(to_write)
         if progress is not None:
             progress(0, total)
@@ -369,10 +356,12 @@ def _runs_to_write(store: Store, staged: StagedExamples) -> list[int]:
     return [r.index for r in staged.runs if r.record.run_id not in stored]
 
 
-def _open_import(store: Store, path: Path, sha: str, rows: int) -> tuple[str, str]:
-    """The import's id and status: an interrupted import of the same file is resumed, else a
-    new one is recorded as started."""
-    partial = store.imports.find(sha, "examples", completed=False)
+def _open_import(
+    store: Store, path: Path, sha: str, rows: int, kind: Literal["scores", "examples"]
+) -> tuple[str, str]:
+    """The import's id and status: an interrupted import of the same file (of ``kind``) is
+    resumed, else a new one is recorded as started."""
+    partial = store.imports.find(sha, kind, completed=False)
     if partial is not None:
         import_id, status = partial.import_id, "resumed"
     else:
@@ -380,7 +369,7 @@ def _open_import(store: Store, path: Path, sha: str, rows: int) -> tuple[str, st
         store.imports.start(
             ImportRecord(
                 import_id=import_id,
-                kind="examples",
+                kind=kind,
                 source=str(path.resolve()),
                 sha256=sha,
                 rows=rows,
