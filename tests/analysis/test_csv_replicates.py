@@ -182,6 +182,28 @@ def test_gzipped_and_crlf_files_read_alike(tmp_path: Path) -> None:
     assert same(load_replicated(input=packed), reference(packed))
 
 
+def _chunked_fast_path_only(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Small chunks; the whole-file per-record reader fails the test if it is called; the
+    returned list gets the number of records of each part checked per record."""
+    import glotbench.analysis.replicates as replicates_module
+    import glotbench.ingest.readers as readers_module
+
+    monkeypatch.setattr(csv_chunks, "CHUNK_BYTES", 1 << 18)
+    checked: list[int] = []
+    check_numbers = replicates_module.check_numbers
+
+    def counted(frame: object, error: object) -> object:
+        checked.append(len(frame))  # type: ignore[arg-type]
+        return check_numbers(frame, error)  # type: ignore[arg-type]
+
+    def no_whole_file(path: object) -> object:
+        raise AssertionError("the whole file was read per record")
+
+    monkeypatch.setattr(replicates_module, "check_numbers", counted)
+    monkeypatch.setattr(readers_module, "read_tidy", no_whole_file)
+    return checked
+
+
 def large_lines(n_models: int = 20, n_reps: int = 200) -> list[str]:
     """A well-formed file: n_models × 3 tasks × 10 languages × 1 seed × n_reps records."""
     rng = np.random.default_rng(5)
@@ -223,28 +245,13 @@ def test_a_bad_line_near_the_end_of_a_large_file_is_named_without_a_per_record_p
     """120,000 records in chunks of 256 KiB: the problem near the end (or, seeds before
     scores, the earlier stage) is the per-record path's error, found by checking only
     the chunk that holds it per record."""
-    import glotbench.analysis.replicates as replicates_module
-    import glotbench.ingest.readers as readers_module
-
     lines = large_lines()
     LARGE_CASES[case](lines)
     path = tmp_path / "large.csv"
     path.write_bytes(("\n".join(lines) + "\n").encode("utf-8", "surrogateescape"))
     ref = reference(path)
     assert isinstance(ref, str) and "InputError" in ref
-    monkeypatch.setattr(csv_chunks, "CHUNK_BYTES", 1 << 18)
-    checked: list[int] = []
-    check_numbers = replicates_module.check_numbers
-
-    def counted(frame: object, error: object) -> object:
-        checked.append(len(frame))  # type: ignore[arg-type]
-        return check_numbers(frame, error)  # type: ignore[arg-type]
-
-    def no_whole_file(path: object) -> object:
-        raise AssertionError("the whole file was read per record")
-
-    monkeypatch.setattr(replicates_module, "check_numbers", counted)
-    monkeypatch.setattr(readers_module, "read_tidy", no_whole_file)
+    checked = _chunked_fast_path_only(monkeypatch)
     with pytest.raises(InputError) as caught:
         load_replicated(input=path)
     assert f"InputError: {caught.value}" == ref
@@ -289,27 +296,12 @@ def test_values_the_fast_path_does_not_parse_are_read_per_chunk(
 ) -> None:
     """Empty seeds, ``7.0``, blank names: the chunks holding them are read as the
     per-record path reads them (bit for bit), the others column-wise."""
-    import glotbench.analysis.replicates as replicates_module
-    import glotbench.ingest.readers as readers_module
-
     lines = large_lines()
     FEATURES[case](lines)
     path = tmp_path / "features.csv"
     path.write_text("\n".join(lines) + "\n")
     ref = reference(path)
     assert not isinstance(ref, str)
-    monkeypatch.setattr(csv_chunks, "CHUNK_BYTES", 1 << 18)
-    checked: list[int] = []
-    check_numbers = replicates_module.check_numbers
-
-    def counted(frame: object, error: object) -> object:
-        checked.append(len(frame))  # type: ignore[arg-type]
-        return check_numbers(frame, error)  # type: ignore[arg-type]
-
-    def no_whole_file(path: object) -> object:
-        raise AssertionError("the whole file was read per record")
-
-    monkeypatch.setattr(replicates_module, "check_numbers", counted)
-    monkeypatch.setattr(readers_module, "read_tidy", no_whole_file)
+    checked = _chunked_fast_path_only(monkeypatch)
     assert same(load_replicated(input=path), ref)
     assert 0 < sum(checked) < len(lines) // 5
