@@ -346,8 +346,14 @@ class Store:
                 )
             # a file without tables (a creation interrupted by an older glotbench, or a
             # file that vanished and was made anew by DuckDB): give it its tables
-            with self.transaction():
-                _write_schema(self._con)
+            with self.transaction() as con:
+                # unless the transaction reopened the store on a file another process
+                # created meanwhile (glotbench.store.writes): that one has its tables
+                written = not _has_meta(con)
+                if written:
+                    _write_schema(con)
+            if not written:
+                self._initialise()  # check the file now open instead
             return
         row = _first(
             self._con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
