@@ -17,7 +17,7 @@ import pytest
 from glotbench.analysis.selection import MetricChoice, replicates_from_table
 from glotbench.analysis.sources import csv_chunks
 from glotbench.analysis.sources.csv_replicates import replicates_from_csv
-from glotbench.analysis.sources.inputs import load_replicated
+from glotbench.analysis.sources.inputs import filter_frame, load_replicated
 from glotbench.errors import InputError
 from glotbench.ingest.readers import csv_header, read_tidy
 
@@ -156,6 +156,62 @@ def test_fast_path_matches_the_per_record_path_on_mutated_files(
         assert same(got, ref), (case, path.read_bytes()[:400])
     assert accepted - refused >= 20  # the fast path is exercised, not only the fallback
     assert refused >= 5  # and so are its errors
+
+
+def filtered_reference(path: Path, filters: dict[str, list[str] | None]) -> object:
+    """The per-record path with filters: every record read, the filters, the kept values."""
+    try:
+        table = read_tidy(path)
+        frame = filter_frame(table.frame, filters)
+        return replicates_from_table(frame, MetricChoice.parse(None), error=table.error)
+    except InputError as exc:
+        return f"InputError: {exc}"
+
+
+def random_filters(rng: np.random.Generator) -> dict[str, list[str] | None]:
+    """Some of model / task / language, each a few of the names (now and then one unknown)."""
+    names = {"model": ["m0", "m1", "m2"], "task": ["t0", "t1"], "language": ["sw", "af", "yo"]}
+    out: dict[str, list[str] | None] = {}
+    for column, options in names.items():
+        if rng.random() < 0.5:
+            picked = [o for o in options if rng.random() < 0.5] or [options[0]]
+            out[column] = picked + (["zz"] if rng.random() < 0.08 else [])
+        else:
+            out[column] = None
+    return out
+
+
+@pytest.mark.parametrize("chunk", range(3))
+def test_filters_on_the_fast_path_match_the_per_record_path(
+    tmp_path: Path, chunk: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Mutated files with random filters: the scores or the error text of the per-record
+    path (a record the filters drop may be bad: then the per-record path reads the file)."""
+    import glotbench.analysis.sources.inputs as inputs_module
+
+    filtered: list[int] = []
+    original = inputs_module.filter_replicated
+
+    def counted(scores: object, filters: object) -> object:
+        filtered.append(1)
+        return original(scores, filters)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(inputs_module, "filter_replicated", counted)
+    rng = np.random.default_rng(2000 + chunk)
+    for case in range(100):
+        path = tmp_path / f"f{case}.csv"
+        mutated = rng.random() < 0.5
+        lines = base_lines(rng)
+        text = mutate(lines, rng) if mutated else "\n".join(lines) + "\n"
+        path.write_bytes(text.encode("utf-8", "surrogatepass"))
+        filters = random_filters(rng)
+        ref = filtered_reference(path, filters)
+        try:
+            got: object = load_replicated(input=path, **{f"{k}s": v for k, v in filters.items()})
+        except InputError as exc:
+            got = f"InputError: {exc}"
+        assert same(got, ref), (case, filters, path.read_bytes()[:400])
+    assert len(filtered) >= 30  # the filters were applied on the fast path, not only per record
 
 
 def test_unmutated_files_take_the_fast_path(tmp_path: Path) -> None:

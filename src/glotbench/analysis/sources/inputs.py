@@ -8,6 +8,7 @@ naming the file, line and field where there is one.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
@@ -59,11 +60,18 @@ def _fast_csv(
     path: Path, choice: MetricChoice, filters: dict[str, Sequence[str] | None]
 ) -> ReplicatedScores | None:
     """A plain scores CSV read column-wise in chunks (:mod:`.csv_replicates`), or None:
-    other files, filters and per-task metrics take the per-record path. A problem
-    in a plain file is raised with the per-record path's message (file, line, field)."""
+    other files and per-task metrics take the per-record path. A problem in a plain
+    file is raised with the per-record path's message (file, line, field).
+
+    With filters, the whole file is read and then filtered
+    (:func:`filter_replicated`). That file being valid, the per-record path
+    (check every record's shape, filter, check the kept records' values) gives
+    the same scores; when the whole file is not valid, the per-record path
+    reads it (an error in a record the filters drop is not reported there).
+    """
     from glotbench.ingest.readers import csv_header, detect_format
 
-    if any(filters.values()) or choice.per_task or not path.is_file():
+    if choice.per_task or not path.is_file():
         return None
     try:
         kind, gz = detect_format(path)
@@ -72,9 +80,71 @@ def _fast_csv(
         names = csv_header(path, gz)
     except (InputError, UnicodeDecodeError):
         return None
+    filtered = {column: wanted for column, wanted in filters.items() if wanted}
+    if any(column not in names for column in filtered):
+        return None  # the per-record path names the missing column
     from glotbench.analysis.sources.csv_replicates import replicates_from_csv
 
-    return replicates_from_csv(path, gz, names)
+    if not filtered:
+        return replicates_from_csv(path, gz, names)
+    try:
+        whole = replicates_from_csv(path, gz, names)
+    except InputError:
+        return None
+    return None if whole is None else filter_replicated(whole, filtered)
+
+
+def filter_replicated(
+    scores: ReplicatedScores, filters: Mapping[str, Sequence[str] | None]
+) -> ReplicatedScores:
+    """:func:`filter_frame` on the rows behind ``scores`` (a whole file's), as scores.
+
+    The same errors (an unknown name lists the names there are; no row left);
+    the models and units that keep a score, in their order; seed positions
+    trimmed to the most seeds a kept cell has (each cell's seeds are its first
+    positions). Filters on ``model``, ``task`` and ``language`` only; ``scores``
+    as read from a file (no per-seed point estimates).
+    """
+    if scores.point is not None:
+        raise ValueError("filter_replicated filters scores read from a file, not drawn ones")
+    have = {
+        "model": list(scores.models),
+        "task": [u.task for u in scores.units],
+        "language": [u.language for u in scores.units],
+    }
+    model_ok = np.ones(len(scores.models), dtype=bool)
+    unit_ok = np.ones(len(scores.units), dtype=bool)
+    for column, wanted in filters.items():
+        if not wanted:
+            continue
+        names = set(have[column])
+        unknown = sorted({str(w) for w in wanted} - names)
+        if unknown:
+            raise InputError(
+                f"unknown {column} name(s) {', '.join(map(repr, unknown))}; the input has: "
+                f"{', '.join(sorted(names))}",
+                field=column,
+            )
+        keep = np.isin(np.array(have[column], dtype=object), [str(w) for w in wanted])
+        if column == "model":
+            model_ok &= keep
+        else:
+            unit_ok &= keep
+    values = scores.values[np.flatnonzero(model_ok)][:, np.flatnonzero(unit_ok)]
+    present = ~np.isnan(values).all(axis=(2, 3))  # (models, units) cells with a score
+    if not present.any():
+        described = ", ".join(f"{k}={list(v)}" for k, v in filters.items() if v)
+        raise InputError(f"no rows match the filters ({described})")
+    models = np.flatnonzero(model_ok)[present.any(axis=1)]
+    units = np.flatnonzero(unit_ok)[present.any(axis=0)]
+    values = scores.values[models][:, units]
+    n_seeds = int((~np.isnan(values).all(axis=3)).sum(axis=2).max())
+    return dataclasses.replace(
+        scores,
+        models=tuple(scores.models[m] for m in models),
+        units=tuple(scores.units[u] for u in units),
+        values=np.ascontiguousarray(values[:, :, :n_seeds]),
+    )
 
 
 def load_replicated(
