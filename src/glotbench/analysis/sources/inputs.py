@@ -41,19 +41,27 @@ def filter_frame(frame: pd.DataFrame, filters: dict[str, Sequence[str] | None]) 
                 raise InputError(
                     f"cannot filter on {column!r}: the input has no such column", field=column
                 )
-            have = set(frame[column].astype(str))
-            unknown = sorted({str(w) for w in wanted} - have)
-            if unknown:
-                raise InputError(
-                    f"unknown {column} name(s) {', '.join(map(repr, unknown))}; the input has: "
-                    f"{', '.join(sorted(have))}",
-                    field=column,
-                )
+            _check_names(column, wanted, set(frame[column].astype(str)))
             out = out[out[column].astype(str).isin([str(w) for w in wanted])]
     if out.empty:
-        described = ", ".join(f"{k}={list(v)}" for k, v in filters.items() if v)
-        raise InputError(f"no rows match the filters ({described})")
+        raise _no_rows(filters)
     return out
+
+
+def _check_names(column: str, wanted: Sequence[str], have: set[str]) -> None:
+    """An InputError for wanted names the input does not hold, listing those it has."""
+    unknown = sorted({str(w) for w in wanted} - have)
+    if unknown:
+        raise InputError(
+            f"unknown {column} name(s) {', '.join(map(repr, unknown))}; the input has: "
+            f"{', '.join(sorted(have))}",
+            field=column,
+        )
+
+
+def _no_rows(filters: Mapping[str, Sequence[str] | None]) -> InputError:
+    described = ", ".join(f"{k}={list(v)}" for k, v in filters.items() if v)
+    return InputError(f"no rows match the filters ({described})")
 
 
 def _fast_csv(
@@ -117,14 +125,7 @@ def filter_replicated(
     for column, wanted in filters.items():
         if not wanted:
             continue
-        names = set(have[column])
-        unknown = sorted({str(w) for w in wanted} - names)
-        if unknown:
-            raise InputError(
-                f"unknown {column} name(s) {', '.join(map(repr, unknown))}; the input has: "
-                f"{', '.join(sorted(names))}",
-                field=column,
-            )
+        _check_names(column, wanted, set(have[column]))
         keep = np.isin(np.array(have[column], dtype=object), [str(w) for w in wanted])
         if column == "model":
             model_ok &= keep
@@ -133,8 +134,7 @@ def filter_replicated(
     values = scores.values[np.flatnonzero(model_ok)][:, np.flatnonzero(unit_ok)]
     present = ~np.isnan(values).all(axis=(2, 3))  # (models, units) cells with a score
     if not present.any():
-        described = ", ".join(f"{k}={list(v)}" for k, v in filters.items() if v)
-        raise InputError(f"no rows match the filters ({described})")
+        raise _no_rows(filters)
     models = np.flatnonzero(model_ok)[present.any(axis=1)]
     units = np.flatnonzero(unit_ok)[present.any(axis=0)]
     values = scores.values[models][:, units]
